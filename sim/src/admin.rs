@@ -1,0 +1,97 @@
+//! The admin endpoint, outside Google's paths: `/_sim/...`.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /_sim/health` | `{"status":"ok"}` |
+//! | `GET /_sim/inventory` | every resource of every API and every Kubernetes object |
+//! | `GET /_sim/requests` | the request log and per-endpoint counts; `DELETE` clears it |
+//! | `GET /_sim/clock` | simulated time; `POST /_sim/clock/advance?seconds=N` moves it |
+//! | `GET /_sim/faults` | fault configuration and injected counts; `PUT` replaces it (JSON) |
+
+use crate::clock::ClockMode;
+use crate::faults::FaultConfig;
+use crate::http::{Query, json};
+use crate::server::{RequestLog, Shared};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+use std::sync::Arc;
+
+pub fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route(
+            "/_sim/health",
+            get(|| async { json(json!({"status": "ok"})) }),
+        )
+        .route("/_sim/inventory", get(inventory))
+        .route("/_sim/requests", get(requests).delete(clear_requests))
+        .route("/_sim/clock", get(clock))
+        .route("/_sim/clock/advance", post(advance))
+        .route("/_sim/faults", get(faults).put(put_faults))
+}
+
+async fn inventory(State(shared): State<Arc<Shared>>) -> Response {
+    json(shared.read_world(|w, _| w.inventory()))
+}
+
+async fn requests(State(shared): State<Arc<Shared>>) -> Response {
+    json(serde_json::to_value(&*shared.log.lock()).unwrap_or_default())
+}
+
+async fn clear_requests(State(shared): State<Arc<Shared>>) -> Response {
+    *shared.log.lock() = RequestLog::default();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn clock(State(shared): State<Arc<Shared>>) -> Response {
+    let mode = match shared.clock.mode() {
+        ClockMode::Manual => json!({"manual": true}),
+        ClockMode::Scaled { scale } => json!({"scale": scale}),
+    };
+    json(json!({"now_ms": shared.clock.now().0, "mode": mode}))
+}
+
+async fn advance(State(shared): State<Arc<Shared>>, query: Query) -> Response {
+    let Some(secs) = query
+        .get("seconds")
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s >= 0.0)
+    else {
+        return (
+            StatusCode::BAD_REQUEST,
+            json(json!({"error": "pass ?seconds=N with N >= 0"})),
+        )
+            .into_response();
+    };
+    let now = shared.clock.advance((secs * 1000.0) as u64);
+    shared.with_world(|_, _| ());
+    shared.persist_if_dirty();
+    json(json!({"now_ms": now.0}))
+}
+
+async fn faults(State(shared): State<Arc<Shared>>) -> Response {
+    let state = shared.faults.lock();
+    json(json!({"config": state.config, "injected": state.injected}))
+}
+
+async fn put_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let config: FaultConfig = match serde_json::from_slice(&body) {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                json(json!({"error": e.to_string()})),
+            )
+                .into_response();
+        }
+    };
+    if let Err(e) = config.check() {
+        return (StatusCode::BAD_REQUEST, json(json!({"error": e}))).into_response();
+    }
+    shared.faults.lock().replace(config, shared.config.seed);
+    StatusCode::NO_CONTENT.into_response()
+}

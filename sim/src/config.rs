@@ -1,0 +1,53 @@
+//! The simulator's configuration: where it listens, how time moves, latencies, faults, persistence.
+
+use crate::clock::ClockMode;
+use crate::faults::FaultConfig;
+use crate::latency::LatencyProfile;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+/// Everything [`crate::start`] needs. `SimConfig::default()` listens on a random loopback port with
+/// a manual clock and zero latency, which is what most tests want.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Address to bind (loopback by default).
+    pub host: IpAddr,
+    /// Port for the Google APIs; 0 picks a free one.
+    pub port: u16,
+    pub clock: ClockMode,
+    pub latency: LatencyProfile,
+    pub faults: FaultConfig,
+    /// When set, the whole world is loaded from and saved to this file.
+    pub persist: Option<PathBuf>,
+    /// Seed for every random choice (ids, latencies, faults).
+    pub seed: u64,
+    /// When set, the Kubernetes API servers accept only this bearer token; otherwise any
+    /// non-empty bearer token is accepted.
+    pub kube_token: Option<String>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            host: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            clock: ClockMode::Manual,
+            latency: LatencyProfile::zero(),
+            faults: FaultConfig::default(),
+            persist: None,
+            seed: 42,
+            kube_token: None,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Realistic latencies at the given time scale (1.0 = real time).
+    pub fn realistic(scale: f64) -> SimConfig {
+        SimConfig {
+            clock: ClockMode::Scaled { scale },
+            latency: LatencyProfile::realistic(),
+            ..SimConfig::default()
+        }
+    }
+}

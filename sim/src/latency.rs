@@ -1,0 +1,214 @@
+//! The latency profile: how long each simulated operation takes, in simulated seconds.
+//!
+//! Defaults follow the field figures and provider timeouts collected in
+//! `engine-and-gcp-apis.md` §2.2 (cluster 6–10 min, GPU node pool 5–15 min, Filestore 10–15 min,
+//! network 20–40 s ...). A duration is drawn uniformly from `[min, max]` with the world's seeded
+//! random generator, so a given seed always gives the same timings.
+//!
+//! A profile file (TOML) overrides any subset of keys:
+//! ```toml
+//! [latency]
+//! "container.cluster.create" = [360, 600]
+//! "compute.network.insert" = 30          # a single number means a fixed duration
+//! ```
+//! The `zero` profile makes every operation finish at the next read, for unit tests.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A range of simulated seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Span {
+    Fixed(f64),
+    Range([f64; 2]),
+}
+
+impl Span {
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Span::Fixed(s) => (s, s),
+            Span::Range([a, b]) => (a.min(b), a.max(b)),
+        }
+    }
+}
+
+/// Every latency key the simulator knows, with its realistic default in simulated seconds.
+pub const DEFAULTS: &[(&str, f64, f64)] = &[
+    // Compute Engine.
+    ("compute.network.insert", 20.0, 40.0),
+    ("compute.network.delete", 20.0, 40.0),
+    ("compute.network.patch", 5.0, 15.0),
+    ("compute.subnetwork.insert", 10.0, 25.0),
+    ("compute.subnetwork.delete", 10.0, 25.0),
+    ("compute.subnetwork.patch", 5.0, 15.0),
+    ("compute.firewall.insert", 5.0, 15.0),
+    ("compute.firewall.delete", 5.0, 15.0),
+    ("compute.firewall.patch", 5.0, 15.0),
+    ("compute.router.insert", 10.0, 20.0),
+    ("compute.router.delete", 10.0, 20.0),
+    ("compute.router.patch", 10.0, 20.0),
+    ("compute.resourcePolicy.insert", 5.0, 10.0),
+    ("compute.resourcePolicy.delete", 5.0, 10.0),
+    ("compute.resourcePolicy.patch", 5.0, 10.0),
+    // GKE.
+    ("container.cluster.create", 360.0, 600.0),
+    ("container.cluster.delete", 180.0, 360.0),
+    ("container.cluster.update", 30.0, 120.0),
+    ("container.nodePool.create", 120.0, 240.0),
+    ("container.nodePool.create.gpu", 300.0, 900.0),
+    ("container.nodePool.delete", 120.0, 300.0),
+    ("container.nodePool.update", 60.0, 300.0),
+    ("container.nodePool.setSize", 60.0, 180.0),
+    ("container.nodePool.setSize.gpu", 300.0, 600.0),
+    ("container.nodePool.setAutoscaling", 10.0, 30.0),
+    ("container.nodePool.setManagement", 10.0, 30.0),
+    // Filestore.
+    ("file.instance.create", 600.0, 900.0),
+    ("file.instance.delete", 300.0, 600.0),
+    ("file.instance.update", 60.0, 300.0),
+    // Artifact Registry.
+    ("artifactregistry.repository.create", 5.0, 15.0),
+    ("artifactregistry.repository.delete", 5.0, 15.0),
+    // Kubernetes objects.
+    ("kube.crd.established", 1.0, 3.0),
+    ("kube.daemonset.ready", 20.0, 60.0),
+    ("kube.deployment.available", 20.0, 60.0),
+    ("kube.webhook.ready", 5.0, 15.0),
+    ("kube.driver.installed", 60.0, 120.0),
+    ("kube.node.ready", 0.0, 0.0),
+];
+
+/// A latency profile: the defaults, a named preset, or a file's overrides on top of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyProfile {
+    pub spans: BTreeMap<String, Span>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("unknown latency preset `{0}` (expected `realistic`, `zero` or a path to a TOML file)")]
+    UnknownPreset(String),
+    #[error("cannot read latency profile `{path}`: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid latency profile `{path}`: {message}")]
+    Parse { path: String, message: String },
+    #[error("latency profile `{path}` sets unknown key `{key}`")]
+    UnknownKey { path: String, key: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    latency: BTreeMap<String, Span>,
+}
+
+impl Default for LatencyProfile {
+    fn default() -> Self {
+        Self::realistic()
+    }
+}
+
+impl LatencyProfile {
+    /// The realistic defaults.
+    pub fn realistic() -> LatencyProfile {
+        let spans = DEFAULTS
+            .iter()
+            .map(|(k, a, b)| (k.to_string(), Span::Range([*a, *b])))
+            .collect();
+        LatencyProfile { spans }
+    }
+
+    /// Every operation takes no simulated time.
+    pub fn zero() -> LatencyProfile {
+        let spans = DEFAULTS
+            .iter()
+            .map(|(k, _, _)| (k.to_string(), Span::Fixed(0.0)))
+            .collect();
+        LatencyProfile { spans }
+    }
+
+    /// `realistic`, `zero`, or a TOML file of overrides on top of the realistic defaults.
+    pub fn load(spec: &str) -> Result<LatencyProfile, ProfileError> {
+        match spec {
+            "realistic" | "default" => return Ok(Self::realistic()),
+            "zero" => return Ok(Self::zero()),
+            _ => {}
+        }
+        if !std::path::Path::new(spec).exists() {
+            return Err(ProfileError::UnknownPreset(spec.to_string()));
+        }
+        let text = std::fs::read_to_string(spec).map_err(|source| ProfileError::Read {
+            path: spec.to_string(),
+            source,
+        })?;
+        let file: ProfileFile = toml::from_str(&text).map_err(|e| ProfileError::Parse {
+            path: spec.to_string(),
+            message: e.to_string(),
+        })?;
+        let mut profile = Self::realistic();
+        for (key, span) in file.latency {
+            if !profile.spans.contains_key(&key) {
+                return Err(ProfileError::UnknownKey {
+                    path: spec.to_string(),
+                    key,
+                });
+            }
+            profile.spans.insert(key, span);
+        }
+        Ok(profile)
+    }
+
+    /// Draws a duration in simulated milliseconds for `key`. Unknown keys take no time, so a module
+    /// can ask for a key that a test's profile leaves out.
+    pub fn sample_ms(&self, key: &str, rng: &mut impl Rng) -> u64 {
+        let Some(span) = self.spans.get(key) else {
+            return 0;
+        };
+        let (lo, hi) = span.bounds();
+        let secs = if hi > lo {
+            rng.random_range(lo..=hi)
+        } else {
+            lo
+        };
+        (secs * 1000.0).round().max(0.0) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn realistic_cluster_create_is_six_to_ten_minutes() {
+        let profile = LatencyProfile::realistic();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        for _ in 0..50 {
+            let ms = profile.sample_ms("container.cluster.create", &mut rng);
+            assert!((360_000..=600_000).contains(&ms), "{ms}");
+        }
+    }
+
+    #[test]
+    fn profile_file_overrides_and_rejects_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("p.toml");
+        std::fs::write(&good, "[latency]\n\"compute.network.insert\" = 3\n").unwrap();
+        let profile = LatencyProfile::load(good.to_str().unwrap()).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        assert_eq!(profile.sample_ms("compute.network.insert", &mut rng), 3000);
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[latency]\n\"compute.netwrk.insert\" = 3\n").unwrap();
+        let err = LatencyProfile::load(bad.to_str().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("compute.netwrk.insert"), "{err}");
+        assert!(matches!(
+            LatencyProfile::load("fast"),
+            Err(ProfileError::UnknownPreset(_))
+        ));
+    }
+}

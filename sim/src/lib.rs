@@ -1,0 +1,47 @@
+//! `a3ctl-sim`: a local, faithful stand-in for the Google Cloud REST APIs and the Kubernetes API
+//! server that a3ctl drives.
+//!
+//! One HTTP port serves every Google API under its real path, behind a per-API prefix where real
+//! paths would collide (GKE, Filestore and Artifact Registry all use `/v1/projects/*/locations/*`):
+//!
+//! | API | path on the simulator | gcloud override |
+//! |---|---|---|
+//! | Compute v1 | `/compute/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=<base>/` |
+//! | GKE v1 | `/container/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER=<base>/container/` |
+//! | Filestore v1 | `/file/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_FILE=<base>/file/` |
+//! | Artifact Registry v1 | `/artifactregistry/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY=<base>/artifactregistry/` |
+//! | Cloud Storage JSON v1 | `/storage/v1/...`, `/upload/storage/v1/...`, `/download/storage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=<base>/` |
+//! | admin (not Google's) | `/_sim/...` | |
+//!
+//! Every simulated GKE cluster gets its own Kubernetes API server on its own HTTPS port, with a CA
+//! generated for that cluster ([`kube`]).
+//!
+//! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
+//! operations are given a duration from the latency profile when they start and are finished lazily
+//! by [`world::World::tick`] the next time anyone looks, so nothing runs in the background and a
+//! test can drive a manual clock instead of waiting.
+//!
+//! The simulator shares no code with a3ctl: it fakes Google's and Kubernetes' APIs from their
+//! published shapes, not from our client.
+
+pub mod admin;
+pub mod artifactregistry;
+pub mod clock;
+pub mod compute;
+pub mod config;
+pub mod container;
+pub mod enums;
+pub mod error;
+pub mod faults;
+pub mod filestore;
+pub mod http;
+pub mod kube;
+pub mod latency;
+pub mod lro;
+pub mod persist;
+pub mod server;
+pub mod storage;
+pub mod world;
+
+pub use config::SimConfig;
+pub use server::{SimHandle, start};

@@ -1,0 +1,1 @@
+//! `google.longrunning.Operation`, shared by Filestore and Artifact Registry (AIP-151).

@@ -1,0 +1,2 @@
+//! `a3ctl-sim`: run the simulator standalone.
+fn main() {}

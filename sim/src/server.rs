@@ -1,0 +1,513 @@
+//! Starting the simulator: the shared state, the HTTP front door for the Google APIs, the request
+//! log, transient faults, and persistence after each request.
+//!
+//! Connections are served with hyper directly (not `axum::serve`) so that a "dropped connection"
+//! fault can close the socket without sending any response, exactly as a network failure would.
+
+use crate::clock::{Clock, ClockMode, SimTime};
+use crate::config::SimConfig;
+use crate::error::GcpError;
+use crate::faults::{FaultConfig, FaultState, TransientKind};
+use crate::latency::LatencyProfile;
+use crate::world::{Ctx, World};
+use crate::{admin, artifactregistry, compute, container, filestore, kube, persist, storage};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use parking_lot::Mutex;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower::ServiceExt;
+
+/// Marker put on a response to make the connection close without sending it.
+#[derive(Clone, Copy, Debug)]
+pub struct DropConnection;
+
+/// One logged request. Headers are never logged, so tokens never reach the log.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub seq: u64,
+    pub at: SimTime,
+    pub api: String,
+    pub method: String,
+    pub path: String,
+    /// The path with resource names replaced by `{}`: the key of the per-endpoint counts.
+    pub endpoint: String,
+    pub status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+}
+
+/// Every request the simulator answered, with per-endpoint counts.
+#[derive(Debug, Default, Serialize)]
+pub struct RequestLog {
+    pub entries: Vec<LogEntry>,
+    pub counts: BTreeMap<String, u64>,
+}
+
+impl RequestLog {
+    pub fn record(&mut self, mut entry: LogEntry) {
+        entry.seq = self.entries.len() as u64 + 1;
+        *self
+            .counts
+            .entry(format!("{} {}", entry.method, entry.endpoint))
+            .or_default() += 1;
+        self.entries.push(entry);
+    }
+}
+
+/// State shared by every handler and every Kubernetes API server.
+pub struct Shared {
+    pub config: SimConfig,
+    pub clock: Clock,
+    pub latency: LatencyProfile,
+    pub world: Mutex<World>,
+    pub faults: Mutex<FaultState>,
+    pub log: Mutex<RequestLog>,
+    /// Running Kubernetes API servers, by cluster key.
+    pub kube_servers: Mutex<BTreeMap<String, kube::ServerHandle>>,
+    /// `http://host:port` of the Google APIs.
+    pub base_url: String,
+    dirty: AtomicBool,
+}
+
+impl Shared {
+    /// Runs `f` on the world brought up to the current simulated time. Marks the world dirty, so
+    /// it is persisted after the request.
+    pub fn with_world<R>(&self, f: impl FnOnce(&mut World, &Ctx) -> R) -> R {
+        let mut world = self.world.lock();
+        let cx = Ctx {
+            now: self.clock.now(),
+            shared: self,
+        };
+        world.tick(&cx);
+        self.dirty.store(true, Ordering::Relaxed);
+        f(&mut world, &cx)
+    }
+
+    /// Like [`Shared::with_world`] for reads: persists only if the tick changed something.
+    pub fn read_world<R>(&self, f: impl FnOnce(&World, &Ctx) -> R) -> R {
+        let mut world = self.world.lock();
+        let cx = Ctx {
+            now: self.clock.now(),
+            shared: self,
+        };
+        if world.tick(&cx) {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        f(&world, &cx)
+    }
+
+    /// Saves the world if a persistence file is configured and something changed.
+    pub fn persist_if_dirty(&self) {
+        let Some(path) = &self.config.persist else {
+            return;
+        };
+        if !self.dirty.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let mut world = self.world.lock();
+        world.saved_at = self.clock.now();
+        if let Err(e) = persist::save(path, &world) {
+            tracing::error!("{e}");
+        }
+    }
+
+    pub fn record(&self, entry: LogEntry) {
+        self.log.lock().record(entry);
+    }
+}
+
+/// Which API a request path belongs to.
+pub fn api_of(path: &str) -> &'static str {
+    let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+    match first {
+        "compute" => "compute",
+        "container" => "container",
+        "file" => "file",
+        "artifactregistry" => "artifactregistry",
+        "storage" | "upload" | "download" => "storage",
+        "_sim" => "admin",
+        _ => "unknown",
+    }
+}
+
+/// Collection names after which a path segment is a resource name.
+const COLLECTIONS: &[&str] = &[
+    "projects",
+    "regions",
+    "zones",
+    "networks",
+    "subnetworks",
+    "firewalls",
+    "routers",
+    "resourcePolicies",
+    "operations",
+    "locations",
+    "clusters",
+    "nodePools",
+    "instances",
+    "repositories",
+    "b",
+    "o",
+    "namespaces",
+    "customresourcedefinitions",
+    "nodes",
+    "daemonsets",
+    "deployments",
+    "services",
+    "configmaps",
+    "secrets",
+    "serviceaccounts",
+];
+
+/// `/compute/v1/projects/p/global/networks/n` → `/compute/v1/projects/{}/global/networks/{}`.
+pub fn endpoint_template(path: &str) -> String {
+    let mut out = Vec::new();
+    let mut prev = "";
+    for seg in path.split('/') {
+        if COLLECTIONS.contains(&prev) && !seg.is_empty() {
+            match seg.split_once(':') {
+                Some((_, method)) => out.push(format!("{{}}:{method}")),
+                None => out.push("{}".to_string()),
+            }
+        } else {
+            out.push(seg.to_string());
+        }
+        prev = seg;
+    }
+    out.join("/")
+}
+
+async fn front_door(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let method = req.method().to_string();
+    let api = api_of(&path);
+    if api == "admin" {
+        return next.run(req).await;
+    }
+    let fault = shared.faults.lock().transient(api, &method);
+    let mut entry = LogEntry {
+        seq: 0,
+        at: shared.clock.now(),
+        api: api.to_string(),
+        method,
+        endpoint: endpoint_template(&path),
+        path,
+        status: 0,
+        fault: fault.map(|k| format!("{k:?}")),
+    };
+    let response = match fault {
+        Some(TransientKind::RateLimit) => GcpError::rate_limited().into_response(),
+        Some(TransientKind::Unavailable) => GcpError::unavailable().into_response(),
+        Some(TransientKind::DropBefore) => dropped(),
+        Some(TransientKind::DropAfter) => {
+            let _ = next.run(req).await;
+            dropped()
+        }
+        None => next.run(req).await,
+    };
+    shared.persist_if_dirty();
+    entry.status = response.status().as_u16();
+    shared.record(entry);
+    response
+}
+
+fn dropped() -> Response {
+    let mut response = Response::new(Body::empty());
+    response.extensions_mut().insert(DropConnection);
+    response
+}
+
+async fn fallback(req: Request) -> GcpError {
+    GcpError::not_found(format!(
+        "The requested URL {} was not found on this server.",
+        req.uri().path()
+    ))
+}
+
+/// The router for every Google API and the admin endpoint.
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .merge(compute::router())
+        .merge(container::router())
+        .merge(filestore::router())
+        .merge(artifactregistry::router())
+        .merge(storage::router())
+        .merge(admin::router())
+        .fallback(fallback)
+        .layer(middleware::from_fn_with_state(shared.clone(), front_door))
+        .with_state(shared)
+}
+
+/// Serves one accepted connection (plain or TLS) with `router`; a response carrying
+/// [`DropConnection`] closes the connection instead of being sent.
+pub fn serve_connection<IO>(io: IO, router: Router)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        let service =
+            hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let router = router.clone();
+                async move {
+                    let response = router
+                        .oneshot(req.map(Body::new))
+                        .await
+                        .unwrap_or_else(|e: Infallible| match e {});
+                    if response.extensions().get::<DropConnection>().is_some() {
+                        return Err(std::io::Error::other(
+                            "connection dropped by fault injection",
+                        ));
+                    }
+                    Ok::<_, std::io::Error>(response)
+                }
+            });
+        let io = hyper_util::rt::TokioIo::new(io);
+        let _ = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .serve_connection(io, service)
+            .await;
+    });
+}
+
+/// A running simulator. Dropping it stops the servers.
+pub struct SimHandle {
+    pub shared: Arc<Shared>,
+    pub addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+}
+
+impl SimHandle {
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    /// The endpoint a Google API client should use for `api` (`compute`, `container`, `file`,
+    /// `artifactregistry`, `storage`): what google-cloud-rust's `with_endpoint` takes.
+    pub fn endpoint(&self, api: &str) -> String {
+        match api {
+            "compute" | "storage" => self.base_url().to_string(),
+            other => format!("{}/{other}", self.base_url()),
+        }
+    }
+
+    /// Environment that points gcloud at this simulator (with credentials disabled).
+    pub fn gcloud_env(&self) -> Vec<(String, String)> {
+        let base = self.base_url();
+        vec![
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE".into(),
+                format!("{base}/"),
+            ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER".into(),
+                format!("{base}/container/"),
+            ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_FILE".into(),
+                format!("{base}/file/"),
+            ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY".into(),
+                format!("{base}/artifactregistry/"),
+            ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE".into(),
+                format!("{base}/"),
+            ),
+            ("CLOUDSDK_AUTH_DISABLE_CREDENTIALS".into(), "true".into()),
+            ("CLOUDSDK_CORE_DISABLE_PROMPTS".into(), "1".into()),
+            (
+                "CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK".into(),
+                "true".into(),
+            ),
+            (
+                "CLOUDSDK_CORE_DISABLE_USAGE_REPORTING".into(),
+                "true".into(),
+            ),
+            ("CLOUDSDK_SURVEY_DISABLE_PROMPTS".into(), "true".into()),
+        ]
+    }
+
+    /// Environment that points a3ctl at this simulator.
+    pub fn a3ctl_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("A3CTL_COMPUTE_ENDPOINT".into(), self.endpoint("compute")),
+            (
+                "A3CTL_CONTAINER_ENDPOINT".into(),
+                self.endpoint("container"),
+            ),
+            ("A3CTL_FILESTORE_ENDPOINT".into(), self.endpoint("file")),
+            (
+                "A3CTL_ARTIFACTREGISTRY_ENDPOINT".into(),
+                self.endpoint("artifactregistry"),
+            ),
+            ("A3CTL_STORAGE_ENDPOINT".into(), self.endpoint("storage")),
+            ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),
+        ]
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.shared.clock.now()
+    }
+
+    /// Moves simulated time forward.
+    pub fn advance_secs(&self, secs: f64) -> SimTime {
+        self.shared.clock.advance((secs * 1000.0) as u64)
+    }
+
+    /// The whole inventory (after bringing the world up to date).
+    pub fn inventory(&self) -> serde_json::Value {
+        self.shared.read_world(|w, _| w.inventory())
+    }
+
+    /// Per-endpoint request counts so far.
+    pub fn request_counts(&self) -> BTreeMap<String, u64> {
+        self.shared.log.lock().counts.clone()
+    }
+
+    /// Number of requests answered so far (admin requests excluded).
+    pub fn request_total(&self) -> usize {
+        self.shared.log.lock().entries.len()
+    }
+
+    /// Replaces the fault configuration.
+    pub fn set_faults(&self, faults: FaultConfig) {
+        self.shared
+            .faults
+            .lock()
+            .replace(faults, self.shared.config.seed);
+    }
+
+    /// Stops the servers and saves the world.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        for (_, server) in std::mem::take(&mut *self.shared.kube_servers.lock()) {
+            server.stop();
+        }
+        self.shared.dirty.store(true, Ordering::Relaxed);
+        self.shared.persist_if_dirty();
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Persist(#[from] persist::PersistError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("cannot start Kubernetes API server for {cluster}: {source}")]
+    Kube {
+        cluster: String,
+        source: std::io::Error,
+    },
+}
+
+/// Starts the simulator on `config.host:config.port` (port 0 picks a free port). Must be called
+/// inside a Tokio runtime.
+pub async fn start(config: SimConfig) -> Result<SimHandle, StartError> {
+    let world = match &config.persist {
+        Some(path) => persist::load(path)?,
+        None => None,
+    };
+    let world = world.unwrap_or_else(|| World::new(config.seed, chrono::Utc::now()));
+    let clock = Clock::new(config.clock, world.saved_at);
+    let bind = SocketAddr::new(config.host, config.port);
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: bind.to_string(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind {
+        addr: bind.to_string(),
+        source,
+    })?;
+    let shared = Arc::new(Shared {
+        clock,
+        latency: config.latency.clone(),
+        world: Mutex::new(world),
+        faults: Mutex::new(FaultState::new(config.faults.clone(), config.seed)),
+        log: Mutex::new(RequestLog::default()),
+        kube_servers: Mutex::new(BTreeMap::new()),
+        base_url: format!("http://{addr}"),
+        dirty: AtomicBool::new(false),
+        config,
+    });
+    // Clusters loaded from a persisted world get their API servers back (on their old port when
+    // it is free).
+    kube::restore_servers(&shared)
+        .map_err(|(cluster, source)| StartError::Kube { cluster, source })?;
+
+    let (shutdown, mut stop) = watch::channel(false);
+    let app = router(shared.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.changed() => break,
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let _ = stream.set_nodelay(true);
+                    serve_connection(stream, app.clone());
+                }
+            }
+        }
+    });
+    Ok(SimHandle {
+        shared,
+        addr,
+        shutdown,
+    })
+}
+
+/// The clock mode a time scale stands for: `0` means a manual clock.
+pub fn clock_mode_for_scale(scale: f64) -> ClockMode {
+    if scale <= 0.0 {
+        ClockMode::Manual
+    } else {
+        ClockMode::Scaled { scale }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_templates_hide_names() {
+        assert_eq!(
+            endpoint_template("/compute/v1/projects/p/global/networks/n1"),
+            "/compute/v1/projects/{}/global/networks/{}"
+        );
+        assert_eq!(
+            endpoint_template(
+                "/container/v1/projects/p/locations/us/clusters/c/nodePools/gpu:setSize"
+            ),
+            "/container/v1/projects/{}/locations/{}/clusters/{}/nodePools/{}:setSize"
+        );
+        assert_eq!(
+            endpoint_template("/storage/v1/b/bkt/o/a%2Fb"),
+            "/storage/v1/b/{}/o/{}"
+        );
+    }
+}
