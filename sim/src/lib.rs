@@ -34,6 +34,7 @@ pub mod enums;
 pub mod error;
 pub mod faults;
 pub mod filestore;
+pub mod geo;
 pub mod http;
 pub mod kube;
 pub mod latency;
