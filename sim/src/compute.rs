@@ -25,3 +25,21 @@ pub fn tick(_world: &mut World, _cx: &Ctx) -> bool {
 pub fn inventory(_world: &World) -> Value {
     json!({})
 }
+
+impl State {
+    /// The network `name` of `project` as its API resource, if it exists (its insert finished).
+    /// Used by GKE and Filestore to check references.
+    pub fn network(&self, _project: &str, _name: &str) -> Option<&Value> {
+        None
+    }
+
+    /// The subnetwork `name` in `region`, if it exists.
+    pub fn subnetwork(&self, _project: &str, _region: &str, _name: &str) -> Option<&Value> {
+        None
+    }
+
+    /// The resource policy `name` in `region`, if it exists.
+    pub fn resource_policy(&self, _project: &str, _region: &str, _name: &str) -> Option<&Value> {
+        None
+    }
+}
