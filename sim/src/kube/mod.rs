@@ -1,4 +1,4 @@
-//! Kubernetes API servers, one per simulated GKE cluster: to be implemented.
+//! Kubernetes API servers, one per simulated GKE cluster.
 //!
 //! Contract with the GKE module (`crate::container`), which owns cluster and node-pool lifecycles:
 //! - when a cluster is created, GKE calls [`provision`] (binds a port, generates the cluster's CA,
@@ -9,7 +9,14 @@
 //!   [`State::set_pool_nodes`] with the full list of that pool's nodes (empty when deleted);
 //! - when add-ons change, GKE calls [`State::set_addons`];
 //! - when the cluster is deleted, GKE calls [`deprovision`].
-//! Cluster keys are `projects/P/locations/L/clusters/C`.
+//!
+//! Cluster keys are `projects/P/locations/L/clusters/C`. Files: [`tls`] (certificates),
+//! [`server`] (HTTPS, auth, readiness gate), [`status`] (error objects), [`api`] (the API).
+
+pub mod api;
+pub mod server;
+pub mod status;
+pub mod tls;
 
 use crate::clock::SimTime;
 use crate::server::Shared;
@@ -19,9 +26,32 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Every simulated cluster's Kubernetes objects.
+pub use server::ServerHandle;
+
+/// Every simulated cluster's Kubernetes side.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {}
+pub struct State {
+    pub clusters: BTreeMap<String, KubeCluster>,
+}
+
+/// One cluster's API server state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KubeCluster {
+    pub name: String,
+    pub location: String,
+    pub version: String,
+    pub multi_networking: bool,
+    /// `127.0.0.1:PORT`.
+    pub endpoint: String,
+    pub certs: tls::ClusterCerts,
+    /// The control plane answers (cluster RUNNING).
+    pub ready: bool,
+    pub addons: Addons,
+    /// Nodes by node pool.
+    pub nodes: BTreeMap<String, Vec<NodeSpec>>,
+    /// When each pool's nodes appeared, for driver-installation delays.
+    pub nodes_since: BTreeMap<String, SimTime>,
+}
 
 /// What GKE tells the Kubernetes side about a new cluster.
 #[derive(Debug, Clone)]
@@ -45,7 +75,7 @@ pub struct Provisioned {
 }
 
 /// A node of a node pool, as GKE creates it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeSpec {
     pub name: String,
     pub pool: String,
@@ -65,54 +95,133 @@ pub struct NodeSpec {
 }
 
 /// Cluster add-ons whose Kubernetes side the simulator models.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Addons {
     pub filestore_csi: bool,
     pub gcs_fuse_csi: bool,
 }
 
 impl State {
-    /// Marks the cluster's API server as up (cluster RUNNING).
-    pub fn set_ready(&mut self, _key: &str, _ready: bool) {}
-
-    /// Replaces the nodes of one node pool.
-    pub fn set_pool_nodes(
-        &mut self,
-        _key: &str,
-        _pool: &str,
-        _nodes: Vec<NodeSpec>,
-        _now: SimTime,
-    ) {
+    pub fn cluster(&self, key: &str) -> Option<&KubeCluster> {
+        self.clusters.get(key)
     }
 
-    pub fn set_addons(&mut self, _key: &str, _addons: Addons) {}
+    pub fn is_ready(&self, key: &str) -> bool {
+        self.clusters.get(key).is_some_and(|c| c.ready)
+    }
+
+    /// Marks the cluster's API server as up (cluster RUNNING) or down.
+    pub fn set_ready(&mut self, key: &str, ready: bool) {
+        if let Some(c) = self.clusters.get_mut(key) {
+            c.ready = ready;
+        }
+    }
+
+    /// Replaces the nodes of one node pool (an empty list removes the pool's nodes).
+    pub fn set_pool_nodes(&mut self, key: &str, pool: &str, nodes: Vec<NodeSpec>, now: SimTime) {
+        let Some(c) = self.clusters.get_mut(key) else {
+            return;
+        };
+        if nodes.is_empty() {
+            c.nodes.remove(pool);
+            c.nodes_since.remove(pool);
+        } else {
+            c.nodes_since.entry(pool.to_string()).or_insert(now);
+            c.nodes.insert(pool.to_string(), nodes);
+        }
+    }
+
+    pub fn set_addons(&mut self, key: &str, addons: Addons) {
+        if let Some(c) = self.clusters.get_mut(key) {
+            c.addons = addons;
+        }
+    }
 }
 
-/// A running API server.
-#[derive(Debug)]
-pub struct ServerHandle {}
-
-impl ServerHandle {
-    pub fn stop(self) {}
+/// Binds a loopback listener, on `preferred` when it is free, else on any free port.
+fn bind(preferred: Option<u16>) -> std::io::Result<std::net::TcpListener> {
+    if let Some(port) = preferred {
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            return Ok(listener);
+        }
+    }
+    std::net::TcpListener::bind(("127.0.0.1", 0))
 }
 
-/// Creates a cluster's Kubernetes side and starts its API server.
+/// Creates a cluster's Kubernetes side and starts its API server (not ready until
+/// [`State::set_ready`]).
 pub fn provision(
-    _shared: &Arc<Shared>,
-    _world: &mut World,
+    shared: &Arc<Shared>,
+    world: &mut World,
     spec: ClusterSpec,
 ) -> std::io::Result<Provisioned> {
-    Err(std::io::Error::other(format!(
-        "Kubernetes API server for {} not implemented yet",
-        spec.key
-    )))
+    let certs = tls::generate(&spec.name).map_err(std::io::Error::other)?;
+    let listener = bind(None)?;
+    let endpoint = format!("127.0.0.1:{}", listener.local_addr()?.port());
+    let handle = server::spawn(shared, &spec.key, listener, tls::server_config(&certs)?)?;
+    if let Some(old) = shared.kube_servers.lock().insert(spec.key.clone(), handle) {
+        old.stop();
+    }
+    let ca_pem = certs.ca_cert_pem.clone();
+    world.kube.clusters.insert(
+        spec.key,
+        KubeCluster {
+            name: spec.name,
+            location: spec.location,
+            version: spec.version,
+            multi_networking: spec.multi_networking,
+            endpoint: endpoint.clone(),
+            certs,
+            ready: false,
+            addons: Addons::default(),
+            nodes: BTreeMap::new(),
+            nodes_since: BTreeMap::new(),
+        },
+    );
+    Ok(Provisioned { endpoint, ca_pem })
 }
 
 /// Stops a cluster's API server and forgets its objects.
-pub fn deprovision(_shared: &Shared, _world: &mut World, _key: &str) {}
+pub fn deprovision(shared: &Shared, world: &mut World, key: &str) {
+    if let Some(handle) = shared.kube_servers.lock().remove(key) {
+        handle.stop();
+    }
+    world.kube.clusters.remove(key);
+}
 
-/// Restarts the API servers of clusters loaded from a persisted world.
-pub fn restore_servers(_shared: &Arc<Shared>) -> Result<(), (String, std::io::Error)> {
+/// Restarts the API servers of clusters loaded from a persisted world, on their old port when it
+/// is free; a cluster whose port moved gets its new endpoint recorded on the GKE side too.
+pub fn restore_servers(shared: &Arc<Shared>) -> Result<(), (String, std::io::Error)> {
+    let clusters: Vec<(String, String, tls::ClusterCerts)> = {
+        let world = shared.world.lock();
+        world
+            .kube
+            .clusters
+            .iter()
+            .map(|(k, c)| (k.clone(), c.endpoint.clone(), c.certs.clone()))
+            .collect()
+    };
+    for (key, endpoint, certs) in clusters {
+        let fail = |e: std::io::Error| (key.clone(), e);
+        let preferred = endpoint.rsplit(':').next().and_then(|p| p.parse().ok());
+        let listener = bind(preferred).map_err(fail)?;
+        let new_endpoint = format!("127.0.0.1:{}", listener.local_addr().map_err(fail)?.port());
+        let handle = server::spawn(
+            shared,
+            &key,
+            listener,
+            tls::server_config(&certs).map_err(fail)?,
+        )
+        .map_err(fail)?;
+        shared.kube_servers.lock().insert(key.clone(), handle);
+        if new_endpoint != endpoint {
+            let mut world = shared.world.lock();
+            if let Some(c) = world.kube.clusters.get_mut(&key) {
+                c.endpoint = new_endpoint.clone();
+            }
+            world.container.set_endpoint(&key, &new_endpoint);
+        }
+    }
     Ok(())
 }
 
@@ -121,6 +230,23 @@ pub fn tick(_world: &mut World, _cx: &Ctx) -> bool {
     false
 }
 
-pub fn inventory(_world: &World) -> Value {
-    json!({})
+pub fn inventory(world: &World) -> Value {
+    let clusters: serde_json::Map<String, Value> = world
+        .kube
+        .clusters
+        .iter()
+        .map(|(k, c)| {
+            let nodes: Vec<&str> = c
+                .nodes
+                .values()
+                .flatten()
+                .map(|n| n.name.as_str())
+                .collect();
+            (
+                k.clone(),
+                json!({"endpoint": c.endpoint, "ready": c.ready, "nodes": nodes}),
+            )
+        })
+        .collect();
+    json!({ "clusters": clusters })
 }
