@@ -1,0 +1,6 @@
+//! a3ctl: provision GKE clusters for A3 High / A3 Mega GPU training from one declarative blueprint.
+//!
+//! The pipeline, as types: `Blueprint → ResourceGraph → Plan → Executor → State`.
+
+pub mod resource;
+pub mod state;

@@ -1,0 +1,171 @@
+//! The shared vocabulary of the engine: resource kinds and addresses.
+//!
+//! An address names a resource the same way everywhere — in plans, state keys, errors and
+//! progress lines: `<kind>.<name>`, e.g. `network.gpu-3`, `node_pool.a3mega`. The name part is the
+//! blueprint-level name, not the cloud name (`network.gpu-3` is the VPC `a3mega-gpunet-3`). This
+//! module depends on nothing heavier than serde.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Every kind of resource a3ctl manages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Network,
+    Subnetwork,
+    Firewall,
+    Router,
+    ResourcePolicy,
+    Cluster,
+    NodePool,
+    Filestore,
+    Repository,
+    Bucket,
+    /// A Kubernetes object (or a set of them) inside a cluster.
+    Kubernetes,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 11] = [
+        Kind::Network,
+        Kind::Subnetwork,
+        Kind::Firewall,
+        Kind::Router,
+        Kind::ResourcePolicy,
+        Kind::Cluster,
+        Kind::NodePool,
+        Kind::Filestore,
+        Kind::Repository,
+        Kind::Bucket,
+        Kind::Kubernetes,
+    ];
+
+    /// The spelling used in addresses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Network => "network",
+            Kind::Subnetwork => "subnetwork",
+            Kind::Firewall => "firewall",
+            Kind::Router => "router",
+            Kind::ResourcePolicy => "resource_policy",
+            Kind::Cluster => "cluster",
+            Kind::NodePool => "node_pool",
+            Kind::Filestore => "filestore",
+            Kind::Repository => "repository",
+            Kind::Bucket => "bucket",
+            Kind::Kubernetes => "k8s",
+        }
+    }
+
+    /// Which API lane carries this kind's calls.
+    pub fn api(self) -> Api {
+        match self {
+            Kind::Network
+            | Kind::Subnetwork
+            | Kind::Firewall
+            | Kind::Router
+            | Kind::ResourcePolicy => Api::Compute,
+            Kind::Cluster | Kind::NodePool => Api::Container,
+            Kind::Filestore => Api::Filestore,
+            Kind::Repository => Api::ArtifactRegistry,
+            Kind::Bucket => Api::Storage,
+            Kind::Kubernetes => Api::Kubernetes,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    Compute,
+    Container,
+    Filestore,
+    ArtifactRegistry,
+    Storage,
+    Kubernetes,
+}
+
+/// A resource's address: `<kind>.<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Addr {
+    pub kind: Kind,
+    pub name: String,
+}
+
+impl Addr {
+    pub fn new(kind: Kind, name: impl Into<String>) -> Addr {
+        Addr {
+            kind,
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.kind, self.name)
+    }
+}
+
+/// Why a string is not an address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a resource address (expected `<kind>.<name>`, e.g. `node_pool.a3mega`)")]
+pub struct AddrParseError(pub String);
+
+impl FromStr for Addr {
+    type Err = AddrParseError;
+    fn from_str(s: &str) -> Result<Addr, AddrParseError> {
+        let (kind, name) = s
+            .split_once('.')
+            .ok_or_else(|| AddrParseError(s.to_string()))?;
+        let kind = Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == kind)
+            .ok_or_else(|| AddrParseError(s.to_string()))?;
+        if name.is_empty() {
+            return Err(AddrParseError(s.to_string()));
+        }
+        Ok(Addr::new(kind, name))
+    }
+}
+
+impl Serialize for Addr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Addr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Addr, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_round_trip_through_text() {
+        let addr: Addr = "node_pool.a3mega".parse().unwrap();
+        assert_eq!(addr, Addr::new(Kind::NodePool, "a3mega"));
+        assert_eq!(addr.to_string(), "node_pool.a3mega");
+        let k8s: Addr = "k8s.daemonset/kube-system/nccl-tcpxo-installer"
+            .parse()
+            .unwrap();
+        assert_eq!(k8s.kind, Kind::Kubernetes);
+        assert!("nodepool.x".parse::<Addr>().is_err());
+        assert!("network.".parse::<Addr>().is_err());
+        assert!("network".parse::<Addr>().is_err());
+    }
+}

@@ -1,0 +1,298 @@
+//! The state lock: one writer per state at a time.
+//!
+//! The local lock is a file `<state>.lock` created exclusively, holding who took it ([`LockInfo`]).
+//! A second apply on the same state is refused with a message naming the holder. A lock left by a
+//! process that no longer exists on this same host (killed apply) is stale: it is taken over with a
+//! warning, so re-running after a crash just works. A lock held by another host, or by a live
+//! process, is only removed by `a3ctl force-unlock ID`.
+
+use super::store::{parent_dir, private_file, with_suffix};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Who holds a lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockInfo {
+    pub id: String,
+    /// `user@host`.
+    pub holder: String,
+    pub host: String,
+    pub pid: u32,
+    /// RFC 3339.
+    pub created: String,
+    /// The command that took it, e.g. `apply`.
+    pub operation: String,
+    pub a3ctl_version: String,
+}
+
+impl LockInfo {
+    /// Lock information for this process.
+    pub fn current(id: String, operation: &str) -> LockInfo {
+        let host = hostname();
+        let user = std::env::var("USER")
+            .or_else(|_| std::env::var("USERNAME"))
+            .unwrap_or_else(|_| "unknown".into());
+        LockInfo {
+            id,
+            holder: format!("{user}@{host}"),
+            host,
+            pid: std::process::id(),
+            created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            operation: operation.to_string(),
+            a3ctl_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// True when the holder is a process of this host that no longer runs.
+    pub fn is_stale_here(&self) -> bool {
+        self.host == hostname() && !process_alive(self.pid)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "state `{path}` is locked by {} (pid {}, running `a3ctl {}`) since {}; lock id `{}`",
+        .info.holder, .info.pid, .info.operation, .info.created, .info.id
+    )]
+    Held { path: PathBuf, info: LockInfo },
+    #[error("cannot lock state `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("lock file `{path}` is unreadable: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error("state `{path}` is locked by lock id `{held}`, not `{given}`")]
+    WrongId {
+        path: PathBuf,
+        held: String,
+        given: String,
+    },
+    #[error("state `{path}` is not locked")]
+    NotLocked { path: PathBuf },
+}
+
+impl LockError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            LockError::Held { info, .. } => Some(format!(
+                "wait for that run to finish; if it died on another machine, run `a3ctl force-unlock {}`",
+                info.id
+            )),
+            LockError::Corrupt { .. } => {
+                Some("remove the lock file once you are sure no a3ctl is running".into())
+            }
+            LockError::WrongId { held, .. } => Some(format!("the current lock id is `{held}`")),
+            _ => None,
+        }
+    }
+}
+
+/// What taking a lock found.
+#[derive(Debug)]
+pub enum Acquired {
+    Fresh,
+    /// A stale lock of a dead process on this host was taken over.
+    TookOverStale(LockInfo),
+}
+
+/// A held local lock, released on drop.
+#[derive(Debug)]
+pub struct LocalLock {
+    path: PathBuf,
+    id: String,
+}
+
+impl LocalLock {
+    pub fn lock_path(state_path: &Path) -> PathBuf {
+        with_suffix(state_path, ".lock")
+    }
+
+    /// Takes the lock of the state at `state_path`.
+    pub fn acquire(state_path: &Path, info: LockInfo) -> Result<(LocalLock, Acquired), LockError> {
+        let path = Self::lock_path(state_path);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(parent_dir(&path)).map_err(io)?;
+        let mut acquired = Acquired::Fresh;
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    let text = serde_json::to_vec_pretty(&info)
+                        .map_err(|e| io(std::io::Error::other(e)))?;
+                    file.write_all(&text).map_err(io)?;
+                    file.sync_all().map_err(io)?;
+                    return Ok((LocalLock { path, id: info.id }, acquired));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let held = read_lock(&path)?;
+                    if held.is_stale_here() {
+                        std::fs::remove_file(&path).map_err(io)?;
+                        acquired = Acquired::TookOverStale(held);
+                        continue;
+                    }
+                    return Err(LockError::Held {
+                        path: state_path.to_path_buf(),
+                        info: held,
+                    });
+                }
+                Err(e) => return Err(io(e)),
+            }
+        }
+        Err(io(std::io::Error::other("the lock file kept reappearing")))
+    }
+
+    /// Who holds the lock of the state at `state_path`, if anyone.
+    pub fn holder(state_path: &Path) -> Result<Option<LockInfo>, LockError> {
+        let path = Self::lock_path(state_path);
+        if !path.exists() {
+            return Ok(None);
+        }
+        read_lock(&path).map(Some)
+    }
+
+    /// Removes the lock with id `id`, whoever holds it.
+    pub fn force_unlock(state_path: &Path, id: &str) -> Result<LockInfo, LockError> {
+        let path = Self::lock_path(state_path);
+        let Some(held) = Self::holder(state_path)? else {
+            return Err(LockError::NotLocked {
+                path: state_path.to_path_buf(),
+            });
+        };
+        if held.id != id {
+            return Err(LockError::WrongId {
+                path: state_path.to_path_buf(),
+                held: held.id,
+                given: id.to_string(),
+            });
+        }
+        std::fs::remove_file(&path).map_err(|source| LockError::Io { path, source })?;
+        Ok(held)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl Drop for LocalLock {
+    fn drop(&mut self) {
+        // Only remove the file if it is still ours (force-unlock may have replaced it).
+        if read_lock(&self.path).is_ok_and(|held| held.id == self.id) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn read_lock(path: &Path) -> Result<LockInfo, LockError> {
+    let text = std::fs::read(path).map_err(|source| LockError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&text).map_err(|e| LockError::Corrupt {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Writes `bytes` to `path` privately; used by callers that export lock or state copies.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = private_file(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Whether a process exists on this host. Without /proc (non-Linux) every process counts as alive,
+/// so a lock is never taken over wrongly.
+fn process_alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_is_refused_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("x.a3state.json");
+        let (lock, _) =
+            LocalLock::acquire(&state, LockInfo::current("id-1".into(), "apply")).unwrap();
+        let err =
+            LocalLock::acquire(&state, LockInfo::current("id-2".into(), "apply")).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("locked by")
+                && message.contains("id-1")
+                && message.contains("a3ctl apply"),
+            "{message}"
+        );
+        assert!(err.hint().unwrap().contains("force-unlock id-1"));
+        drop(lock);
+        assert!(LocalLock::holder(&state).unwrap().is_none());
+        let _again = LocalLock::acquire(&state, LockInfo::current("id-3".into(), "apply")).unwrap();
+    }
+
+    #[test]
+    fn stale_lock_of_dead_process_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("x.a3state.json");
+        let mut dead = LockInfo::current("old".into(), "apply");
+        dead.pid = u32::MAX - 1;
+        std::fs::write(
+            LocalLock::lock_path(&state),
+            serde_json::to_vec(&dead).unwrap(),
+        )
+        .unwrap();
+        let (_lock, acquired) =
+            LocalLock::acquire(&state, LockInfo::current("new".into(), "apply")).unwrap();
+        assert!(matches!(acquired, Acquired::TookOverStale(info) if info.id == "old"));
+    }
+
+    #[test]
+    fn force_unlock_needs_the_right_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("x.a3state.json");
+        let mut other_host = LockInfo::current("held".into(), "apply");
+        other_host.host = "elsewhere".into();
+        std::fs::write(
+            LocalLock::lock_path(&state),
+            serde_json::to_vec(&other_host).unwrap(),
+        )
+        .unwrap();
+        assert!(matches!(
+            LocalLock::acquire(&state, LockInfo::current("me".into(), "apply")),
+            Err(LockError::Held { .. })
+        ));
+        assert!(matches!(
+            LocalLock::force_unlock(&state, "nope"),
+            Err(LockError::WrongId { .. })
+        ));
+        assert_eq!(LocalLock::force_unlock(&state, "held").unwrap().id, "held");
+        assert!(matches!(
+            LocalLock::force_unlock(&state, "held"),
+            Err(LockError::NotLocked { .. })
+        ));
+    }
+}

@@ -1,0 +1,208 @@
+//! Where state lives and how it is written: the local file backend.
+//!
+//! Every save is atomic: the new state goes to a temporary file in the same directory (created with
+//! mode 0600), is fsynced, and is renamed over the old file; the old file is first hard-linked to
+//! `<path>.backup`, so the previous copy always survives. A crash at any point leaves either the old
+//! or the new state in place, never a torn one. Saves are serialised by the caller (one writer).
+//!
+//! A state written by a newer a3ctl (higher `version`) is refused rather than misread.
+
+use super::{FORMAT_VERSION, State};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot read state file `{path}`: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("state file `{path}` is not valid a3ctl state: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error(
+        "state file `{path}` was written by a newer a3ctl (format {found}, this build reads up to {FORMAT_VERSION})"
+    )]
+    TooNew { path: PathBuf, found: u32 },
+    #[error("cannot write state file `{path}`: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            StoreError::Parse { path, .. } => Some(format!(
+                "the previous copy is kept at `{}.backup`; inspect both files before replacing one with the other",
+                path.display()
+            )),
+            StoreError::TooNew { .. } => Some("upgrade a3ctl to read this state".into()),
+            StoreError::Write { .. } => {
+                Some("check free space and permissions of the state directory".into())
+            }
+            StoreError::Read { .. } => None,
+        }
+    }
+}
+
+/// A state file on local disk.
+#[derive(Debug, Clone)]
+pub struct LocalStore {
+    path: PathBuf,
+}
+
+impl LocalStore {
+    pub fn new(path: impl Into<PathBuf>) -> LocalStore {
+        LocalStore { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn backup_path(&self) -> PathBuf {
+        with_suffix(&self.path, ".backup")
+    }
+
+    /// Reads the state; `Ok(None)` when there is none yet.
+    pub fn load(&self) -> Result<Option<State>, StoreError> {
+        let text = match std::fs::read(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(StoreError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        parse(&text, &self.path).map(Some)
+    }
+
+    /// Writes the state atomically, keeping the previous copy as `<path>.backup`.
+    pub fn save(&self, state: &State) -> Result<(), StoreError> {
+        let err = |source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let mut bytes =
+            serde_json::to_vec_pretty(state).map_err(|e| err(std::io::Error::other(e)))?;
+        bytes.push(b'\n');
+        let dir = parent_dir(&self.path);
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let tmp = with_suffix(&self.path, &format!(".tmp-{}", std::process::id()));
+        {
+            let mut file = private_file(&tmp).map_err(err)?;
+            file.write_all(&bytes).map_err(err)?;
+            file.sync_all().map_err(err)?;
+        }
+        if self.path.exists() {
+            let backup_tmp =
+                with_suffix(&self.path, &format!(".backup-tmp-{}", std::process::id()));
+            let _ = std::fs::remove_file(&backup_tmp);
+            std::fs::hard_link(&self.path, &backup_tmp).map_err(err)?;
+            std::fs::rename(&backup_tmp, self.backup_path()).map_err(err)?;
+        }
+        std::fs::rename(&tmp, &self.path).map_err(err)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+/// Parses state text, refusing formats from the future.
+pub fn parse(text: &[u8], path: &Path) -> Result<State, StoreError> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        version: u32,
+    }
+    let version: Version = serde_json::from_slice(text).map_err(|e| StoreError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    if version.version > FORMAT_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version.version,
+        });
+    }
+    serde_json::from_slice(text).map_err(|e| StoreError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Creates (truncating) a file readable only by its owner.
+pub(crate) fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_is_atomic_keeps_a_backup_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::new(dir.path().join("s/a3mega.a3state.json"));
+        assert_eq!(store.load().unwrap(), None);
+        let mut state = State::new("a3mega", "l".into());
+        store.save(&state).unwrap();
+        state.serial = 1;
+        store.save(&state).unwrap();
+        assert_eq!(store.load().unwrap().unwrap().serial, 1);
+        let backup = parse(&std::fs::read(store.backup_path()).unwrap(), store.path()).unwrap();
+        assert_eq!(backup.serial, 0);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.path())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(store.path().parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.contains("tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn newer_format_and_garbage_are_refused_with_hints() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, r#"{"version": 99}"#).unwrap();
+        let err = LocalStore::new(&path).load().unwrap_err();
+        assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
+        std::fs::write(&path, "{not json").unwrap();
+        let err = LocalStore::new(&path).load().unwrap_err();
+        assert!(matches!(err, StoreError::Parse { .. }));
+        assert!(err.hint().unwrap().contains(".backup"));
+    }
+}
