@@ -2,5 +2,6 @@
 //!
 //! The pipeline, as types: `Blueprint → ResourceGraph → Plan → Executor → State`.
 
+pub mod plan;
 pub mod resource;
 pub mod state;

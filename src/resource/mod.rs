@@ -5,7 +5,10 @@
 //! blueprint-level name, not the cloud name (`network.gpu-3` is the VPC `a3mega-gpunet-3`). This
 //! module depends on nothing heavier than serde.
 
+pub mod spec;
+
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
@@ -149,6 +152,41 @@ impl<'de> Deserialize<'de> for Addr {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
     }
+}
+
+/// Per-resource lifecycle settings, copied from the blueprint at apply time so they still hold when
+/// the blueprint no longer mentions the resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lifecycle {
+    /// Refuse any plan that would delete or replace this resource.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prevent_destroy: bool,
+    /// Delete a bucket even when it still holds objects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force_destroy: bool,
+    /// Deleted by deleting this other resource (node pools and Kubernetes objects with their
+    /// cluster): no call of its own is made when both go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_with: Option<Addr>,
+}
+
+/// A resource the blueprint wants, as the graph produces it and the planner consumes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Desired {
+    pub addr: Addr,
+    /// Identity in the cloud, e.g. `projects/p/global/networks/a3mega-net`.
+    pub id: String,
+    pub spec: Value,
+    pub dependencies: Vec<Addr>,
+    pub lifecycle: Lifecycle,
+}
+
+/// A resource as the cloud reports it: its spec projected onto the fields a3ctl manages, plus
+/// outputs (self links, endpoint, versions ...).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Observed {
+    pub spec: Value,
+    pub outputs: Value,
 }
 
 #[cfg(test)]

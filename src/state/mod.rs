@@ -14,6 +14,7 @@
 pub mod lock;
 pub mod store;
 
+pub use crate::resource::Lifecycle;
 use crate::resource::{Addr, Api, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -59,22 +60,6 @@ pub struct Record {
     pub lifecycle: Lifecycle,
     /// When this record last changed (RFC 3339).
     pub updated_at: String,
-}
-
-/// Per-resource lifecycle settings, copied from the blueprint at apply time so they still hold when
-/// the blueprint no longer mentions the resource.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lifecycle {
-    /// Refuse any plan that would delete or replace this resource.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub prevent_destroy: bool,
-    /// Delete a bucket even when it still holds objects.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub force_destroy: bool,
-    /// Deleted by deleting this other resource (node pools and Kubernetes objects with their
-    /// cluster): no call of its own is made when both go.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deleted_with: Option<Addr>,
 }
 
 /// What a pending operation was doing.

@@ -1,0 +1,143 @@
+//! The plan: what must change so the cloud matches the blueprint. Deciding lives here; carrying it
+//! out lives in [`crate::apply`].
+//!
+//! A [`Plan`] is inert data: one [`Change`] per resource (create, update in place, replace, delete
+//! or no-op) with the field-level differences and, for replacements, the fields that force them;
+//! plus the drift found by refresh. It records the lineage and serial of the state it was made
+//! from, so `apply PLANFILE` can refuse a plan whose state has moved since.
+
+pub mod planner;
+
+use crate::resource::{Addr, Lifecycle};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format version of saved plan files.
+pub const PLAN_FORMAT: u32 = 1;
+
+/// What happens to one resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    NoOp,
+    Create,
+    Update,
+    /// Delete, then create (names are chosen by the user, so the new object cannot coexist).
+    Replace,
+    Delete,
+}
+
+impl Action {
+    /// Terraform's glyph for the action.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Action::NoOp => " ",
+            Action::Create => "+",
+            Action::Update => "~",
+            Action::Replace => "-/+",
+            Action::Delete => "-",
+        }
+    }
+}
+
+/// One field that differs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldDiff {
+    pub field: String,
+    /// The live (or last recorded) value; null when absent.
+    pub before: Value,
+    /// The desired value; null when the field goes away.
+    pub after: Value,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forces_replacement: bool,
+}
+
+/// The planned change of one resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub addr: Addr,
+    pub action: Action,
+    /// Identity in the cloud.
+    pub id: String,
+    /// Live (or recorded) spec; `None` for a create.
+    pub before: Option<Value>,
+    /// Desired spec; `None` for a delete.
+    pub after: Option<Value>,
+    #[serde(default)]
+    pub diffs: Vec<FieldDiff>,
+    /// Why, for replacements and deletes ("tainted", "no longer in the blueprint" ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For creates and updates: what the resource will depend on; for deletes: what it depended on.
+    #[serde(default)]
+    pub dependencies: Vec<Addr>,
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
+}
+
+/// A resource that changed outside a3ctl since the last apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    pub addr: Addr,
+    /// The resource no longer exists.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gone: bool,
+    /// Recorded value → live value.
+    #[serde(default)]
+    pub diffs: Vec<FieldDiff>,
+}
+
+/// Everything an apply needs to carry out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format: u32,
+    pub blueprint: String,
+    /// Lineage and serial of the state this plan was made from.
+    pub lineage: String,
+    pub serial: u64,
+    pub destroy: bool,
+    pub changes: Vec<Change>,
+    #[serde(default)]
+    pub drift: Vec<Drift>,
+}
+
+/// The counts in "Plan: X to add, Y to change, Z to destroy."
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Summary {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+}
+
+impl Plan {
+    /// Changes that do something (everything but no-ops).
+    pub fn actions(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| c.action != Action::NoOp)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.actions().next().is_none()
+    }
+
+    /// A replacement counts once as an add and once as a destroy, as in Terraform.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for c in &self.changes {
+            match c.action {
+                Action::NoOp => {}
+                Action::Create => s.add += 1,
+                Action::Update => s.change += 1,
+                Action::Replace => {
+                    s.add += 1;
+                    s.destroy += 1;
+                }
+                Action::Delete => s.destroy += 1,
+            }
+        }
+        s
+    }
+
+    pub fn change(&self, addr: &Addr) -> Option<&Change> {
+        self.changes.iter().find(|c| &c.addr == addr)
+    }
+}

@@ -1,0 +1,420 @@
+//! Works out the plan from three views of each resource: desired (the blueprint's graph), recorded
+//! (state) and live (refresh). No I/O happens here.
+//!
+//! For a resource the blueprint wants:
+//! 1. not in state → create;
+//! 2. in state but gone from the cloud → create again, and report the drift;
+//! 3. tainted (a failed create left it half-made) → replace;
+//! 4. otherwise compare desired with live field by field ([`crate::resource::spec`]): no
+//!    difference → no-op; any difference on a field that forces replacement → replace (naming the
+//!    fields); else → update in place. Live values that differ from the recorded ones are drift.
+//!
+//! A resource in state that the blueprint no longer wants (or every resource, for destroy) is
+//! deleted. A replacement then spreads to everything that depends on the replaced resource, since
+//! those objects cannot outlive it. Finally `prevent_destroy` is enforced: a plan that would
+//! delete or replace a protected resource is an error.
+
+use super::{Action, Change, Drift, FieldDiff, PLAN_FORMAT, Plan};
+use crate::resource::spec::{self, Field};
+use crate::resource::{Addr, Desired, Observed};
+use crate::state::State;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What refresh found for each resource it looked at: `Some(observed)` when it exists, `None`
+/// when it is gone. Resources absent from the map were not refreshed; their recorded spec stands
+/// in for the live one.
+pub type Refreshed = BTreeMap<Addr, Option<Observed>>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the plan would destroy {}, which {} `prevent_destroy`", list(.0), if .0.len() == 1 { "has" } else { "have" })]
+    PreventDestroy(Vec<Addr>),
+}
+
+impl PlanError {
+    pub fn hint(&self) -> String {
+        match self {
+            PlanError::PreventDestroy(_) => {
+                "set `prevent_destroy = false` for it in the blueprint and apply that first, if destroying it is really intended"
+                    .to_string()
+            }
+        }
+    }
+}
+
+fn list(addrs: &[Addr]) -> String {
+    addrs
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Plans `desired` against `state` and what refresh found. With `destroy`, every recorded
+/// resource is deleted and `desired` is ignored.
+pub fn plan(
+    desired: &[Desired],
+    state: &State,
+    refreshed: &Refreshed,
+    destroy: bool,
+) -> Result<Plan, PlanError> {
+    let mut changes: Vec<Change> = Vec::new();
+    let mut drift: Vec<Drift> = Vec::new();
+    let wanted: &[Desired] = if destroy { &[] } else { desired };
+    let wanted_addrs: BTreeSet<&Addr> = wanted.iter().map(|d| &d.addr).collect();
+
+    for d in wanted {
+        let Some(record) = state.resources.get(&d.addr) else {
+            changes.push(create(d, None));
+            continue;
+        };
+        let live: &Value = match refreshed.get(&d.addr) {
+            Some(Some(observed)) => &observed.spec,
+            Some(None) => {
+                drift.push(Drift {
+                    addr: d.addr.clone(),
+                    gone: true,
+                    diffs: vec![],
+                });
+                changes.push(create(d, Some("it was deleted outside a3ctl")));
+                continue;
+            }
+            None => &record.spec,
+        };
+        let fields = spec::fields(d.addr.kind);
+        let recorded_drift = field_diffs(fields, &record.spec, live, false);
+        if !recorded_drift.is_empty() {
+            drift.push(Drift {
+                addr: d.addr.clone(),
+                gone: false,
+                diffs: recorded_drift,
+            });
+        }
+        let diffs = field_diffs(fields, live, &d.spec, true);
+        let (action, reason) = if record.tainted {
+            (
+                Action::Replace,
+                Some("it is tainted: a previous create failed part-way".to_string()),
+            )
+        } else if diffs.is_empty() {
+            (Action::NoOp, None)
+        } else if diffs.iter().any(|f| f.forces_replacement) {
+            (Action::Replace, None)
+        } else {
+            (Action::Update, None)
+        };
+        changes.push(Change {
+            addr: d.addr.clone(),
+            action,
+            id: d.id.clone(),
+            before: Some(live.clone()),
+            after: Some(d.spec.clone()),
+            diffs,
+            reason,
+            dependencies: d.dependencies.clone(),
+            lifecycle: d.lifecycle.clone(),
+        });
+    }
+
+    for (addr, record) in &state.resources {
+        if wanted_addrs.contains(addr) {
+            continue;
+        }
+        if matches!(refreshed.get(addr), Some(None)) {
+            // Already gone: nothing to delete, the apply only forgets it.
+            drift.push(Drift {
+                addr: addr.clone(),
+                gone: true,
+                diffs: vec![],
+            });
+        }
+        changes.push(Change {
+            addr: addr.clone(),
+            action: Action::Delete,
+            id: record.id.clone(),
+            before: Some(record.spec.clone()),
+            after: None,
+            diffs: vec![],
+            reason: Some(if destroy {
+                "destroy".into()
+            } else {
+                "it is no longer in the blueprint".into()
+            }),
+            dependencies: record.dependencies.clone(),
+            lifecycle: record.lifecycle.clone(),
+        });
+    }
+
+    cascade_replacements(&mut changes, state);
+
+    let protected: Vec<Addr> = changes
+        .iter()
+        .filter(|c| {
+            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
+        })
+        .map(|c| c.addr.clone())
+        .collect();
+    if !protected.is_empty() {
+        return Err(PlanError::PreventDestroy(protected));
+    }
+
+    Ok(Plan {
+        format: PLAN_FORMAT,
+        blueprint: state.blueprint.clone(),
+        lineage: state.lineage.clone(),
+        serial: state.serial,
+        destroy,
+        changes,
+        drift,
+    })
+}
+
+fn create(d: &Desired, reason: Option<&str>) -> Change {
+    Change {
+        addr: d.addr.clone(),
+        action: Action::Create,
+        id: d.id.clone(),
+        before: None,
+        after: Some(d.spec.clone()),
+        diffs: vec![],
+        reason: reason.map(str::to_string),
+        dependencies: d.dependencies.clone(),
+        lifecycle: d.lifecycle.clone(),
+    }
+}
+
+/// Field differences `from` → `to`. With `desired_side`, `to` is the desired spec: fields it does
+/// not set are not managed and never differ.
+fn field_diffs(fields: &[Field], from: &Value, to: &Value, desired_side: bool) -> Vec<FieldDiff> {
+    let mut out = Vec::new();
+    for field in fields {
+        let before = from.get(field.name).cloned().unwrap_or(Value::Null);
+        let after = to.get(field.name).cloned().unwrap_or(Value::Null);
+        let equal = if desired_side {
+            after.is_null() || spec::matches(field, &after, &before)
+        } else {
+            before.is_null() || spec::matches(field, &before, &after)
+        };
+        if !equal {
+            let forces_replacement =
+                desired_side && spec::forces_replacement(field, &before, &after);
+            out.push(FieldDiff {
+                field: field.name.to_string(),
+                before,
+                after,
+                forces_replacement,
+            });
+        }
+    }
+    out
+}
+
+/// A replaced resource takes everything that depends on it along: dependents that would only be
+/// updated or left alone are replaced too.
+fn cascade_replacements(changes: &mut [Change], state: &State) {
+    loop {
+        let replaced: Vec<Addr> = changes
+            .iter()
+            .filter(|c| c.action == Action::Replace)
+            .map(|c| c.addr.clone())
+            .collect();
+        let mut grew = false;
+        for change in changes.iter_mut() {
+            if !matches!(change.action, Action::NoOp | Action::Update) {
+                continue;
+            }
+            let recorded = state
+                .resources
+                .get(&change.addr)
+                .map(|r| r.dependencies.as_slice())
+                .unwrap_or(&[]);
+            let cause = replaced
+                .iter()
+                .find(|r| change.dependencies.contains(r) || recorded.contains(r));
+            if let Some(cause) = cause {
+                change.action = Action::Replace;
+                change.reason = Some(format!("`{cause}` is replaced"));
+                grew = true;
+            }
+        }
+        if !grew {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::{Kind, Lifecycle};
+    use crate::state::Record;
+    use serde_json::json;
+
+    fn desired(kind: Kind, name: &str, spec: Value, deps: &[Addr]) -> Desired {
+        Desired {
+            addr: Addr::new(kind, name),
+            id: format!("id/{name}"),
+            spec,
+            dependencies: deps.to_vec(),
+            lifecycle: Lifecycle::default(),
+        }
+    }
+
+    fn record(state: &mut State, d: &Desired) {
+        state.resources.insert(
+            d.addr.clone(),
+            Record {
+                kind: d.addr.kind,
+                id: d.id.clone(),
+                spec: d.spec.clone(),
+                outputs: json!({}),
+                dependencies: d.dependencies.clone(),
+                tainted: false,
+                lifecycle: d.lifecycle.clone(),
+                updated_at: String::new(),
+            },
+        );
+    }
+
+    fn cluster_and_pool(nodes: u64, machine: &str) -> (Desired, Desired) {
+        let cluster = desired(
+            Kind::Cluster,
+            "main",
+            json!({"name": "c", "version": "1.32"}),
+            &[],
+        );
+        let pool = desired(
+            Kind::NodePool,
+            "gpu",
+            json!({"name": "gpu", "node_count": nodes, "machine_type": machine}),
+            &[cluster.addr.clone()],
+        );
+        (cluster, pool)
+    }
+
+    #[test]
+    fn empty_state_creates_everything() {
+        let (cluster, pool) = cluster_and_pool(4, "a3-highgpu-8g");
+        let state = State::new("bp", "l".into());
+        let plan = plan(&[cluster, pool], &state, &Refreshed::new(), false).unwrap();
+        assert!(plan.changes.iter().all(|c| c.action == Action::Create));
+        assert_eq!(
+            plan.summary(),
+            super::super::Summary {
+                add: 2,
+                change: 0,
+                destroy: 0
+            }
+        );
+    }
+
+    #[test]
+    fn node_count_change_updates_and_machine_type_change_replaces_naming_the_field() {
+        let (cluster, pool) = cluster_and_pool(4, "a3-highgpu-8g");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster);
+        record(&mut state, &pool);
+
+        let (c2, bigger) = cluster_and_pool(8, "a3-highgpu-8g");
+        let p = plan(&[c2.clone(), bigger], &state, &Refreshed::new(), false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Update);
+        assert_eq!(change.diffs[0].field, "node_count");
+        assert_eq!(p.change(&cluster.addr).unwrap().action, Action::NoOp);
+
+        let (c3, other) = cluster_and_pool(4, "a3-megagpu-8g");
+        let p = plan(&[c3, other], &state, &Refreshed::new(), false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Replace);
+        assert!(
+            change
+                .diffs
+                .iter()
+                .any(|d| d.field == "machine_type" && d.forces_replacement)
+        );
+        assert_eq!(
+            p.summary(),
+            super::super::Summary {
+                add: 1,
+                change: 0,
+                destroy: 1
+            }
+        );
+    }
+
+    #[test]
+    fn replacement_cascades_to_dependents() {
+        let (cluster, pool) = cluster_and_pool(4, "a3-highgpu-8g");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster);
+        record(&mut state, &pool);
+        let moved = desired(
+            Kind::Cluster,
+            "main",
+            json!({"name": "c2", "version": "1.32"}),
+            &[],
+        );
+        let p = plan(&[moved, pool.clone()], &state, &Refreshed::new(), false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Replace);
+        assert_eq!(change.reason.as_deref(), Some("`cluster.main` is replaced"));
+    }
+
+    #[test]
+    fn drift_is_reported_and_gone_resources_are_recreated() {
+        let (cluster, pool) = cluster_and_pool(4, "a3-highgpu-8g");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster);
+        record(&mut state, &pool);
+        let mut refreshed = Refreshed::new();
+        refreshed.insert(
+            pool.addr.clone(),
+            Some(Observed {
+                spec: json!({"name": "gpu", "node_count": 2, "machine_type": "a3-highgpu-8g"}),
+                outputs: json!({}),
+            }),
+        );
+        refreshed.insert(
+            cluster.addr.clone(),
+            Some(Observed {
+                spec: cluster.spec.clone(),
+                outputs: json!({}),
+            }),
+        );
+        let p = plan(&[cluster.clone(), pool.clone()], &state, &refreshed, false).unwrap();
+        assert_eq!(p.drift.len(), 1);
+        assert_eq!(p.drift[0].diffs[0].before, json!(4));
+        assert_eq!(p.drift[0].diffs[0].after, json!(2));
+        assert_eq!(p.change(&pool.addr).unwrap().action, Action::Update);
+
+        refreshed.insert(pool.addr.clone(), None);
+        let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
+        assert_eq!(p.change(&pool.addr).unwrap().action, Action::Create);
+        assert!(p.drift.iter().any(|d| d.addr == pool.addr && d.gone));
+    }
+
+    #[test]
+    fn removed_resources_are_deleted_and_prevent_destroy_refuses() {
+        let (cluster, mut pool) = cluster_and_pool(4, "a3-highgpu-8g");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster);
+        pool.lifecycle.prevent_destroy = true;
+        record(&mut state, &pool);
+        let err = plan(&[cluster.clone()], &state, &Refreshed::new(), false).unwrap_err();
+        assert_eq!(err, PlanError::PreventDestroy(vec![pool.addr.clone()]));
+        assert!(err.to_string().contains("`node_pool.gpu`"));
+
+        state
+            .resources
+            .get_mut(&pool.addr)
+            .unwrap()
+            .lifecycle
+            .prevent_destroy = false;
+        let p = plan(&[cluster], &state, &Refreshed::new(), false).unwrap();
+        let delete = p.change(&pool.addr).unwrap();
+        assert_eq!(delete.action, Action::Delete);
+        let all = plan(&[], &state, &Refreshed::new(), true).unwrap();
+        assert_eq!(all.summary().destroy, 2);
+    }
+}

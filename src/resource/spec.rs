@@ -1,0 +1,320 @@
+//! Desired specs and how each of their fields may change.
+//!
+//! A spec is a flat JSON object whose top-level fields are listed here per kind. Each field says
+//! whether a change is applied in place or forces replacement — following the Terraform Google
+//! provider's ForceNew knowledge (`engine-and-gcp-apis.md` §2.5) — and how live values are compared
+//! to desired ones (a version `1.32` is satisfied by a cluster running `1.32.9-gke.1130000`).
+//! Fields not listed are never diffed.
+
+use super::Kind;
+use serde_json::Value;
+
+/// How a change to a field is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Updated in place.
+    InPlace,
+    /// A new value means a new resource.
+    ForceNew,
+    /// In place when the new value extends the old one (a CIDR range that is a superset, a
+    /// capacity that grows), replacement otherwise.
+    GrowOnly,
+}
+
+/// How a live value is compared with the desired one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    Exact,
+    /// Desired `1.32` matches live `1.32.9-gke.1130000`; `latest`/`default` match anything.
+    VersionPrefix,
+    /// Lists compared as sets.
+    Unordered,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub name: &'static str,
+    pub change: Change,
+    pub compare: Compare,
+}
+
+const fn f(name: &'static str, change: Change) -> Field {
+    Field {
+        name,
+        change,
+        compare: Compare::Exact,
+    }
+}
+
+const fn set(name: &'static str, change: Change) -> Field {
+    Field {
+        name,
+        change,
+        compare: Compare::Unordered,
+    }
+}
+
+use Change::{ForceNew, GrowOnly, InPlace};
+
+const NETWORK: &[Field] = &[
+    f("name", ForceNew),
+    f("description", ForceNew),
+    f("auto_create_subnetworks", ForceNew),
+    f("mtu", InPlace),
+    f("routing_mode", InPlace),
+];
+
+const SUBNETWORK: &[Field] = &[
+    f("name", ForceNew),
+    f("network", ForceNew),
+    f("region", ForceNew),
+    f("description", ForceNew),
+    f("ip_cidr_range", GrowOnly),
+    f("secondary_ranges", InPlace),
+    f("private_ip_google_access", InPlace),
+];
+
+const FIREWALL: &[Field] = &[
+    f("name", ForceNew),
+    f("network", ForceNew),
+    f("direction", ForceNew),
+    f("description", InPlace),
+    f("priority", InPlace),
+    set("allowed", InPlace),
+    set("source_ranges", InPlace),
+];
+
+const ROUTER: &[Field] = &[
+    f("name", ForceNew),
+    f("network", ForceNew),
+    f("region", ForceNew),
+    f("nat", InPlace),
+];
+
+const RESOURCE_POLICY: &[Field] = &[
+    f("name", ForceNew),
+    f("region", ForceNew),
+    f("collocation", ForceNew),
+    f("max_distance", ForceNew),
+];
+
+const CLUSTER: &[Field] = &[
+    f("name", ForceNew),
+    f("location", ForceNew),
+    f("network", ForceNew),
+    f("subnetwork", ForceNew),
+    f("pods_range", ForceNew),
+    f("services_range", ForceNew),
+    f("datapath_provider", ForceNew),
+    f("multi_networking", ForceNew),
+    f("private_nodes", ForceNew),
+    f("master_ipv4_cidr", ForceNew),
+    f("release_channel", InPlace),
+    Field {
+        name: "version",
+        change: InPlace,
+        compare: Compare::VersionPrefix,
+    },
+    set("authorized_networks", InPlace),
+    f("labels", InPlace),
+    f("filestore_csi", InPlace),
+    f("gcsfuse_csi", InPlace),
+    f("workload_pool", InPlace),
+];
+
+const NODE_POOL: &[Field] = &[
+    f("cluster", ForceNew),
+    f("name", ForceNew),
+    f("machine_type", ForceNew),
+    f("locations", ForceNew),
+    f("accelerator", ForceNew),
+    f("additional_networks", ForceNew),
+    f("placement_policy", ForceNew),
+    f("reservation", ForceNew),
+    f("capacity", ForceNew),
+    f("host_maintenance", ForceNew),
+    f("local_ssd_count", ForceNew),
+    f("max_pods", ForceNew),
+    f("node_count", InPlace),
+    f("labels", InPlace),
+    set("taints", InPlace),
+    f("gvnic", InPlace),
+    f("image_type", InPlace),
+    f("disk_size_gb", InPlace),
+    f("auto_repair", InPlace),
+    f("auto_upgrade", InPlace),
+];
+
+const FILESTORE: &[Field] = &[
+    f("name", ForceNew),
+    f("location", ForceNew),
+    f("tier", ForceNew),
+    f("share", ForceNew),
+    f("network", ForceNew),
+    f("capacity_gb", GrowOnly),
+    f("labels", InPlace),
+];
+
+const REPOSITORY: &[Field] = &[
+    f("name", ForceNew),
+    f("location", ForceNew),
+    f("format", ForceNew),
+    f("description", InPlace),
+    f("labels", InPlace),
+];
+
+const BUCKET: &[Field] = &[
+    f("name", ForceNew),
+    f("location", ForceNew),
+    f("hierarchical_namespace", ForceNew),
+    f("storage_class", InPlace),
+    f("uniform_access", InPlace),
+    f("versioning", InPlace),
+    f("labels", InPlace),
+];
+
+/// Kubernetes objects: the managed object body is diffed as a whole and applied server-side.
+const KUBERNETES: &[Field] = &[f("cluster", ForceNew), f("object", InPlace)];
+
+/// The fields of a kind.
+pub fn fields(kind: Kind) -> &'static [Field] {
+    match kind {
+        Kind::Network => NETWORK,
+        Kind::Subnetwork => SUBNETWORK,
+        Kind::Firewall => FIREWALL,
+        Kind::Router => ROUTER,
+        Kind::ResourcePolicy => RESOURCE_POLICY,
+        Kind::Cluster => CLUSTER,
+        Kind::NodePool => NODE_POOL,
+        Kind::Filestore => FILESTORE,
+        Kind::Repository => REPOSITORY,
+        Kind::Bucket => BUCKET,
+        Kind::Kubernetes => KUBERNETES,
+    }
+}
+
+/// True when `live` satisfies `desired` for this field.
+pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
+    match field.compare {
+        Compare::Exact => desired == live,
+        Compare::Unordered => match (desired, live) {
+            (Value::Array(a), Value::Array(b)) => {
+                a.len() == b.len()
+                    && a.iter().all(|x| b.contains(x))
+                    && b.iter().all(|x| a.contains(x))
+            }
+            _ => desired == live,
+        },
+        Compare::VersionPrefix => match (desired.as_str(), live.as_str()) {
+            (Some("latest" | "default" | ""), _) => true,
+            (Some(d), Some(l)) => {
+                l == d || l.starts_with(&format!("{d}.")) || l.starts_with(&format!("{d}-"))
+            }
+            _ => desired == live,
+        },
+    }
+}
+
+/// True when changing `field` from `before` to `after` needs a new resource.
+pub fn forces_replacement(field: &Field, before: &Value, after: &Value) -> bool {
+    match field.change {
+        Change::InPlace => false,
+        Change::ForceNew => true,
+        Change::GrowOnly => !grows(before, after),
+    }
+}
+
+/// A CIDR range that contains the old one with the same base address, or a number that is larger.
+fn grows(before: &Value, after: &Value) -> bool {
+    if let (Some(b), Some(a)) = (before.as_f64(), after.as_f64()) {
+        return a >= b;
+    }
+    let (Some(b), Some(a)) = (before.as_str(), after.as_str()) else {
+        return false;
+    };
+    let parse = |s: &str| -> Option<(u32, u8)> {
+        let (ip, len) = s.split_once('/')?;
+        let ip: std::net::Ipv4Addr = ip.parse().ok()?;
+        Some((u32::from(ip), len.parse().ok().filter(|l| *l <= 32)?))
+    };
+    let (Some((b_ip, b_len)), Some((a_ip, a_len))) = (parse(b), parse(a)) else {
+        return false;
+    };
+    let mask = |len: u8| if len == 0 { 0 } else { u32::MAX << (32 - len) };
+    a_len <= b_len && (b_ip & mask(a_len)) == (a_ip & mask(a_len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field(kind: Kind, name: &str) -> Field {
+        *fields(kind).iter().find(|f| f.name == name).unwrap()
+    }
+
+    #[test]
+    fn subnet_expansion_is_in_place_but_shrinking_or_moving_replaces() {
+        let range = field(Kind::Subnetwork, "ip_cidr_range");
+        assert!(!forces_replacement(
+            &range,
+            &json!("10.0.0.0/24"),
+            &json!("10.0.0.0/20")
+        ));
+        assert!(forces_replacement(
+            &range,
+            &json!("10.0.0.0/20"),
+            &json!("10.0.0.0/24")
+        ));
+        assert!(forces_replacement(
+            &range,
+            &json!("10.0.0.0/24"),
+            &json!("10.1.0.0/24")
+        ));
+        let capacity = field(Kind::Filestore, "capacity_gb");
+        assert!(!forces_replacement(&capacity, &json!(2560), &json!(4096)));
+        assert!(forces_replacement(&capacity, &json!(4096), &json!(2560)));
+    }
+
+    #[test]
+    fn node_count_updates_in_place_and_machine_type_replaces() {
+        assert!(!forces_replacement(
+            &field(Kind::NodePool, "node_count"),
+            &json!(4),
+            &json!(8)
+        ));
+        assert!(forces_replacement(
+            &field(Kind::NodePool, "machine_type"),
+            &json!("a"),
+            &json!("b")
+        ));
+    }
+
+    #[test]
+    fn versions_match_by_prefix_and_sets_ignore_order() {
+        let version = field(Kind::Cluster, "version");
+        assert!(matches(
+            &version,
+            &json!("1.32"),
+            &json!("1.32.9-gke.1130000")
+        ));
+        assert!(!matches(
+            &version,
+            &json!("1.32"),
+            &json!("1.33.5-gke.1080000")
+        ));
+        assert!(!matches(
+            &version,
+            &json!("1.3"),
+            &json!("1.32.9-gke.1130000")
+        ));
+        assert!(matches(
+            &version,
+            &json!("latest"),
+            &json!("1.34.1-gke.1829001")
+        ));
+        let ranges = field(Kind::Firewall, "source_ranges");
+        assert!(matches(&ranges, &json!(["a", "b"]), &json!(["b", "a"])));
+        assert!(!matches(&ranges, &json!(["a", "b"]), &json!(["a"])));
+    }
+}
