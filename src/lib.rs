@@ -2,6 +2,8 @@
 //!
 //! The pipeline, as types: `Blueprint → ResourceGraph → Plan → Executor → State`.
 
+pub mod apply;
+pub mod cloud;
 pub mod plan;
 pub mod resource;
 pub mod state;

@@ -1,0 +1,295 @@
+//! Turns a plan into steps and the order between them. Pure bookkeeping, no I/O.
+//!
+//! Each change becomes one step, except a replacement, which becomes a delete step followed by a
+//! create step (names are user-chosen, so the old object must go first). A step waits for:
+//! 1. create/update of X: the create/update of every resource X will depend on, and X's own
+//!    delete when X is being replaced;
+//! 2. delete of X: the delete of every resource that recorded X as a dependency (a network goes
+//!    after its subnets), except one deleted *with* X (a node pool goes with its cluster: it waits
+//!    for the cluster's delete instead and makes no call of its own);
+//! 3. delete of X that is not part of a replacement: also every create/update of a resource that
+//!    used to depend on X, so references are removed before the referenced thing is deleted.
+//!
+//! A failed step fails nothing but its transitive dependents, which are skipped.
+
+use crate::plan::{Action, Plan};
+use crate::resource::Addr;
+use crate::state::State;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What one step does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StepKind {
+    Create,
+    Update,
+    Delete,
+    /// Deleted by deleting the resource it lives in: no call, just forget it afterwards.
+    DeletedWith,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub addr: Addr,
+    pub kind: StepKind,
+    /// Index of the plan change this step carries out.
+    pub change: usize,
+    /// Steps (indices) that must succeed first.
+    pub after: BTreeSet<usize>,
+}
+
+/// Builds the steps of `plan` against the state it was made from.
+pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut forward: BTreeMap<Addr, usize> = BTreeMap::new();
+    let mut deletes: BTreeMap<Addr, usize> = BTreeMap::new();
+    for (i, change) in plan.changes.iter().enumerate() {
+        let mut push = |kind| {
+            steps.push(Step {
+                addr: change.addr.clone(),
+                kind,
+                change: i,
+                after: BTreeSet::new(),
+            });
+            steps.len() - 1
+        };
+        match change.action {
+            Action::NoOp => {}
+            Action::Create => {
+                forward.insert(change.addr.clone(), push(StepKind::Create));
+            }
+            Action::Update => {
+                forward.insert(change.addr.clone(), push(StepKind::Update));
+            }
+            Action::Delete => {
+                deletes.insert(change.addr.clone(), push(StepKind::Delete));
+            }
+            Action::Replace => {
+                deletes.insert(change.addr.clone(), push(StepKind::Delete));
+                forward.insert(change.addr.clone(), push(StepKind::Create));
+            }
+        }
+    }
+
+    let recorded = |addr: &Addr| -> Vec<Addr> {
+        state
+            .resources
+            .get(addr)
+            .map(|r| r.dependencies.clone())
+            .unwrap_or_default()
+    };
+
+    // A delete subsumed by its container's delete makes no call.
+    for (addr, &d) in &deletes {
+        let change = &plan.changes[steps[d].change];
+        if let Some(container) = &change.lifecycle.deleted_with
+            && let Some(&c) = deletes.get(container)
+        {
+            steps[d].kind = StepKind::DeletedWith;
+            steps[d].after.insert(c);
+        }
+        let _ = addr;
+    }
+
+    for i in 0..steps.len() {
+        let addr = steps[i].addr.clone();
+        let change = &plan.changes[steps[i].change];
+        match steps[i].kind {
+            StepKind::Create | StepKind::Update => {
+                for dep in &change.dependencies {
+                    if let Some(&j) = forward.get(dep) {
+                        steps[i].after.insert(j);
+                    }
+                }
+                if let Some(&j) = deletes.get(&addr) {
+                    steps[i].after.insert(j);
+                }
+            }
+            StepKind::Delete => {
+                let replacing = change.action == Action::Replace;
+                for (other, &j) in &deletes {
+                    if other == &addr || j == i {
+                        continue;
+                    }
+                    let depends_on_me = recorded(other).contains(&addr);
+                    let with_me = plan.changes[steps[j].change]
+                        .lifecycle
+                        .deleted_with
+                        .as_ref()
+                        == Some(&addr)
+                        && steps[j].kind == StepKind::DeletedWith;
+                    if depends_on_me && !with_me {
+                        steps[i].after.insert(j);
+                    }
+                }
+                if !replacing {
+                    for (other, &j) in &forward {
+                        if recorded(other).contains(&addr) {
+                            steps[i].after.insert(j);
+                        }
+                    }
+                }
+            }
+            StepKind::DeletedWith => {}
+        }
+    }
+    steps
+}
+
+/// Every step that (transitively) waits for `failed`.
+pub fn dependents_of(steps: &[Step], failed: usize) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    let mut frontier = vec![failed];
+    while let Some(f) = frontier.pop() {
+        for (i, s) in steps.iter().enumerate() {
+            if s.after.contains(&f) && out.insert(i) {
+                frontier.push(i);
+            }
+        }
+    }
+    out
+}
+
+/// The critical path's length in steps ordered by `weight` (used by the benchmark's lower bound).
+pub fn critical_path(steps: &[Step], weight: impl Fn(&Step) -> f64) -> f64 {
+    let mut finish: Vec<Option<f64>> = vec![None; steps.len()];
+    fn visit(
+        i: usize,
+        steps: &[Step],
+        weight: &dyn Fn(&Step) -> f64,
+        finish: &mut Vec<Option<f64>>,
+    ) -> f64 {
+        if let Some(f) = finish[i] {
+            return f;
+        }
+        let start = steps[i]
+            .after
+            .iter()
+            .map(|&j| visit(j, steps, weight, finish))
+            .fold(0.0, f64::max);
+        let f = start + weight(&steps[i]);
+        finish[i] = Some(f);
+        f
+    }
+    (0..steps.len())
+        .map(|i| visit(i, steps, &weight, &mut finish))
+        .fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Change, PLAN_FORMAT};
+    use crate::resource::{Kind, Lifecycle};
+    use crate::state::Record;
+    use serde_json::json;
+
+    fn change(addr: &Addr, action: Action, deps: &[&Addr], deleted_with: Option<&Addr>) -> Change {
+        Change {
+            addr: addr.clone(),
+            action,
+            id: addr.to_string(),
+            before: None,
+            after: Some(json!({})),
+            diffs: vec![],
+            reason: None,
+            dependencies: deps.iter().map(|a| (*a).clone()).collect(),
+            lifecycle: Lifecycle {
+                deleted_with: deleted_with.cloned(),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn record(state: &mut State, addr: &Addr, deps: &[&Addr]) {
+        state.resources.insert(
+            addr.clone(),
+            Record {
+                kind: addr.kind,
+                id: addr.to_string(),
+                spec: json!({}),
+                outputs: json!({}),
+                dependencies: deps.iter().map(|a| (*a).clone()).collect(),
+                tainted: false,
+                lifecycle: Lifecycle::default(),
+                updated_at: String::new(),
+            },
+        );
+    }
+
+    fn plan(changes: Vec<Change>) -> Plan {
+        Plan {
+            format: PLAN_FORMAT,
+            blueprint: "bp".into(),
+            lineage: "l".into(),
+            serial: 0,
+            destroy: false,
+            changes,
+            drift: vec![],
+        }
+    }
+
+    #[test]
+    fn destroy_runs_in_reverse_and_cluster_subsumes_its_pools() {
+        let net = Addr::new(Kind::Network, "primary");
+        let subnet = Addr::new(Kind::Subnetwork, "primary");
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let pool = Addr::new(Kind::NodePool, "gpu");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &net, &[]);
+        record(&mut state, &subnet, &[&net]);
+        record(&mut state, &cluster, &[&subnet]);
+        record(&mut state, &pool, &[&cluster]);
+        let p = plan(vec![
+            change(&net, Action::Delete, &[], None),
+            change(&subnet, Action::Delete, &[&net], None),
+            change(&cluster, Action::Delete, &[&subnet], None),
+            change(&pool, Action::Delete, &[&cluster], Some(&cluster)),
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert!(s[idx(&net)].after.contains(&idx(&subnet)));
+        assert!(s[idx(&subnet)].after.contains(&idx(&cluster)));
+        assert_eq!(s[idx(&pool)].kind, StepKind::DeletedWith);
+        assert!(s[idx(&pool)].after.contains(&idx(&cluster)));
+        assert!(
+            !s[idx(&cluster)].after.contains(&idx(&pool)),
+            "the cluster must not wait for its pools"
+        );
+    }
+
+    #[test]
+    fn replacement_deletes_first_and_updates_come_before_deletes() {
+        let net = Addr::new(Kind::Network, "a");
+        let policy = Addr::new(Kind::ResourcePolicy, "p");
+        let pool = Addr::new(Kind::NodePool, "gpu");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &net, &[]);
+        record(&mut state, &policy, &[]);
+        record(&mut state, &pool, &[&policy]);
+        let p = plan(vec![
+            change(&net, Action::Replace, &[], None),
+            change(&pool, Action::Update, &[], None),
+            change(&policy, Action::Delete, &[], None),
+        ]);
+        let s = steps(&p, &state);
+        let create_net = s
+            .iter()
+            .position(|x| x.addr == net && x.kind == StepKind::Create)
+            .unwrap();
+        let delete_net = s
+            .iter()
+            .position(|x| x.addr == net && x.kind == StepKind::Delete)
+            .unwrap();
+        assert!(s[create_net].after.contains(&delete_net));
+        let update_pool = s.iter().position(|x| x.addr == pool).unwrap();
+        let delete_policy = s.iter().position(|x| x.addr == policy).unwrap();
+        assert!(
+            s[delete_policy].after.contains(&update_pool),
+            "the pool drops its reference first"
+        );
+        assert_eq!(
+            dependents_of(&s, delete_net),
+            [create_net].into_iter().collect()
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! Cloud adapters: the one place that talks to Google Cloud and Kubernetes.
+//!
+//! The engine sees every API through [`Provider`]: read a resource, start a create / update /
+//! delete, poll an operation. A call either finishes at once ([`Started::Done`]) or returns an
+//! operation handle ([`Started::Operation`]) that the executor journals in state *before* waiting
+//! on it. Errors come back classified ([`ErrorClass`], after `engine-and-gcp-apis.md` §2.3) so the
+//! executor can decide between retrying, adopting and failing without knowing any API.
+
+pub mod fake;
+
+use crate::plan::FieldDiff;
+use crate::resource::{Addr, Lifecycle, Observed};
+use crate::state::OperationRef;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What an adapter needs to act on one resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub addr: Addr,
+    /// Identity in the cloud, e.g. `projects/p/global/networks/a3mega-net`.
+    pub id: String,
+    /// Desired spec (create, update) or last recorded spec (delete).
+    pub spec: Value,
+    /// Outputs recorded by the last apply, if any.
+    pub outputs: Value,
+    /// Recorded outputs of the resources this one depends on (a cluster's endpoint and CA for its
+    /// Kubernetes objects, for instance).
+    pub context: BTreeMap<Addr, Value>,
+    pub lifecycle: Lifecycle,
+}
+
+/// The result of a call that starts work.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Started {
+    /// The change is complete.
+    Done,
+    /// The change continues in this long-running operation.
+    Operation(OperationRef),
+}
+
+/// Where a long-running operation is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpStatus {
+    Running { progress: Option<String> },
+    Done,
+    Failed(CloudError),
+}
+
+/// Whether a resource that exists has reached a usable state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settle {
+    Ready,
+    Pending { status: String },
+    Failed { message: String },
+}
+
+/// One API call of an in-place update (GKE takes one field per `clusters.update`, node pool size
+/// goes through `setSize` ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateStep {
+    /// A short name for progress lines and errors, e.g. `setSize`.
+    pub name: String,
+    /// The fields this call changes.
+    pub fields: Vec<String>,
+}
+
+/// How the executor should treat an error (`engine-and-gcp-apis.md` §2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// 429 rate limit, 5xx, dropped connection: retry with backoff. A mutation may already have
+    /// happened; the executor re-reads before retrying it.
+    Transient,
+    /// GKE's "Cluster is running incompatible operation": retry on the cluster's lane.
+    Busy,
+    /// 409 alreadyExists on create.
+    AlreadyExists,
+    /// 404.
+    NotFound,
+    /// Quota exhausted: permanent.
+    Quota,
+    /// No capacity in the zone (GCE_STOCKOUT, ZONE_RESOURCE_POOL_EXHAUSTED): permanent here.
+    Capacity,
+    /// 400 invalid argument / failed precondition that a retry cannot fix.
+    Invalid,
+    /// Still used by another resource (a network with subnets, a non-empty bucket).
+    InUse,
+    /// 401/403.
+    Permission,
+    /// 412 precondition failed (a fingerprint or generation moved).
+    Conflict,
+    Other,
+}
+
+impl ErrorClass {
+    pub fn is_retryable(self) -> bool {
+        matches!(self, ErrorClass::Transient | ErrorClass::Busy)
+    }
+}
+
+/// An error from a cloud API, classified.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct CloudError {
+    pub class: ErrorClass,
+    /// HTTP status, when there was a response.
+    pub http_status: Option<u16>,
+    /// Canonical status (`NOT_FOUND`) or the operation's error code.
+    pub status: String,
+    /// v1 reason (`notFound`, `resourceInUseByAnotherResource` ...), when given.
+    pub reason: String,
+    pub message: String,
+    /// What the user can do about it.
+    pub hint: Option<String>,
+}
+
+impl CloudError {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> CloudError {
+        CloudError {
+            class,
+            http_status: None,
+            status: String::new(),
+            reason: String::new(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> CloudError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// `503 UNAVAILABLE (backendError)`-style summary for messages.
+    pub fn code(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = self.http_status {
+            parts.push(s.to_string());
+        }
+        if !self.status.is_empty() {
+            parts.push(self.status.clone());
+        }
+        let mut code = parts.join(" ");
+        if !self.reason.is_empty() {
+            code.push_str(&format!(" ({})", self.reason));
+        }
+        code
+    }
+}
+
+pub type CloudResult<T> = Result<T, CloudError>;
+
+/// Everything the engine needs from the clouds. Implemented by the GCP/Kubernetes adapters and
+/// by [`fake::FakeProvider`] in tests.
+#[async_trait::async_trait]
+pub trait Provider: Send + Sync {
+    /// Reads the live resource; `Ok(None)` when it does not exist.
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>>;
+
+    async fn create(&self, target: &Target) -> CloudResult<Started>;
+
+    /// The API calls that carry out `diffs` in place, in order.
+    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep>;
+
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started>;
+
+    async fn delete(&self, target: &Target) -> CloudResult<Started>;
+
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus>;
+
+    /// Whether an existing resource has become usable (used after adopting one whose creation
+    /// may still be running).
+    fn settle(&self, target: &Target, observed: &Observed) -> Settle;
+
+    /// Whether a live resource carries a3ctl's ownership mark for this blueprint, so a 409 on
+    /// create can adopt it.
+    fn owned(&self, target: &Target, observed: &Observed) -> bool;
+
+    /// Mutations sharing a serial lane run one at a time (GKE: one operation per cluster).
+    fn serial_lane(&self, target: &Target) -> Option<String>;
+}
