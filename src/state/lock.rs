@@ -56,7 +56,7 @@ pub enum LockError {
         "state `{path}` is locked by {} (pid {}, running `a3ctl {}`) since {}; lock id `{}`",
         .info.holder, .info.pid, .info.operation, .info.created, .info.id
     )]
-    Held { path: PathBuf, info: LockInfo },
+    Held { path: PathBuf, info: Box<LockInfo> },
     #[error("cannot lock state `{path}`: {source}")]
     Io {
         path: PathBuf,
