@@ -141,7 +141,7 @@ impl LocalLock {
                     }
                     return Err(LockError::Held {
                         path: state_path.to_path_buf(),
-                        info: held,
+                        info: Box::new(held),
                     });
                 }
                 Err(e) => return Err(io(e)),
