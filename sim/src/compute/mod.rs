@@ -261,9 +261,14 @@ pub fn relative_path(reference: &str) -> Option<&str> {
     if reference.starts_with("projects/") {
         return Some(reference);
     }
+    // Any URL form: `https://www.googleapis.com/compute/v1/projects/...`, the
+    // `compute.googleapis.com` form, or an endpoint override (gcloud builds references from it).
+    if !reference.contains("://") {
+        return None;
+    }
     reference
-        .find("/compute/v1/projects/")
-        .map(|at| &reference[at + "/compute/v1/".len()..])
+        .find("/projects/")
+        .map(|at| &reference[at + 1..])
 }
 
 /// Resolves a network reference (URL, `projects/p/global/networks/n`, `global/networks/n` or a
