@@ -66,7 +66,8 @@ fn build_rule(
     if let Some(description) = spec.get("description").filter(|d| !d.is_null()) {
         rule.insert("description".into(), description.clone());
     }
-    let network_ref = str_field(&spec_value, "network").unwrap_or("global/networks/default");
+    let default_network = link(&format!("projects/{project}/global/networks/default"));
+    let network_ref = str_field(&spec_value, "network").unwrap_or(&default_network);
     let network = referenced_network(&world.compute, project, network_ref)?;
     rule.insert("network".into(), json!(link(&network)));
     let priority = match spec.get("priority") {

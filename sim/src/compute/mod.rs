@@ -266,9 +266,7 @@ pub fn relative_path(reference: &str) -> Option<&str> {
     if !reference.contains("://") {
         return None;
     }
-    reference
-        .find("/projects/")
-        .map(|at| &reference[at + 1..])
+    reference.find("/projects/").map(|at| &reference[at + 1..])
 }
 
 /// Resolves a network reference (URL, `projects/p/global/networks/n`, `global/networks/n` or a
