@@ -436,6 +436,11 @@ async fn firewalls_routers_nats_and_placement_policies_with_gcloud() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(sim.inventory()["compute"]["networks"], json!([]));
+    // gcloud lists operations through the aggregated list.
+    let operations = cli.json(&["compute", "operations", "list"]).await;
+    let operations = operations.as_array().expect("operations");
+    assert!(operations.len() >= 9, "{operations:?}");
+    assert!(operations.iter().all(|op| op["status"] == "DONE"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
