@@ -1,0 +1,9 @@
+//! a3ctl provisions Google Kubernetes Engine clusters for large GPU training on A3 High
+//! (`a3-highgpu-8g`) and A3 Mega (`a3-megagpu-8g`) machines from one declarative TOML blueprint.
+//!
+//! The pipeline, as types: a [`blueprint::Blueprint`] (what the user declares, validated with
+//! every default applied) is expanded into a resource graph, diffed against state into a plan,
+//! and the plan is carried out by an executor that records state after every step. Only the
+//! blueprint layer exists so far.
+
+pub mod blueprint;
