@@ -207,25 +207,32 @@ impl<'a, 'i> Table<'a, 'i> {
         }
     }
 
-    /// An array of strings; wrong elements are reported and skipped.
+    /// An array of strings; any wrong element is reported and the whole array is dropped.
     pub fn str_array(&self, key: &str, findings: &mut Findings) -> Option<Sp<Vec<Sp<String>>>> {
         let (_, value) = self.entry(key)?;
         let DeValue::Array(items) = value.get_ref() else {
             self.wrong_type(key, value, "an array of strings", findings);
             return None;
         };
-        let mut out = Vec::new();
+        let mut out = Some(Vec::new());
         for item in items.iter() {
             match item.get_ref() {
-                DeValue::String(s) => out.push(Sp::new(s.to_string(), item.span())),
-                other => findings.push(Finding::new(
+                DeValue::String(s) => {
+                    if let Some(list) = out.as_mut() {
+                        list.push(Sp::new(s.to_string(), item.span()));
+                    }
+                }
+                other => {
+                    out = None;
+                    findings.push(Finding::new(
                     item.span(),
                     format!("Every entry of `{key}` in {} must be a string, found {}", self.name, describe(other)),
-                    "expected a string",
-                )),
+                        "expected a string",
+                    ));
+                }
             }
         }
-        Some(Sp::new(out, value.span()))
+        out.map(|list| Sp::new(list, value.span()))
     }
 
     /// A sub-table (`[network]` or `network = { ... }`).

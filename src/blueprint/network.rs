@@ -136,7 +136,7 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
                 }
                 if let Some(nets) = &carved {
                     for (i, sub) in nets.iter().enumerate() {
-                        gpu_ranges.push(Range { what: format!("GPU subnet {} ({sub})", i + 1), net: *sub, span: span.clone() });
+                        gpu_ranges.push(Range { what: format!("GPU subnet {}", i + 1), net: *sub, span: span.clone() });
                     }
                 }
                 carved
@@ -212,4 +212,80 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
         nat: raw.nat.as_ref().is_none_or(|v| v.value),
         master_ipv4_cidr: master?.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blueprint::parse;
+    use crate::blueprint::testing::{BASE, one_problem, problems};
+
+    fn network(lines: &str) -> String {
+        BASE.replace("[[gpu_pool]]", &format!("[network]\n{lines}\n[[gpu_pool]]"))
+    }
+
+    #[test]
+    fn defaults_carve_one_subnet_per_gpu_nic() {
+        let blueprint = parse(BASE, "t").expect("valid");
+        let gpu: Vec<String> = blueprint.network.gpu_subnets.iter().map(ToString::to_string).collect();
+        assert_eq!(gpu.len(), 8);
+        assert_eq!(gpu[0], "192.168.0.0/24");
+        assert_eq!(gpu[7], "192.168.7.0/24");
+        assert_eq!(blueprint.network.primary_subnet.to_string(), "10.0.0.0/20");
+        assert_eq!(blueprint.network.gpu_mtu, 8244);
+        assert!(blueprint.network.nat);
+    }
+
+    #[test]
+    fn cidr_blocks_must_be_valid() {
+        one_problem(&network("pods = \"10.4.0.0\""), "`pods` `10.4.0.0` is not a valid IPv4 CIDR block", 7, 8);
+        let problem = one_problem(&network("services = \"10.0.32.1/20\""), "not a valid IPv4 CIDR block", 7, 12);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `10.0.32.0/20`?"));
+        one_problem(&network("pods = \"fd00::/64\""), "not a valid IPv4 CIDR block", 7, 8);
+        one_problem(&network("primary_subnet = \"10.0.0.0/30\""), "`primary_subnet` 10.0.0.0/30 is too small", 7, 18);
+        one_problem(&network("master_ipv4_cidr = \"172.16.0.0/24\""), "must be a /28", 7, 20);
+    }
+
+    #[test]
+    fn ranges_must_not_overlap() {
+        let text = network("primary_subnet = \"10.8.0.0/20\"\npods = \"10.8.0.0/14\"");
+        let problem = one_problem(&text, "`pods` 10.8.0.0/14 overlaps `primary_subnet` 10.8.0.0/20", 8, 8);
+        assert_eq!(problem.help.as_deref().map(|h| h.contains("disjoint")), Some(true));
+        let text = network("services = \"192.168.3.0/24\"");
+        one_problem(&text, "`services` 192.168.3.0/24 overlaps GPU subnet 4 192.168.3.0/24", 7, 12);
+    }
+
+    #[test]
+    fn explicit_gpu_subnets_need_one_per_nic() {
+        let text = network("gpu_subnets = [\"192.168.0.0/24\", \"192.168.1.0/24\"]");
+        let problem = one_problem(&text, "`gpu_subnets` has 2 entries; A3 Mega needs 8", 7, 15);
+        assert_eq!(problem.label, "expected 8 subnets");
+        let eight: Vec<String> = (0..8).map(|i| format!("\"10.{}.0.0/20\"", 100 + i)).collect();
+        let blueprint = parse(&network(&format!("gpu_subnets = [{}]", eight.join(", "))), "t").expect("valid");
+        assert_eq!(blueprint.network.gpu_subnets[7].to_string(), "10.107.0.0/20");
+        let mut clash = eight.clone();
+        clash[2] = "\"10.0.0.0/24\"".into();
+        let text = network(&format!("gpu_subnets = [{}]", clash.join(", ")));
+        one_problem(&text, "GPU subnet 3 10.0.0.0/24 overlaps `primary_subnet`", 7, 50);
+    }
+
+    #[test]
+    fn gpu_range_must_hold_every_subnet() {
+        let problem = one_problem(&network("gpu_range = \"192.168.0.0/22\""), "holds 4 /24 subnets; A3 Mega needs 8", 7, 13);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("/21")));
+        one_problem(&network("gpu_subnet_prefix = 30"), "`gpu_subnet_prefix` must be between 8 and 29", 7, 21);
+    }
+
+    #[test]
+    fn gpu_mtu_must_be_8244_and_primary_mtu_in_range() {
+        let problem = one_problem(&network("gpu_mtu = 8896"), "`gpu_mtu` must be 8244 for GPUDirect, found 8896", 7, 11);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("TCPXO")));
+        one_problem(&network("primary_mtu = 9000"), "`primary_mtu` must be between 1300 and 8896", 7, 15);
+        assert!(problems(&network("primary_mtu = 1460")).is_empty());
+    }
+
+    #[test]
+    fn network_keys_have_types() {
+        one_problem(&network("nat = \"yes\""), "`nat` in [network] must be a boolean, found a string", 7, 7);
+        one_problem(&network("gpu_subnets = [1]"), "Every entry of `gpu_subnets`", 7, 16);
+    }
 }

@@ -131,8 +131,8 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
         Some(list) => {
             let mut zones = Some(Vec::new());
             for zone in &list.value {
-                if let Some(previous) = zones.as_ref().and_then(|z: &Vec<(String, Option<_>)>| z.iter().find(|(v, _)| *v == zone.value)) {
-                    let _ = previous;
+                let repeated = list.value.iter().take_while(|other| !std::ptr::eq(*other, zone)).any(|other| other.value == zone.value);
+                if repeated {
                     f.push(Finding::new(zone.span.clone(), format!("Zone `{}` is listed twice", zone.value), "duplicate zone"));
                     zones = None;
                     continue;
@@ -381,4 +381,149 @@ pub(crate) fn system_pool(raw: &RawSystemPool, gpu_pools: &[CheckedPool], ctx: &
         Some(nodes) => int_in(f, nodes, "nodes", 1, MAX_NODES, "the system pool needs at least one node"),
     };
     Some(SystemPool { name: name?, machine_type: machine_type?, nodes: nodes? })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blueprint::testing::{BASE, one_problem, problems, with};
+    use crate::blueprint::{Capacity, Placement, parse};
+
+    #[test]
+    fn unknown_machine_type_suggests_the_closest() {
+        let text = BASE.replace("a3-megagpu-8g", "a3-megagpu-8");
+        let problem = one_problem(&text, "`a3-megagpu-8` is not an A3 GPU machine type", 8, 16);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `a3-megagpu-8g`?"));
+    }
+
+    #[test]
+    fn pools_must_share_one_family() {
+        let text = with("\n[[gpu_pool]]\nname = \"high\"\nmachine_type = \"a3-highgpu-8g\"\nnodes = 1\n");
+        let problem = one_problem(&text, "must use one machine family", 13, 16);
+        assert_eq!(problem.label, "A3 High here");
+    }
+
+    #[test]
+    fn machine_type_must_be_offered_in_the_zone() {
+        let text = BASE.replace("zone = \"us-central1-a\"", "zone = \"us-central1-b\"");
+        let problem = one_problem(&text, "`a3-megagpu-8g` is not offered in zone `us-central1-b`", 8, 16);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("`us-central1-a` or `us-central1-c`")));
+        let text = with("zones = [\"us-central1-a\", \"us-central1-f\"]\nplacement = \"none\"\n");
+        one_problem(&text, "not offered in zone `us-central1-f`", 10, 27);
+    }
+
+    #[test]
+    fn pool_zones_must_be_in_the_region() {
+        let text = with("zones = [\"us-east4-a\"]\n");
+        one_problem(&text, "Zone `us-east4-a` is not in region `us-central1`", 10, 10);
+    }
+
+    #[test]
+    fn compact_placement_needs_one_zone() {
+        let text = with("zones = [\"us-central1-a\", \"us-central1-c\"]\n");
+        one_problem(&text, "Compact placement needs exactly one zone", 10, 9);
+        assert!(problems(&with("zones = [\"us-central1-a\", \"us-central1-c\"]\nplacement = \"none\"\n")).is_empty());
+    }
+
+    #[test]
+    fn spot_rejects_reservation_periodic_maintenance_and_compact() {
+        one_problem(&with("capacity = \"spot\"\nreservation = \"r1\"\n"), "Spot pools cannot consume a reservation", 11, 15);
+        let problem =
+            one_problem(&with("capacity = \"spot\"\nhost_maintenance = \"periodic\"\n"), "periodic host maintenance", 11, 20);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("as-needed")));
+        one_problem(&with("capacity = \"spot\"\nplacement = \"compact\"\n"), "Spot pools cannot use compact placement", 11, 13);
+    }
+
+    #[test]
+    fn spot_defaults_to_no_placement() {
+        let blueprint = parse(&with("capacity = \"spot\"\n"), "t.toml").expect("valid");
+        assert_eq!(blueprint.gpu_pools[0].capacity, Capacity::Spot);
+        assert_eq!(blueprint.gpu_pools[0].placement, Placement::None);
+    }
+
+    #[test]
+    fn flex_start_rejects_reservation_and_allows_zero_nodes() {
+        one_problem(&with("capacity = \"flex-start\"\nreservation = \"r1\"\n"), "Flex-start pools cannot consume", 11, 15);
+        let text = BASE.replace("nodes = 2", "nodes = 0\ncapacity = \"flex-start\"");
+        let blueprint = parse(&text, "t.toml").expect("flex-start may start empty");
+        assert_eq!(blueprint.gpu_pools[0].nodes, 0);
+        assert_eq!(blueprint.gpu_pools[0].placement, Placement::None);
+    }
+
+    #[test]
+    fn node_count_must_be_positive_except_flex_start() {
+        let problem = one_problem(&BASE.replace("nodes = 2", "nodes = 0"), "`nodes` must be at least 1", 9, 9);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("flex-start")));
+        one_problem(&BASE.replace("nodes = 2", "nodes = -3"), "`nodes` must be between 0 and 1000", 9, 9);
+    }
+
+    #[test]
+    fn reservation_is_required_iff_capacity_is_reservation() {
+        one_problem(&with("capacity = \"reservation\"\n"), "needs a `reservation` name", 10, 12);
+        one_problem(&with("reservation = \"r1\"\n"), "`reservation` is set but `capacity` is not `reservation`", 10, 15);
+        let blueprint = parse(&with("capacity = \"reservation\"\nreservation = \"r1\"\nreservation_block = \"block-1\"\n"), "t")
+            .expect("valid");
+        assert_eq!(
+            blueprint.gpu_pools[0].capacity,
+            Capacity::Reservation { reservation: "r1".into(), block: Some("block-1".into()) }
+        );
+        assert!(problems(&with("capacity = \"reservation\"\nreservation = \"projects/other-proj/reservations/r1\"\n")).is_empty());
+        one_problem(&with("capacity = \"reservation\"\nreservation = \"R 1\"\n"), "Reservation `R 1` is not valid", 11, 15);
+    }
+
+    #[test]
+    fn reservation_block_needs_a_reservation() {
+        one_problem(&with("reservation_block = \"block-1\"\n"), "`reservation_block` is only allowed", 10, 21);
+    }
+
+    #[test]
+    fn capacity_and_maintenance_values_are_checked() {
+        let problem = one_problem(&with("capacity = \"spto\"\n"), "`capacity` must be", 10, 12);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `spot`?"));
+        one_problem(&with("host_maintenance = \"sometimes\"\n"), "`host_maintenance` must be", 10, 20);
+    }
+
+    #[test]
+    fn pool_names_follow_gke_rules_and_are_unique() {
+        one_problem(&BASE.replace("name = \"a3mega\"\nmachine", "name = \"A3\"\nmachine"), "Node pool name `A3` is not valid", 7, 8);
+        let text = with("\n[[gpu_pool]]\nname = \"a3mega\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 1\n");
+        let problem = one_problem(&text, "Node pool name `a3mega` is used twice", 12, 8);
+        assert_eq!(problem.span().len(), 8);
+        let text = with("\n[system_pool]\nname = \"a3mega\"\n");
+        one_problem(&text, "Node pool name `a3mega` is used twice", 12, 8);
+        let text = BASE.replace("name = \"a3mega\"\nmachine", "name = \"system\"\nmachine");
+        one_problem(&text, "`system` is taken by the system pool", 7, 8);
+    }
+
+    #[test]
+    fn cluster_and_pool_name_together_fit_gke_limit() {
+        // "a3mega-" is 7 characters, so the pool name may have 25.
+        let ok = BASE.replace("name = \"a3mega\"\nmachine", &format!("name = \"{}\"\nmachine", "p".repeat(25)));
+        assert!(problems(&ok).is_empty());
+        let long = BASE.replace("name = \"a3mega\"\nmachine", &format!("name = \"{}\"\nmachine", "p".repeat(26)));
+        let problem = one_problem(&long, "are 33 characters long, the limit is 32", 7, 8);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("at most 25 characters")));
+        let too_long = BASE.replace("name = \"a3mega\"\nmachine", &format!("name = \"{}\"\nmachine", "p".repeat(41)));
+        one_problem(&too_long, "the limit is 40", 7, 8);
+    }
+
+    #[test]
+    fn a_gpu_pool_is_required() {
+        let text = BASE.split("[[gpu_pool]]").next().expect("BASE has a pool").to_string();
+        one_problem(&text, "declares no GPU node pool", 1, 1);
+        one_problem(&format!("{text}gpu_pool = []\n"), "declares no GPU node pool", 6, 1);
+    }
+
+    #[test]
+    fn system_pool_is_a_small_cpu_pool() {
+        let text = BASE.replace("[[gpu_pool]]", "[system_pool]\nmachine_type = \"a3-highgpu-8g\"\nnodes = 0\n\n[[gpu_pool]]");
+        let found = problems(&text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].message.contains("must not use a GPU machine type"));
+        assert_eq!((found[0].line, found[0].column), (7, 16));
+        assert!(found[1].message.contains("`nodes` must be between 1 and 1000"));
+        let blueprint = parse(BASE, "t").expect("valid");
+        assert_eq!(blueprint.system_pool.name, "system");
+        assert_eq!(blueprint.system_pool.machine_type, "e2-standard-4");
+        assert_eq!(blueprint.system_pool.nodes, 2);
+    }
 }

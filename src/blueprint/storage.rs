@@ -134,3 +134,61 @@ pub(crate) fn buckets(raw: &[RawBucket], ctx: &mut Ctx) -> Option<Vec<Bucket>> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::blueprint::testing::{one_problem, problems, with};
+    use crate::blueprint::{FilestoreTier, parse};
+
+    #[test]
+    fn filestore_capacity_depends_on_tier() {
+        let problem = one_problem(&with("\n[filestore]\ncapacity_gb = 1024\n"), "`BASIC_SSD` capacity must be 2560 to 65433 GiB", 12, 15);
+        assert_eq!(problem.label, "capacity out of range");
+        one_problem(&with("\n[filestore]\ntier = \"ENTERPRISE\"\ncapacity_gb = 20000\n"), "1024 to 10240", 13, 15);
+        one_problem(&with("\n[filestore]\ntier = \"HIGH_SCALE_SSD\"\ncapacity_gb = 2560\n"), "10240 to 102400", 13, 15);
+        assert!(problems(&with("\n[filestore]\ntier = \"BASIC_HDD\"\ncapacity_gb = 1024\n")).is_empty());
+        assert!(problems(&with("\n[filestore]\ntier = \"ZONAL\"\ncapacity_gb = 102400\n")).is_empty());
+    }
+
+    #[test]
+    fn filestore_defaults_and_names() {
+        let blueprint = parse(&with("\n[filestore]\n"), "t").expect("valid");
+        let filestore = blueprint.filestore.expect("declared");
+        assert_eq!((filestore.tier, filestore.capacity_gb), (FilestoreTier::BasicSsd, 2560));
+        assert_eq!((filestore.share.as_str(), filestore.location.as_str()), ("nfsshare", "us-central1-a"));
+        let regional = parse(&with("\n[filestore]\ntier = \"REGIONAL\"\n"), "t").expect("valid");
+        assert_eq!(regional.filestore.expect("declared").location, "us-central1");
+        let problem = one_problem(&with("\n[filestore]\ntier = \"BASIC\"\n"), "`tier` must be", 12, 8);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("BASIC_")));
+        one_problem(&with("\n[filestore]\nshare = \"nfs-share\"\n"), "Filestore share name `nfs-share` is not valid", 12, 9);
+    }
+
+    #[test]
+    fn buckets_live_in_the_cluster_region() {
+        let text = with("\n[[bucket]]\nname = \"my-project-ckpt\"\nlocation = \"US\"\n");
+        let problem = one_problem(&text, "Bucket location `US` is not the cluster's region `us-central1`", 13, 12);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("regional buckets next to the nodes")));
+        let ok = parse(&with("\n[[bucket]]\nname = \"my-project-ckpt\"\nlocation = \"US-CENTRAL1\"\n"), "t").expect("valid");
+        assert_eq!(ok.buckets[0].location, "us-central1");
+    }
+
+    #[test]
+    fn bucket_names_follow_gcs_rules_and_are_unique() {
+        one_problem(&with("\n[[bucket]]\nname = \"My_Bucket\"\n"), "Bucket name `My_Bucket` is not valid", 12, 8);
+        one_problem(&with("\n[[bucket]]\nname = \"google-ckpt\"\n"), "Bucket name `google-ckpt` is not valid", 12, 8);
+        let text = with("\n[[bucket]]\nname = \"my-project-ckpt\"\n\n[[bucket]]\nname = \"my-project-ckpt\"\n");
+        let problem = one_problem(&text, "Bucket `my-project-ckpt` is declared twice", 15, 8);
+        assert_eq!(problem.label, "second declaration");
+        one_problem(&with("\n[[bucket]]\nname = \"my-project-ckpt\"\nstorage_class = \"REGIONAL\"\n"), "`storage_class` must be", 13, 17);
+    }
+
+    #[test]
+    fn repositories_follow_artifact_registry_rules() {
+        one_problem(&with("\n[[artifact_registry]]\nname = \"Training\"\n"), "Repository id `Training` is not valid", 12, 8);
+        let text = with("\n[[artifact_registry]]\nname = \"training\"\n\n[[artifact_registry]]\nname = \"training\"\nformat = \"python\"\n");
+        one_problem(&text, "Repository `training` is declared twice", 15, 8);
+        let problem = one_problem(&with("\n[[artifact_registry]]\nname = \"training\"\nformat = \"dockr\"\n"), "`format` must be", 13, 10);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `docker`?"));
+        one_problem(&with("\n[[artifact_registry]]\nformat = \"docker\"\n"), "Missing required key `name` in [[artifact_registry]]", 11, 1);
+    }
+}
