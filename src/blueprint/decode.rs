@@ -98,6 +98,11 @@ impl<'a, 'i> Table<'a, 'i> {
         self.entry(key).map(|(k, _)| k.span())
     }
 
+    /// Whether `key` holds an array (of anything).
+    pub fn is_array(&self, key: &str) -> bool {
+        self.entry(key).is_some_and(|(_, v)| matches!(v.get_ref(), DeValue::Array(_)))
+    }
+
     /// Where problems about the table as a whole are reported.
     pub fn anchor(&self) -> Span {
         self.anchor.clone()
@@ -137,6 +142,15 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     fn missing(&self, key: &str, example: &str, findings: &mut Findings) {
+        // A key that looks like a typo of this one is already reported as unknown, with a
+        // "did you mean"; reporting the missing key too would say the same thing twice.
+        let misspelt = self.table.iter().any(|(k, _)| {
+            let word = k.get_ref().as_ref();
+            word != key && did_you_mean(word, &[key]).is_some()
+        });
+        if misspelt {
+            return;
+        }
         findings.push(
             Finding::new(
                 self.anchor.clone(),

@@ -23,6 +23,9 @@ pub(crate) struct CheckedPool {
 
 pub(crate) fn gpu_pools(raw: &RawBlueprint, ctx: &mut Ctx) -> Vec<CheckedPool> {
     if raw.gpu_pools.is_empty() {
+        if raw.gpu_pool_malformed {
+            return Vec::new();
+        }
         ctx.f.push(
             Finding::new(raw.gpu_pool_anchor.clone(), "The blueprint declares no GPU node pool", "no `[[gpu_pool]]`")
                 .help("add a `[[gpu_pool]]` section with `machine_type = \"a3-megagpu-8g\"` and `nodes = 2`"),

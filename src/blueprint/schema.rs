@@ -88,6 +88,8 @@ pub(crate) struct RawBlueprint {
     pub system_pool: RawSystemPool,
     /// Span of the `gpu_pool` key, or the file start when there is none.
     pub gpu_pool_anchor: Span,
+    /// `gpu_pool` exists but is not an array (already reported as a type problem).
+    pub gpu_pool_malformed: bool,
     pub gpu_pools: Vec<RawGpuPool>,
     pub filestore: Option<RawFilestore>,
     pub artifact_registries: Vec<RawArtifactRegistry>,
@@ -215,6 +217,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
         region: root.req_str("region", "\"us-central1\"", f),
         zone: root.req_str("zone", "\"us-central1-a\"", f),
         gpu_pool_anchor: root.key_span("gpu_pool").unwrap_or(0..0),
+        gpu_pool_malformed: root.has("gpu_pool") && !root.is_array("gpu_pool"),
         ..RawBlueprint::default()
     };
 

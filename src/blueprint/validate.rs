@@ -517,3 +517,156 @@ fn state(raw: &RawState, ctx: &mut Ctx) -> Option<StateBackend> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::blueprint::testing::{BASE, one_problem, problems, with};
+    use crate::blueprint::{ManifestSource, StateBackend, VersionSpec, parse};
+
+    fn section(table: &str, lines: &str) -> String {
+        BASE.replace("[[gpu_pool]]", &format!("[{table}]\n{lines}\n[[gpu_pool]]"))
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_closest_known_key() {
+        let problem = one_problem(&BASE.replace("project =", "projct ="), "Unknown key `projct` in the top level", 2, 1);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `project`?"));
+        // The misspelt key leaves `project` missing, which is not reported a second time.
+        assert_eq!(problems(&BASE.replace("project =", "projct =")).len(), 1);
+        assert_eq!(problems(&BASE.replace("project =", "zzz =")).len(), 2);
+        let problem = one_problem(&with("nodse = 3\n"), "Unknown key `nodse` in [[gpu_pool]]", 10, 1);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `nodes`?"));
+        let problem = one_problem(&section("cluster", "colour = \"red\""), "Unknown key `colour` in [cluster]", 7, 1);
+        assert!(problem.help.as_deref().is_some_and(|h| h.starts_with("the keys allowed here are `release_channel`")));
+    }
+
+    #[test]
+    fn wrong_types_name_the_expected_type() {
+        let problem = one_problem(&BASE.replace("nodes = 2", "nodes = \"2\""), "`nodes` in [[gpu_pool]] must be an integer, found a string", 9, 9);
+        assert_eq!(problem.label, "expected an integer");
+        one_problem(&BASE.replace("name = \"a3mega\"\nproject", "name = 5\nproject"), "`name` in the top level must be a string, found an integer", 1, 8);
+        one_problem(&format!("network = 3\n{BASE}"), "`network` in the top level must be a table", 1, 11);
+        one_problem(&format!("gpu_pool = 3\n{}", BASE.split("[[gpu_pool]]").next().unwrap_or_default()), "`gpu_pool` must be an array of tables", 1, 12);
+        one_problem(&section("cluster", "private_nodes = 1"), "must be a boolean, found an integer", 7, 17);
+    }
+
+    #[test]
+    fn missing_required_keys_are_reported_at_their_table() {
+        let problem = one_problem(&BASE.replace("project = \"my-project\"\n", ""), "Missing required key `project` in the top level", 1, 1);
+        assert_eq!(problem.help.as_deref(), Some("add `project = \"my-project\"`"));
+        one_problem(&BASE.replace("machine_type = \"a3-megagpu-8g\"\n", ""), "Missing required key `machine_type` in [[gpu_pool]]", 6, 1);
+        let all = problems("");
+        let messages: Vec<&str> = all.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(all.len(), 5, "{messages:?}");
+    }
+
+    #[test]
+    fn deployment_name_is_short_rfc1035() {
+        let long = BASE.replace("name = \"a3mega\"\nproject", &format!("name = \"{}\"\nproject", "a".repeat(21)));
+        let problem = one_problem(&long, "it is 21 characters long, the limit is 20", 1, 8);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("at most 20")));
+        one_problem(&BASE.replace("name = \"a3mega\"\nproject", "name = \"a3_mega\"\nproject"), "`_` is not allowed", 1, 8);
+    }
+
+    #[test]
+    fn project_id_follows_gcp_rules() {
+        one_problem(&BASE.replace("my-project", "proj"), "Project id `proj` is not valid: it is 4 characters long", 2, 11);
+        one_problem(&BASE.replace("my-project", "My-Project"), "Project id `My-Project` is not valid", 2, 11);
+    }
+
+    #[test]
+    fn region_and_zone_must_be_known_and_agree() {
+        let problem = one_problem(&BASE.replace("region = \"us-central1\"", "region = \"us-centrl1\""), "Unknown region `us-centrl1`", 3, 10);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `us-central1`?"));
+        let problem = one_problem(&BASE.replace("zone = \"us-central1-a\"", "zone = \"us-east4-a\""), "Zone `us-east4-a` is not in region `us-central1`", 4, 8);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("`us-central1-a`")));
+        let problem = one_problem(&BASE.replace("zone = \"us-central1-a\"", "zone = \"us-central1-z\""), "Unknown zone `us-central1-z`", 4, 8);
+        assert!(problem.help.is_some());
+    }
+
+    #[test]
+    fn release_channel_and_version_are_checked() {
+        let problem = one_problem(&section("cluster", "release_channel = \"regualr\""), "`release_channel` must be", 7, 19);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `regular`?"));
+        one_problem(&section("cluster", "version = \"1.32.x\""), "`version` `1.32.x` is not a GKE version", 7, 11);
+        let blueprint = parse(&section("cluster", "version = \"1.33\""), "t").expect("valid");
+        assert_eq!(blueprint.cluster.version, VersionSpec::Minor { major: 1, minor: 33 });
+    }
+
+    #[test]
+    fn gpudirect_minimum_gke_version_is_a_hard_error() {
+        let problem = one_problem(
+            &section("cluster", "version = \"1.32.10-gke.1000000\""),
+            "GKE `1.32.10-gke.1000000` is too old for GPUDirect-TCPXO on A3 Mega",
+            7,
+            11,
+        );
+        assert_eq!(problem.label, "needs 1.32.11-gke.1174000 or later");
+        let problem = one_problem(&section("cluster", "version = \"1.31\""), "No GKE `1.31` build supports GPUDirect-TCPXO", 7, 11);
+        assert_eq!(problem.label, "needs 1.32.4-gke.1767000 or later");
+        let high = BASE.replace("a3-megagpu-8g", "a3-highgpu-8g");
+        let text = high.replace("[[gpu_pool]]", "[cluster]\nversion = \"1.28.15-gke.3162999\"\n\n[[gpu_pool]]");
+        one_problem(&text, "too old for GPUDirect-TCPX on A3 High", 7, 11);
+        assert!(problems(&high.replace("[[gpu_pool]]", "[cluster]\nversion = \"1.28.15-gke.3163000\"\n\n[[gpu_pool]]")).is_empty());
+    }
+
+    #[test]
+    fn authorized_networks_are_cidrs() {
+        one_problem(&section("cluster", "authorized_networks = [{ cidr = \"1.2.3.4\" }]"), "`cidr` `1.2.3.4` is not a valid IPv4 CIDR block", 7, 33);
+        one_problem(&section("cluster", "authorized_networks = [{ name = \"office\" }]"), "Missing required key `cidr`", 7, 24);
+    }
+
+    #[test]
+    fn stack_must_be_tested_unless_forced() {
+        let problem = one_problem(&section("software", "stack = \"2024-01\""), "Stack `2024-01` is not a tested combination for A3 Mega", 7, 9);
+        assert!(problem.help.as_deref().is_some_and(|h| h.contains("`2026-01`, `2025-11` or `2025-08`")));
+        let forced = parse(&section("software", "stack = \"2024-01\"\nforce_stack = true"), "t").expect("forced");
+        assert!(forced.software.stack.forced);
+        assert_eq!(forced.software.stack.id, "2024-01");
+        one_problem(&section("software", "plugin_tag = \"v1.0.13\""), "`plugin_tag` overrides a tested stack", 7, 14);
+        let forced = parse(&section("software", "force_stack = true\nplugin_tag = \"v1.0.13\""), "t").expect("forced");
+        assert_eq!(forced.software.stack.plugin_tag, "v1.0.13");
+        let old = parse(&section("software", "stack = \"2025-08\""), "t").expect("known");
+        assert_eq!((old.software.stack.rxdm_tag.as_str(), old.software.stack.forced), ("v1.0.18", false));
+        one_problem(&section("software", "driver = \"newest\""), "`driver` must be", 7, 10);
+        one_problem(&section("software", "network_prefix = \"VPC\""), "`network_prefix` `VPC` is not valid", 7, 18);
+    }
+
+    #[test]
+    fn kueue_settings_are_checked() {
+        let kueue = |lines: &str| BASE.replace("[[gpu_pool]]", &format!("[software.kueue]\n{lines}\n[[gpu_pool]]"));
+        one_problem(&kueue("version = \"0.17.1\""), "Kueue `version` `0.17.1` is not a release tag", 7, 11);
+        one_problem(&kueue("sha256 = \"abc\""), "Kueue `sha256` is not a SHA-256 digest", 7, 10);
+        one_problem(&kueue("manifest = \"http://example.com/kueue.yaml\""), "neither an https URL nor a path", 7, 12);
+        one_problem(&kueue("queue = \"A3\""), "Kueue queue name `A3` is not valid", 7, 9);
+        let local = parse(&kueue("manifest = \"vendor/kueue.yaml\"\nsha256 = \"\""), "t").expect("valid");
+        assert_eq!(local.software.kueue.manifest, ManifestSource::Path("vendor/kueue.yaml".into()));
+        assert_eq!(local.software.kueue.sha256, None);
+    }
+
+    #[test]
+    fn state_backend_keys_match_the_backend() {
+        let problem = one_problem(&section("state", "backend = \"gcs\""), "The `gcs` state backend needs a `bucket`", 7, 11);
+        assert_eq!(problem.label, "`bucket` is missing");
+        one_problem(&section("state", "bucket = \"my-project-state\""), "`bucket` does not apply to the `local` state backend", 7, 10);
+        one_problem(&section("state", "backend = \"gcs\"\nbucket = \"my-project-state\"\npath = \"x.json\""), "`path` does not apply", 9, 8);
+        one_problem(&section("state", "backend = \"gcs\"\nbucket = \"my-project-state\"\nkms_key = \"key\""), "`kms_key` is not a Cloud KMS key name", 9, 11);
+        let gcs = parse(&section("state", "backend = \"gcs\"\nbucket = \"my-project-state\""), "t").expect("valid");
+        assert_eq!(
+            gcs.state,
+            StateBackend::Gcs { bucket: "my-project-state".into(), prefix: "a3ctl/a3mega".into(), kms_key: None }
+        );
+        one_problem(&section("state", "backend = \"s3\""), "`backend` must be `local` or `gcs`", 7, 11);
+    }
+
+    #[test]
+    fn every_problem_is_reported_in_one_run() {
+        let text = BASE
+            .replace("project = \"my-project\"", "project = \"x\"")
+            .replace("zone = \"us-central1-a\"", "zone = \"us-east4-a\"")
+            .replace("nodes = 2", "nodes = 0\ncolour = 1");
+        let found = problems(&text);
+        let lines: Vec<usize> = found.iter().map(|p| p.line).collect();
+        assert_eq!(lines, vec![2, 4, 9, 10], "{found:#?}");
+    }
+}
