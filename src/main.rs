@@ -75,15 +75,24 @@ fn success_summary(blueprint: &Blueprint, path: &std::path::Path) -> String {
         summary.buckets,
         if summary.buckets == 1 { "" } else { "s" },
         summary.repositories,
-        if summary.repositories == 1 { "y" } else { "ies" },
+        if summary.repositories == 1 {
+            "y"
+        } else {
+            "ies"
+        },
         summary.filestores,
         if summary.filestores == 1 { "" } else { "s" },
     )
 }
 
 fn render_error(error: &BlueprintError) -> String {
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal();
-    let theme = if colour { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::io::stderr().is_terminal();
+    let theme = if colour {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
     let mut out = String::new();
     match error {

@@ -43,8 +43,16 @@ impl Drop for TempFile {
 fn valid_blueprint_prints_a_summary_and_exits_zero() {
     let output = a3ctl(&["validate", "blueprints/a3-mega.toml"]);
     let stdout = text(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", text(&output.stderr));
-    assert!(stdout.contains("Blueprint `blueprints/a3-mega.toml` is valid"), "{stdout}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("Blueprint `blueprints/a3-mega.toml` is valid"),
+        "{stdout}"
+    );
     assert!(stdout.contains("9 VPCs (1 primary, 8 GPU)"), "{stdout}");
     assert!(stdout.contains("32 GPU nodes with 256 GPUs"), "{stdout}");
     assert!(text(&output.stderr).is_empty());
@@ -54,7 +62,12 @@ fn valid_blueprint_prints_a_summary_and_exits_zero() {
 fn every_shipped_blueprint_validates() {
     for name in ["a3-high.toml", "a3-mega.toml", "minimal.toml"] {
         let output = a3ctl(&["validate", &format!("blueprints/{name}")]);
-        assert_eq!(output.status.code(), Some(0), "{name}: {}", text(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{name}: {}",
+            text(&output.stderr)
+        );
     }
 }
 
@@ -78,21 +91,41 @@ nodse = 2
     let output = a3ctl(&["validate", bad.path()]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(text(&output.stdout).is_empty(), "nothing on stdout on failure");
-    assert!(stderr.contains("`gpu_mtu` must be 8244 for GPUDirect, found 1500"), "{stderr}");
-    assert!(stderr.contains(&format!("[{}:7:11]", bad.path())), "{stderr}");
-    assert!(stderr.contains("Unknown key `nodse` in [[gpu_pool]]"), "{stderr}");
-    assert!(stderr.contains(&format!("[{}:11:1]", bad.path())), "{stderr}");
+    assert!(
+        text(&output.stdout).is_empty(),
+        "nothing on stdout on failure"
+    );
+    assert!(
+        stderr.contains("`gpu_mtu` must be 8244 for GPUDirect, found 1500"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("[{}:7:11]", bad.path())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Unknown key `nodse` in [[gpu_pool]]"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("[{}:11:1]", bad.path())),
+        "{stderr}"
+    );
     assert!(stderr.contains("did you mean `nodes`?"), "{stderr}");
     assert!(stderr.contains("has 2 problems"), "{stderr}");
-    assert!(!stderr.contains('\u{1b}'), "NO_COLOR output has no escape codes");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "NO_COLOR output has no escape codes"
+    );
 }
 
 #[test]
 fn missing_file_exits_one_with_the_path() {
     let output = a3ctl(&["validate", "blueprints/does-not-exist.toml"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(text(&output.stderr).contains("Failed to read blueprint `blueprints/does-not-exist.toml`"));
+    assert!(
+        text(&output.stderr).contains("Failed to read blueprint `blueprints/does-not-exist.toml`")
+    );
 }
 
 #[test]

@@ -77,7 +77,10 @@ mod tests {
     #[test]
     fn parse_accepts_canonical_blocks_only() {
         assert_eq!(parse("10.0.0.0/20"), Ok(net("10.0.0.0/20")));
-        assert_eq!(parse("10.0.0.1/20"), Err(CidrError::HostBitsSet(net("10.0.0.0/20"))));
+        assert_eq!(
+            parse("10.0.0.1/20"),
+            Err(CidrError::HostBitsSet(net("10.0.0.0/20")))
+        );
         assert_eq!(parse("10.0.0.0"), Err(CidrError::Malformed));
         assert_eq!(parse("10.0.0.0/33"), Err(CidrError::Malformed));
         assert_eq!(parse("10.0.0.0/+8"), Err(CidrError::Malformed));
@@ -88,7 +91,14 @@ mod tests {
     #[test]
     fn carve_takes_consecutive_blocks() {
         let blocks = carve(net("192.168.0.0/16"), 24, 3).expect("fits");
-        assert_eq!(blocks, vec![net("192.168.0.0/24"), net("192.168.1.0/24"), net("192.168.2.0/24")]);
+        assert_eq!(
+            blocks,
+            vec![
+                net("192.168.0.0/24"),
+                net("192.168.1.0/24"),
+                net("192.168.2.0/24")
+            ]
+        );
         assert_eq!(carve(net("192.168.0.0/22"), 24, 5), None);
         assert_eq!(carve(net("192.168.0.0/24"), 20, 1), None);
         assert_eq!(carve(net("0.0.0.0/0"), 32, 2).map(|b| b.len()), Some(2));

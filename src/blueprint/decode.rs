@@ -81,10 +81,20 @@ pub(crate) fn quoted_list(items: &[&str]) -> String {
 
 impl<'a, 'i> Table<'a, 'i> {
     pub fn root(table: &'a DeTable<'i>) -> Self {
-        Self { table, anchor: 0..0, name: "the top level".to_string() }
+        Self {
+            table,
+            anchor: 0..0,
+            name: "the top level".to_string(),
+        }
     }
 
-    fn entry(&self, key: &str) -> Option<(&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>)> {
+    fn entry(
+        &self,
+        key: &str,
+    ) -> Option<(
+        &'a Spanned<std::borrow::Cow<'i, str>>,
+        &'a Spanned<DeValue<'i>>,
+    )> {
         self.table.iter().find(|(k, _)| k.get_ref().as_ref() == key)
     }
 
@@ -100,7 +110,8 @@ impl<'a, 'i> Table<'a, 'i> {
 
     /// Whether `key` holds an array (of anything).
     pub fn is_array(&self, key: &str) -> bool {
-        self.entry(key).is_some_and(|(_, v)| matches!(v.get_ref(), DeValue::Array(_)))
+        self.entry(key)
+            .is_some_and(|(_, v)| matches!(v.get_ref(), DeValue::Array(_)))
     }
 
     /// Where problems about the table as a whole are reported.
@@ -127,11 +138,21 @@ impl<'a, 'i> Table<'a, 'i> {
         }
     }
 
-    fn wrong_type(&self, key: &str, value: &Spanned<DeValue<'_>>, expected: &str, findings: &mut Findings) {
+    fn wrong_type(
+        &self,
+        key: &str,
+        value: &Spanned<DeValue<'_>>,
+        expected: &str,
+        findings: &mut Findings,
+    ) {
         findings.push(
             Finding::new(
                 value.span(),
-                format!("`{key}` in {} must be {expected}, found {}", self.name, describe(value.get_ref())),
+                format!(
+                    "`{key}` in {} must be {expected}, found {}",
+                    self.name,
+                    describe(value.get_ref())
+                ),
                 format!("expected {expected}"),
             )
             .help(match expected {
@@ -239,8 +260,12 @@ impl<'a, 'i> Table<'a, 'i> {
                 other => {
                     out = None;
                     findings.push(Finding::new(
-                    item.span(),
-                    format!("Every entry of `{key}` in {} must be a string, found {}", self.name, describe(other)),
+                        item.span(),
+                        format!(
+                            "Every entry of `{key}` in {} must be a string, found {}",
+                            self.name,
+                            describe(other)
+                        ),
                         "expected a string",
                     ));
                 }
@@ -253,7 +278,11 @@ impl<'a, 'i> Table<'a, 'i> {
     pub fn table(&self, key: &str, name: String, findings: &mut Findings) -> Option<Table<'a, 'i>> {
         let (k, value) = self.entry(key)?;
         match value.get_ref() {
-            DeValue::Table(table) => Some(Table { table, anchor: k.span(), name }),
+            DeValue::Table(table) => Some(Table {
+                table,
+                anchor: k.span(),
+                name,
+            }),
             _ => {
                 self.wrong_type(key, value, "a table", findings);
                 None
@@ -270,7 +299,10 @@ impl<'a, 'i> Table<'a, 'i> {
             findings.push(
                 Finding::new(
                     value.span(),
-                    format!("`{key}` must be an array of tables, found {}", describe(value.get_ref())),
+                    format!(
+                        "`{key}` must be an array of tables, found {}",
+                        describe(value.get_ref())
+                    ),
                     "expected an array of tables",
                 )
                 .help(format!("write each entry as a `[[{key}]]` section")),
@@ -280,18 +312,33 @@ impl<'a, 'i> Table<'a, 'i> {
         let several = items.len() > 1;
         let mut out = Vec::new();
         for (index, item) in items.iter().enumerate() {
-            let label = if several { format!("{name} #{}", index + 1) } else { name.to_string() };
+            let label = if several {
+                format!("{name} #{}", index + 1)
+            } else {
+                name.to_string()
+            };
             match item.get_ref() {
                 DeValue::Table(table) => {
                     // An entry written as `[[key]]` has no span of its own before its first key;
                     // fall back to the key of the array when the entry span is empty.
                     let span = item.span();
-                    let anchor = if span.is_empty() { k.span() } else { span.start..span.start };
-                    out.push(Table { table, anchor, name: label });
+                    let anchor = if span.is_empty() {
+                        k.span()
+                    } else {
+                        span.start..span.start
+                    };
+                    out.push(Table {
+                        table,
+                        anchor,
+                        name: label,
+                    });
                 }
                 other => findings.push(Finding::new(
                     item.span(),
-                    format!("Every entry of `{key}` must be a table, found {}", describe(other)),
+                    format!(
+                        "Every entry of `{key}` must be a table, found {}",
+                        describe(other)
+                    ),
                     "expected a table",
                 )),
             }
@@ -307,7 +354,10 @@ mod tests {
     #[test]
     fn did_you_mean_finds_typos_and_ignores_strangers() {
         assert_eq!(did_you_mean("nodse", &["nodes", "name"]), Some("nodes"));
-        assert_eq!(did_you_mean("machine_typ", &["machine_type", "nodes"]), Some("machine_type"));
+        assert_eq!(
+            did_you_mean("machine_typ", &["machine_type", "nodes"]),
+            Some("machine_type")
+        );
         assert_eq!(did_you_mean("zzz", &["nodes", "name"]), None);
     }
 

@@ -127,7 +127,9 @@ impl Problem {
 pub enum BlueprintError {
     /// The file could not be read.
     #[error("Failed to read blueprint `{}`", path.display())]
-    #[diagnostic(help("check the path; `a3ctl validate` takes the blueprint file as its argument"))]
+    #[diagnostic(help(
+        "check the path; `a3ctl validate` takes the blueprint file as its argument"
+    ))]
     Read {
         path: PathBuf,
         #[source]

@@ -14,12 +14,15 @@
 //! [`BlueprintError::Invalid`] whose [`Problem`]s are miette diagnostics. Nothing here touches
 //! the network; reading the file is the only I/O.
 
+mod cluster;
 mod decode;
 mod error;
 mod model;
 mod network;
 mod pools;
 mod schema;
+mod software;
+mod state;
 mod storage;
 mod validate;
 
@@ -35,9 +38,10 @@ use toml::de::DeTable;
 
 pub use error::{BlueprintError, Problem, Span};
 pub use model::{
-    ArtifactRegistry, AuthorizedNetwork, Blueprint, Bucket, Capacity, Cluster, DriverMode, Filestore,
-    FilestoreTier, GpuPool, HostMaintenance, Kueue, ManifestSource, Network, Placement, ReleaseChannel,
-    RepositoryFormat, Software, StackVersions, StateBackend, StorageClass, Summary, SystemPool,
+    ArtifactRegistry, AuthorizedNetwork, Blueprint, Bucket, Capacity, Cluster, DriverMode,
+    Filestore, FilestoreTier, GpuPool, HostMaintenance, Kueue, ManifestSource, Network, Placement,
+    ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend, StorageClass, Summary,
+    SystemPool,
 };
 pub use presets::{GpuDirect, MachineFamily};
 pub use versions::{GkeVersion, VersionSpec};
@@ -46,8 +50,10 @@ use error::{Finding, Findings};
 
 /// Reads and validates the blueprint at `path`.
 pub fn load(path: &Path) -> Result<Blueprint, BlueprintError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| BlueprintError::Read { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| BlueprintError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse(&text, &path.display().to_string())
 }
 
@@ -77,8 +83,14 @@ fn check(text: &str) -> Result<Blueprint, Findings> {
         for error in syntax_errors {
             let span = error.span().unwrap_or(0..0);
             findings.push(
-                Finding::new(span, format!("Invalid TOML: {}", error.message().trim_end_matches('.')), "here")
-                    .help("fix the TOML syntax first; the blueprint's rules are checked once it parses"),
+                Finding::new(
+                    span,
+                    format!("Invalid TOML: {}", error.message().trim_end_matches('.')),
+                    "here",
+                )
+                .help(
+                    "fix the TOML syntax first; the blueprint's rules are checked once it parses",
+                ),
             );
         }
         return Err(findings);
@@ -97,7 +109,9 @@ mod tests {
     use super::*;
 
     fn shipped(name: &str) -> Blueprint {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("blueprints")
+            .join(name);
         match load(&path) {
             Ok(blueprint) => blueprint,
             Err(error) => panic!("{name}: {error}: {:#?}", error.problems()),
@@ -107,12 +121,33 @@ mod tests {
     #[test]
     fn shipped_blueprints_validate() {
         let high = shipped("a3-high.toml");
-        assert_eq!((high.family, high.gpu_pools[0].nodes, high.network.gpu_subnets.len()), (MachineFamily::A3High, 4, 4));
+        assert_eq!(
+            (
+                high.family,
+                high.gpu_pools[0].nodes,
+                high.network.gpu_subnets.len()
+            ),
+            (MachineFamily::A3High, 4, 4)
+        );
         let mega = shipped("a3-mega.toml");
-        assert_eq!((mega.family, mega.gpu_pools[0].nodes, mega.network.gpu_subnets.len()), (MachineFamily::A3Mega, 32, 8));
+        assert_eq!(
+            (
+                mega.family,
+                mega.gpu_pools[0].nodes,
+                mega.network.gpu_subnets.len()
+            ),
+            (MachineFamily::A3Mega, 32, 8)
+        );
         assert_eq!(mega.gpu_pools[0].placement, Placement::Compact);
-        assert!(matches!(mega.gpu_pools[0].capacity, Capacity::Reservation { .. }));
-        assert!(mega.filestore.is_some() && mega.buckets.len() == 1 && mega.artifact_registries.len() == 1);
+        assert!(matches!(
+            mega.gpu_pools[0].capacity,
+            Capacity::Reservation { .. }
+        ));
+        assert!(
+            mega.filestore.is_some()
+                && mega.buckets.len() == 1
+                && mega.artifact_registries.len() == 1
+        );
         assert!(mega.software.kueue.enabled);
         let minimal = shipped("minimal.toml");
         assert_eq!(minimal.summary().gpus, 8);
@@ -127,7 +162,10 @@ mod tests {
             .filter(|line| !line.starts_with('#') && line.contains(" = "))
             .filter_map(|line| line.split(" = ").next())
             .collect();
-        assert_eq!(keys, ["name", "project", "region", "zone", "machine_type", "nodes"]);
+        assert_eq!(
+            keys,
+            ["name", "project", "region", "zone", "machine_type", "nodes"]
+        );
     }
 
     /// Writing every default out explicitly gives the same model as leaving it out.
@@ -193,7 +231,8 @@ queue = "a3-queue"
 backend = "local"
 path = "state/a3mini.a3state.json"
 "#;
-        let explicit = parse(explicit, "explicit.toml").unwrap_or_else(|e| panic!("{:#?}", e.problems()));
+        let explicit =
+            parse(explicit, "explicit.toml").unwrap_or_else(|e| panic!("{:#?}", e.problems()));
         assert_eq!(minimal, explicit);
         assert_eq!(minimal.software.network_names(2), ["vpc1", "vpc2"]);
         assert_eq!(minimal.software.stack.plugin_tag, "v1.0.15");
@@ -231,7 +270,14 @@ path = "state/a3mini.a3state.json"
                 .collect();
             let _ = parse(&garbage, "garbage.toml");
         }
-        for odd in ["\u{feff}", "\0", "é = 1", "name = \"é\"", "[[gpu_pool]]\nnodes = 99999999999999999999", "a.b.c.d = 1"] {
+        for odd in [
+            "\u{feff}",
+            "\0",
+            "é = 1",
+            "name = \"é\"",
+            "[[gpu_pool]]\nnodes = 99999999999999999999",
+            "a.b.c.d = 1",
+        ] {
             let _ = parse(odd, "odd.toml");
         }
     }

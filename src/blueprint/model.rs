@@ -130,7 +130,10 @@ pub struct SystemPool {
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Capacity {
     /// A specific reservation, optionally one block of it.
-    Reservation { reservation: String, block: Option<String> },
+    Reservation {
+        reservation: String,
+        block: Option<String>,
+    },
     OnDemand,
     Spot,
     /// Dynamic Workload Scheduler flex-start; the pool may start at 0 nodes.
@@ -208,8 +211,14 @@ pub enum FilestoreTier {
 }
 
 impl FilestoreTier {
-    pub const NAMES: [&'static str; 6] =
-        ["BASIC_HDD", "BASIC_SSD", "HIGH_SCALE_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"];
+    pub const NAMES: [&'static str; 6] = [
+        "BASIC_HDD",
+        "BASIC_SSD",
+        "HIGH_SCALE_SSD",
+        "ZONAL",
+        "REGIONAL",
+        "ENTERPRISE",
+    ];
 
     pub fn parse(text: &str) -> Option<Self> {
         match text {
@@ -271,7 +280,9 @@ pub enum RepositoryFormat {
 }
 
 impl RepositoryFormat {
-    pub const NAMES: [&'static str; 8] = ["docker", "python", "npm", "maven", "apt", "yum", "go", "generic"];
+    pub const NAMES: [&'static str; 8] = [
+        "docker", "python", "npm", "maven", "apt", "yum", "go", "generic",
+    ];
 
     pub fn parse(text: &str) -> Option<Self> {
         const ALL: [RepositoryFormat; 8] = [
@@ -284,7 +295,10 @@ impl RepositoryFormat {
             RepositoryFormat::Go,
             RepositoryFormat::Generic,
         ];
-        Self::NAMES.iter().position(|name| *name == text).map(|i| ALL[i])
+        Self::NAMES
+            .iter()
+            .position(|name| *name == text)
+            .map(|i| ALL[i])
     }
 
     /// The API enum value (`DOCKER` ...).
@@ -419,7 +433,9 @@ pub struct Software {
 impl Software {
     /// The Kubernetes Network object names, in GPU VPC order.
     pub fn network_names(&self, count: usize) -> Vec<String> {
-        (1..=count).map(|i| format!("{}{i}", self.network_prefix)).collect()
+        (1..=count)
+            .map(|i| format!("{}{i}", self.network_prefix))
+            .collect()
     }
 }
 
@@ -427,8 +443,14 @@ impl Software {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "backend")]
 pub enum StateBackend {
-    Local { path: PathBuf },
-    Gcs { bucket: String, prefix: String, kms_key: Option<String> },
+    Local {
+        path: PathBuf,
+    },
+    Gcs {
+        bucket: String,
+        prefix: String,
+        kms_key: Option<String>,
+    },
 }
 
 /// What a blueprint will create, for `a3ctl validate`'s summary.

@@ -28,13 +28,21 @@ pub fn rfc1035(name: &str, max: usize) -> Result<(), String> {
         return Err("it is empty".to_string());
     }
     if name.len() > max {
-        return Err(format!("it is {} characters long, the limit is {max}", name.len()));
+        return Err(format!(
+            "it is {} characters long, the limit is {max}",
+            name.len()
+        ));
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         return Err("it must start with a lowercase letter".to_string());
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
-        return Err(format!("`{bad}` is not allowed; use lowercase letters, digits and hyphens"));
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(format!(
+            "`{bad}` is not allowed; use lowercase letters, digits and hyphens"
+        ));
     }
     if name.ends_with('-') {
         return Err("it must not end with a hyphen".to_string());
@@ -49,10 +57,18 @@ pub fn dns1123_label(name: &str, max: usize) -> Result<(), String> {
         return Err("it is empty".to_string());
     }
     if name.len() > max {
-        return Err(format!("it is {} characters long, the limit is {max}", name.len()));
+        return Err(format!(
+            "it is {} characters long, the limit is {max}",
+            name.len()
+        ));
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
-        return Err(format!("`{bad}` is not allowed; use lowercase letters, digits and hyphens"));
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(format!(
+            "`{bad}` is not allowed; use lowercase letters, digits and hyphens"
+        ));
     }
     if name.starts_with('-') || name.ends_with('-') {
         return Err("it must start and end with a letter or digit".to_string());
@@ -63,7 +79,10 @@ pub fn dns1123_label(name: &str, max: usize) -> Result<(), String> {
 /// GCP project id: 6 to 30 characters, RFC 1035 otherwise, and no `google`.
 pub fn project_id(id: &str) -> Result<(), String> {
     if id.len() < 6 {
-        return Err(format!("it is {} characters long, project ids have 6 to 30", id.len()));
+        return Err(format!(
+            "it is {} characters long, project ids have 6 to 30",
+            id.len()
+        ));
     }
     rfc1035(id, 30)?;
     if id.contains("google") {
@@ -75,10 +94,20 @@ pub fn project_id(id: &str) -> Result<(), String> {
 /// Cloud Storage bucket name (names without dots; dotted names need domain verification).
 pub fn bucket(name: &str) -> Result<(), String> {
     if name.len() < 3 || name.len() > 63 {
-        return Err(format!("it is {} characters long, bucket names have 3 to 63", name.len()));
+        return Err(format!(
+            "it is {} characters long, bucket names have 3 to 63",
+            name.len()
+        ));
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '_')) {
-        let why = if bad == '.' { " (dotted names need domain verification)" } else { "" };
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '_'))
+    {
+        let why = if bad == '.' {
+            " (dotted names need domain verification)"
+        } else {
+            ""
+        };
         return Err(format!(
             "`{bad}` is not allowed{why}; use lowercase letters, digits, hyphens and underscores"
         ));
@@ -97,13 +126,21 @@ pub fn bucket(name: &str) -> Result<(), String> {
 /// underscores, at most 16 characters (the limit of the basic tiers, applied to every tier).
 pub fn filestore_share(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 16 {
-        return Err(format!("it is {} characters long, share names have 1 to 16", name.len()));
+        return Err(format!(
+            "it is {} characters long, share names have 1 to 16",
+            name.len()
+        ));
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         return Err("it must start with a lowercase letter".to_string());
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')) {
-        return Err(format!("`{bad}` is not allowed; use lowercase letters, digits and underscores"));
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_'))
+    {
+        return Err(format!(
+            "`{bad}` is not allowed; use lowercase letters, digits and underscores"
+        ));
     }
     Ok(())
 }

@@ -50,7 +50,9 @@ pub const GPU_MTU: u32 = 8244;
 impl MachineFamily {
     /// The family of a GCE machine type name, if it is one of the A3 types a3ctl provisions.
     pub fn from_machine_type(machine_type: &str) -> Option<Self> {
-        FAMILIES.into_iter().find(|family| family.machine_type() == machine_type)
+        FAMILIES
+            .into_iter()
+            .find(|family| family.machine_type() == machine_type)
     }
 
     /// The GCE machine type.
@@ -166,7 +168,11 @@ pub fn region_exists(region: &str) -> bool {
 pub fn zone_names() -> Vec<String> {
     REGIONS
         .iter()
-        .flat_map(|(region, suffixes)| suffixes.iter().map(move |suffix| format!("{region}-{suffix}")))
+        .flat_map(|(region, suffixes)| {
+            suffixes
+                .iter()
+                .map(move |suffix| format!("{region}-{suffix}"))
+        })
         .collect()
 }
 
@@ -199,9 +205,11 @@ pub struct Stack {
     pub min_gke: &'static GkeMinimums,
 }
 
-const TCPX_PLUGIN: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev";
+const TCPX_PLUGIN: &str =
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev";
 const TCPX_RXDM: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev";
-const TCPXO_PLUGIN: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev";
+const TCPXO_PLUGIN: &str =
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev";
 const TCPXO_RXDM: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev";
 
 /// Known stacks, newest first within each family.
@@ -250,18 +258,27 @@ pub const STACKS: &[Stack] = &[
 
 /// The stack `id` for `family`, if the table has it.
 pub fn stack(family: MachineFamily, id: &str) -> Option<&'static Stack> {
-    STACKS.iter().find(|stack| stack.family == family && stack.id == id)
+    STACKS
+        .iter()
+        .find(|stack| stack.family == family && stack.id == id)
 }
 
 /// The newest stack for `family`; the default when a blueprint names none.
 pub fn latest_stack(family: MachineFamily) -> &'static Stack {
     // The table has a row for every family (checked by a test), newest first.
-    STACKS.iter().find(|stack| stack.family == family).unwrap_or(&STACKS[0])
+    STACKS
+        .iter()
+        .find(|stack| stack.family == family)
+        .unwrap_or(&STACKS[0])
 }
 
 /// The stack names known for `family`, newest first.
 pub fn stack_ids(family: MachineFamily) -> Vec<&'static str> {
-    STACKS.iter().filter(|stack| stack.family == family).map(|stack| stack.id).collect()
+    STACKS
+        .iter()
+        .filter(|stack| stack.family == family)
+        .map(|stack| stack.id)
+        .collect()
 }
 
 /// The GKE versions GPUDirect needs on one machine family.
@@ -358,7 +375,10 @@ mod tests {
         assert_eq!(mega, Some(MachineFamily::A3Mega));
         assert_eq!(MachineFamily::A3High.gpu_nics(), 4);
         assert_eq!(MachineFamily::A3Mega.gpu_nics(), 8);
-        assert_eq!(MachineFamily::A3Mega.accelerator_type(), "nvidia-h100-mega-80gb");
+        assert_eq!(
+            MachineFamily::A3Mega.accelerator_type(),
+            "nvidia-h100-mega-80gb"
+        );
         assert_eq!(MachineFamily::A3High.gpudirect(), GpuDirect::Tcpx);
         assert!(MachineFamily::A3Mega.offered_in("europe-west1-b"));
         assert!(!MachineFamily::A3High.offered_in("europe-west1-b"));

@@ -68,8 +68,16 @@ const BUCKET_KEYS: &[&str] = &[
     "prevent_destroy",
     "mount",
 ];
-const SOFTWARE_KEYS: &[&str] =
-    &["driver", "nccl", "stack", "force_stack", "plugin_tag", "rxdm_tag", "network_prefix", "kueue"];
+const SOFTWARE_KEYS: &[&str] = &[
+    "driver",
+    "nccl",
+    "stack",
+    "force_stack",
+    "plugin_tag",
+    "rxdm_tag",
+    "network_prefix",
+    "kueue",
+];
 const KUEUE_KEYS: &[&str] = &["enabled", "version", "manifest", "sha256", "queue"];
 const STATE_KEYS: &[&str] = &["backend", "path", "bucket", "prefix", "kms_key"];
 
@@ -244,11 +252,18 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             version: t.str("version", f),
             private_nodes: t.bool("private_nodes", f),
             authorized_networks: t
-                .tables("authorized_networks", "an entry of `authorized_networks`", f)
+                .tables(
+                    "authorized_networks",
+                    "an entry of `authorized_networks`",
+                    f,
+                )
                 .iter()
                 .map(|n| {
                     n.check_keys(AUTHORIZED_NETWORK_KEYS, f);
-                    RawAuthorizedNetwork { cidr: n.req_str("cidr", "\"203.0.113.0/24\"", f), name: n.str("name", f) }
+                    RawAuthorizedNetwork {
+                        cidr: n.req_str("cidr", "\"203.0.113.0/24\"", f),
+                        name: n.str("name", f),
+                    }
                 })
                 .collect(),
             deletion_protection: t.bool("deletion_protection", f),
@@ -258,11 +273,18 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
 
     if let Some(t) = root.table("system_pool", "[system_pool]".into(), f) {
         t.check_keys(SYSTEM_POOL_KEYS, f);
-        raw.system_pool =
-            RawSystemPool { name: t.str("name", f), machine_type: t.str("machine_type", f), nodes: t.int("nodes", f) };
+        raw.system_pool = RawSystemPool {
+            name: t.str("name", f),
+            machine_type: t.str("machine_type", f),
+            nodes: t.int("nodes", f),
+        };
     }
 
-    for (index, t) in root.tables("gpu_pool", "[[gpu_pool]]", f).iter().enumerate() {
+    for (index, t) in root
+        .tables("gpu_pool", "[[gpu_pool]]", f)
+        .iter()
+        .enumerate()
+    {
         t.check_keys(GPU_POOL_KEYS, f);
         raw.gpu_pools.push(RawGpuPool {
             anchor: t.anchor(),

@@ -29,12 +29,34 @@ pub fn problems(text: &str) -> Vec<Problem> {
 #[track_caller]
 pub fn one_problem(text: &str, message: &str, line: usize, column: usize) -> Problem {
     let found = problems(text);
-    let summary: Vec<String> =
-        found.iter().map(|p| format!("{}:{}: {} [{}] {:?}", p.line, p.column, p.message, p.label, p.help)).collect();
-    assert_eq!(found.len(), 1, "expected one problem, got:\n{}", summary.join("\n"));
+    let summary: Vec<String> = found
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}: {} [{}] {:?}",
+                p.line, p.column, p.message, p.label, p.help
+            )
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "expected one problem, got:\n{}",
+        summary.join("\n")
+    );
     let problem = found.into_iter().next().expect("length checked");
-    assert!(problem.message.contains(message), "message {:?} lacks {:?}", problem.message, message);
-    assert_eq!((problem.line, problem.column), (line, column), "position of {:?}", problem.message);
+    assert!(
+        problem.message.contains(message),
+        "message {:?} lacks {:?}",
+        problem.message,
+        message
+    );
+    assert_eq!(
+        (problem.line, problem.column),
+        (line, column),
+        "position of {:?}",
+        problem.message
+    );
     problem
 }
 

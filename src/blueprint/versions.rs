@@ -23,7 +23,12 @@ pub struct GkeVersion {
 
 impl GkeVersion {
     pub const fn new(major: u32, minor: u32, patch: u32, build: u64) -> Self {
-        Self { major, minor, patch, build }
+        Self {
+            major,
+            minor,
+            patch,
+            build,
+        }
     }
 
     /// Parses `1.32.4-gke.1767000`.
@@ -37,7 +42,11 @@ impl GkeVersion {
 
 impl fmt::Display for GkeVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}-gke.{}", self.major, self.minor, self.patch, self.build)
+        write!(
+            f,
+            "{}.{}.{}-gke.{}",
+            self.major, self.minor, self.patch, self.build
+        )
     }
 }
 
@@ -69,7 +78,11 @@ impl VersionSpec {
             return GkeVersion::parse(text).map(VersionSpec::Exact);
         }
         if let Some([major, minor, patch]) = split_numbers::<3>(text) {
-            return Some(VersionSpec::Patch { major, minor, patch });
+            return Some(VersionSpec::Patch {
+                major,
+                minor,
+                patch,
+            });
         }
         let [major, minor] = split_numbers::<2>(text)?;
         Some(VersionSpec::Minor { major, minor })
@@ -79,8 +92,14 @@ impl VersionSpec {
     fn highest(&self) -> Option<GkeVersion> {
         match *self {
             VersionSpec::ChannelDefault | VersionSpec::Latest => None,
-            VersionSpec::Minor { major, minor } => Some(GkeVersion::new(major, minor, u32::MAX, u64::MAX)),
-            VersionSpec::Patch { major, minor, patch } => Some(GkeVersion::new(major, minor, patch, u64::MAX)),
+            VersionSpec::Minor { major, minor } => {
+                Some(GkeVersion::new(major, minor, u32::MAX, u64::MAX))
+            }
+            VersionSpec::Patch {
+                major,
+                minor,
+                patch,
+            } => Some(GkeVersion::new(major, minor, patch, u64::MAX)),
             VersionSpec::Exact(version) => Some(version),
         }
     }
@@ -92,7 +111,11 @@ impl fmt::Display for VersionSpec {
             VersionSpec::ChannelDefault => f.write_str("default"),
             VersionSpec::Latest => f.write_str("latest"),
             VersionSpec::Minor { major, minor } => write!(f, "{major}.{minor}"),
-            VersionSpec::Patch { major, minor, patch } => write!(f, "{major}.{minor}.{patch}"),
+            VersionSpec::Patch {
+                major,
+                minor,
+                patch,
+            } => write!(f, "{major}.{minor}.{patch}"),
             VersionSpec::Exact(version) => version.fmt(f),
         }
     }
@@ -111,7 +134,11 @@ pub struct Violation {
 fn minimum_for(minimums: &GkeMinimums, major: u32, minor: u32) -> Violation {
     let lowest = minimums.per_minor.first().copied();
     let too_old = lowest.is_some_and(|lowest| (major, minor) < (lowest.major, lowest.minor));
-    let per_minor = minimums.per_minor.iter().find(|v| (v.major, v.minor) == (major, minor)).copied();
+    let per_minor = minimums
+        .per_minor
+        .iter()
+        .find(|v| (v.major, v.minor) == (major, minor))
+        .copied();
     let mut required = if too_old { lowest } else { per_minor };
     if let Some(floor) = minimums.floor {
         required = Some(required.map_or(floor, |r| r.max(floor)));
@@ -140,7 +167,10 @@ pub fn check_resolved(family: MachineFamily, version: GkeVersion) -> Result<(), 
 }
 
 fn parse_number<T: std::str::FromStr>(text: &str) -> Option<T> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || (text.len() > 1 && text.starts_with('0')) {
+    if text.is_empty()
+        || !text.bytes().all(|b| b.is_ascii_digit())
+        || (text.len() > 1 && text.starts_with('0'))
+    {
         return None;
     }
     text.parse().ok()
@@ -167,10 +197,37 @@ mod tests {
     fn parses_every_form() {
         assert_eq!(spec("default"), VersionSpec::ChannelDefault);
         assert_eq!(spec("latest"), VersionSpec::Latest);
-        assert_eq!(spec("1.32"), VersionSpec::Minor { major: 1, minor: 32 });
-        assert_eq!(spec("1.32.4"), VersionSpec::Patch { major: 1, minor: 32, patch: 4 });
-        assert_eq!(spec("1.32.4-gke.1767000"), VersionSpec::Exact(GkeVersion::new(1, 32, 4, 1767000)));
-        for bad in ["", "1", "1.", "1.32.", "v1.32", "1.32.4-gke.", "1.32-gke.1", "1.032", "1.32.4.5", "x"] {
+        assert_eq!(
+            spec("1.32"),
+            VersionSpec::Minor {
+                major: 1,
+                minor: 32
+            }
+        );
+        assert_eq!(
+            spec("1.32.4"),
+            VersionSpec::Patch {
+                major: 1,
+                minor: 32,
+                patch: 4
+            }
+        );
+        assert_eq!(
+            spec("1.32.4-gke.1767000"),
+            VersionSpec::Exact(GkeVersion::new(1, 32, 4, 1767000))
+        );
+        for bad in [
+            "",
+            "1",
+            "1.",
+            "1.32.",
+            "v1.32",
+            "1.32.4-gke.",
+            "1.32-gke.1",
+            "1.032",
+            "1.32.4.5",
+            "x",
+        ] {
             assert_eq!(VersionSpec::parse(bad), None, "{bad}");
         }
     }
