@@ -1,7 +1,7 @@
 //! IPv4 CIDR parsing, carving GPU subnets out of a range, and overlap tests.
 //!
 //! Only the arithmetic lives here; which ranges must not overlap, and the messages, are in
-//! [`super::validate`].
+//! the validation rules (`validate.rs`).
 
 use std::net::Ipv4Addr;
 

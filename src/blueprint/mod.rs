@@ -5,10 +5,12 @@
 //! through four steps, each in its own file:
 //!
 //! 1. TOML syntax, keeping spans (`toml::de::DeTable`), all syntax errors at once;
-//! 2. [`schema`]: known keys and their TOML types ([`decode`] does the spanned reading);
-//! 3. [`validate`] with [`network`], [`pools`] and [`storage`]: every rule and default, using
-//!    [`names`], [`cidr`], [`versions`] and the facts in [`presets`];
-//! 4. the plain [`model`], returned by [`load`] and [`parse`].
+//! 2. `schema.rs`: known keys and their TOML types (`decode.rs` does the spanned reading);
+//! 3. `validate.rs` with `pools.rs`, `network.rs`, `cluster.rs`, `storage.rs`, `software.rs`
+//!    and `state.rs`: every rule and default, using [`names`], [`cidr`], [`versions`] and the
+//!    facts in [`presets`];
+//! 4. the plain model (`model.rs`: [`Blueprint`] and its parts), returned by [`load`] and
+//!    [`parse`].
 //!
 //! Every problem is reported, each with file, line, column, the offending span and a hint, as a
 //! [`BlueprintError::Invalid`] whose [`Problem`]s are miette diagnostics. Nothing here touches

@@ -1,7 +1,7 @@
 //! GCP and Kubernetes naming rules for the names a blueprint declares.
 //!
-//! Each function returns `Err(reason)` with a short sentence that [`super::validate`] turns into
-//! a diagnostic. Length limits and why they are what they are:
+//! Each function returns `Err(reason)` with a short sentence that the validation rules
+//! (`validate.rs`) turn into a diagnostic. Length limits and why they are what they are:
 //!
 //! - Deployment name: at most [`DEPLOYMENT_NAME_MAX`] (20). It is the GKE cluster name (GKE
 //!   allows 40) and prefixes every resource a3ctl creates. 20 leaves at least 43 characters for
