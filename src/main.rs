@@ -58,7 +58,7 @@ fn success_summary(blueprint: &Blueprint, path: &std::path::Path) -> String {
     format!(
         "Blueprint `{}` is valid: deployment `{}` in `{}` ({} `{}`)\n\
          Will create {} VPCs (1 primary, {} GPU), {} subnets, {} node pools (1 system, {} GPU), \
-         {} GPU nodes with {} GPUs ({}), {} bucket{}, {} repositor{}, {} Filestore instance{}\n",
+         {} GPU node{} with {} GPUs ({}), {} bucket{}, {} repositor{}, {} Filestore instance{}\n",
         path.display(),
         blueprint.name,
         blueprint.zone,
@@ -70,6 +70,7 @@ fn success_summary(blueprint: &Blueprint, path: &std::path::Path) -> String {
         summary.node_pools,
         summary.node_pools - 1,
         summary.gpu_nodes,
+        if summary.gpu_nodes == 1 { "" } else { "s" },
         summary.gpus,
         family.accelerator_type(),
         summary.buckets,

@@ -2,8 +2,8 @@
 //!
 //! Everything here is data taken from the A3 recipe research (`a3-recipe.md` §A.1, §A.7.4–A.7.6)
 //! and the zone table shared by convention with the simulator (`sim/`). Nothing here reads the
-//! blueprint; the validation rules (`validate.rs`) and later stages look facts up. GKE version parsing and the
-//! GPUDirect version gate live in [`super::versions`].
+//! blueprint; the validation rules (`validate.rs`) and later stages look facts up. GKE version
+//! parsing and the GPUDirect version gate live in [`super::versions`].
 
 use serde::{Deserialize, Serialize};
 
