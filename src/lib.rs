@@ -1,8 +1,13 @@
-//! a3ctl: provision GKE clusters for A3 High / A3 Mega GPU training from one declarative blueprint.
+//! a3ctl provisions Google Kubernetes Engine clusters for large GPU training on A3 High
+//! (`a3-highgpu-8g`) and A3 Mega (`a3-megagpu-8g`) machines from one declarative TOML blueprint.
 //!
-//! The pipeline, as types: `Blueprint → ResourceGraph → Plan → Executor → State`.
+//! The pipeline, as types: a [`blueprint::Blueprint`] (what the user declares, validated with
+//! every default applied) is expanded into a resource graph ([`graph`]), diffed against
+//! [`state`] into a [`plan`], and the plan is carried out by the [`apply`] executor through the
+//! [`cloud`] adapters, which records state after every step.
 
 pub mod apply;
+pub mod blueprint;
 pub mod cloud;
 pub mod plan;
 pub mod resource;

@@ -1,0 +1,182 @@
+//! Problems found in a blueprint and how they are reported.
+//!
+//! Every rule in [`super::validate`] records a [`Finding`] (message, byte span, label, hint) and
+//! keeps going, so one run reports every problem at once. When validation ends the findings are
+//! sorted by position and turned into [`Problem`]s, miette diagnostics that carry the file name,
+//! the source text, the 1-based line and column, the labelled span and the hint. Rendering them
+//! is the caller's job (`a3ctl validate` uses miette's graphical handler).
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
+
+/// A byte range in the blueprint text.
+pub type Span = Range<usize>;
+
+/// One problem found while checking a blueprint, before the source text is attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub span: Span,
+    pub message: String,
+    pub label: String,
+    pub help: Option<String>,
+    /// Extra labelled spans, for example "first defined here" on a duplicate.
+    pub secondary: Vec<(Span, String)>,
+}
+
+impl Finding {
+    pub fn new(span: Span, message: impl Into<String>, label: impl Into<String>) -> Self {
+        Self {
+            span,
+            message: message.into(),
+            label: label.into(),
+            help: None,
+            secondary: Vec::new(),
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn also(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.secondary.push((span, label.into()));
+        self
+    }
+}
+
+/// The collector every decoding and validation step writes into.
+#[derive(Debug, Default)]
+pub(crate) struct Findings(pub Vec<Finding>);
+
+impl Findings {
+    pub fn push(&mut self, finding: Finding) {
+        self.0.push(finding);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// One problem in a blueprint, located in its file.
+///
+/// `line` and `column` are 1-based and count characters, the way editors do.
+#[derive(Debug, Clone, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+pub struct Problem {
+    /// The sentence describing the problem, without a final period.
+    pub message: String,
+    /// What the highlighted span is, shown under it.
+    pub label: String,
+    /// How to fix it, when there is something useful to say.
+    #[help]
+    pub help: Option<String>,
+    /// 1-based line of the start of the span.
+    pub line: usize,
+    /// 1-based column (in characters) of the start of the span.
+    pub column: usize,
+    #[source_code]
+    source_code: NamedSource<Arc<str>>,
+    #[label(primary, "{label}")]
+    span: SourceSpan,
+    #[label(collection)]
+    secondary: Vec<LabeledSpan>,
+}
+
+impl Problem {
+    pub(crate) fn from_finding(finding: Finding, name: &str, text: &Arc<str>) -> Self {
+        let (line, column) = line_column(text, finding.span.start);
+        let clamp = |span: &Span| -> SourceSpan {
+            let start = span.start.min(text.len());
+            let end = span.end.clamp(start, text.len());
+            (start, end - start).into()
+        };
+        Self {
+            message: finding.message,
+            label: finding.label,
+            help: finding.help,
+            line,
+            column,
+            span: clamp(&finding.span),
+            secondary: finding
+                .secondary
+                .iter()
+                .map(|(span, label)| LabeledSpan::new_with_span(Some(label.clone()), clamp(span)))
+                .collect(),
+            source_code: NamedSource::new(name, Arc::clone(text)),
+        }
+    }
+
+    /// The byte range this problem points at.
+    pub fn span(&self) -> Span {
+        self.span.offset()..self.span.offset() + self.span.len()
+    }
+
+    /// The file name used in messages, as given to [`super::parse`].
+    pub fn file(&self) -> &str {
+        self.source_code.name()
+    }
+}
+
+/// Why a blueprint could not be loaded.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum BlueprintError {
+    /// The file could not be read.
+    #[error("Failed to read blueprint `{}`", path.display())]
+    #[diagnostic(help(
+        "check the path; `a3ctl validate` takes the blueprint file as its argument"
+    ))]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but has problems; all of them are listed.
+    #[error("Blueprint `{file}` has {} problem{}", problems.len(), if problems.len() == 1 { "" } else { "s" })]
+    Invalid {
+        file: String,
+        #[related]
+        problems: Vec<Problem>,
+    },
+}
+
+impl BlueprintError {
+    /// The problems found, in file order (empty for [`BlueprintError::Read`]).
+    pub fn problems(&self) -> &[Problem] {
+        match self {
+            BlueprintError::Read { .. } => &[],
+            BlueprintError::Invalid { problems, .. } => problems,
+        }
+    }
+}
+
+/// 1-based line and character column of a byte offset.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_column_counts_from_one() {
+        let text = "a = 1\nbé = 2\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        assert_eq!(line_column(text, 10), (2, 4));
+        assert_eq!(line_column(text, 999), (3, 1));
+    }
+}

@@ -1,0 +1,484 @@
+//! The validated blueprint: plain data with every default applied, and no spans.
+//!
+//! [`super::validate`] produces it from the spanned [`super::schema`] tree; later stages (the
+//! resource graph, the planner) consume it and may assume every rule in `docs/blueprint.md`
+//! holds. Serde derives let the state file embed the blueprint it was applied from.
+
+use std::path::PathBuf;
+
+use ipnet::Ipv4Net;
+use serde::{Deserialize, Serialize};
+
+use super::presets::{GpuDirect, MachineFamily};
+use super::versions::VersionSpec;
+
+/// A validated blueprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blueprint {
+    /// Deployment name: the GKE cluster name and the prefix of every resource name.
+    pub name: String,
+    /// GCP project id.
+    pub project: String,
+    /// Region of the cluster, its subnets, buckets and repositories.
+    pub region: String,
+    /// Default zone: GPU pools, the system pool and zonal Filestore live here.
+    pub zone: String,
+    /// The machine family shared by every GPU pool.
+    pub family: MachineFamily,
+    pub network: Network,
+    pub cluster: Cluster,
+    pub system_pool: SystemPool,
+    /// At least one.
+    pub gpu_pools: Vec<GpuPool>,
+    pub filestore: Option<Filestore>,
+    pub artifact_registries: Vec<ArtifactRegistry>,
+    pub buckets: Vec<Bucket>,
+    pub software: Software,
+    pub state: StateBackend,
+}
+
+/// Address ranges and VPC settings. `gpu_subnets` always has one entry per GPU NIC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Network {
+    /// Primary subnet (node IPs).
+    pub primary_subnet: Ipv4Net,
+    /// Pods secondary range on the primary subnet.
+    pub pods: Ipv4Net,
+    /// Services secondary range on the primary subnet.
+    pub services: Ipv4Net,
+    /// Range the GPU subnets were carved from (informational when `gpu_subnets` was explicit).
+    pub gpu_range: Ipv4Net,
+    /// Prefix length of each carved GPU subnet.
+    pub gpu_subnet_prefix: u8,
+    /// One subnet per GPU VPC, in VPC order (4 for A3 High, 8 for A3 Mega).
+    pub gpu_subnets: Vec<Ipv4Net>,
+    /// MTU of every GPU VPC (always 8244).
+    pub gpu_mtu: u32,
+    /// MTU of the primary VPC.
+    pub primary_mtu: u32,
+    /// Cloud Router + Cloud NAT on the primary VPC.
+    pub nat: bool,
+    /// The /28 of the GKE control plane's private endpoint.
+    pub master_ipv4_cidr: Ipv4Net,
+}
+
+/// GKE release channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReleaseChannel {
+    Rapid,
+    Regular,
+    Stable,
+    Extended,
+}
+
+impl ReleaseChannel {
+    pub const NAMES: [&'static str; 4] = ["rapid", "regular", "stable", "extended"];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "rapid" => Some(Self::Rapid),
+            "regular" => Some(Self::Regular),
+            "stable" => Some(Self::Stable),
+            "extended" => Some(Self::Extended),
+            _ => None,
+        }
+    }
+
+    /// The GKE API enum value.
+    pub fn api_value(self) -> &'static str {
+        match self {
+            Self::Rapid => "RAPID",
+            Self::Regular => "REGULAR",
+            Self::Stable => "STABLE",
+            Self::Extended => "EXTENDED",
+        }
+    }
+}
+
+/// GKE cluster settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cluster {
+    pub release_channel: ReleaseChannel,
+    /// Requested version; resolved against GKE's serverConfig by a later stage.
+    pub version: VersionSpec,
+    pub private_nodes: bool,
+    /// Master authorized networks; empty means the feature is off (the endpoint is reachable
+    /// from anywhere, still behind IAM).
+    pub authorized_networks: Vec<AuthorizedNetwork>,
+    pub deletion_protection: bool,
+    pub prevent_destroy: bool,
+}
+
+/// One master authorized network.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthorizedNetwork {
+    pub cidr: Ipv4Net,
+    pub name: Option<String>,
+}
+
+/// The CPU pool for system and controller workloads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemPool {
+    pub name: String,
+    pub machine_type: String,
+    pub nodes: u32,
+}
+
+/// How a GPU pool gets its capacity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Capacity {
+    /// A specific reservation, optionally one block of it.
+    Reservation {
+        reservation: String,
+        block: Option<String>,
+    },
+    OnDemand,
+    Spot,
+    /// Dynamic Workload Scheduler flex-start; the pool may start at 0 nodes.
+    FlexStart,
+}
+
+impl Capacity {
+    pub const NAMES: [&'static str; 4] = ["reservation", "on-demand", "spot", "flex-start"];
+}
+
+/// Node placement of a GPU pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// COMPACT placement policy (single zone).
+    Compact,
+    None,
+}
+
+/// Host maintenance interval of a GPU pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostMaintenance {
+    Periodic,
+    AsNeeded,
+}
+
+impl HostMaintenance {
+    /// The GKE API enum value.
+    pub fn api_value(self) -> &'static str {
+        match self {
+            Self::Periodic => "PERIODIC",
+            Self::AsNeeded => "AS_NEEDED",
+        }
+    }
+}
+
+/// One GPU node pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuPool {
+    pub name: String,
+    pub family: MachineFamily,
+    /// Zones of the pool; exactly one with compact placement. Defaults to the blueprint's zone.
+    pub zones: Vec<String>,
+    /// Static node count (0 only for flex-start).
+    pub nodes: u32,
+    pub capacity: Capacity,
+    pub placement: Placement,
+    pub host_maintenance: Option<HostMaintenance>,
+    pub prevent_destroy: bool,
+}
+
+impl GpuPool {
+    /// The GCE machine type.
+    pub fn machine_type(&self) -> &'static str {
+        self.family.machine_type()
+    }
+
+    /// GPUs in the pool at its declared size.
+    pub fn gpus(&self) -> u32 {
+        self.nodes * self.family.gpus_per_node()
+    }
+}
+
+/// Filestore service tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum FilestoreTier {
+    BasicHdd,
+    BasicSsd,
+    HighScaleSsd,
+    Zonal,
+    Regional,
+    Enterprise,
+}
+
+impl FilestoreTier {
+    pub const NAMES: [&'static str; 6] = [
+        "BASIC_HDD",
+        "BASIC_SSD",
+        "HIGH_SCALE_SSD",
+        "ZONAL",
+        "REGIONAL",
+        "ENTERPRISE",
+    ];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "BASIC_HDD" => Some(Self::BasicHdd),
+            "BASIC_SSD" => Some(Self::BasicSsd),
+            "HIGH_SCALE_SSD" => Some(Self::HighScaleSsd),
+            "ZONAL" => Some(Self::Zonal),
+            "REGIONAL" => Some(Self::Regional),
+            "ENTERPRISE" => Some(Self::Enterprise),
+            _ => None,
+        }
+    }
+
+    /// The API enum value.
+    pub fn api_value(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// Allowed capacity in GiB, inclusive.
+    pub fn capacity_range(self) -> (u32, u32) {
+        match self {
+            Self::BasicHdd => (1024, 65433),
+            Self::BasicSsd => (2560, 65433),
+            Self::HighScaleSsd => (10240, 102400),
+            Self::Zonal | Self::Regional => (1024, 102400),
+            Self::Enterprise => (1024, 10240),
+        }
+    }
+
+    /// Whether the instance lives in a region rather than a zone.
+    pub fn is_regional(self) -> bool {
+        matches!(self, Self::Regional | Self::Enterprise)
+    }
+}
+
+/// A Filestore instance mounted by workloads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Filestore {
+    pub tier: FilestoreTier,
+    pub capacity_gb: u32,
+    pub share: String,
+    /// The blueprint's zone, or its region for REGIONAL and ENTERPRISE.
+    pub location: String,
+    pub prevent_destroy: bool,
+}
+
+/// Artifact Registry repository format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepositoryFormat {
+    Docker,
+    Python,
+    Npm,
+    Maven,
+    Apt,
+    Yum,
+    Go,
+    Generic,
+}
+
+impl RepositoryFormat {
+    pub const NAMES: [&'static str; 8] = [
+        "docker", "python", "npm", "maven", "apt", "yum", "go", "generic",
+    ];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        const ALL: [RepositoryFormat; 8] = [
+            RepositoryFormat::Docker,
+            RepositoryFormat::Python,
+            RepositoryFormat::Npm,
+            RepositoryFormat::Maven,
+            RepositoryFormat::Apt,
+            RepositoryFormat::Yum,
+            RepositoryFormat::Go,
+            RepositoryFormat::Generic,
+        ];
+        Self::NAMES
+            .iter()
+            .position(|name| *name == text)
+            .map(|i| ALL[i])
+    }
+
+    /// The API enum value (`DOCKER` ...).
+    pub fn api_value(self) -> String {
+        Self::NAMES[self as usize].to_ascii_uppercase()
+    }
+}
+
+/// An Artifact Registry repository in the blueprint's region.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRegistry {
+    pub name: String,
+    pub format: RepositoryFormat,
+    pub location: String,
+}
+
+/// Cloud Storage class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum StorageClass {
+    Standard,
+    Nearline,
+    Coldline,
+    Archive,
+}
+
+impl StorageClass {
+    pub const NAMES: [&'static str; 4] = ["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "STANDARD" => Some(Self::Standard),
+            "NEARLINE" => Some(Self::Nearline),
+            "COLDLINE" => Some(Self::Coldline),
+            "ARCHIVE" => Some(Self::Archive),
+            _ => None,
+        }
+    }
+
+    pub fn api_value(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// A Cloud Storage bucket (uniform bucket-level access is always on).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bucket {
+    pub name: String,
+    /// Always the blueprint's region.
+    pub location: String,
+    pub storage_class: StorageClass,
+    pub hierarchical_namespace: bool,
+    pub force_destroy: bool,
+    pub prevent_destroy: bool,
+    /// Mounted in pods with GCS FUSE; any mounted bucket turns on the GCS FUSE CSI add-on.
+    pub mount: bool,
+}
+
+/// How the NVIDIA driver gets onto GPU nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverMode {
+    /// GKE installs its default driver for the node version.
+    Default,
+    /// GKE installs the latest driver for the node version.
+    Latest,
+    /// GKE installs nothing; a3ctl applies the COS driver-installer DaemonSet.
+    Daemonset,
+}
+
+impl DriverMode {
+    pub const NAMES: [&'static str; 3] = ["default", "latest", "daemonset"];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "default" => Some(Self::Default),
+            "latest" => Some(Self::Latest),
+            "daemonset" => Some(Self::Daemonset),
+            _ => None,
+        }
+    }
+}
+
+/// The GPUDirect software tuple in use, copied from [`super::presets::STACKS`] (and possibly
+/// overridden when `force_stack` is set).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackVersions {
+    pub id: String,
+    pub gpudirect: GpuDirect,
+    pub plugin_image: String,
+    pub plugin_tag: String,
+    pub rxdm_image: String,
+    pub rxdm_tag: String,
+    pub nccl: Option<String>,
+    /// True when the tuple is not a tested row of the table.
+    pub forced: bool,
+}
+
+/// Where the Kueue manifest comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "location")]
+pub enum ManifestSource {
+    Url(String),
+    /// A local file (air-gapped installs), relative paths are relative to the working directory.
+    Path(PathBuf),
+}
+
+/// Kueue installation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kueue {
+    pub enabled: bool,
+    pub version: String,
+    pub manifest: ManifestSource,
+    /// Lowercase hex SHA-256 the manifest must match.
+    pub sha256: Option<String>,
+    /// Name of the LocalQueue (and ClusterQueue) created for the GPU pools.
+    pub queue: String,
+}
+
+/// Cluster software a3ctl installs on top of GKE.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Software {
+    pub driver: DriverMode,
+    /// Install the NCCL TCPX/TCPXO stack (installer DaemonSet, NRI injector, Network objects).
+    pub nccl: bool,
+    pub stack: StackVersions,
+    /// Prefix of the Kubernetes Network objects: `vpc1` .. `vpcN`.
+    pub network_prefix: String,
+    pub kueue: Kueue,
+}
+
+impl Software {
+    /// The Kubernetes Network object names, in GPU VPC order.
+    pub fn network_names(&self, count: usize) -> Vec<String> {
+        (1..=count)
+            .map(|i| format!("{}{i}", self.network_prefix))
+            .collect()
+    }
+}
+
+/// Where state is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "backend")]
+pub enum StateBackend {
+    Local {
+        path: PathBuf,
+    },
+    Gcs {
+        bucket: String,
+        prefix: String,
+        kms_key: Option<String>,
+    },
+}
+
+/// What a blueprint will create, for `a3ctl validate`'s summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub vpcs: usize,
+    pub subnets: usize,
+    pub node_pools: usize,
+    pub gpu_nodes: u32,
+    pub gpus: u32,
+    pub buckets: usize,
+    pub repositories: usize,
+    pub filestores: usize,
+}
+
+impl Blueprint {
+    /// Counts of what applying the blueprint creates.
+    pub fn summary(&self) -> Summary {
+        let gpu_vpcs = self.network.gpu_subnets.len();
+        Summary {
+            vpcs: 1 + gpu_vpcs,
+            subnets: 1 + gpu_vpcs,
+            node_pools: 1 + self.gpu_pools.len(),
+            gpu_nodes: self.gpu_pools.iter().map(|pool| pool.nodes).sum(),
+            gpus: self.gpu_pools.iter().map(GpuPool::gpus).sum(),
+            buckets: self.buckets.len(),
+            repositories: self.artifact_registries.len(),
+            filestores: usize::from(self.filestore.is_some()),
+        }
+    }
+}

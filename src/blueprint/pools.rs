@@ -1,0 +1,811 @@
+//! Node pool rules: GPU pools (machine family, zones, capacity, placement, maintenance) and the
+//! CPU system pool.
+//!
+//! The first GPU pool with a valid machine type fixes the blueprint's [`MachineFamily`] in
+//! [`Ctx`], which the network and version rules then use.
+
+use super::decode::{Sp, choice_hint, quoted_list};
+use super::error::{Finding, Findings};
+use super::model::{Capacity, GpuPool, HostMaintenance, Placement, SystemPool};
+use super::names;
+use super::presets::{self, MachineFamily};
+use super::schema::{RawBlueprint, RawGpuPool, RawSystemPool};
+use super::validate::{Ctx, backticked, check_zone, choice, int_in, name_ok};
+
+/// GKE's limit on nodes per node pool per zone.
+const MAX_NODES: i64 = 1000;
+
+/// A checked GPU pool, with the spanned name kept for cross-pool rules.
+pub(crate) struct CheckedPool {
+    pub name: Option<Sp<String>>,
+    pub model: Option<GpuPool>,
+}
+
+pub(crate) fn gpu_pools(raw: &RawBlueprint, ctx: &mut Ctx) -> Vec<CheckedPool> {
+    if raw.gpu_pools.is_empty() {
+        if raw.gpu_pool_malformed {
+            return Vec::new();
+        }
+        ctx.f.push(
+            Finding::new(raw.gpu_pool_anchor.clone(), "The blueprint declares no GPU node pool", "no `[[gpu_pool]]`")
+                .help("add a `[[gpu_pool]]` section with `machine_type = \"a3-megagpu-8g\"` and `nodes = 2`"),
+        );
+        return Vec::new();
+    }
+    // The family is decided before the pools are checked one by one, so that every pool's
+    // mismatch is reported against the first pool.
+    let mut first: Option<(MachineFamily, &Sp<String>)> = None;
+    for pool in &raw.gpu_pools {
+        let Some(machine_type) = &pool.machine_type else {
+            continue;
+        };
+        let Some(family) = MachineFamily::from_machine_type(machine_type.as_str()) else {
+            continue;
+        };
+        match first {
+            None => first = Some((family, machine_type)),
+            Some((first_family, first_span)) if first_family != family => ctx.f.push(
+                Finding::new(
+                    machine_type.span.clone(),
+                    "All GPU pools of a blueprint must use one machine family",
+                    format!("{} here", family.display_name()),
+                )
+                .also(first_span.span.clone(), format!("the first pool uses {}", first_family.display_name()))
+                .help("the family decides how many GPU VPCs exist (4 for A3 High, 8 for A3 Mega); use one blueprint per family"),
+            ),
+            Some(_) => {}
+        }
+    }
+    ctx.family = first.map(|(family, _)| family);
+
+    let mut checked: Vec<CheckedPool> = raw
+        .gpu_pools
+        .iter()
+        .map(|pool| gpu_pool(pool, ctx))
+        .collect();
+    let mut seen: Vec<&Sp<String>> = Vec::new();
+    for pool in &mut checked {
+        let Some(name) = &pool.name else { continue };
+        if let Some(previous) = seen.iter().find(|s| s.value == name.value) {
+            ctx.f.push(duplicate_pool(name, previous));
+            pool.model = None;
+        } else {
+            seen.push(name);
+        }
+    }
+    checked
+}
+
+fn duplicate_pool(name: &Sp<String>, previous: &Sp<String>) -> Finding {
+    Finding::new(
+        name.span.clone(),
+        format!("Node pool name `{}` is used twice", name.value),
+        "second use",
+    )
+    .also(previous.span.clone(), "first used here")
+    .help("node pool names must be unique within the cluster")
+}
+
+fn pool_name_ok(f: &mut Findings, name: &Sp<String>, cluster: Option<&str>) -> bool {
+    let help = format!(
+        "node pool names are lowercase letters, digits and hyphens, starting with a letter, at most {} characters",
+        names::NODE_POOL_NAME_MAX
+    );
+    if !name_ok(
+        f,
+        name,
+        "Node pool name",
+        names::rfc1035(name.as_str(), names::NODE_POOL_NAME_MAX),
+        &help,
+    ) {
+        return false;
+    }
+    let Some(cluster) = cluster else { return true };
+    let combined = cluster.len() + 1 + name.value.len();
+    if combined > names::CLUSTER_POOL_MAX {
+        f.push(
+            Finding::new(
+                name.span.clone(),
+                format!("Cluster and node pool names `{cluster}-{}` are {combined} characters long, the limit is {}", name.value, names::CLUSTER_POOL_MAX),
+                "name too long together with the cluster name",
+            )
+            .help(format!(
+                "GKE shortens `<cluster>-<pool>` beyond {} characters in node and instance group names; use a pool name of at most {} characters",
+                names::CLUSTER_POOL_MAX,
+                names::CLUSTER_POOL_MAX.saturating_sub(cluster.len() + 1)
+            )),
+        );
+        return false;
+    }
+    true
+}
+
+fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
+    let f = &mut ctx.f;
+    // Pool names default to `gpu-<index>`; a defaulted name is checked like a written one but
+    // has no span of its own, so it points at the pool.
+    let name = raw
+        .name
+        .clone()
+        .unwrap_or_else(|| Sp::new(format!("gpu-{}", raw.index), raw.anchor.clone()));
+    let name_valid = pool_name_ok(f, &name, ctx.name.as_deref());
+
+    let family = raw.machine_type.as_ref().and_then(|machine_type| {
+        let family = MachineFamily::from_machine_type(machine_type.as_str());
+        if family.is_none() {
+            f.push(
+                Finding::new(
+                    machine_type.span.clone(),
+                    format!("`{}` is not an A3 GPU machine type", machine_type.value),
+                    "unsupported machine type",
+                )
+                .help(choice_hint(
+                    machine_type.as_str(),
+                    &presets::GPU_MACHINE_TYPES,
+                )),
+            );
+        }
+        family
+    });
+    // A pool of another family than the first was reported above; it is still checked alone.
+
+    let zones = match &raw.zones {
+        None => ctx.zone.clone().map(|zone| vec![(zone, None)]),
+        Some(list) if list.value.is_empty() => {
+            f.push(
+                Finding::new(list.span.clone(), "`zones` is empty", "no zone")
+                    .help("list one zone, or remove `zones` to use the blueprint's zone"),
+            );
+            None
+        }
+        Some(list) => {
+            let mut zones = Some(Vec::new());
+            for zone in &list.value {
+                let repeated = list
+                    .value
+                    .iter()
+                    .take_while(|other| !std::ptr::eq(*other, zone))
+                    .any(|other| other.value == zone.value);
+                if repeated {
+                    f.push(Finding::new(
+                        zone.span.clone(),
+                        format!("Zone `{}` is listed twice", zone.value),
+                        "duplicate zone",
+                    ));
+                    zones = None;
+                    continue;
+                }
+                match check_zone(f, zone, ctx.region.as_deref(), None) {
+                    Some(valid) => {
+                        if let Some(list) = zones.as_mut() {
+                            list.push((valid, Some(zone.span.clone())));
+                        }
+                    }
+                    None => zones = None,
+                }
+            }
+            zones
+        }
+    };
+    let mut zones_ok = zones.is_some();
+    if let (Some(family), Some(zones), Some(machine_type)) = (family, &zones, &raw.machine_type) {
+        for (zone, span) in zones {
+            if family.offered_in(zone) {
+                continue;
+            }
+            zones_ok = false;
+            let in_region: Vec<String> = family
+                .zones()
+                .iter()
+                .filter(|z| Some(presets::region_of_zone(z)) == Some(ctx.region.as_deref()))
+                .map(|z| z.to_string())
+                .collect();
+            let help = if in_region.is_empty() {
+                format!(
+                    "`{}` is offered in {}",
+                    family.machine_type(),
+                    quoted_list(family.zones())
+                )
+            } else {
+                format!(
+                    "zones of this region offering `{}`: {}",
+                    family.machine_type(),
+                    backticked(&in_region)
+                )
+            };
+            let finding = match span {
+                Some(span) => Finding::new(
+                    span.clone(),
+                    format!(
+                        "`{}` is not offered in zone `{zone}`",
+                        family.machine_type()
+                    ),
+                    "machine type not offered here",
+                ),
+                None => Finding::new(
+                    machine_type.span.clone(),
+                    format!(
+                        "`{}` is not offered in zone `{zone}`",
+                        family.machine_type()
+                    ),
+                    format!("not offered in `{zone}`"),
+                ),
+            };
+            f.push(finding.help(help));
+        }
+    }
+
+    let capacity_name = match &raw.capacity {
+        None => Some("on-demand"),
+        Some(value) => choice(f, value, "capacity", &Capacity::NAMES, |text| {
+            Capacity::NAMES.iter().copied().find(|n| *n == text)
+        }),
+    };
+    let capacity = capacity_name.and_then(|kind| capacity(raw, kind, f));
+
+    let placement = match &raw.placement {
+        None => capacity_name.map(|kind| {
+            if matches!(kind, "spot" | "flex-start") {
+                Placement::None
+            } else {
+                Placement::Compact
+            }
+        }),
+        Some(value) => {
+            let placement = choice(
+                f,
+                value,
+                "placement",
+                &["compact", "none"],
+                |text| match text {
+                    "compact" => Some(Placement::Compact),
+                    "none" => Some(Placement::None),
+                    _ => None,
+                },
+            );
+            if placement == Some(Placement::Compact) && capacity_name == Some("spot") {
+                f.push(
+                    Finding::new(
+                        value.span.clone(),
+                        "Spot pools cannot use compact placement",
+                        "compact with spot",
+                    )
+                    .help(
+                        "remove `placement` (spot pools default to `none`) or use another capacity",
+                    ),
+                );
+                None
+            } else {
+                placement
+            }
+        }
+    };
+    if placement == Some(Placement::Compact)
+        && let Some(zones) = &zones
+        && zones.len() != 1
+    {
+        let span = raw
+            .zones
+            .as_ref()
+            .map_or(raw.anchor.clone(), |z| z.span.clone());
+        let mut finding = Finding::new(
+            span,
+            "Compact placement needs exactly one zone",
+            format!("{} zones", zones.len()),
+        )
+        .help("list a single zone, or set `placement = \"none\"`");
+        if let Some(placement) = &raw.placement {
+            finding = finding.also(placement.span.clone(), "compact placement set here");
+        }
+        f.push(finding);
+        zones_ok = false;
+    }
+
+    let host_maintenance = match &raw.host_maintenance {
+        None => Some(None),
+        Some(value) => {
+            let parsed = choice(
+                f,
+                value,
+                "host_maintenance",
+                &["periodic", "as-needed"],
+                |text| match text {
+                    "periodic" => Some(HostMaintenance::Periodic),
+                    "as-needed" => Some(HostMaintenance::AsNeeded),
+                    _ => None,
+                },
+            );
+            if parsed == Some(HostMaintenance::Periodic) && capacity_name == Some("spot") {
+                let mut finding = Finding::new(value.span.clone(), "Spot pools cannot use periodic host maintenance", "periodic with spot")
+                    .help("spot VMs cannot restart automatically after maintenance; remove `host_maintenance` or use `as-needed`");
+                if let Some(capacity) = &raw.capacity {
+                    finding = finding.also(capacity.span.clone(), "spot capacity set here");
+                }
+                f.push(finding);
+                None
+            } else {
+                parsed.map(Some)
+            }
+        }
+    };
+
+    let nodes = raw.nodes.as_ref().and_then(|nodes| {
+        let flex = capacity_name == Some("flex-start");
+        if nodes.value == 0 && !flex {
+            f.push(
+                Finding::new(nodes.span.clone(), "`nodes` must be at least 1", "zero nodes")
+                    .help("only flex-start pools may start empty; set `capacity = \"flex-start\"` or a node count of 1 or more"),
+            );
+            return None;
+        }
+        int_in(f, nodes, "nodes", 0, MAX_NODES, "GKE allows at most 1000 nodes per node pool and zone")
+    });
+
+    let model = (|| {
+        if !(name_valid && zones_ok) {
+            return None;
+        }
+        Some(GpuPool {
+            name: name.value.clone(),
+            family: family?,
+            zones: zones?.into_iter().map(|(zone, _)| zone).collect(),
+            nodes: nodes?,
+            capacity: capacity?,
+            placement: placement?,
+            host_maintenance: host_maintenance?,
+            prevent_destroy: raw.prevent_destroy.as_ref().is_some_and(|v| v.value),
+        })
+    })();
+    CheckedPool {
+        name: name_valid.then_some(name),
+        model,
+    }
+}
+
+fn capacity(raw: &RawGpuPool, kind: &str, f: &mut Findings) -> Option<Capacity> {
+    let capacity_span = raw.capacity.as_ref().map(|c| c.span.clone());
+    if kind == "reservation" {
+        let Some(reservation) = &raw.reservation else {
+            f.push(
+                Finding::new(
+                    capacity_span.unwrap_or(raw.anchor.clone()),
+                    "Capacity `reservation` needs a `reservation` name",
+                    "no reservation named",
+                )
+                .help("add `reservation = \"<reservation name>\"` to this pool"),
+            );
+            return None;
+        };
+        let reservation_ok = reservation_name_ok(f, reservation);
+        let block = match &raw.reservation_block {
+            None => Some(None),
+            Some(block) => {
+                let help = "block names are lowercase letters, digits and hyphens; list them with `gcloud beta compute reservations blocks list`";
+                name_ok(
+                    f,
+                    block,
+                    "Reservation block",
+                    names::rfc1035(block.as_str(), 63),
+                    help,
+                )
+                .then(|| Some(block.value.clone()))
+            }
+        };
+        return (reservation_ok)
+            .then_some(())
+            .and(block.map(|block| Capacity::Reservation {
+                reservation: reservation.value.clone(),
+                block,
+            }));
+    }
+    let mut ok = true;
+    if let Some(reservation) = &raw.reservation {
+        let (message, help) = match kind {
+            "spot" => (
+                "Spot pools cannot consume a reservation",
+                "remove `reservation`, or use `capacity = \"reservation\"`",
+            ),
+            "flex-start" => (
+                "Flex-start pools cannot consume a reservation",
+                "remove `reservation`, or use `capacity = \"reservation\"`",
+            ),
+            _ => (
+                "`reservation` is set but `capacity` is not `reservation`",
+                "set `capacity = \"reservation\"` to consume it, or remove `reservation`",
+            ),
+        };
+        let mut finding =
+            Finding::new(reservation.span.clone(), message, "reservation not used").help(help);
+        if let Some(span) = &capacity_span {
+            finding = finding.also(span.clone(), format!("capacity is `{kind}`"));
+        }
+        f.push(finding);
+        ok = false;
+    }
+    if let Some(block) = &raw.reservation_block {
+        f.push(
+            Finding::new(block.span.clone(), "`reservation_block` is only allowed with `capacity = \"reservation\"`", "block without a reservation")
+                .help("remove `reservation_block`, or consume the reservation with `capacity = \"reservation\"`"),
+        );
+        ok = false;
+    }
+    let capacity = match kind {
+        "spot" => Capacity::Spot,
+        "flex-start" => Capacity::FlexStart,
+        _ => Capacity::OnDemand,
+    };
+    ok.then_some(capacity)
+}
+
+/// A reservation is a name in the project, or `projects/<p>/reservations/<r>` when shared.
+fn reservation_name_ok(f: &mut Findings, reservation: &Sp<String>) -> bool {
+    let text = reservation.as_str();
+    let rule = match text
+        .strip_prefix("projects/")
+        .map(|rest| rest.split('/').collect::<Vec<_>>())
+    {
+        Some(parts) if parts.len() == 3 && parts[1] == "reservations" => {
+            names::project_id(parts[0]).and_then(|()| names::rfc1035(parts[2], 63))
+        }
+        Some(_) => Err(
+            "a shared reservation is written `projects/<project>/reservations/<name>`".to_string(),
+        ),
+        None => names::rfc1035(text, 63),
+    };
+    let help = "use the reservation's name (see `gcloud compute reservations list`); a block goes in `reservation_block`";
+    name_ok(f, reservation, "Reservation", rule, help)
+}
+
+pub(crate) fn system_pool(
+    raw: &RawSystemPool,
+    gpu_pools: &[CheckedPool],
+    ctx: &mut Ctx,
+) -> Option<SystemPool> {
+    let f = &mut ctx.f;
+    let name = match &raw.name {
+        None => Some("system".to_string()),
+        Some(name) => {
+            let mut ok = pool_name_ok(f, name, ctx.name.as_deref());
+            if ok
+                && let Some(previous) = gpu_pools
+                    .iter()
+                    .filter_map(|p| p.name.as_ref())
+                    .find(|p| p.value == name.value)
+            {
+                f.push(duplicate_pool(name, previous));
+                ok = false;
+            }
+            ok.then(|| name.value.clone())
+        }
+    };
+    if raw.name.is_none()
+        && let Some(clash) = gpu_pools
+            .iter()
+            .filter_map(|p| p.name.as_ref())
+            .find(|p| p.value == "system")
+    {
+        f.push(
+            Finding::new(
+                clash.span.clone(),
+                "Node pool name `system` is taken by the system pool",
+                "reserved name",
+            )
+            .help("rename this GPU pool, or give `[system_pool]` another `name`"),
+        );
+    }
+    let machine_type = match &raw.machine_type {
+        None => Some("e2-standard-4".to_string()),
+        Some(value) => {
+            if MachineFamily::from_machine_type(value.as_str()).is_some() {
+                f.push(
+                    Finding::new(
+                        value.span.clone(),
+                        "The system pool must not use a GPU machine type",
+                        "GPU machine type",
+                    )
+                    .help("system pods run on a small CPU pool; the default is `e2-standard-4`"),
+                );
+                None
+            } else {
+                let help = "use a Compute Engine machine type such as `e2-standard-4`";
+                name_ok(
+                    f,
+                    value,
+                    "Machine type",
+                    names::rfc1035(value.as_str(), 63),
+                    help,
+                )
+                .then(|| value.value.clone())
+            }
+        }
+    };
+    let nodes = match &raw.nodes {
+        None => Some(2),
+        Some(nodes) => int_in(
+            f,
+            nodes,
+            "nodes",
+            1,
+            MAX_NODES,
+            "the system pool needs at least one node",
+        ),
+    };
+    Some(SystemPool {
+        name: name?,
+        machine_type: machine_type?,
+        nodes: nodes?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blueprint::testing::{BASE, one_problem, problems, with};
+    use crate::blueprint::{Capacity, Placement, parse};
+
+    #[test]
+    fn unknown_machine_type_suggests_the_closest() {
+        let text = BASE.replace("a3-megagpu-8g", "a3-megagpu-8");
+        let problem = one_problem(&text, "`a3-megagpu-8` is not an A3 GPU machine type", 8, 16);
+        assert_eq!(
+            problem.help.as_deref(),
+            Some("did you mean `a3-megagpu-8g`?")
+        );
+    }
+
+    #[test]
+    fn pools_must_share_one_family() {
+        let text =
+            with("\n[[gpu_pool]]\nname = \"high\"\nmachine_type = \"a3-highgpu-8g\"\nnodes = 1\n");
+        let problem = one_problem(&text, "must use one machine family", 13, 16);
+        assert_eq!(problem.label, "A3 High here");
+    }
+
+    #[test]
+    fn machine_type_must_be_offered_in_the_zone() {
+        let text = BASE.replace("zone = \"us-central1-a\"", "zone = \"us-central1-b\"");
+        let problem = one_problem(
+            &text,
+            "`a3-megagpu-8g` is not offered in zone `us-central1-b`",
+            8,
+            16,
+        );
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("`us-central1-a` or `us-central1-c`"))
+        );
+        let text = with("zones = [\"us-central1-a\", \"us-central1-f\"]\nplacement = \"none\"\n");
+        one_problem(&text, "not offered in zone `us-central1-f`", 10, 27);
+    }
+
+    #[test]
+    fn pool_zones_must_be_in_the_region() {
+        let text = with("zones = [\"us-east4-a\"]\n");
+        one_problem(
+            &text,
+            "Zone `us-east4-a` is not in region `us-central1`",
+            10,
+            10,
+        );
+    }
+
+    #[test]
+    fn compact_placement_needs_one_zone() {
+        let text = with("zones = [\"us-central1-a\", \"us-central1-c\"]\n");
+        one_problem(&text, "Compact placement needs exactly one zone", 10, 9);
+        assert!(
+            problems(&with(
+                "zones = [\"us-central1-a\", \"us-central1-c\"]\nplacement = \"none\"\n"
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn spot_rejects_reservation_periodic_maintenance_and_compact() {
+        one_problem(
+            &with("capacity = \"spot\"\nreservation = \"r1\"\n"),
+            "Spot pools cannot consume a reservation",
+            11,
+            15,
+        );
+        let problem = one_problem(
+            &with("capacity = \"spot\"\nhost_maintenance = \"periodic\"\n"),
+            "periodic host maintenance",
+            11,
+            20,
+        );
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("as-needed"))
+        );
+        one_problem(
+            &with("capacity = \"spot\"\nplacement = \"compact\"\n"),
+            "Spot pools cannot use compact placement",
+            11,
+            13,
+        );
+    }
+
+    #[test]
+    fn spot_defaults_to_no_placement() {
+        let blueprint = parse(&with("capacity = \"spot\"\n"), "t.toml").expect("valid");
+        assert_eq!(blueprint.gpu_pools[0].capacity, Capacity::Spot);
+        assert_eq!(blueprint.gpu_pools[0].placement, Placement::None);
+    }
+
+    #[test]
+    fn flex_start_rejects_reservation_and_allows_zero_nodes() {
+        one_problem(
+            &with("capacity = \"flex-start\"\nreservation = \"r1\"\n"),
+            "Flex-start pools cannot consume",
+            11,
+            15,
+        );
+        let text = BASE.replace("nodes = 2", "nodes = 0\ncapacity = \"flex-start\"");
+        let blueprint = parse(&text, "t.toml").expect("flex-start may start empty");
+        assert_eq!(blueprint.gpu_pools[0].nodes, 0);
+        assert_eq!(blueprint.gpu_pools[0].placement, Placement::None);
+    }
+
+    #[test]
+    fn node_count_must_be_positive_except_flex_start() {
+        let problem = one_problem(
+            &BASE.replace("nodes = 2", "nodes = 0"),
+            "`nodes` must be at least 1",
+            9,
+            9,
+        );
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("flex-start"))
+        );
+        one_problem(
+            &BASE.replace("nodes = 2", "nodes = -3"),
+            "`nodes` must be between 0 and 1000",
+            9,
+            9,
+        );
+    }
+
+    #[test]
+    fn reservation_is_required_iff_capacity_is_reservation() {
+        one_problem(
+            &with("capacity = \"reservation\"\n"),
+            "needs a `reservation` name",
+            10,
+            12,
+        );
+        one_problem(
+            &with("reservation = \"r1\"\n"),
+            "`reservation` is set but `capacity` is not `reservation`",
+            10,
+            15,
+        );
+        let blueprint = parse(&with("capacity = \"reservation\"\nreservation = \"r1\"\nreservation_block = \"block-1\"\n"), "t")
+            .expect("valid");
+        assert_eq!(
+            blueprint.gpu_pools[0].capacity,
+            Capacity::Reservation {
+                reservation: "r1".into(),
+                block: Some("block-1".into())
+            }
+        );
+        assert!(problems(&with("capacity = \"reservation\"\nreservation = \"projects/other-proj/reservations/r1\"\n")).is_empty());
+        one_problem(
+            &with("capacity = \"reservation\"\nreservation = \"R 1\"\n"),
+            "Reservation `R 1` is not valid",
+            11,
+            15,
+        );
+    }
+
+    #[test]
+    fn reservation_block_needs_a_reservation() {
+        one_problem(
+            &with("reservation_block = \"block-1\"\n"),
+            "`reservation_block` is only allowed",
+            10,
+            21,
+        );
+    }
+
+    #[test]
+    fn capacity_and_maintenance_values_are_checked() {
+        let problem = one_problem(&with("capacity = \"spto\"\n"), "`capacity` must be", 10, 12);
+        assert_eq!(problem.help.as_deref(), Some("did you mean `spot`?"));
+        one_problem(
+            &with("host_maintenance = \"sometimes\"\n"),
+            "`host_maintenance` must be",
+            10,
+            20,
+        );
+    }
+
+    #[test]
+    fn pool_names_follow_gke_rules_and_are_unique() {
+        one_problem(
+            &BASE.replace("name = \"a3mega\"\nmachine", "name = \"A3\"\nmachine"),
+            "Node pool name `A3` is not valid",
+            7,
+            8,
+        );
+        let text = with(
+            "\n[[gpu_pool]]\nname = \"a3mega\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 1\n",
+        );
+        let problem = one_problem(&text, "Node pool name `a3mega` is used twice", 12, 8);
+        assert_eq!(problem.span().len(), 8);
+        let text = with("\n[system_pool]\nname = \"a3mega\"\n");
+        one_problem(&text, "Node pool name `a3mega` is used twice", 12, 8);
+        let text = BASE.replace("name = \"a3mega\"\nmachine", "name = \"system\"\nmachine");
+        one_problem(&text, "`system` is taken by the system pool", 7, 8);
+    }
+
+    #[test]
+    fn cluster_and_pool_name_together_fit_gke_limit() {
+        // "a3mega-" is 7 characters, so the pool name may have 25.
+        let ok = BASE.replace(
+            "name = \"a3mega\"\nmachine",
+            &format!("name = \"{}\"\nmachine", "p".repeat(25)),
+        );
+        assert!(problems(&ok).is_empty());
+        let long = BASE.replace(
+            "name = \"a3mega\"\nmachine",
+            &format!("name = \"{}\"\nmachine", "p".repeat(26)),
+        );
+        let problem = one_problem(&long, "are 33 characters long, the limit is 32", 7, 8);
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("at most 25 characters"))
+        );
+        let too_long = BASE.replace(
+            "name = \"a3mega\"\nmachine",
+            &format!("name = \"{}\"\nmachine", "p".repeat(41)),
+        );
+        one_problem(&too_long, "the limit is 40", 7, 8);
+    }
+
+    #[test]
+    fn a_gpu_pool_is_required() {
+        let text = BASE
+            .split("[[gpu_pool]]")
+            .next()
+            .expect("BASE has a pool")
+            .to_string();
+        one_problem(&text, "declares no GPU node pool", 1, 1);
+        one_problem(
+            &format!("{text}gpu_pool = []\n"),
+            "declares no GPU node pool",
+            6,
+            1,
+        );
+    }
+
+    #[test]
+    fn system_pool_is_a_small_cpu_pool() {
+        let text = BASE.replace(
+            "[[gpu_pool]]",
+            "[system_pool]\nmachine_type = \"a3-highgpu-8g\"\nnodes = 0\n\n[[gpu_pool]]",
+        );
+        let found = problems(&text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].message.contains("must not use a GPU machine type"));
+        assert_eq!((found[0].line, found[0].column), (7, 16));
+        assert!(
+            found[1]
+                .message
+                .contains("`nodes` must be between 1 and 1000")
+        );
+        let blueprint = parse(BASE, "t").expect("valid");
+        assert_eq!(blueprint.system_pool.name, "system");
+        assert_eq!(blueprint.system_pool.machine_type, "e2-standard-4");
+        assert_eq!(blueprint.system_pool.nodes, 2);
+    }
+}

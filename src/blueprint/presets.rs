@@ -1,0 +1,394 @@
+//! Fixed facts about A3 machines, where they are offered, and which software versions go together.
+//!
+//! Everything here is data taken from the A3 recipe research (`a3-recipe.md` §A.1, §A.7.4–A.7.6)
+//! and the zone table shared by convention with the simulator (`sim/`). Nothing here reads the
+//! blueprint; the validation rules (`validate.rs`) and later stages look facts up. GKE version
+//! parsing and the GPUDirect version gate live in [`super::versions`].
+
+use serde::{Deserialize, Serialize};
+
+use super::versions::GkeVersion;
+
+/// The A3 machine family of a blueprint's GPU pools; it decides the GPU VPC count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MachineFamily {
+    /// `a3-highgpu-8g`: 8 × H100 80GB, 4 GPU NICs, GPUDirect-TCPX.
+    A3High,
+    /// `a3-megagpu-8g`: 8 × H100 Mega 80GB, 8 GPU NICs, GPUDirect-TCPXO.
+    A3Mega,
+}
+
+/// The GPUDirect transport a machine family uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum GpuDirect {
+    /// GPUDirect-TCPX (A3 High).
+    Tcpx,
+    /// GPUDirect-TCPXO, also called FasTrak (A3 Mega).
+    Tcpxo,
+}
+
+impl GpuDirect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuDirect::Tcpx => "TCPX",
+            GpuDirect::Tcpxo => "TCPXO",
+        }
+    }
+}
+
+/// Every machine family, in a stable order.
+pub const FAMILIES: [MachineFamily; 2] = [MachineFamily::A3High, MachineFamily::A3Mega];
+
+/// The machine type names the blueprint accepts for GPU pools.
+pub const GPU_MACHINE_TYPES: [&str; 2] = ["a3-highgpu-8g", "a3-megagpu-8g"];
+
+/// The MTU every GPU VPC must use for TCPX and TCPXO (`a3-recipe.md` §A.9 item 1).
+pub const GPU_MTU: u32 = 8244;
+
+impl MachineFamily {
+    /// The family of a GCE machine type name, if it is one of the A3 types a3ctl provisions.
+    pub fn from_machine_type(machine_type: &str) -> Option<Self> {
+        FAMILIES
+            .into_iter()
+            .find(|family| family.machine_type() == machine_type)
+    }
+
+    /// The GCE machine type.
+    pub fn machine_type(self) -> &'static str {
+        match self {
+            MachineFamily::A3High => "a3-highgpu-8g",
+            MachineFamily::A3Mega => "a3-megagpu-8g",
+        }
+    }
+
+    /// The short name used in messages and Kueue flavour names.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            MachineFamily::A3High => "A3 High",
+            MachineFamily::A3Mega => "A3 Mega",
+        }
+    }
+
+    /// The GKE accelerator type (`cloud.google.com/gke-accelerator`).
+    pub fn accelerator_type(self) -> &'static str {
+        match self {
+            MachineFamily::A3High => "nvidia-h100-80gb",
+            MachineFamily::A3Mega => "nvidia-h100-mega-80gb",
+        }
+    }
+
+    /// GPUs per node.
+    pub fn gpus_per_node(self) -> u32 {
+        8
+    }
+
+    /// Secondary (GPU) NICs per node, which is also the number of GPU VPCs.
+    pub fn gpu_nics(self) -> usize {
+        match self {
+            MachineFamily::A3High => 4,
+            MachineFamily::A3Mega => 8,
+        }
+    }
+
+    /// The GPUDirect transport.
+    pub fn gpudirect(self) -> GpuDirect {
+        match self {
+            MachineFamily::A3High => GpuDirect::Tcpx,
+            MachineFamily::A3Mega => GpuDirect::Tcpxo,
+        }
+    }
+
+    /// Zones where the machine type is offered (the table shared with the simulator).
+    pub fn zones(self) -> &'static [&'static str] {
+        match self {
+            MachineFamily::A3High => A3_HIGH_ZONES,
+            MachineFamily::A3Mega => A3_MEGA_ZONES,
+        }
+    }
+
+    /// Whether the machine type is offered in `zone`.
+    pub fn offered_in(self, zone: &str) -> bool {
+        self.zones().contains(&zone)
+    }
+}
+
+/// Regions a3ctl knows, each with its zone suffixes.
+pub const REGIONS: &[(&str, &[&str])] = &[
+    ("us-central1", &["a", "b", "c", "f"]),
+    ("us-east4", &["a", "b", "c"]),
+    ("us-east5", &["a", "b", "c"]),
+    ("us-west1", &["a", "b", "c"]),
+    ("us-west4", &["a", "b", "c"]),
+    ("europe-west1", &["b", "c", "d"]),
+    ("europe-west4", &["a", "b", "c"]),
+    ("asia-northeast1", &["a", "b", "c"]),
+    ("asia-southeast1", &["a", "b", "c"]),
+];
+
+/// Zones offering `a3-highgpu-8g`.
+pub const A3_HIGH_ZONES: &[&str] = &[
+    "us-central1-a",
+    "us-central1-c",
+    "us-east4-a",
+    "us-east5-a",
+    "us-west1-b",
+    "us-west4-a",
+    "europe-west4-b",
+    "europe-west4-c",
+    "asia-northeast1-a",
+    "asia-southeast1-b",
+];
+
+/// Zones offering `a3-megagpu-8g`.
+pub const A3_MEGA_ZONES: &[&str] = &[
+    "us-central1-a",
+    "us-central1-c",
+    "us-east4-a",
+    "us-east5-a",
+    "us-west1-b",
+    "europe-west1-b",
+    "europe-west4-b",
+    "asia-northeast1-b",
+    "asia-southeast1-c",
+];
+
+/// The region names, for hints.
+pub fn region_names() -> Vec<&'static str> {
+    REGIONS.iter().map(|(region, _)| *region).collect()
+}
+
+/// Whether `region` is known.
+pub fn region_exists(region: &str) -> bool {
+    REGIONS.iter().any(|(name, _)| *name == region)
+}
+
+/// Every known zone name (`us-central1-a` ...).
+pub fn zone_names() -> Vec<String> {
+    REGIONS
+        .iter()
+        .flat_map(|(region, suffixes)| {
+            suffixes
+                .iter()
+                .map(move |suffix| format!("{region}-{suffix}"))
+        })
+        .collect()
+}
+
+/// The region a known zone belongs to.
+pub fn region_of_zone(zone: &str) -> Option<&'static str> {
+    REGIONS.iter().find_map(|(region, suffixes)| {
+        let suffix = zone.strip_prefix(region)?.strip_prefix('-')?;
+        suffixes.contains(&suffix).then_some(*region)
+    })
+}
+
+/// One tested combination of GPUDirect software for a machine family.
+///
+/// The plugin installer, the RxDM sidecar and NCCL must be upgraded together (`a3-recipe.md`
+/// §A.9 item 4); a stack names one such tuple. `min_gke` is the GKE gate that applies to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stack {
+    /// The stack name used in blueprints, the month of the upstream release (`2026-01`).
+    pub id: &'static str,
+    pub family: MachineFamily,
+    /// NCCL plugin installer image, without tag.
+    pub plugin_image: &'static str,
+    pub plugin_tag: &'static str,
+    /// RxDM (`tcpgpudmarxd`) sidecar image, without tag.
+    pub rxdm_image: &'static str,
+    pub rxdm_tag: &'static str,
+    /// NCCL version the plugin ships, when upstream states it.
+    pub nccl: Option<&'static str>,
+    /// Minimum GKE versions for GPUDirect on this family.
+    pub min_gke: &'static GkeMinimums,
+}
+
+const TCPX_PLUGIN: &str =
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev";
+const TCPX_RXDM: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev";
+const TCPXO_PLUGIN: &str =
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev";
+const TCPXO_RXDM: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev";
+
+/// Known stacks, newest first within each family.
+pub const STACKS: &[Stack] = &[
+    Stack {
+        id: "2026-01",
+        family: MachineFamily::A3High,
+        plugin_image: TCPX_PLUGIN,
+        plugin_tag: "v3.1.9",
+        rxdm_image: TCPX_RXDM,
+        rxdm_tag: "v2.0.12",
+        nccl: None,
+        min_gke: &A3_HIGH_MINIMUMS,
+    },
+    Stack {
+        id: "2026-01",
+        family: MachineFamily::A3Mega,
+        plugin_image: TCPXO_PLUGIN,
+        plugin_tag: "v1.0.15",
+        rxdm_image: TCPXO_RXDM,
+        rxdm_tag: "v1.0.21",
+        nccl: Some("2.28.7-1"),
+        min_gke: &A3_MEGA_MINIMUMS,
+    },
+    Stack {
+        id: "2025-11",
+        family: MachineFamily::A3Mega,
+        plugin_image: TCPXO_PLUGIN,
+        plugin_tag: "v1.0.14",
+        rxdm_image: TCPXO_RXDM,
+        rxdm_tag: "v1.0.20",
+        nccl: Some("2.28.7-1"),
+        min_gke: &A3_MEGA_MINIMUMS,
+    },
+    Stack {
+        id: "2025-08",
+        family: MachineFamily::A3Mega,
+        plugin_image: TCPXO_PLUGIN,
+        plugin_tag: "v1.0.12",
+        rxdm_image: TCPXO_RXDM,
+        rxdm_tag: "v1.0.18",
+        nccl: Some("2.26.5"),
+        min_gke: &A3_MEGA_MINIMUMS,
+    },
+];
+
+/// The stack `id` for `family`, if the table has it.
+pub fn stack(family: MachineFamily, id: &str) -> Option<&'static Stack> {
+    STACKS
+        .iter()
+        .find(|stack| stack.family == family && stack.id == id)
+}
+
+/// The newest stack for `family`; the default when a blueprint names none.
+pub fn latest_stack(family: MachineFamily) -> &'static Stack {
+    // The table has a row for every family (checked by a test), newest first.
+    STACKS
+        .iter()
+        .find(|stack| stack.family == family)
+        .unwrap_or(&STACKS[0])
+}
+
+/// The stack names known for `family`, newest first.
+pub fn stack_ids(family: MachineFamily) -> Vec<&'static str> {
+    STACKS
+        .iter()
+        .filter(|stack| stack.family == family)
+        .map(|stack| stack.id)
+        .collect()
+}
+
+/// The GKE versions GPUDirect needs on one machine family.
+///
+/// `per_minor` lists the lowest patch accepted in each pinned minor, ascending; minors older
+/// than the first entry are unsupported and newer minors than the last are unpinned. `floor`,
+/// when set, applies to every minor on top of that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GkeMinimums {
+    pub per_minor: &'static [GkeVersion],
+    pub floor: Option<GkeVersion>,
+    /// Where the numbers come from, for hints.
+    pub source: &'static str,
+}
+
+/// A3 High (TCPX) minimums enforced by Cluster Toolkit's `gke-node-pool` module.
+pub const A3_HIGH_MINIMUMS: GkeMinimums = GkeMinimums {
+    per_minor: &[
+        GkeVersion::new(1, 27, 16, 2874000),
+        GkeVersion::new(1, 28, 15, 3163000),
+        GkeVersion::new(1, 29, 15, 2467000),
+    ],
+    floor: None,
+    source: "Cluster Toolkit gke-node-pool GPUDirect minimums",
+};
+
+/// A3 Mega (TCPXO) minimums: Cluster Toolkit's per-minor list plus the gpu-recipes floor.
+pub const A3_MEGA_MINIMUMS: GkeMinimums = GkeMinimums {
+    per_minor: &[
+        GkeVersion::new(1, 28, 15, 3163000),
+        GkeVersion::new(1, 29, 15, 2467000),
+        GkeVersion::new(1, 30, 14, 1922000),
+        GkeVersion::new(1, 31, 14, 1243000),
+        GkeVersion::new(1, 32, 11, 1174000),
+    ],
+    floor: Some(GkeVersion::new(1, 32, 4, 1767000)),
+    source: "Cluster Toolkit gke-node-pool GPUDirect minimums and the A3 Mega gpu-recipes floor",
+};
+
+impl MachineFamily {
+    /// The GKE versions GPUDirect needs on this family.
+    pub fn gke_minimums(self) -> &'static GkeMinimums {
+        match self {
+            MachineFamily::A3High => &A3_HIGH_MINIMUMS,
+            MachineFamily::A3Mega => &A3_MEGA_MINIMUMS,
+        }
+    }
+}
+
+/// The Kueue release installed when a blueprint names none (Cluster Toolkit and xpk both pin it).
+pub const KUEUE_VERSION: &str = "v0.17.1";
+
+/// The upstream manifest URL of a Kueue release.
+pub fn kueue_manifest_url(version: &str) -> String {
+    format!("https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_zone_is_a_known_zone() {
+        let zones = zone_names();
+        for family in FAMILIES {
+            for zone in family.zones() {
+                assert!(zones.iter().any(|z| z == zone), "{zone} is not in REGIONS");
+                assert!(region_of_zone(zone).is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn region_of_zone_matches_whole_region_names() {
+        assert_eq!(region_of_zone("us-central1-a"), Some("us-central1"));
+        assert_eq!(region_of_zone("us-central1-d"), None);
+        assert_eq!(region_of_zone("us-central"), None);
+        assert_eq!(region_of_zone("europe-west4-c"), Some("europe-west4"));
+    }
+
+    #[test]
+    fn every_family_has_a_stack_and_latest_is_its_own() {
+        for family in FAMILIES {
+            assert_eq!(latest_stack(family).family, family);
+            assert!(stack(family, "2026-01").is_some());
+        }
+    }
+
+    #[test]
+    fn family_facts_match_the_recipe() {
+        let high = MachineFamily::from_machine_type("a3-highgpu-8g");
+        let mega = MachineFamily::from_machine_type("a3-megagpu-8g");
+        assert_eq!(high, Some(MachineFamily::A3High));
+        assert_eq!(mega, Some(MachineFamily::A3Mega));
+        assert_eq!(MachineFamily::A3High.gpu_nics(), 4);
+        assert_eq!(MachineFamily::A3Mega.gpu_nics(), 8);
+        assert_eq!(
+            MachineFamily::A3Mega.accelerator_type(),
+            "nvidia-h100-mega-80gb"
+        );
+        assert_eq!(MachineFamily::A3High.gpudirect(), GpuDirect::Tcpx);
+        assert!(MachineFamily::A3Mega.offered_in("europe-west1-b"));
+        assert!(!MachineFamily::A3High.offered_in("europe-west1-b"));
+    }
+
+    #[test]
+    fn minimums_are_ascending() {
+        for family in FAMILIES {
+            let list = family.gke_minimums().per_minor;
+            assert!(list.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+}

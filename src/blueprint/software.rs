@@ -1,0 +1,329 @@
+//! Cluster software rules: NVIDIA driver mode, the GPUDirect version stack (a tested row of
+//! [`super::presets::STACKS`] unless `force_stack`), Network object names and Kueue.
+
+use std::path::PathBuf;
+
+use super::decode::quoted_list;
+use super::error::{Finding, Findings};
+use super::model::{DriverMode, Kueue, ManifestSource, Software, StackVersions};
+use super::names;
+use super::presets::{self, MachineFamily};
+use super::schema::RawSoftware;
+use super::validate::{Ctx, choice, name_ok};
+
+pub(crate) fn software(raw: &RawSoftware, ctx: &mut Ctx) -> Option<Software> {
+    let f = &mut ctx.f;
+    let driver = match &raw.driver {
+        None => Some(DriverMode::Default),
+        Some(value) => choice(f, value, "driver", &DriverMode::NAMES, DriverMode::parse),
+    };
+    let force = raw.force_stack.as_ref().is_some_and(|v| v.value);
+    let stack = ctx.family.and_then(|family| stack(raw, family, force, f));
+    let network_prefix = match &raw.network_prefix {
+        None => Some("vpc".to_string()),
+        Some(value) => {
+            // Device Network names must stay within 41 characters (UNIX socket path limit);
+            // the prefix gets one digit.
+            let help = "Network object names are `<prefix>1`..`<prefix>N`: lowercase letters, digits and hyphens, at most 40 characters";
+            name_ok(
+                f,
+                value,
+                "`network_prefix`",
+                names::dns1123_label(value.as_str(), 40),
+                help,
+            )
+            .then(|| value.value.clone())
+        }
+    };
+    let kueue = kueue(raw, f);
+    Some(Software {
+        driver: driver?,
+        nccl: raw.nccl.as_ref().is_none_or(|v| v.value),
+        stack: stack?,
+        network_prefix: network_prefix?,
+        kueue: kueue?,
+    })
+}
+
+fn stack(
+    raw: &RawSoftware,
+    family: MachineFamily,
+    force: bool,
+    f: &mut Findings,
+) -> Option<StackVersions> {
+    let known = presets::stack_ids(family);
+    let row = match &raw.stack {
+        None => Some(presets::latest_stack(family)),
+        Some(id) => match presets::stack(family, id.as_str()) {
+            Some(row) => Some(row),
+            None if force => Some(presets::latest_stack(family)),
+            None => {
+                f.push(
+                    Finding::new(
+                        id.span.clone(),
+                        format!("Stack `{}` is not a tested combination for {}", id.value, family.display_name()),
+                        "unknown stack",
+                    )
+                    .help(format!(
+                        "known stacks for {} are {}; set `force_stack = true` to use an untested one",
+                        family.display_name(),
+                        quoted_list(&known)
+                    )),
+                );
+                None
+            }
+        },
+    }?;
+    let mut versions = StackVersions {
+        id: raw
+            .stack
+            .as_ref()
+            .map_or(row.id.to_string(), |id| id.value.clone()),
+        gpudirect: family.gpudirect(),
+        plugin_image: row.plugin_image.to_string(),
+        plugin_tag: row.plugin_tag.to_string(),
+        rxdm_image: row.rxdm_image.to_string(),
+        rxdm_tag: row.rxdm_tag.to_string(),
+        nccl: row.nccl.map(str::to_string),
+        forced: presets::stack(
+            family,
+            &raw.stack
+                .as_ref()
+                .map_or(row.id.to_string(), |id| id.value.clone()),
+        )
+        .is_none(),
+    };
+    let mut ok = true;
+    for (key, value, slot) in [
+        ("plugin_tag", &raw.plugin_tag, &mut versions.plugin_tag),
+        ("rxdm_tag", &raw.rxdm_tag, &mut versions.rxdm_tag),
+    ] {
+        let Some(value) = value else { continue };
+        if !force {
+            f.push(
+                Finding::new(value.span.clone(), format!("`{key}` overrides a tested stack"), "needs `force_stack = true`")
+                    .help(format!(
+                        "the plugin installer, RxDM and NCCL are upgraded together; pick a `stack` ({}) or set `force_stack = true`",
+                        quoted_list(&known)
+                    )),
+            );
+            ok = false;
+        } else if value.value.is_empty()
+            || value
+                .value
+                .contains(|c: char| c.is_whitespace() || c == ':' || c == '/')
+        {
+            f.push(Finding::new(
+                value.span.clone(),
+                format!("`{key}` `{}` is not an image tag", value.value),
+                "not a tag",
+            ));
+            ok = false;
+        } else {
+            *slot = value.value.clone();
+            versions.forced = true;
+        }
+    }
+    ok.then_some(versions)
+}
+
+fn kueue(raw: &RawSoftware, f: &mut Findings) -> Option<Kueue> {
+    let raw = &raw.kueue;
+    let version = match &raw.version {
+        None => Some(presets::KUEUE_VERSION.to_string()),
+        Some(value) => {
+            let valid = value.as_str().strip_prefix('v').is_some_and(|rest| {
+                rest.split('.').count() == 3
+                    && rest
+                        .split('.')
+                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            });
+            if !valid {
+                f.push(
+                    Finding::new(
+                        value.span.clone(),
+                        format!("Kueue `version` `{}` is not a release tag", value.value),
+                        "expected vX.Y.Z",
+                    )
+                    .help(format!(
+                        "use a release tag like `{}`",
+                        presets::KUEUE_VERSION
+                    )),
+                );
+            }
+            valid.then(|| value.value.clone())
+        }
+    };
+    let manifest = match (&raw.manifest, &version) {
+        (None, Some(version)) => Some(ManifestSource::Url(presets::kueue_manifest_url(version))),
+        (None, None) => None,
+        (Some(value), _) if value.as_str().starts_with("https://") => {
+            Some(ManifestSource::Url(value.value.clone()))
+        }
+        (Some(value), _) if value.as_str().contains("://") || value.value.is_empty() => {
+            f.push(
+                Finding::new(
+                    value.span.clone(),
+                    format!(
+                        "Kueue `manifest` `{}` is neither an https URL nor a path",
+                        value.value
+                    ),
+                    "unsupported location",
+                )
+                .help("use an https:// URL or a local file path"),
+            );
+            None
+        }
+        (Some(value), _) => Some(ManifestSource::Path(PathBuf::from(&value.value))),
+    };
+    let sha256 = match &raw.sha256 {
+        None => Some(None),
+        Some(value) if value.value.is_empty() => Some(None),
+        Some(value)
+            if value.value.len() == 64 && value.value.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Some(Some(value.value.to_ascii_lowercase()))
+        }
+        Some(value) => {
+            f.push(
+                Finding::new(
+                    value.span.clone(),
+                    "Kueue `sha256` is not a SHA-256 digest",
+                    "expected 64 hex digits",
+                )
+                .help("use the output of `sha256sum manifests.yaml`, or leave it empty"),
+            );
+            None
+        }
+    };
+    let queue = match &raw.queue {
+        None => Some("a3-queue".to_string()),
+        Some(value) => {
+            let help = "queue names are Kubernetes names: lowercase letters, digits and hyphens, at most 63 characters";
+            name_ok(
+                f,
+                value,
+                "Kueue queue name",
+                names::dns1123_label(value.as_str(), 63),
+                help,
+            )
+            .then(|| value.value.clone())
+        }
+    };
+    Some(Kueue {
+        enabled: raw.enabled.as_ref().is_none_or(|v| v.value),
+        version: version?,
+        manifest: manifest?,
+        sha256: sha256?,
+        queue: queue?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blueprint::testing::{BASE, one_problem};
+    use crate::blueprint::{ManifestSource, parse};
+
+    fn section(table: &str, lines: &str) -> String {
+        BASE.replace("[[gpu_pool]]", &format!("[{table}]\n{lines}\n[[gpu_pool]]"))
+    }
+
+    #[test]
+    fn stack_must_be_tested_unless_forced() {
+        let problem = one_problem(
+            &section("software", "stack = \"2024-01\""),
+            "Stack `2024-01` is not a tested combination for A3 Mega",
+            7,
+            9,
+        );
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("`2026-01`, `2025-11` or `2025-08`"))
+        );
+        let forced = parse(
+            &section("software", "stack = \"2024-01\"\nforce_stack = true"),
+            "t",
+        )
+        .expect("forced");
+        assert!(forced.software.stack.forced);
+        assert_eq!(forced.software.stack.id, "2024-01");
+        one_problem(
+            &section("software", "plugin_tag = \"v1.0.13\""),
+            "`plugin_tag` overrides a tested stack",
+            7,
+            14,
+        );
+        let forced = parse(
+            &section("software", "force_stack = true\nplugin_tag = \"v1.0.13\""),
+            "t",
+        )
+        .expect("forced");
+        assert_eq!(forced.software.stack.plugin_tag, "v1.0.13");
+        let old = parse(&section("software", "stack = \"2025-08\""), "t").expect("known");
+        assert_eq!(
+            (
+                old.software.stack.rxdm_tag.as_str(),
+                old.software.stack.forced
+            ),
+            ("v1.0.18", false)
+        );
+        one_problem(
+            &section("software", "driver = \"newest\""),
+            "`driver` must be",
+            7,
+            10,
+        );
+        one_problem(
+            &section("software", "network_prefix = \"VPC\""),
+            "`network_prefix` `VPC` is not valid",
+            7,
+            18,
+        );
+    }
+
+    #[test]
+    fn kueue_settings_are_checked() {
+        let kueue = |lines: &str| {
+            BASE.replace(
+                "[[gpu_pool]]",
+                &format!("[software.kueue]\n{lines}\n[[gpu_pool]]"),
+            )
+        };
+        one_problem(
+            &kueue("version = \"0.17.1\""),
+            "Kueue `version` `0.17.1` is not a release tag",
+            7,
+            11,
+        );
+        one_problem(
+            &kueue("sha256 = \"abc\""),
+            "Kueue `sha256` is not a SHA-256 digest",
+            7,
+            10,
+        );
+        one_problem(
+            &kueue("manifest = \"http://example.com/kueue.yaml\""),
+            "neither an https URL nor a path",
+            7,
+            12,
+        );
+        one_problem(
+            &kueue("queue = \"A3\""),
+            "Kueue queue name `A3` is not valid",
+            7,
+            9,
+        );
+        let local = parse(
+            &kueue("manifest = \"vendor/kueue.yaml\"\nsha256 = \"\""),
+            "t",
+        )
+        .expect("valid");
+        assert_eq!(
+            local.software.kueue.manifest,
+            ManifestSource::Path("vendor/kueue.yaml".into())
+        );
+        assert_eq!(local.software.kueue.sha256, None);
+    }
+}
