@@ -68,11 +68,19 @@ pub const REPOSITORY_ENUMS: EnumTable = &[
     },
     EnumField {
         path: "mavenConfig.versionPolicy",
-        values: &[(0, "VERSION_POLICY_UNSPECIFIED"), (1, "RELEASE"), (2, "SNAPSHOT")],
+        values: &[
+            (0, "VERSION_POLICY_UNSPECIFIED"),
+            (1, "RELEASE"),
+            (2, "SNAPSHOT"),
+        ],
     },
     EnumField {
         path: "vulnerabilityScanningConfig.enablementConfig",
-        values: &[(0, "ENABLEMENT_CONFIG_UNSPECIFIED"), (1, "INHERITED"), (2, "DISABLED")],
+        values: &[
+            (0, "ENABLEMENT_CONFIG_UNSPECIFIED"),
+            (1, "INHERITED"),
+            (2, "DISABLED"),
+        ],
     },
     EnumField {
         path: "vulnerabilityScanningConfig.enablementState",
@@ -250,7 +258,12 @@ fn fault_error(action: FaultAction) -> Result<Option<(i32, String)>, GcpError> {
             status,
             reason,
             message,
-        } => Err(GcpError::new(status, lro::status_for_http(status), reason, message)),
+        } => Err(GcpError::new(
+            status,
+            lro::status_for_http(status),
+            reason,
+            message,
+        )),
     }
 }
 

@@ -12,11 +12,11 @@
 use crate::enums::{self, EnumField, EnumTable};
 use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
+use crate::geo;
 use crate::http::{self, Query};
 use crate::lro::{self, LroApi, Operations};
 use crate::server::Shared;
 use crate::world::{Ctx, World};
-use crate::geo;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
@@ -65,7 +65,11 @@ pub const INSTANCE_ENUMS: EnumTable = &[
     },
     EnumField {
         path: "protocol",
-        values: &[(0, "FILE_PROTOCOL_UNSPECIFIED"), (1, "NFS_V3"), (2, "NFS_V4_1")],
+        values: &[
+            (0, "FILE_PROTOCOL_UNSPECIFIED"),
+            (1, "NFS_V3"),
+            (2, "NFS_V4_1"),
+        ],
     },
     EnumField {
         path: "suspensionReasons[]",
@@ -74,7 +78,11 @@ pub const INSTANCE_ENUMS: EnumTable = &[
     EnumField {
         path: "networks[].modes[]",
         // MODE_IPV6 = 2 assumed.
-        values: &[(0, "ADDRESS_MODE_UNSPECIFIED"), (1, "MODE_IPV4"), (2, "MODE_IPV6")],
+        values: &[
+            (0, "ADDRESS_MODE_UNSPECIFIED"),
+            (1, "MODE_IPV4"),
+            (2, "MODE_IPV6"),
+        ],
     },
     EnumField {
         path: "networks[].connectMode",
@@ -88,7 +96,11 @@ pub const INSTANCE_ENUMS: EnumTable = &[
     },
     EnumField {
         path: "fileShares[].nfsExportOptions[].accessMode",
-        values: &[(0, "ACCESS_MODE_UNSPECIFIED"), (1, "READ_ONLY"), (2, "READ_WRITE")],
+        values: &[
+            (0, "ACCESS_MODE_UNSPECIFIED"),
+            (1, "READ_ONLY"),
+            (2, "READ_WRITE"),
+        ],
     },
     EnumField {
         path: "fileShares[].nfsExportOptions[].squashMode",
@@ -270,10 +282,9 @@ pub fn capacity_bands(tier: &str) -> &'static [(i64, i64, i64)] {
 /// Checks a share capacity against the tier's bands.
 pub fn check_capacity(tier: &str, capacity: i64) -> GcpResult<()> {
     let bands = capacity_bands(tier);
-    if bands
-        .iter()
-        .any(|(min, max, step)| capacity >= *min && capacity <= *max && (capacity - min) % step == 0)
-    {
+    if bands.iter().any(|(min, max, step)| {
+        capacity >= *min && capacity <= *max && (capacity - min) % step == 0
+    }) {
         return Ok(());
     }
     let min = bands.first().map(|b| b.0).unwrap_or(0);
@@ -326,12 +337,16 @@ fn check_share_name(tier: &str, name: &str) -> GcpResult<()> {
 
 fn capacity_of(share: &Value) -> GcpResult<i64> {
     match share.get("capacityGb") {
-        Some(Value::String(s)) => s
-            .parse::<i64>()
-            .map_err(|_| invalid(format!("Invalid value at 'instance.file_shares[0].capacity_gb' (TYPE_INT64), \"{s}\""))),
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .ok_or_else(|| invalid(format!("Invalid value at 'instance.file_shares[0].capacity_gb' (TYPE_INT64), {n}"))),
+        Some(Value::String(s)) => s.parse::<i64>().map_err(|_| {
+            invalid(format!(
+                "Invalid value at 'instance.file_shares[0].capacity_gb' (TYPE_INT64), \"{s}\""
+            ))
+        }),
+        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
+            invalid(format!(
+                "Invalid value at 'instance.file_shares[0].capacity_gb' (TYPE_INT64), {n}"
+            ))
+        }),
         None | Some(Value::Null) => Ok(0),
         Some(other) => Err(invalid(format!(
             "Invalid value at 'instance.file_shares[0].capacity_gb' (TYPE_INT64), {other}"
@@ -380,7 +395,9 @@ fn check_location(location: &str) -> GcpResult<()> {
     if geo::zone_exists(location) || geo::region_exists(location) {
         return Ok(());
     }
-    Err(invalid(format!("Location '{location}' is not a valid location.")))
+    Err(invalid(format!(
+        "Location '{location}' is not a valid location."
+    )))
 }
 
 fn fault_error(action: FaultAction, tier: &str) -> Result<Option<(i32, String)>, GcpError> {
@@ -469,7 +486,11 @@ async fn create_instance(
         .to_string();
     let zonal_location = geo::zone_exists(&location);
     if tier_is_zonal(&tier) != zonal_location {
-        let needs = if tier_is_zonal(&tier) { "a zone" } else { "a region" };
+        let needs = if tier_is_zonal(&tier) {
+            "a zone"
+        } else {
+            "a region"
+        };
         return Err(invalid(format!(
             "Invalid location '{location}' for tier {tier}: instances of tier {tier} must be created in {needs}."
         )));

@@ -3,7 +3,10 @@
 //! Bucket names are global: a name taken by any project gives 409 `conflict`, with the message
 //! Cloud Storage uses for a bucket you already own or for one someone else owns.
 
-use super::{Bucket, Failed, Preconditions, etag, invalid, no_such_bucket, precondition_failed, required, scripted};
+use super::{
+    Bucket, Failed, Preconditions, etag, invalid, no_such_bucket, precondition_failed, required,
+    scripted,
+};
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::http::{self, Query};
@@ -53,26 +56,30 @@ const WRITABLE: &[&str] = &[
     "website",
 ];
 /// Fields fixed at creation.
-const IMMUTABLE: &[&str] = &["hierarchicalNamespace", "customPlacementConfig", "objectRetention"];
+const IMMUTABLE: &[&str] = &[
+    "hierarchicalNamespace",
+    "customPlacementConfig",
+    "objectRetention",
+];
 
 /// Cloud Storage's bucket naming rules.
 pub fn valid_bucket_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     let len_ok = if name.contains('.') {
-        (3..=222).contains(&bytes.len())
-            && name.split('.').all(|c| !c.is_empty() && c.len() <= 63)
+        (3..=222).contains(&bytes.len()) && name.split('.').all(|c| !c.is_empty() && c.len() <= 63)
     } else {
         (3..=63).contains(&bytes.len())
     };
-    let chars_ok = bytes.iter().all(|b| {
-        b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
-    });
+    let chars_ok = bytes
+        .iter()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.'));
     let ends_ok = bytes
         .first()
         .zip(bytes.last())
         .is_some_and(|(f, l)| f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric());
     let ip_like = name.split('.').count() == 4 && name.split('.').all(|p| p.parse::<u8>().is_ok());
-    let google_like = name.starts_with("goog") || name.contains("google") || name.contains("g00gle");
+    let google_like =
+        name.starts_with("goog") || name.contains("google") || name.contains("g00gle");
     len_ok && chars_ok && ends_ok && !ip_like && !google_like
 }
 
@@ -143,12 +150,15 @@ fn settle(world: &World, cx: &Ctx, resource: &mut Value, before: Option<&Value>)
     resource["storageClass"] = json!(class);
     let ubla = resource["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"] == true
         || resource["iamConfiguration"]["bucketPolicyOnly"]["enabled"] == true;
-    let was = before.is_some_and(|b| b["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"] == true);
+    let was = before
+        .is_some_and(|b| b["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"] == true);
     let mut uniform = json!({ "enabled": ubla });
     if ubla {
         let locked = if was {
             before
-                .and_then(|b| b["iamConfiguration"]["uniformBucketLevelAccess"]["lockedTime"].as_str())
+                .and_then(|b| {
+                    b["iamConfiguration"]["uniformBucketLevelAccess"]["lockedTime"].as_str()
+                })
                 .map(str::to_string)
         } else {
             None
@@ -173,7 +183,9 @@ fn settle(world: &World, cx: &Ctx, resource: &mut Value, before: Option<&Value>)
     for field in IMMUTABLE {
         if let Some(before) = before {
             if before.get(*field) != resource.get(*field) {
-                return Err(invalid(format!("The field '{field}' cannot be changed after the bucket is created.")));
+                return Err(invalid(format!(
+                    "The field '{field}' cannot be changed after the bucket is created."
+                )));
             }
         }
     }
@@ -198,7 +210,10 @@ pub async fn insert_bucket(
     if !valid_bucket_name(&name) {
         return Err(invalid(format!("Invalid bucket name: '{name}'")));
     }
-    let location = body["location"].as_str().unwrap_or("US").to_ascii_uppercase();
+    let location = body["location"]
+        .as_str()
+        .unwrap_or("US")
+        .to_ascii_uppercase();
     let location_type = location_type(&location)
         .ok_or_else(|| invalid("The specified location constraint is not valid."))?;
     shared.with_world(|world, cx| {
@@ -245,7 +260,11 @@ pub async fn insert_bucket(
     })
 }
 
-fn check_bucket_preconditions(bucket: &Bucket, query: &Query, read: bool) -> GcpResult<Option<Response>> {
+fn check_bucket_preconditions(
+    bucket: &Bucket,
+    query: &Query,
+    read: bool,
+) -> GcpResult<Option<Response>> {
     let preconditions = Preconditions::parse(query)?;
     match preconditions.check(Some((0, bucket.metageneration))) {
         Ok(()) => Ok(None),
@@ -260,7 +279,11 @@ pub async fn get_bucket(
     query: Query,
 ) -> GcpResult<Response> {
     shared.read_world(|world, _| {
-        let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
+        let found = world
+            .storage
+            .buckets
+            .get(&bucket)
+            .ok_or_else(no_such_bucket)?;
         if let Some(not_modified) = check_bucket_preconditions(found, &query, true)? {
             return Ok(not_modified);
         }
@@ -310,9 +333,19 @@ pub async fn list_buckets(
 }
 
 /// Shared by patch (merge) and update (replace of the writable fields).
-fn modify_bucket(shared: &Shared, bucket: &str, query: &Query, body: &Value, replace: bool) -> GcpResult<Response> {
+fn modify_bucket(
+    shared: &Shared,
+    bucket: &str,
+    query: &Query,
+    body: &Value,
+    replace: bool,
+) -> GcpResult<Response> {
     shared.with_world(|world, cx| {
-        let found = world.storage.buckets.get(bucket).ok_or_else(no_such_bucket)?;
+        let found = world
+            .storage
+            .buckets
+            .get(bucket)
+            .ok_or_else(no_such_bucket)?;
         check_bucket_preconditions(found, query, false)?;
         scripted(cx, "storage.bucket", "update")?;
         let before = found.resource.clone();
@@ -371,7 +404,11 @@ pub async fn delete_bucket(
     query: Query,
 ) -> GcpResult<Response> {
     shared.with_world(|world, cx| {
-        let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
+        let found = world
+            .storage
+            .buckets
+            .get(&bucket)
+            .ok_or_else(no_such_bucket)?;
         check_bucket_preconditions(found, &query, false)?;
         if !found.is_empty() {
             return Err(GcpError::new(
@@ -385,6 +422,32 @@ pub async fn delete_bucket(
         world.storage.buckets.remove(&bucket);
         world.storage.uploads.retain(|_, u| u.bucket != bucket);
         Ok(StatusCode::NO_CONTENT.into_response())
+    })
+}
+
+/// `GET /storage/v1/b/B/storageLayout` (gcloud asks before recursive operations).
+pub async fn storage_layout(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path(bucket): Path<String>,
+) -> GcpResult<Response> {
+    shared.read_world(|world, _| {
+        let found = world
+            .storage
+            .buckets
+            .get(&bucket)
+            .ok_or_else(no_such_bucket)?;
+        let r = &found.resource;
+        let mut layout = json!({
+            "kind": "storage#storageLayout",
+            "bucket": bucket,
+            "location": r["location"],
+            "locationType": r["locationType"],
+            "hierarchicalNamespace": { "enabled": r["hierarchicalNamespace"]["enabled"] == true },
+        });
+        if let Some(placement) = r.get("customPlacementConfig") {
+            layout["customPlacementConfig"] = placement.clone();
+        }
+        Ok(http::json(layout))
     })
 }
 
@@ -418,7 +481,13 @@ mod tests {
     #[test]
     fn merge_patch_removes_nulls() {
         let mut v = json!({"labels": {"a": "1", "b": "2"}, "versioning": {"enabled": false}});
-        merge(&mut v, &json!({"labels": {"a": null, "c": "3"}, "versioning": {"enabled": true}}));
-        assert_eq!(v, json!({"labels": {"b": "2", "c": "3"}, "versioning": {"enabled": true}}));
+        merge(
+            &mut v,
+            &json!({"labels": {"a": null, "c": "3"}, "versioning": {"enabled": true}}),
+        );
+        assert_eq!(
+            v,
+            json!({"labels": {"b": "2", "c": "3"}, "versioning": {"enabled": true}})
+        );
     }
 }

@@ -25,6 +25,7 @@ use crate::http::Query;
 use crate::server::Shared;
 use crate::world::{Ctx, World};
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -123,6 +124,10 @@ pub fn router() -> Router<Arc<Shared>> {
                 .delete(buckets::delete_bucket),
         )
         .route(
+            "/storage/v1/b/{bucket}/storageLayout",
+            get(buckets::storage_layout),
+        )
+        .route(
             "/storage/v1/b/{bucket}/o",
             get(objects::list_objects).post(upload::insert_metadata_only),
         )
@@ -139,9 +144,15 @@ pub fn router() -> Router<Arc<Shared>> {
             post(upload::upload).put(upload::resume),
         )
         .route(
+            "/resumable/upload/storage/v1/b/{bucket}/o",
+            post(upload::upload).put(upload::resume),
+        )
+        .route(
             "/download/storage/v1/b/{bucket}/o/{*object}",
             get(objects::download_object),
         )
+        // Uploads are as large as objects are; axum's 2 MB default would refuse them.
+        .layer(DefaultBodyLimit::disable())
 }
 
 /// This API's part of the admin inventory.
@@ -263,9 +274,11 @@ impl Preconditions {
             };
             match query.get(&key) {
                 None => Ok(None),
-                Some(v) => v.trim().parse::<i64>().map(Some).map_err(|_| {
-                    invalid(format!("Invalid value for {key}: {v}"))
-                }),
+                Some(v) => v
+                    .trim()
+                    .parse::<i64>()
+                    .map(Some)
+                    .map_err(|_| invalid(format!("Invalid value for {key}: {v}"))),
             }
         };
         Ok(Preconditions {

@@ -141,7 +141,11 @@ fn read_object(
     let generation = generation_param(query)?;
     let preconditions = Preconditions::parse(query)?;
     shared.read_world(|world, _| {
-        let found = world.storage.buckets.get(bucket).ok_or_else(no_such_bucket)?;
+        let found = world
+            .storage
+            .buckets
+            .get(bucket)
+            .ok_or_else(no_such_bucket)?;
         let version = find(found, name, generation).ok_or_else(|| no_such_object(bucket, name))?;
         match preconditions.check(Some((version.generation, version.metageneration))) {
             Ok(()) => {}
@@ -181,7 +185,11 @@ fn media_response(version: &ObjectVersion, headers: &HeaderMap) -> Response {
                 }
                 return response;
             }
-            (StatusCode::PARTIAL_CONTENT, from.min(total), to.max(from.min(total)))
+            (
+                StatusCode::PARTIAL_CONTENT,
+                from.min(total),
+                to.max(from.min(total)),
+            )
         }
         None => (StatusCode::OK, 0, total),
     };
@@ -202,7 +210,10 @@ fn media_response(version: &ObjectVersion, headers: &HeaderMap) -> Response {
         ("x-goog-stored-content-length", total.to_string()),
         ("x-goog-stored-content-encoding", "identity".to_string()),
         ("x-goog-storage-class", "STANDARD".to_string()),
-        (header::ETAG.as_str(), etag(Some(version.generation), version.metageneration)),
+        (
+            header::ETAG.as_str(),
+            etag(Some(version.generation), version.metageneration),
+        ),
     ];
     for (key, value) in pairs {
         if let (Ok(k), Ok(v)) = (
@@ -243,7 +254,11 @@ pub async fn list_objects(
         .and_then(|t| t.parse::<usize>().ok())
         .unwrap_or(0);
     shared.read_world(|world, _| {
-        let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
+        let found = world
+            .storage
+            .buckets
+            .get(&bucket)
+            .ok_or_else(no_such_bucket)?;
         // Entries in listing order: objects (name, generation) and prefixes.
         let mut entries: Vec<Result<Value, String>> = Vec::new();
         let mut seen_prefixes = BTreeSet::new();
@@ -272,7 +287,10 @@ pub async fn list_objects(
             }
         }
         let page: Vec<&Result<Value, String>> = entries.iter().skip(skip).take(max).collect();
-        let items: Vec<Value> = page.iter().filter_map(|e| e.as_ref().ok().cloned()).collect();
+        let items: Vec<Value> = page
+            .iter()
+            .filter_map(|e| e.as_ref().ok().cloned())
+            .collect();
         let prefixes: Vec<Value> = page
             .iter()
             .filter_map(|e| e.as_ref().err().map(|p| json!(p)))
@@ -301,8 +319,13 @@ pub async fn delete_object(
     let generation = generation_param(&query)?;
     let preconditions = Preconditions::parse(&query)?;
     shared.with_world(|world, cx| {
-        let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
-        let version = find(found, &name, generation).ok_or_else(|| no_such_object(&bucket, &name))?;
+        let found = world
+            .storage
+            .buckets
+            .get(&bucket)
+            .ok_or_else(no_such_bucket)?;
+        let version =
+            find(found, &name, generation).ok_or_else(|| no_such_object(&bucket, &name))?;
         preconditions.check_write(Some((version.generation, version.metageneration)))?;
         let (target, live) = (version.generation, version.deleted.is_none());
         let versioning = found.versioning();
@@ -326,13 +349,24 @@ pub async fn delete_object(
     })
 }
 
-fn modify_object(shared: &Shared, uri: &Uri, query: &Query, body: &Value, replace: bool) -> GcpResult<Response> {
+fn modify_object(
+    shared: &Shared,
+    uri: &Uri,
+    query: &Query,
+    body: &Value,
+    replace: bool,
+) -> GcpResult<Response> {
     let (bucket, name) = object_name(uri)?;
     let generation = generation_param(query)?;
     let preconditions = Preconditions::parse(query)?;
     shared.with_world(|world, cx| {
-        let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
-        let version = find(found, &name, generation).ok_or_else(|| no_such_object(&bucket, &name))?;
+        let found = world
+            .storage
+            .buckets
+            .get(&bucket)
+            .ok_or_else(no_such_bucket)?;
+        let version =
+            find(found, &name, generation).ok_or_else(|| no_such_object(&bucket, &name))?;
         preconditions.check_write(Some((version.generation, version.metageneration)))?;
         let target = version.generation;
         scripted(cx, "storage.object", "update")?;
@@ -349,7 +383,10 @@ fn modify_object(shared: &Shared, uri: &Uri, query: &Query, body: &Value, replac
                 .as_object()
                 .map(|o| {
                     o.iter()
-                        .filter(|(k, _)| WRITABLE_OBJECT_FIELDS.contains(&k.as_str()) && k.as_str() != "storageClass")
+                        .filter(|(k, _)| {
+                            WRITABLE_OBJECT_FIELDS.contains(&k.as_str())
+                                && k.as_str() != "storageClass"
+                        })
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect()
                 })
@@ -405,22 +442,37 @@ pub async fn post_object_method(
     let (bucket, segments) = object_path(&uri)?;
     let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
     match parts.as_slice() {
-        [source, method @ ("rewriteTo" | "copyTo"), "b", dest_bucket, "o", dest] => {
+        [
+            source,
+            method @ ("rewriteTo" | "copyTo"),
+            "b",
+            dest_bucket,
+            "o",
+            dest,
+        ] => {
             let rewrite = *method == "rewriteTo";
             let source = percent_decode(source);
             let dest_bucket = percent_decode(dest_bucket);
             let dest = percent_decode(dest);
             let source_generation = match query.get("sourceGeneration") {
-                Some(g) => Some(g.parse::<i64>().map_err(|_| invalid(format!("Invalid value for sourceGeneration: {g}")))?),
+                Some(g) => Some(
+                    g.parse::<i64>()
+                        .map_err(|_| invalid(format!("Invalid value for sourceGeneration: {g}")))?,
+                ),
                 None => None,
             };
             let dest_preconditions = Preconditions::parse(&query)?;
             let source_preconditions = Preconditions::parse_with(&query, "Source")?;
             shared.with_world(|world, cx| {
-                let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
+                let found = world
+                    .storage
+                    .buckets
+                    .get(&bucket)
+                    .ok_or_else(no_such_bucket)?;
                 let version = find(found, &source, source_generation)
                     .ok_or_else(|| no_such_object(&bucket, &source))?;
-                source_preconditions.check_write(Some((version.generation, version.metageneration)))?;
+                source_preconditions
+                    .check_write(Some((version.generation, version.metageneration)))?;
                 let data = version.data.clone();
                 let mut metadata = version.metadata.clone();
                 let overrides: serde_json::Map<String, Value> = body
@@ -436,7 +488,15 @@ pub async fn post_object_method(
                     metadata = Value::Object(overrides);
                 }
                 let size = data.len();
-                let resource = store_object(world, cx, &dest_bucket, &dest, data, metadata, &dest_preconditions)?;
+                let resource = store_object(
+                    world,
+                    cx,
+                    &dest_bucket,
+                    &dest,
+                    data,
+                    metadata,
+                    &dest_preconditions,
+                )?;
                 if rewrite {
                     Ok(http::json(json!({
                         "kind": "storage#rewriteResponse",
@@ -453,31 +513,51 @@ pub async fn post_object_method(
         [dest, "compose"] => {
             let dest = percent_decode(dest);
             let preconditions = Preconditions::parse(&query)?;
-            let sources = body["sourceObjects"].as_array().cloned().unwrap_or_default();
+            let sources = body["sourceObjects"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             if sources.is_empty() {
-                return Err(GcpError::new(400, "INVALID_ARGUMENT", "required", "Required parameter: sourceObjects"));
+                return Err(GcpError::new(
+                    400,
+                    "INVALID_ARGUMENT",
+                    "required",
+                    "Required parameter: sourceObjects",
+                ));
             }
             if sources.len() > 32 {
-                return Err(invalid("The number of source components provided (33) exceeds the maximum (32)"));
+                return Err(invalid(
+                    "The number of source components provided (33) exceeds the maximum (32)",
+                ));
             }
             shared.with_world(|world, cx| {
-                let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
+                let found = world
+                    .storage
+                    .buckets
+                    .get(&bucket)
+                    .ok_or_else(no_such_bucket)?;
                 let mut data = Vec::new();
                 let mut content_type = None;
                 for source in &sources {
                     let name = source["name"].as_str().unwrap_or("");
                     let generation = source["generation"].as_str().and_then(|g| g.parse().ok());
-                    let version = find(found, name, generation).ok_or_else(|| no_such_object(&bucket, name))?;
-                    content_type = content_type.or_else(|| version.metadata.get("contentType").cloned());
+                    let version = find(found, name, generation)
+                        .ok_or_else(|| no_such_object(&bucket, name))?;
+                    content_type =
+                        content_type.or_else(|| version.metadata.get("contentType").cloned());
                     data.extend_from_slice(&version.data);
                 }
-                let mut metadata = body.get("destination").cloned().unwrap_or_else(|| json!({}));
+                let mut metadata = body
+                    .get("destination")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}));
                 if metadata.get("contentType").is_none() {
                     if let Some(ct) = content_type {
                         metadata["contentType"] = ct;
                     }
                 }
-                let resource = store_object(world, cx, &bucket, &dest, data, metadata, &preconditions)?;
+                let resource =
+                    store_object(world, cx, &bucket, &dest, data, metadata, &preconditions)?;
                 Ok(http::json(resource))
             })
         }

@@ -74,7 +74,11 @@ pub fn store_object(
     preconditions: &Preconditions,
 ) -> GcpResult<Value> {
     check_object_name(name)?;
-    let found = world.storage.buckets.get(bucket).ok_or_else(no_such_bucket)?;
+    let found = world
+        .storage
+        .buckets
+        .get(bucket)
+        .ok_or_else(no_such_bucket)?;
     let live = found.live(name).map(|v| (v.generation, v.metageneration));
     preconditions.check_write(live)?;
     let versioning = found.versioning();
@@ -154,7 +158,15 @@ pub async fn insert_metadata_only(
         .to_string();
     let preconditions = Preconditions::parse(&query)?;
     shared.with_world(|world, cx| {
-        let object = store_object(world, cx, &bucket, &name, Vec::new(), metadata, &preconditions)?;
+        let object = store_object(
+            world,
+            cx,
+            &bucket,
+            &name,
+            Vec::new(),
+            metadata,
+            &preconditions,
+        )?;
         Ok(http::json(object))
     })
 }
@@ -168,7 +180,9 @@ pub async fn upload(
     body: Bytes,
 ) -> GcpResult<Response> {
     let preconditions = Preconditions::parse(&query)?;
-    let content_type = header_str(&headers, "content-type").unwrap_or("").to_string();
+    let content_type = header_str(&headers, "content-type")
+        .unwrap_or("")
+        .to_string();
     let upload_type = query
         .get("uploadType")
         .map(str::to_string)
@@ -187,7 +201,15 @@ pub async fn upload(
                 metadata["contentType"] = json!(content_type);
             }
             shared.with_world(|world, cx| {
-                let object = store_object(world, cx, &bucket, &name, body.to_vec(), metadata, &preconditions)?;
+                let object = store_object(
+                    world,
+                    cx,
+                    &bucket,
+                    &name,
+                    body.to_vec(),
+                    metadata,
+                    &preconditions,
+                )?;
                 Ok(http::json(object))
             })
         }
@@ -204,7 +226,8 @@ pub async fn upload(
                 .unwrap_or("")
                 .to_string();
             shared.with_world(|world, cx| {
-                let object = store_object(world, cx, &bucket, &name, data, metadata, &preconditions)?;
+                let object =
+                    store_object(world, cx, &bucket, &name, data, metadata, &preconditions)?;
                 Ok(http::json(object))
             })
         }
@@ -222,8 +245,13 @@ pub async fn upload(
                 .to_string();
             check_object_name(&name)?;
             shared.with_world(|world, _| {
-                let found = world.storage.buckets.get(&bucket).ok_or_else(no_such_bucket)?;
-                preconditions.check_write(found.live(&name).map(|v| (v.generation, v.metageneration)))?;
+                let found = world
+                    .storage
+                    .buckets
+                    .get(&bucket)
+                    .ok_or_else(no_such_bucket)?;
+                preconditions
+                    .check_write(found.live(&name).map(|v| (v.generation, v.metageneration)))?;
                 let id = format!("ADPyc{}", world.hex(40));
                 let location = format!(
                     "{}/upload/storage/v1/b/{bucket}/o?uploadType=resumable&name={}&upload_id={id}",
@@ -336,7 +364,7 @@ fn parse_multipart(content_type: &str, body: &[u8]) -> GcpResult<(Value, Vec<u8>
         .split(';')
         .filter_map(|p| p.trim().strip_prefix("boundary="))
         .next()
-        .map(|b| b.trim_matches('"').to_string())
+        .map(|b| b.trim_matches(['"', '\'']).to_string())
         .ok_or_else(|| invalid("Missing boundary in multipart/related Content-Type."))?;
     let delimiter = format!("--{boundary}");
     let positions: Vec<usize> = find_all(body, delimiter.as_bytes());
@@ -384,7 +412,12 @@ fn parse_multipart(content_type: &str, body: &[u8]) -> GcpResult<(Value, Vec<u8>
         }
     }
     let data = if base64 {
-        let text: Vec<u8> = parts[1].1.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+        let text: Vec<u8> = parts[1]
+            .1
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
         BASE64
             .decode(text)
             .map_err(|_| invalid("Invalid base64 media part."))?
@@ -415,8 +448,8 @@ mod tests {
         assert_eq!(metadata["name"], "a/b");
         assert_eq!(data, b"hello\nworld");
         assert_eq!(part_type.as_deref(), Some("text/plain"));
-        let lf = b"--'b'\n\n{}\n--'b'\nContent-Type: application/octet-stream\n\nxyz\n--'b'--";
-        let (_, data, _) = parse_multipart("multipart/related; boundary=\"'b'\"", lf).unwrap();
+        let lf = b"--b\n\n{}\n--b\nContent-Type: application/octet-stream\n\nxyz\n--b--";
+        let (_, data, _) = parse_multipart("multipart/related; boundary='b'", lf).unwrap();
         assert_eq!(data, b"xyz");
     }
 }
