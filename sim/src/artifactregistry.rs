@@ -316,7 +316,10 @@ async fn create_repository(
             None => None,
         };
         repository["name"] = json!(name);
-        if repository.get("mode").is_none() {
+        if repository
+            .get("mode")
+            .is_none_or(|m| m.is_null() || m == "MODE_UNSPECIFIED")
+        {
             repository["mode"] = json!("STANDARD_REPOSITORY");
         }
         repository["createTime"] = json!(world.rfc3339(cx.now));
