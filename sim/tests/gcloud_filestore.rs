@@ -567,3 +567,40 @@ async fn integer_enums_round_trip() {
     let (_, listed) = send(client.get(format!("{base}/-/instances?{ints}"))).await;
     assert_eq!(listed["instances"][0]["tier"], 7, "{listed}");
 }
+
+#[tokio::test]
+async fn scripted_operation_error_ends_the_create_with_an_error() {
+    use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
+    let handle = start().await;
+    create_network(&handle, "net").await;
+    handle.set_faults(FaultConfig {
+        scripted: vec![ScriptedFault {
+            kind: "file.instance".into(),
+            verb: "create".into(),
+            nth: 1,
+            action: FaultAction::Named(NamedFault::OperationError),
+        }],
+        ..FaultConfig::default()
+    });
+    let base = format!("{}/file/v1", handle.base_url());
+    let client = reqwest::Client::new();
+    let (status, op) = send(
+        client
+            .post(format!(
+                "{base}/projects/{PROJECT}/locations/us-central1-a/instances?instanceId=doomed"
+            ))
+            .json(&instance_body("BASIC_HDD", 1024, "net")),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    let (_, done) =
+        send(client.get(format!("{base}/{}", op["name"].as_str().expect("name")))).await;
+    assert_eq!(done["done"], true, "{done}");
+    assert_eq!(done["error"]["code"], 13, "{done}");
+    assert!(done.get("response").is_none());
+    let (status, _) = send(client.get(format!(
+        "{base}/projects/{PROJECT}/locations/us-central1-a/instances/doomed"
+    )))
+    .await;
+    assert_eq!(status, 404);
+}

@@ -712,3 +712,51 @@ async fn versioning_keeps_noncurrent_generations() {
         "{grouped}"
     );
 }
+
+#[tokio::test]
+async fn scripted_faults_hit_buckets_and_objects() {
+    use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
+    let handle = start().await;
+    handle.set_faults(FaultConfig {
+        scripted: vec![
+            ScriptedFault {
+                kind: "storage.bucket".into(),
+                verb: "create".into(),
+                nth: 1,
+                action: FaultAction::Named(NamedFault::QuotaExceeded),
+            },
+            ScriptedFault {
+                kind: "storage.object".into(),
+                verb: "create".into(),
+                nth: 2,
+                action: FaultAction::Http {
+                    status: 503,
+                    reason: "backendError".into(),
+                    message: "Backend Error".into(),
+                },
+            },
+        ],
+        ..FaultConfig::default()
+    });
+    let base = handle.base_url().to_string();
+    let client = reqwest::Client::new();
+    let got = create_bucket(&client, &base, PROJECT, json!({"name": "faulty"})).await;
+    assert_error(
+        &got,
+        429,
+        "rateLimitExceeded",
+        "The project exceeded the rate limit for creating and deleting buckets.",
+    );
+    let (status, _) = create_bucket(&client, &base, PROJECT, json!({"name": "faulty"})).await;
+    assert_eq!(status, 200);
+    let (status, _) = put_object(&client, &base, "faulty", "a", "1", "").await;
+    assert_eq!(status, 200);
+    let got = put_object(&client, &base, "faulty", "b", "2", "").await;
+    assert_error(&got, 503, "backendError", "Backend Error");
+    let (_, listing) = send(client.get(format!("{base}/storage/v1/b/faulty/o"))).await;
+    assert_eq!(
+        listing["items"].as_array().map(Vec::len),
+        Some(1),
+        "{listing}"
+    );
+}
