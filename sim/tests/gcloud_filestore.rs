@@ -70,18 +70,6 @@ async fn start() -> SimHandle {
         .expect("simulator starts")
 }
 
-fn dump_log(handle: &SimHandle) -> String {
-    handle
-        .shared
-        .log
-        .lock()
-        .entries
-        .iter()
-        .map(|e| format!("{} {} {}", e.method, e.path, e.status))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
     let response = request.send().await.expect("request");
     let status = response.status().as_u16();
