@@ -1,27 +1,556 @@
-//! Artifact Registry: to be implemented (skeleton fixed by the core so modules can be built in parallel).
+//! Artifact Registry v1 (`/artifactregistry/v1/...`): repositories and their operations.
+//!
+//! Create and delete are `google.longrunning` operations (latency keys
+//! `artifactregistry.repository.create|delete`); the repository appears when its create finishes
+//! and disappears when its delete finishes. Patch is synchronous, as in the real API. Requests are
+//! checked for the repository id rules, a location that is a region of [`crate::geo`] or one of
+//! the multi-regions `us`, `europe`, `asia`, a required format, duplicates (409) and missing
+//! repositories (404). Enums are accepted as names or proto numbers.
 
+use crate::enums::{self, EnumField, EnumTable};
+use crate::error::{GcpError, GcpResult};
+use crate::faults::{FaultAction, NamedFault};
+use crate::geo;
+use crate::http::{self, Query};
+use crate::lro::{self, LroApi, Operations};
 use crate::server::Shared;
 use crate::world::{Ctx, World};
 use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State as AxumState};
+use axum::response::Response;
+use axum::routing::get;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Everything this API holds.
+/// Multi-region locations Artifact Registry accepts besides regions.
+pub const MULTI_REGIONS: &[&str] = &["us", "europe", "asia"];
+
+const FORMAT: &[(i64, &str)] = &[
+    (0, "FORMAT_UNSPECIFIED"),
+    (1, "DOCKER"),
+    (2, "MAVEN"),
+    (3, "NPM"),
+    (5, "APT"),
+    (6, "YUM"),
+    (8, "PYTHON"),
+    (9, "KFP"),
+    (10, "GO"),
+    (11, "GENERIC"),
+    // Listed by the discovery document, not by the crate: numbers assumed.
+    (12, "GOOGET"),
+    (13, "RUBY"),
+    (14, "CONDA"),
+];
+
+const MODE: &[(i64, &str)] = &[
+    (0, "MODE_UNSPECIFIED"),
+    (1, "STANDARD_REPOSITORY"),
+    (2, "VIRTUAL_REPOSITORY"),
+    (3, "REMOTE_REPOSITORY"),
+    // Listed by the discovery document, not by the crate: numbers assumed.
+    (4, "AOSS_REPOSITORY"),
+    (5, "ASSURED_OSS_REPOSITORY"),
+];
+
+/// Enum fields of `google.devtools.artifactregistry.v1.Repository`, with the proto numbers of
+/// the `google-cloud-artifactregistry-v1` crate.
+pub const REPOSITORY_ENUMS: EnumTable = &[
+    EnumField {
+        path: "format",
+        values: FORMAT,
+    },
+    EnumField {
+        path: "mode",
+        values: MODE,
+    },
+    EnumField {
+        path: "mavenConfig.versionPolicy",
+        values: &[
+            (0, "VERSION_POLICY_UNSPECIFIED"),
+            (1, "RELEASE"),
+            (2, "SNAPSHOT"),
+        ],
+    },
+    EnumField {
+        path: "vulnerabilityScanningConfig.enablementConfig",
+        values: &[
+            (0, "ENABLEMENT_CONFIG_UNSPECIFIED"),
+            (1, "INHERITED"),
+            (2, "DISABLED"),
+        ],
+    },
+    EnumField {
+        path: "vulnerabilityScanningConfig.enablementState",
+        values: &[
+            (0, "ENABLEMENT_STATE_UNSPECIFIED"),
+            (1, "SCANNING_UNSUPPORTED"),
+            (2, "SCANNING_DISABLED"),
+            (3, "SCANNING_ACTIVE"),
+        ],
+    },
+];
+
+const LIST_ENUMS: EnumTable = &[
+    EnumField {
+        path: "repositories[].format",
+        values: FORMAT,
+    },
+    EnumField {
+        path: "repositories[].mode",
+        values: MODE,
+    },
+];
+
+/// Type URLs of Artifact Registry operations.
+pub const LRO: LroApi = LroApi {
+    metadata_type: "type.googleapis.com/google.devtools.artifactregistry.v1.OperationMetadata",
+    resource_type: "type.googleapis.com/google.devtools.artifactregistry.v1.Repository",
+    detailed_metadata: false,
+    resource_enums: REPOSITORY_ENUMS,
+};
+
+/// What a running operation does when it finishes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pending {
+    /// The repository appears, or the operation fails with `error`.
+    Create {
+        repository: Value,
+        error: Option<(i32, String)>,
+    },
+    /// The repository is removed.
+    Delete,
+}
+
+/// Everything Artifact Registry holds.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {}
+pub struct State {
+    /// Repositories by full name, stored with enum names.
+    pub repositories: BTreeMap<String, Value>,
+    pub operations: Operations,
+    pub pending: BTreeMap<String, Pending>,
+}
 
 /// Routes of this API (full paths, including the simulator's prefix).
 pub fn router() -> Router<Arc<Shared>> {
+    let base = "/artifactregistry/v1/projects/{project}/locations/{location}";
     Router::new()
+        .route(
+            &format!("{base}/repositories"),
+            get(list_repositories).post(create_repository),
+        )
+        .route(
+            &format!("{base}/repositories/{{repository}}"),
+            get(get_repository)
+                .patch(patch_repository)
+                .delete(delete_repository),
+        )
+        .route(
+            &format!("{base}/operations/{{operation}}"),
+            get(get_operation).post(cancel_operation),
+        )
 }
 
 /// Finishes due operations; returns true if anything changed.
-pub fn tick(_world: &mut World, _cx: &Ctx) -> bool {
-    false
+pub fn tick(world: &mut World, cx: &Ctx) -> bool {
+    let due = world.artifactregistry.operations.due(cx.now);
+    let now_text = world.rfc3339(cx.now);
+    for name in &due {
+        let pending = world.artifactregistry.pending.remove(name);
+        let state = &mut world.artifactregistry;
+        let Some(op) = state.operations.by_name.get_mut(name) else {
+            continue;
+        };
+        match pending {
+            Some(Pending::Create {
+                repository,
+                error: None,
+            }) => {
+                let mut repository = repository;
+                repository["updateTime"] = json!(now_text);
+                state
+                    .repositories
+                    .insert(op.target.clone(), repository.clone());
+                op.succeed(cx.now, Some(repository));
+            }
+            Some(Pending::Create {
+                error: Some((code, message)),
+                ..
+            }) => op.fail(cx.now, code, message),
+            Some(Pending::Delete) | None => {
+                state.repositories.remove(&op.target);
+                op.succeed(cx.now, None);
+            }
+        }
+    }
+    !due.is_empty()
 }
 
 /// This API's part of the admin inventory.
-pub fn inventory(_world: &World) -> Value {
-    json!({})
+pub fn inventory(world: &World) -> Value {
+    json!({
+        "repositories": world.artifactregistry.repositories.values().collect::<Vec<_>>(),
+        "operations": world
+            .artifactregistry
+            .operations
+            .by_name
+            .values()
+            .map(|o| o.to_json(world, &LRO, false))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn not_found() -> GcpError {
+    GcpError::not_found("Requested entity was not found.")
+}
+
+fn invalid(message: impl Into<String>) -> GcpError {
+    GcpError::invalid_reason("badRequest", message)
+}
+
+/// Repository ids: 1-63 characters, a lowercase letter first, then lowercase letters, digits
+/// or hyphens, ending with a letter or digit.
+pub fn valid_repository_id(id: &str) -> bool {
+    http::valid_name(id, 63)
+}
+
+fn check_location(location: &str) -> GcpResult<()> {
+    if geo::region_exists(location) || MULTI_REGIONS.contains(&location) {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "Invalid location \"{location}\": the location must be a Google Cloud region or one of the multi-regions us, europe, asia."
+    )))
+}
+
+fn registry_uri(location: &str, project: &str, id: &str, format: &str) -> Option<String> {
+    let host = match format {
+        "DOCKER" => "docker",
+        "MAVEN" => "maven",
+        "NPM" => "npm",
+        "PYTHON" => "python",
+        "APT" => "apt",
+        "YUM" => "yum",
+        "GO" => "go",
+        "KFP" => "kfp",
+        "GENERIC" => "generic",
+        _ => return None,
+    };
+    Some(format!("{location}-{host}.pkg.dev/{project}/{id}"))
+}
+
+fn fault_error(action: FaultAction) -> Result<Option<(i32, String)>, GcpError> {
+    match action {
+        FaultAction::Named(NamedFault::QuotaExceeded) => Err(GcpError::new(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "rateLimitExceeded",
+            "Quota exceeded for quota metric 'Repository create requests' and limit 'Repository create requests per minute per project' of service 'artifactregistry.googleapis.com'.",
+        )),
+        FaultAction::Named(NamedFault::Stockout | NamedFault::OperationError) => Ok(Some((
+            lro::rpc_code("INTERNAL"),
+            "Internal error encountered.".to_string(),
+        ))),
+        FaultAction::Http {
+            status,
+            reason,
+            message,
+        } => Err(GcpError::new(
+            status,
+            lro::status_for_http(status),
+            reason,
+            message,
+        )),
+    }
+}
+
+fn render_operation(world: &World, name: &str, ints: bool) -> Response {
+    let value = world
+        .artifactregistry
+        .operations
+        .by_name
+        .get(name)
+        .map(|o| o.to_json(world, &LRO, ints))
+        .unwrap_or(Value::Null);
+    http::json(value)
+}
+
+async fn create_repository(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location)): Path<(String, String)>,
+    query: Query,
+    body: Bytes,
+) -> GcpResult<Response> {
+    let mut repository = http::parse_json(&body)?;
+    enums::normalize(&mut repository, REPOSITORY_ENUMS, "repository")?;
+    let id = query.get("repositoryId").unwrap_or("").to_string();
+    if id.is_empty() {
+        return Err(invalid("Repository id must be specified."));
+    }
+    if !valid_repository_id(&id) {
+        return Err(invalid(format!(
+            "Invalid repository id \"{id}\": repository ids must be 1 to 63 characters long, start with a lowercase letter, contain only lowercase letters, numbers and hyphens, and end with a letter or number."
+        )));
+    }
+    check_location(&location)?;
+    let format = repository
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| *f != "FORMAT_UNSPECIFIED")
+        .ok_or_else(|| invalid("Repository format must be specified."))?
+        .to_string();
+    let ints = query.enum_ints();
+    shared.with_world(|world, cx| {
+        let parent = format!("projects/{project}/locations/{location}");
+        let name = format!("{parent}/repositories/{id}");
+        if world.artifactregistry.repositories.contains_key(&name)
+            || pending_create(&world.artifactregistry, &name)
+        {
+            return Err(GcpError::already_exists("the repository already exists"));
+        }
+        let error = match cx.scripted_fault("artifactregistry.repository", "create") {
+            Some(action) => fault_error(action)?,
+            None => None,
+        };
+        repository["name"] = json!(name);
+        if repository
+            .get("mode")
+            .is_none_or(|m| m.is_null() || m == "MODE_UNSPECIFIED")
+        {
+            repository["mode"] = json!("STANDARD_REPOSITORY");
+        }
+        repository["createTime"] = json!(world.rfc3339(cx.now));
+        repository["updateTime"] = json!(world.rfc3339(cx.now));
+        if let Some(uri) = registry_uri(&location, &project, &id, &format) {
+            repository["registryUri"] = json!(uri);
+        }
+        if format == "DOCKER" && repository.get("vulnerabilityScanningConfig").is_none() {
+            repository["vulnerabilityScanningConfig"] = json!({
+                "enablementConfig": "INHERITED",
+                "enablementState": "SCANNING_DISABLED",
+                "enablementStateReason": "API containerscanning.googleapis.com is not enabled.",
+            });
+        }
+        let duration = world.duration_ms(cx, "artifactregistry.repository.create");
+        let op = lro::new_operation(world, cx, &parent, &name, "create", duration);
+        let op_name = world.artifactregistry.operations.insert(op);
+        world
+            .artifactregistry
+            .pending
+            .insert(op_name.clone(), Pending::Create { repository, error });
+        Ok(render_operation(world, &op_name, ints))
+    })
+}
+
+fn pending_create(state: &State, name: &str) -> bool {
+    state.pending.iter().any(|(op, p)| {
+        matches!(p, Pending::Create { error: None, .. })
+            && state
+                .operations
+                .by_name
+                .get(op)
+                .is_some_and(|o| o.target == name)
+    })
+}
+
+async fn get_repository(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location, repository)): Path<(String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let name = format!("projects/{project}/locations/{location}/repositories/{repository}");
+    shared.read_world(|world, _| {
+        let value = world
+            .artifactregistry
+            .repositories
+            .get(&name)
+            .ok_or_else(not_found)?;
+        Ok(http::proto_json(value.clone(), REPOSITORY_ENUMS, &query))
+    })
+}
+
+async fn list_repositories(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location)): Path<(String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    check_location(&location)?;
+    let prefix = format!("projects/{project}/locations/{location}/repositories/");
+    shared.read_world(|world, _| {
+        let items: Vec<Value> = world
+            .artifactregistry
+            .repositories
+            .iter()
+            .filter(|(name, _)| name.starts_with(&prefix))
+            .map(|(_, v)| v.clone())
+            .collect();
+        let page_size = query
+            .get("pageSize")
+            .and_then(|s| s.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(1000);
+        let start = query
+            .get("pageToken")
+            .and_then(|s| s.parse::<usize>().ok())
+            .unwrap_or(0);
+        let page: Vec<Value> = items.iter().skip(start).take(page_size).cloned().collect();
+        let mut out = json!({});
+        if !page.is_empty() {
+            out["repositories"] = Value::Array(page);
+        }
+        if start.saturating_add(page_size) < items.len() {
+            out["nextPageToken"] = json!((start + page_size).to_string());
+        }
+        Ok(http::proto_json(out, LIST_ENUMS, &query))
+    })
+}
+
+/// Fields `UpdateRepository` may change.
+const UPDATABLE: &[&str] = &[
+    "description",
+    "labels",
+    "dockerConfig",
+    "mavenConfig",
+    "cleanupPolicies",
+    "cleanupPolicyDryRun",
+    "virtualRepositoryConfig",
+    "remoteRepositoryConfig",
+    "vulnerabilityScanningConfig",
+    "platformLogsConfig",
+];
+
+async fn patch_repository(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location, repository)): Path<(String, String, String)>,
+    query: Query,
+    body: Bytes,
+) -> GcpResult<Response> {
+    let mut patch = http::parse_json(&body)?;
+    enums::normalize(&mut patch, REPOSITORY_ENUMS, "repository")?;
+    let mut paths = lro::mask_paths(query.get("updateMask").unwrap_or(""));
+    if paths.is_empty() {
+        // Without a mask, every updatable field present in the body is replaced.
+        paths = UPDATABLE
+            .iter()
+            .filter(|f| patch.get(**f).is_some())
+            .map(|f| f.to_string())
+            .collect();
+    }
+    if let Some(bad) = paths.iter().find(|p| {
+        !UPDATABLE
+            .iter()
+            .any(|u| *p == u || p.starts_with(&format!("{u}.")))
+    }) {
+        return Err(invalid(format!(
+            "Invalid update_mask path \"{bad}\": the field cannot be updated."
+        )));
+    }
+    let name = format!("projects/{project}/locations/{location}/repositories/{repository}");
+    shared.with_world(|world, cx| {
+        let current = world
+            .artifactregistry
+            .repositories
+            .get(&name)
+            .cloned()
+            .ok_or_else(not_found)?;
+        if let Some(action) = cx.scripted_fault("artifactregistry.repository", "update") {
+            if let Some((code, message)) = fault_error(action)? {
+                let status = if code == lro::rpc_code("INTERNAL") {
+                    "INTERNAL"
+                } else {
+                    "UNKNOWN"
+                };
+                return Err(GcpError::new(500, status, "internalError", message));
+            }
+        }
+        let mut updated = current;
+        lro::apply_mask(&mut updated, &patch, &paths);
+        updated["updateTime"] = json!(world.rfc3339(cx.now));
+        world
+            .artifactregistry
+            .repositories
+            .insert(name.clone(), updated.clone());
+        Ok(http::proto_json(updated, REPOSITORY_ENUMS, &query))
+    })
+}
+
+async fn delete_repository(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location, repository)): Path<(String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let name = format!("projects/{project}/locations/{location}/repositories/{repository}");
+    let ints = query.enum_ints();
+    shared.with_world(|world, cx| {
+        if !world.artifactregistry.repositories.contains_key(&name) {
+            return Err(not_found());
+        }
+        let parent = format!("projects/{project}/locations/{location}");
+        let error = match cx.scripted_fault("artifactregistry.repository", "delete") {
+            Some(action) => fault_error(action)?,
+            None => None,
+        };
+        let duration = world.duration_ms(cx, "artifactregistry.repository.delete");
+        let mut op = lro::new_operation(world, cx, &parent, &name, "delete", duration);
+        if let Some((code, message)) = error {
+            op.fail(cx.now, code, message);
+            let op_name = world.artifactregistry.operations.insert(op);
+            return Ok(render_operation(world, &op_name, ints));
+        }
+        let op_name = world.artifactregistry.operations.insert(op);
+        world
+            .artifactregistry
+            .pending
+            .insert(op_name.clone(), Pending::Delete);
+        Ok(render_operation(world, &op_name, ints))
+    })
+}
+
+async fn get_operation(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location, operation)): Path<(String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
+    shared.read_world(|world, _| {
+        let op = world.artifactregistry.operations.get(&name)?;
+        Ok(http::json(op.to_json(world, &LRO, query.enum_ints())))
+    })
+}
+
+async fn cancel_operation(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path((project, location, operation)): Path<(String, String, String)>,
+) -> GcpResult<Response> {
+    let Some(operation) = operation.strip_suffix(":cancel") else {
+        return Err(GcpError::method_not_allowed());
+    };
+    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
+    shared.with_world(|world, _| {
+        world.artifactregistry.operations.cancel(&name)?;
+        Ok(http::json(json!({})))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_ids_and_locations() {
+        assert!(valid_repository_id("a3-images"));
+        assert!(!valid_repository_id("A3"));
+        assert!(!valid_repository_id("images-"));
+        assert!(!valid_repository_id("9images"));
+        assert!(check_location("us-central1").is_ok());
+        assert!(check_location("europe").is_ok());
+        assert!(check_location("us-central1-a").is_err());
+        assert_eq!(
+            registry_uri("us-central1", "p", "r", "DOCKER").as_deref(),
+            Some("us-central1-docker.pkg.dev/p/r")
+        );
+    }
 }

@@ -134,7 +134,7 @@ pub fn api_of(path: &str) -> &'static str {
         "container" => "container",
         "file" => "file",
         "artifactregistry" => "artifactregistry",
-        "storage" | "upload" | "download" => "storage",
+        "storage" | "upload" | "download" | "resumable" => "storage",
         "_sim" => "admin",
         _ => "unknown",
     }
