@@ -423,6 +423,25 @@ pub fn fingerprint(body: &Value) -> String {
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
+/// True when two `format: byte` values hold the same bytes. Google's JSON parsers accept standard
+/// and URL-safe base64, with or without padding (gcloud's apitools re-encodes URL-safe), so a
+/// fingerprint read in one alphabet and sent back in the other still matches.
+pub fn same_bytes(given: &str, current: Option<&str>) -> bool {
+    let Some(current) = current else { return false };
+    let decode = |s: &str| {
+        use base64::Engine as _;
+        let trimmed = s.trim_end_matches('=');
+        base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(trimmed)
+            .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(trimmed))
+            .ok()
+    };
+    match (decode(given), decode(current)) {
+        (Some(a), Some(b)) => a == b,
+        _ => given == current,
+    }
+}
+
 /// A string field of a JSON object.
 pub fn str_field<'a>(body: &'a Value, key: &str) -> Option<&'a str> {
     body.get(key).and_then(Value::as_str)
@@ -726,6 +745,15 @@ mod tests {
             subnetwork_path("p", "us-east4", "s"),
             Some("projects/p/regions/us-east4/subnetworks/s".into())
         );
+    }
+
+    #[test]
+    fn fingerprints_match_in_either_base64_alphabet() {
+        assert!(same_bytes("+/+/AAAAAA8=", Some("+/+/AAAAAA8=")));
+        assert!(same_bytes("-_-_AAAAAA8=", Some("+/+/AAAAAA8=")));
+        assert!(same_bytes("-_-_AAAAAA8", Some("+/+/AAAAAA8=")));
+        assert!(!same_bytes("AAAAAAAAAAA=", Some("+/+/AAAAAA8=")));
+        assert!(!same_bytes("AAAAAAAAAAA=", None));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::{
     Kind, Life, State as ComputeState, aggregated_resources, already_exists, array_field,
     body_name, body_object, check_name, check_region, delete_resource, fingerprint, get_resource,
     invalid_field, last_segment, link, list_resources, not_found, not_ready, referenced_network,
-    required_field, str_field,
+    required_field, same_bytes, str_field,
 };
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
@@ -457,7 +457,7 @@ async fn patch(
         }
         match body.get("fingerprint").and_then(Value::as_str) {
             None | Some("") => return Err(required_field("resource.fingerprint")),
-            Some(given) if Some(given) != str_field(&current.body, "fingerprint") => {
+            Some(given) if !same_bytes(given, str_field(&current.body, "fingerprint")) => {
                 return Err(GcpError::condition_not_met(
                     "Supplied fingerprint does not match current metadata fingerprint.",
                 ));
