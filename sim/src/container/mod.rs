@@ -7,8 +7,8 @@
 //! finishes the due ones and applies their effect (statuses, node counts, versions, add-ons) and
 //! tells the cluster's Kubernetes side ([`crate::kube`]) about nodes, readiness and add-ons.
 //!
-//! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers, GKE-like
-//! nodes), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
+//! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers), [`nodes`]
+//! (GKE-like nodes), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
 //! [`server_config`] (versions), [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`]
 //! (proto enum numbers).
 
@@ -16,6 +16,7 @@ mod clusters;
 pub mod enum_tables;
 pub mod enums;
 mod node_pools;
+mod nodes;
 mod operations;
 mod rules;
 pub mod server_config;

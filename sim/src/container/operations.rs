@@ -54,11 +54,11 @@ pub struct OpError {
 pub enum Effect {
     CreateCluster,
     DeleteCluster,
-    /// Merge this into the cluster resource.
+    /// Replace these top-level fields of the cluster (computed in full when it started).
     UpdateCluster {
         patch: Value,
     },
-    /// Merge this into a pool's resource (and recompute its nodes).
+    /// Replace these top-level fields of a pool (and recompute its nodes).
     UpdateNodePool {
         pool: String,
         patch: Value,
