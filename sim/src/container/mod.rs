@@ -1,0 +1,382 @@
+//! GKE (container v1): clusters, node pools, operations and the server config, at Google's paths
+//! under `/container/v1/projects/{project}/locations/{location}/...`.
+//!
+//! Resources are kept as the JSON the API returns (enum names, camelCase), so anything a client
+//! sends that the simulator does not reason about is stored and echoed back as GKE does. Every
+//! mutation starts a GKE `Operation` with a duration drawn from the latency profile; [`tick`]
+//! finishes the due ones and applies their effect (statuses, node counts, versions, add-ons) and
+//! tells the cluster's Kubernetes side ([`crate::kube`]) about nodes, readiness and add-ons.
+//!
+//! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers), [`nodes`]
+//! (GKE-like nodes), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
+//! [`server_config`] (versions), [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`]
+//! (proto enum numbers).
+
+mod clusters;
+pub mod enum_tables;
+pub mod enums;
+mod node_pools;
+mod nodes;
+mod operations;
+mod rules;
+pub mod server_config;
+
+use crate::error::GcpError;
+use crate::server::Shared;
+use crate::world::{Ctx, World};
+use axum::Router;
+use axum::routing::get;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use operations::{Effect, Operation};
+
+/// Everything GKE holds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct State {
+    /// By key `projects/P/locations/L/clusters/C`.
+    pub clusters: BTreeMap<String, Cluster>,
+    /// Every operation, oldest first.
+    pub operations: Vec<Operation>,
+}
+
+/// One cluster.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cluster {
+    pub project: String,
+    pub location: String,
+    pub name: String,
+    /// The `Cluster` resource without `nodePools`.
+    pub resource: Value,
+    pub pools: Vec<NodePool>,
+}
+
+/// One node pool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodePool {
+    pub name: String,
+    /// The `NodePool` resource.
+    pub resource: Value,
+    /// Nodes per zone that exist now (the API only shows `initialNodeCount`).
+    pub node_count: u32,
+    /// Per zone: the instance group's 8-hex hash and the 4-character suffixes of its nodes.
+    pub groups: BTreeMap<String, NodeGroup>,
+    /// Bumped on every change; the `etag` derives from it.
+    pub generation: u64,
+}
+
+/// The managed instance group of a node pool in one zone.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NodeGroup {
+    pub hash: String,
+    pub suffixes: Vec<String>,
+}
+
+impl Cluster {
+    pub fn key(&self) -> String {
+        cluster_key(&self.project, &self.location, &self.name)
+    }
+
+    pub fn status(&self) -> &str {
+        self.resource["status"].as_str().unwrap_or("")
+    }
+
+    pub fn set_status(&mut self, status: &str) {
+        self.resource["status"] = json!(status);
+    }
+
+    pub fn pool(&self, name: &str) -> Option<&NodePool> {
+        self.pools.iter().find(|p| p.name == name)
+    }
+
+    pub fn pool_mut(&mut self, name: &str) -> Option<&mut NodePool> {
+        self.pools.iter_mut().find(|p| p.name == name)
+    }
+
+    /// The region the cluster lives in.
+    pub fn region(&self) -> String {
+        region_of(&self.location)
+    }
+
+    /// The cluster as the API returns it: the resource with its node pools and node count.
+    pub fn to_json(&self) -> Value {
+        let mut out = self.resource.clone();
+        let pools: Vec<Value> = self.pools.iter().map(NodePool::to_json).collect();
+        let nodes: u32 = self.pools.iter().map(NodePool::total_nodes).sum();
+        if let Some(obj) = out.as_object_mut() {
+            obj.insert("currentNodeCount".into(), json!(nodes));
+            let urls: Vec<Value> = self
+                .pools
+                .iter()
+                .flat_map(|p| p.resource["instanceGroupUrls"].as_array().cloned())
+                .flatten()
+                .collect();
+            obj.insert("instanceGroupUrls".into(), Value::Array(urls));
+            obj.insert("nodePools".into(), Value::Array(pools));
+        }
+        out
+    }
+}
+
+impl NodePool {
+    pub fn status(&self) -> &str {
+        self.resource["status"].as_str().unwrap_or("")
+    }
+
+    pub fn set_status(&mut self, status: &str) {
+        self.resource["status"] = json!(status);
+    }
+
+    pub fn zones(&self) -> Vec<String> {
+        string_list(&self.resource["locations"])
+    }
+
+    /// Nodes across all zones.
+    pub fn total_nodes(&self) -> u32 {
+        self.groups.values().map(|g| g.suffixes.len() as u32).sum()
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut out = self.resource.clone();
+        out["etag"] = json!(fingerprint(&format!("{}/{}", self.name, self.generation)));
+        out
+    }
+}
+
+/// `projects/P/locations/L/clusters/C`.
+pub fn cluster_key(project: &str, location: &str, name: &str) -> String {
+    format!("projects/{project}/locations/{location}/clusters/{name}")
+}
+
+/// True if `location` is a zone (`us-central1-a`), false for a region.
+pub fn is_zone(location: &str) -> bool {
+    crate::geo::zone_exists(location)
+}
+
+/// The region of a zone or region.
+pub fn region_of(location: &str) -> String {
+    crate::geo::region_of_zone(location)
+        .unwrap_or(location)
+        .to_string()
+}
+
+/// GKE's canonical link for a resource path `projects/P/locations/L/...`: zonal resources use
+/// `/zones/Z/`, regional ones `/locations/R/`.
+pub fn self_link(path: &str) -> String {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    if parts.len() > 3 && parts[2] == "locations" && is_zone(parts[3]) {
+        parts[2] = "zones";
+    }
+    format!("https://container.googleapis.com/v1/{}", parts.join("/"))
+}
+
+/// 8 hex digits derived from `text` (label fingerprints, etags).
+pub fn fingerprint(text: &str) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in text.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    format!("{hash:08x}")
+}
+
+/// The strings of a JSON list (missing = empty).
+pub fn string_list(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Merges `patch` into `target`: objects recursively, everything else replaced.
+pub fn merge(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                match t.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => merge(existing, v),
+                    _ => {
+                        t.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+/// 400 INVALID_ARGUMENT with GKE's reason `badRequest`.
+pub fn bad_request(message: impl Into<String>) -> GcpError {
+    GcpError::invalid_reason("badRequest", message)
+}
+
+/// GKE's 404.
+pub fn not_found(path: &str) -> GcpError {
+    GcpError::not_found(format!("Not found: {path}."))
+}
+
+/// The error a scripted `Http` fault asks for.
+pub fn http_fault(status: u16, reason: &str, message: &str) -> GcpError {
+    let canonical = match status {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "ALREADY_EXISTS",
+        412 => "FAILED_PRECONDITION",
+        429 => "RESOURCE_EXHAUSTED",
+        500 => "INTERNAL",
+        501 => "UNIMPLEMENTED",
+        503 => "UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ => "UNKNOWN",
+    };
+    GcpError::new(status, canonical, reason, message)
+}
+
+/// Routes of this API (full paths, including the simulator's prefix).
+pub fn router() -> Router<Arc<Shared>> {
+    let base = "/container/v1/projects/{project}/locations/{location}";
+    Router::new()
+        .route(
+            &format!("{base}/serverConfig"),
+            get(server_config::get_server_config),
+        )
+        .route(
+            &format!("{base}/clusters"),
+            get(clusters::list).post(clusters::create),
+        )
+        .route(
+            &format!("{base}/clusters/{{cluster}}"),
+            get(clusters::get)
+                .put(clusters::update)
+                .delete(clusters::delete)
+                .post(clusters::post_method),
+        )
+        .route(
+            &format!("{base}/clusters/{{cluster}}/nodePools"),
+            get(node_pools::list).post(node_pools::create),
+        )
+        .route(
+            &format!("{base}/clusters/{{cluster}}/nodePools/{{pool}}"),
+            get(node_pools::get)
+                .put(node_pools::update)
+                .delete(node_pools::delete)
+                .post(node_pools::post_method),
+        )
+        .route(&format!("{base}/operations"), get(operations::list))
+        .route(
+            &format!("{base}/operations/{{operation}}"),
+            get(operations::get).post(operations::post_method),
+        )
+}
+
+/// Finishes due operations; returns true if anything changed.
+pub fn tick(world: &mut World, cx: &Ctx) -> bool {
+    operations::finish_due(world, cx)
+}
+
+/// This API's part of the admin inventory.
+pub fn inventory(world: &World) -> Value {
+    let clusters: Vec<Value> = world
+        .container
+        .clusters
+        .values()
+        .map(|c| {
+            let pools: Vec<Value> = c
+                .pools
+                .iter()
+                .map(|p| {
+                    json!({
+                        "name": p.name,
+                        "status": p.status(),
+                        "version": p.resource["version"],
+                        "machineType": p.resource["config"]["machineType"],
+                        "nodeCountPerZone": p.node_count,
+                        "nodes": p.total_nodes(),
+                        "locations": p.resource["locations"],
+                    })
+                })
+                .collect();
+            json!({
+                "key": c.key(),
+                "status": c.status(),
+                "currentMasterVersion": c.resource["currentMasterVersion"],
+                "endpoint": c.resource["endpoint"],
+                "nodePools": pools,
+            })
+        })
+        .collect();
+    let operations: Vec<Value> = world
+        .container
+        .operations
+        .iter()
+        .map(|o| {
+            json!({
+                "name": o.name,
+                "location": o.location,
+                "operationType": o.op_type,
+                "status": o.status,
+                "target": o.target,
+                "error": o.error.as_ref().map(|e| e.message.clone()),
+            })
+        })
+        .collect();
+    json!({ "clusters": clusters, "operations": operations })
+}
+
+impl State {
+    /// Records a new endpoint (`127.0.0.1:PORT`) for a cluster whose Kubernetes API server had to
+    /// move to another port after a restart. `key` is `projects/P/locations/L/clusters/C`.
+    pub fn set_endpoint(&mut self, key: &str, endpoint: &str) {
+        let Some(cluster) = self.clusters.get_mut(key) else {
+            return;
+        };
+        let r = &mut cluster.resource;
+        r["endpoint"] = json!(endpoint);
+        if r["privateClusterConfig"].is_object() {
+            r["privateClusterConfig"]["publicEndpoint"] = json!(endpoint);
+        }
+        if r["controlPlaneEndpointsConfig"]["ipEndpointsConfig"].is_object() {
+            r["controlPlaneEndpointsConfig"]["ipEndpointsConfig"]["publicEndpoint"] =
+                json!(endpoint);
+        }
+    }
+
+    /// The operation still running on a cluster (or any of its pools), if any.
+    pub fn running_operation(&self, cluster_key: &str) -> Option<&Operation> {
+        self.operations
+            .iter()
+            .find(|o| o.cluster_key == cluster_key && o.status != "DONE")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_use_zones_for_zonal_resources() {
+        assert_eq!(
+            self_link("projects/p/locations/us-central1-a/clusters/c"),
+            "https://container.googleapis.com/v1/projects/p/zones/us-central1-a/clusters/c"
+        );
+        assert_eq!(
+            self_link("projects/p/locations/us-central1/clusters/c"),
+            "https://container.googleapis.com/v1/projects/p/locations/us-central1/clusters/c"
+        );
+    }
+
+    #[test]
+    fn merge_is_recursive_for_objects_only() {
+        let mut v = json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
+        merge(&mut v, &json!({"a": {"c": [3]}, "e": 2}));
+        assert_eq!(v, json!({"a": {"b": 1, "c": [3]}, "d": 1, "e": 2}));
+    }
+}

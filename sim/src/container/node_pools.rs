@@ -1,0 +1,689 @@
+//! Node pools: preparing a pool (defaults and checks, shared with inline pools of a new cluster),
+//! the `nodePools` methods, and the GKE-like nodes a pool has once its create or resize finished.
+
+use super::nodes::shape;
+pub use super::nodes::{node_prefix, sync_nodes};
+use super::operations::{self, Effect, OpError};
+use super::rules::{self, count_of};
+use super::server_config::{self, VersionKind};
+use super::{
+    Cluster, NodeGroup, NodePool, bad_request, cluster_key, enum_tables, http_fault, not_found,
+    region_of, self_link, string_list,
+};
+use crate::error::{GcpError, GcpResult};
+use crate::faults::{FaultAction, NamedFault};
+use crate::geo;
+use crate::http::{self, Query};
+use crate::server::Shared;
+use crate::world::{Ctx, World};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const DEFAULT_SCOPES: &[&str] = &[
+    "https://www.googleapis.com/auth/devstorage.read_only",
+    "https://www.googleapis.com/auth/logging.write",
+    "https://www.googleapis.com/auth/monitoring",
+    "https://www.googleapis.com/auth/service.management.readonly",
+    "https://www.googleapis.com/auth/servicecontrol",
+    "https://www.googleapis.com/auth/trace.append",
+];
+
+/// Fields of `UpdateNodePoolRequest` that change something, as GKE lists them in its error.
+const UPDATABLE: &[(&str, &str)] = &[
+    ("nodeVersion", "node_version"),
+    ("imageType", "image_type"),
+    ("locations", "locations"),
+    ("workloadMetadataConfig", "workload_metadata_config"),
+    ("upgradeSettings", "upgrade_settings"),
+    ("kubeletConfig", "kubelet_config"),
+    ("linuxNodeConfig", "linux_node_config"),
+    ("tags", "tags"),
+    ("taints", "taints"),
+    ("labels", "labels"),
+    ("nodeNetworkConfig", "node_network_config"),
+    ("gcfsConfig", "gcfs_config"),
+    ("gvnic", "gvnic"),
+    ("confidentialNodes", "confidential_nodes"),
+    ("loggingConfig", "logging_config"),
+    ("fastSocket", "fast_socket"),
+    ("resourceLabels", "resource_labels"),
+    ("accelerators", "accelerators"),
+    ("windowsNodeConfig", "windows_node_config"),
+    ("machineType", "machine_type"),
+    ("diskType", "disk_type"),
+    ("diskSizeGb", "disk_size_gb"),
+    ("storagePools", "storage_pools"),
+    ("containerdConfig", "containerd_config"),
+    ("resourceManagerTags", "resource_manager_tags"),
+    ("queuedProvisioning", "queued_provisioning"),
+    ("maxRunDuration", "max_run_duration"),
+    ("flexStart", "flex_start"),
+    ("bootDisk", "boot_disk"),
+    ("nodeDrainConfig", "node_drain_config"),
+    ("taintConfig", "taint_config"),
+    ("consolidationDelay", "consolidation_delay"),
+];
+
+/// The cluster-derived context a pool is prepared in.
+pub struct PoolContext<'a> {
+    pub project: &'a str,
+    pub location: &'a str,
+    pub cluster_name: &'a str,
+    /// The cluster resource (network, versions, multi-networking).
+    pub cluster: &'a Value,
+}
+
+/// Checks a pool and fills in GKE's defaults; returns the pool ready to be stored (PROVISIONING).
+pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResult<NodePool> {
+    let name = pool["name"].as_str().unwrap_or("").to_string();
+    rules::check_name("node_pool", &name)?;
+    let region = region_of(cx.location);
+    let mut zones = string_list(&pool["locations"]);
+    if zones.is_empty() {
+        zones = string_list(&cx.cluster["locations"]);
+        pool["locations"] = json!(zones);
+    }
+    for zone in &zones {
+        if geo::region_of_zone(zone) != Some(region.as_str()) {
+            return Err(bad_request(format!(
+                "Location \"{zone}\" is not a zone of the cluster's region \"{region}\"."
+            )));
+        }
+    }
+    if count_of(&pool["initialNodeCount"]) == 0 && pool["autoscaling"]["enabled"] != json!(true) {
+        return Err(bad_request(
+            "Node_pool.initial_node_count must be greater than zero.",
+        ));
+    }
+    if !pool["config"].is_object() {
+        pool["config"] = json!({});
+    }
+    rules::check_machine(&mut pool["config"], &zones)?;
+    rules::check_additional_networks(world, cx.project, cx.cluster, cx.location, &pool)?;
+    rules::check_placement(world, cx.project, &region, &mut pool)?;
+    let master = cx.cluster["currentMasterVersion"].as_str().unwrap_or("");
+    let version = match pool["version"].as_str() {
+        None | Some("") | Some("-") => master.to_string(),
+        Some(v) => server_config::resolve(v, None, VersionKind::Node)?,
+    };
+    pool["version"] = json!(version);
+    fill_defaults(&mut pool, cx);
+    let path = format!(
+        "{}/nodePools/{name}",
+        cluster_key(cx.project, cx.location, cx.cluster_name)
+    );
+    pool["selfLink"] = json!(self_link(&path));
+    pool["status"] = json!("PROVISIONING");
+    let mut groups = BTreeMap::new();
+    let mut urls = vec![];
+    let prefix = node_prefix(cx.cluster_name, &name);
+    for zone in &zones {
+        let hash = world.hex(8);
+        urls.push(json!(format!(
+            "https://www.googleapis.com/compute/v1/projects/{}/zones/{zone}/instanceGroupManagers/{prefix}-{hash}-grp",
+            cx.project
+        )));
+        groups.insert(
+            zone.clone(),
+            NodeGroup {
+                hash,
+                suffixes: vec![],
+            },
+        );
+    }
+    pool["instanceGroupUrls"] = Value::Array(urls);
+    Ok(NodePool {
+        name,
+        resource: pool,
+        node_count: 0,
+        groups,
+        generation: 1,
+    })
+}
+
+fn fill_defaults(pool: &mut Value, cx: &PoolContext) {
+    let config = &mut pool["config"];
+    let defaults = json!({
+        "machineType": "e2-medium",
+        "diskSizeGb": 100,
+        "diskType": "pd-balanced",
+        "imageType": "COS_CONTAINERD",
+        "serviceAccount": "default",
+        "oauthScopes": DEFAULT_SCOPES,
+        "metadata": {"disable-legacy-endpoints": "true"},
+        "shieldedInstanceConfig": {"enableIntegrityMonitoring": true},
+        "effectiveCgroupMode": "EFFECTIVE_CGROUP_MODE_V2",
+    });
+    for (k, v) in defaults.as_object().into_iter().flatten() {
+        if config[k].is_null() {
+            config[k] = v.clone();
+        }
+    }
+    let model = if config["spot"] == json!(true) {
+        "spot"
+    } else {
+        "on-demand"
+    };
+    config["resourceLabels"]["goog-gke-node-pool-provisioning-model"] = json!(model);
+    let pool_defaults = json!({
+        "management": {"autoRepair": true, "autoUpgrade": true},
+        "upgradeSettings": {"maxSurge": 1, "strategy": "SURGE"},
+        "maxPodsConstraint": {"maxPodsPerNode": "110"},
+        "podIpv4CidrSize": 24,
+    });
+    for (k, v) in pool_defaults.as_object().into_iter().flatten() {
+        if pool[k].is_null() {
+            pool[k] = v.clone();
+        }
+    }
+    let network = &mut pool["networkConfig"];
+    let policy = &cx.cluster["ipAllocationPolicy"];
+    if network["podRange"].is_null()
+        && let Some(range) = policy["clusterSecondaryRangeName"].as_str()
+    {
+        network["podRange"] = json!(range);
+    }
+    if network["podIpv4CidrBlock"].is_null() {
+        network["podIpv4CidrBlock"] = cx.cluster["clusterIpv4Cidr"].clone();
+    }
+    if network["subnetwork"].is_null() {
+        network["subnetwork"] = cx.cluster["networkConfig"]["subnetwork"].clone();
+    }
+}
+
+/// The cluster behind a request, or GKE's 404.
+pub fn cluster<'a>(
+    world: &'a World,
+    project: &str,
+    location: &str,
+    name: &str,
+) -> GcpResult<&'a Cluster> {
+    let key = cluster_key(project, location, name);
+    world
+        .container
+        .clusters
+        .get(&key)
+        .ok_or_else(|| not_found(&key))
+}
+
+fn pool_of<'a>(cluster: &'a Cluster, pool: &str) -> GcpResult<&'a NodePool> {
+    cluster
+        .pool(pool)
+        .ok_or_else(|| not_found(&format!("{}/nodePools/{pool}", cluster.key())))
+}
+
+/// The failure a scripted fault on a node-pool or cluster create turns into, or its immediate
+/// error. `zone` and `node` name the first instance GKE would create.
+pub fn create_fault(
+    action: Option<FaultAction>,
+    project: &str,
+    zone: &str,
+    node: &str,
+    machine: &str,
+    gpus: u64,
+    nodes: u64,
+) -> GcpResult<Option<OpError>> {
+    match action {
+        None => Ok(None),
+        Some(FaultAction::Http {
+            status,
+            reason,
+            message,
+        }) => Err(http_fault(status, &reason, &message)),
+        Some(FaultAction::Named(NamedFault::QuotaExceeded)) => {
+            let (metric, per_node) = match machine {
+                "a3-megagpu-8g" => ("NVIDIA_H100_MEGA_GPUS", gpus),
+                "a3-highgpu-8g" => ("NVIDIA_H100_GPUS", gpus),
+                m => ("CPUS", u64::from(shape(m).0)),
+            };
+            let need = per_node * nodes.max(1);
+            Err(GcpError::new(
+                403,
+                "PERMISSION_DENIED",
+                "forbidden",
+                format!(
+                    "Insufficient regional quota to satisfy request: resource \"{metric}\": \
+                     request requires '{need}.0' and is short '{need}.0'. project has a quota of \
+                     '0.0' with '0.0' available. View and manage quotas at \
+                     https://console.cloud.google.com/iam-admin/quotas?usage=USED&project={project}."
+                ),
+            ))
+        }
+        Some(FaultAction::Named(NamedFault::Stockout)) => Ok(Some(OpError {
+            code: 8,
+            canonical: "RESOURCE_EXHAUSTED".into(),
+            message: format!(
+                "Google Compute Engine: Not all instances running in IGM after 35m4.033429035s. \
+                 Expected {nodes}, running 0, transitioning {nodes}. Current errors: \
+                 [GCE_STOCKOUT]: Instance '{node}' creation failed: The zone \
+                 'projects/{project}/zones/{zone}' does not have enough resources available to \
+                 fulfill the request. '(resource type:compute)'."
+            ),
+            condition: "GCE_STOCKOUT".into(),
+        })),
+        Some(FaultAction::Named(NamedFault::OperationError)) => Ok(Some(OpError {
+            code: 13,
+            canonical: "INTERNAL".into(),
+            message: "Internal error. Please try again or contact Google Support.".into(),
+            condition: "UNKNOWN".into(),
+        })),
+    }
+}
+
+/// A scripted fault on a pool update or delete: an immediate error, or a failure at the end.
+pub fn change_fault(action: Option<FaultAction>) -> GcpResult<Option<OpError>> {
+    match action {
+        Some(FaultAction::Named(NamedFault::Stockout)) => {
+            create_fault(action, "", "", "", "", 0, 0)
+        }
+        other => create_fault(other, "", "", "", "e2-medium", 0, 0),
+    }
+}
+
+/// `GET .../nodePools`.
+pub async fn list(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, cluster_name)): Path<(String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let mut pools: Vec<Value> = shared.read_world(|world, _| {
+        cluster(world, &project, &location, &cluster_name)
+            .map(|c| c.pools.iter().map(NodePool::to_json).collect())
+    })?;
+    if query.enum_ints() {
+        for pool in &mut pools {
+            crate::enums::encode_ints(pool, enum_tables::NODE_POOL);
+        }
+    }
+    Ok(http::json(json!({ "nodePools": pools })))
+}
+
+/// `GET .../nodePools/{pool}`.
+pub async fn get(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, cluster_name, pool)): Path<(String, String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let pool = shared.read_world(|world, _| {
+        let c = cluster(world, &project, &location, &cluster_name)?;
+        pool_of(c, &pool).map(NodePool::to_json)
+    })?;
+    Ok(http::proto_json(pool, enum_tables::NODE_POOL, &query))
+}
+
+/// `POST .../nodePools`.
+pub async fn create(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, cluster_name)): Path<(String, String, String)>,
+    query: Query,
+    body: Bytes,
+) -> GcpResult<Response> {
+    let mut body = http::parse_json(&body)?;
+    let mut pool = body["nodePool"].take();
+    if !pool.is_object() {
+        return Err(bad_request("Node_pool field is required."));
+    }
+    crate::enums::normalize(&mut pool, enum_tables::NODE_POOL, "node_pool")?;
+    let op = shared.with_world(|world, cx| {
+        let c = cluster(world, &project, &location, &cluster_name)?.clone();
+        let name = pool["name"].as_str().unwrap_or("").to_string();
+        rules::check_name("node_pool", &name)?;
+        if c.pool(&name).is_some() {
+            return Err(GcpError::already_exists(format!(
+                "Already exists: {}/nodePools/{name}.",
+                c.key()
+            )));
+        }
+        rules::check_no_running_operation(world, &c)?;
+        let context = PoolContext {
+            project: &project,
+            location: &location,
+            cluster_name: &cluster_name,
+            cluster: &c.resource,
+        };
+        let prepared = prepare(world, &context, pool)?;
+        let config = &prepared.resource["config"];
+        let machine = config["machineType"].as_str().unwrap_or("").to_string();
+        let gpus = count_of(&config["accelerators"][0]["acceleratorCount"]);
+        let zones = prepared.zones();
+        let per_zone = count_of(&prepared.resource["initialNodeCount"]);
+        let first_zone = zones.first().cloned().unwrap_or_default();
+        let first_node = format!(
+            "{}-{}-0001",
+            node_prefix(&cluster_name, &name),
+            prepared
+                .groups
+                .get(&first_zone)
+                .map(|g| g.hash.clone())
+                .unwrap_or_default()
+        );
+        let failure = create_fault(
+            cx.scripted_fault("container.nodePool", "create"),
+            &project,
+            &first_zone,
+            &first_node,
+            &machine,
+            gpus,
+            per_zone * zones.len() as u64,
+        )?;
+        let key = c.key();
+        if let Some(stored) = world.container.clusters.get_mut(&key) {
+            stored.pools.push(prepared);
+        }
+        let latency = if gpus > 0 {
+            "container.nodePool.create.gpu"
+        } else {
+            "container.nodePool.create"
+        };
+        Ok(operations::start(
+            world,
+            cx,
+            &project,
+            &location,
+            "CREATE_NODE_POOL",
+            format!("{key}/nodePools/{name}"),
+            Effect::CreateNodePool { pool: name },
+            latency,
+            failure,
+        ))
+    })?;
+    Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}
+
+/// Starts a change of an existing pool: checks the one-operation rule and scripted faults, sets
+/// the pool RECONCILING (STOPPING for a delete) and starts the operation.
+#[allow(clippy::too_many_arguments)]
+fn start_change(
+    world: &mut World,
+    cx: &Ctx,
+    project: &str,
+    location: &str,
+    cluster_name: &str,
+    pool_name: &str,
+    op_type: &str,
+    effect: impl FnOnce(&NodePool) -> GcpResult<(Effect, &'static str)>,
+    verb: &str,
+) -> GcpResult<Value> {
+    let c = cluster(world, project, location, cluster_name)?.clone();
+    let pool = pool_of(&c, pool_name)?.clone();
+    rules::check_no_running_operation(world, &c)?;
+    let (effect, latency) = effect(&pool)?;
+    let failure = change_fault(cx.scripted_fault("container.nodePool", verb))?;
+    let status = if op_type == "DELETE_NODE_POOL" {
+        "STOPPING"
+    } else {
+        "RECONCILING"
+    };
+    if let Some(p) = world
+        .container
+        .clusters
+        .get_mut(&c.key())
+        .and_then(|c| c.pool_mut(pool_name))
+    {
+        p.set_status(status);
+    }
+    Ok(operations::start(
+        world,
+        cx,
+        project,
+        location,
+        op_type,
+        format!("{}/nodePools/{pool_name}", c.key()),
+        effect,
+        latency,
+        failure,
+    ))
+}
+
+fn is_gpu(pool: &NodePool) -> bool {
+    count_of(&pool.resource["config"]["accelerators"][0]["acceleratorCount"]) > 0
+}
+
+/// `DELETE .../nodePools/{pool}`.
+pub async fn delete(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, cluster_name, pool)): Path<(String, String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let op = shared.with_world(|world, cx| {
+        start_change(
+            world,
+            cx,
+            &project,
+            &location,
+            &cluster_name,
+            &pool,
+            "DELETE_NODE_POOL",
+            |p| {
+                Ok((
+                    Effect::DeleteNodePool {
+                        pool: p.name.clone(),
+                    },
+                    "container.nodePool.delete",
+                ))
+            },
+            "delete",
+        )
+    })?;
+    Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}
+
+/// `PUT .../nodePools/{pool}` (`UpdateNodePoolRequest`).
+pub async fn update(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, cluster_name, pool_name)): Path<(String, String, String, String)>,
+    query: Query,
+    body: Bytes,
+) -> GcpResult<Response> {
+    let mut request = http::parse_json(&body)?;
+    crate::enums::normalize(&mut request, enum_tables::UPDATE_NODE_POOL_REQUEST, "")?;
+    let present: Vec<&str> = UPDATABLE
+        .iter()
+        .filter(|(k, _)| !request[*k].is_null())
+        .map(|(k, _)| *k)
+        .collect();
+    if present.is_empty() {
+        let names: Vec<String> = UPDATABLE.iter().map(|(_, s)| format!("'{s}'")).collect();
+        return Err(bad_request(format!(
+            "At least one of [{}] must be specified.",
+            names.join(", ")
+        )));
+    }
+    if request["nodeNetworkConfig"]["additionalNodeNetworkConfigs"].is_array() {
+        return Err(bad_request(
+            "Additional node network configs cannot be added to or removed from an existing \
+             node pool; create a new node pool instead.",
+        ));
+    }
+    let op_type = if request["nodeVersion"].is_null() {
+        "UPDATE_CLUSTER"
+    } else {
+        "UPGRADE_NODES"
+    };
+    let op = shared.with_world(|world, cx| {
+        let master =
+            cluster(world, &project, &location, &cluster_name)?.resource["currentMasterVersion"]
+                .clone();
+        start_change(
+            world,
+            cx,
+            &project,
+            &location,
+            &cluster_name,
+            &pool_name,
+            op_type,
+            |p| {
+                if let Some(etag) = request["etag"].as_str() {
+                    let current = p.to_json()["etag"].clone();
+                    if current != json!(etag) {
+                        return Err(GcpError::new(
+                            409,
+                            "ABORTED",
+                            "aborted",
+                            format!(
+                                "Provided etag \"{etag}\" does not match the current etag of \
+                                 node pool \"{}\".",
+                                p.name
+                            ),
+                        ));
+                    }
+                }
+                Ok((
+                    Effect::UpdateNodePool {
+                        pool: p.name.clone(),
+                        patch: update_patch(p, &request, &master)?,
+                    },
+                    "container.nodePool.update",
+                ))
+            },
+            "update",
+        )
+    })?;
+    Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}
+
+/// The pool's top-level fields after an `UpdateNodePoolRequest`.
+fn update_patch(pool: &NodePool, request: &Value, master: &Value) -> GcpResult<Value> {
+    let mut config = pool.resource["config"].clone();
+    let mut patch = serde_json::Map::new();
+    for (key, _) in UPDATABLE {
+        let value = &request[*key];
+        if value.is_null() {
+            continue;
+        }
+        match *key {
+            "nodeVersion" => {
+                let version = match value.as_str().unwrap_or("") {
+                    "" | "-" => master.as_str().unwrap_or("").to_string(),
+                    v => server_config::resolve(v, None, VersionKind::Node)?,
+                };
+                patch.insert("version".into(), json!(version));
+            }
+            "locations" => {
+                let zones = string_list(value);
+                let mut probe = config.clone();
+                rules::check_machine(&mut probe, &zones)?;
+                if pool.resource["placementPolicy"]["type"] == json!("COMPACT") && zones.len() != 1
+                {
+                    return Err(bad_request(format!(
+                        "Compact placement policy requires exactly one zone in node pool \
+                         locations, got {}.",
+                        zones.len()
+                    )));
+                }
+                patch.insert("locations".into(), value.clone());
+            }
+            "upgradeSettings" | "queuedProvisioning" | "nodeDrainConfig" => {
+                patch.insert((*key).into(), value.clone());
+            }
+            "nodeNetworkConfig" => {
+                let mut network = pool.resource["networkConfig"].clone();
+                super::merge(&mut network, value);
+                patch.insert("networkConfig".into(), network);
+            }
+            "tags" => config["tags"] = value["tags"].clone(),
+            "taints" => config["taints"] = value["taints"].clone(),
+            "labels" => config["labels"] = value["labels"].clone(),
+            "resourceLabels" => {
+                let mut labels = value["labels"].clone();
+                labels["goog-gke-node-pool-provisioning-model"] =
+                    config["resourceLabels"]["goog-gke-node-pool-provisioning-model"].clone();
+                config["resourceLabels"] = labels;
+            }
+            "diskSizeGb" => config["diskSizeGb"] = json!(count_of(value)),
+            "machineType" => {
+                let mut probe = config.clone();
+                probe["machineType"] = value.clone();
+                probe["accelerators"] = Value::Null;
+                rules::check_machine(&mut probe, &pool.zones())?;
+                config["machineType"] = value.clone();
+            }
+            other => config[other] = value.clone(),
+        }
+    }
+    patch.insert("config".into(), config);
+    Ok(Value::Object(patch))
+}
+
+/// `POST .../nodePools/{pool}:setSize|:setAutoscaling|:setManagement`.
+pub async fn post_method(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, cluster_name, segment)): Path<(String, String, String, String)>,
+    query: Query,
+    body: Bytes,
+) -> GcpResult<Response> {
+    let Some((pool_name, method)) = segment.split_once(':') else {
+        return Err(GcpError::method_not_allowed());
+    };
+    let mut request = http::parse_json(&body)?;
+    let op_type = match method {
+        "setSize" => "SET_NODE_POOL_SIZE",
+        "setAutoscaling" => {
+            crate::enums::normalize(
+                &mut request,
+                enum_tables::SET_NODE_POOL_AUTOSCALING_REQUEST,
+                "",
+            )?;
+            "UPDATE_CLUSTER"
+        }
+        "setManagement" => "SET_NODE_POOL_MANAGEMENT",
+        other => {
+            return Err(not_found(&format!(
+                "projects/{project}/locations/{location}/clusters/{cluster_name}/nodePools/{pool_name}:{other}"
+            )));
+        }
+    };
+    if method == "setSize" {
+        let size = &request["nodeCount"];
+        if size.as_i64().is_some_and(|n| n < 0) {
+            return Err(bad_request("Node_count must be non-negative."));
+        }
+    }
+    let op = shared.with_world(|world, cx| {
+        start_change(
+            world,
+            cx,
+            &project,
+            &location,
+            &cluster_name,
+            pool_name,
+            op_type,
+            |p| {
+                let pool = p.name.clone();
+                Ok(match method {
+                    "setSize" => (
+                        Effect::SetNodePoolSize {
+                            pool,
+                            count: count_of(&request["nodeCount"]) as u32,
+                        },
+                        if is_gpu(p) {
+                            "container.nodePool.setSize.gpu"
+                        } else {
+                            "container.nodePool.setSize"
+                        },
+                    ),
+                    "setAutoscaling" => (
+                        Effect::UpdateNodePool {
+                            pool,
+                            patch: json!({"autoscaling": request["autoscaling"]}),
+                        },
+                        "container.nodePool.setAutoscaling",
+                    ),
+                    _ => (
+                        Effect::UpdateNodePool {
+                            pool,
+                            patch: json!({"management": request["management"]}),
+                        },
+                        "container.nodePool.setManagement",
+                    ),
+                })
+            },
+            "update",
+        )
+    })?;
+    Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}

@@ -1,0 +1,446 @@
+//! GKE operations: starting one for a mutation, finishing it when its time has come (applying its
+//! effect, or its scripted failure), and the `operations.get/list/cancel` methods.
+
+use super::{enum_tables, node_pools, not_found, self_link};
+use crate::clock::SimTime;
+use crate::error::{GcpError, GcpResult};
+use crate::http::{self, Query};
+use crate::kube;
+use crate::server::Shared;
+use crate::world::{Ctx, World};
+use axum::extract::{Path, State};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// One GKE operation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Operation {
+    /// `operation-<millis>-<uuid>`.
+    pub name: String,
+    pub project: String,
+    pub location: String,
+    /// `CREATE_CLUSTER`, `SET_NODE_POOL_SIZE` ...
+    pub op_type: String,
+    /// `RUNNING` or `DONE`.
+    pub status: String,
+    /// Path of the target resource (`projects/P/locations/L/clusters/C[/nodePools/NP]`).
+    pub target: String,
+    pub cluster_key: String,
+    pub start: SimTime,
+    pub done_at: SimTime,
+    pub end: Option<SimTime>,
+    pub effect: Effect,
+    /// Set when the operation was scripted to fail; becomes `error` when it ends.
+    pub failure: Option<OpError>,
+    pub error: Option<OpError>,
+}
+
+/// Why an operation failed (a `google.rpc.Status` plus the deprecated condition code).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpError {
+    /// `google.rpc.Code` number.
+    pub code: i32,
+    /// `google.rpc.Code` name, e.g. `RESOURCE_EXHAUSTED`.
+    pub canonical: String,
+    pub message: String,
+    /// `StatusCondition.Code`, e.g. `GCE_STOCKOUT`.
+    pub condition: String,
+}
+
+/// What happens when an operation finishes successfully.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Effect {
+    CreateCluster,
+    DeleteCluster,
+    /// Replace these top-level fields of the cluster (computed in full when it started).
+    UpdateCluster {
+        patch: Value,
+    },
+    /// Replace these top-level fields of a pool (and recompute its nodes).
+    UpdateNodePool {
+        pool: String,
+        patch: Value,
+    },
+    CreateNodePool {
+        pool: String,
+    },
+    DeleteNodePool {
+        pool: String,
+    },
+    SetNodePoolSize {
+        pool: String,
+        count: u32,
+    },
+}
+
+/// Starts an operation and returns it as the API shows it.
+#[allow(clippy::too_many_arguments)]
+pub fn start(
+    world: &mut World,
+    cx: &Ctx,
+    project: &str,
+    location: &str,
+    op_type: &str,
+    target: String,
+    effect: Effect,
+    latency_key: &str,
+    failure: Option<OpError>,
+) -> Value {
+    let millis = world.instant(cx.now).timestamp_millis();
+    let name = format!(
+        "operation-{millis}-{}-{}-{}-{}-{}",
+        world.hex(8),
+        world.hex(4),
+        world.hex(4),
+        world.hex(4),
+        world.hex(12)
+    );
+    let duration = world.duration_ms(cx, latency_key);
+    let cluster_key = target
+        .split("/nodePools/")
+        .next()
+        .unwrap_or(&target)
+        .to_string();
+    let op = Operation {
+        name,
+        project: project.to_string(),
+        location: location.to_string(),
+        op_type: op_type.to_string(),
+        status: "RUNNING".to_string(),
+        target,
+        cluster_key,
+        start: cx.now,
+        done_at: cx.now.plus_ms(duration),
+        end: None,
+        effect,
+        failure,
+        error: None,
+    };
+    let out = to_json(world, &op, cx.now);
+    world.container.operations.push(op);
+    out
+}
+
+/// The operation as the API returns it.
+pub fn to_json(world: &World, op: &Operation, now: SimTime) -> Value {
+    let path = format!(
+        "projects/{}/locations/{}/operations/{}",
+        op.project, op.location, op.name
+    );
+    let mut out = json!({
+        "name": op.name,
+        "zone": op.location,
+        "location": op.location,
+        "operationType": op.op_type,
+        "status": op.status,
+        "selfLink": self_link(&path),
+        "targetLink": self_link(&op.target),
+        "startTime": world.rfc3339(op.start),
+    });
+    if let Some(end) = op.end {
+        out["endTime"] = json!(world.rfc3339(end));
+    }
+    if op.op_type == "CREATE_CLUSTER" {
+        out["progress"] = progress(op, now);
+    }
+    if let Some(error) = &op.error {
+        out["error"] = json!({"code": error.code, "message": error.message, "details": []});
+        out["statusMessage"] = json!(error.message);
+        out["detail"] = json!(error.message);
+        let condition = json!([{
+            "code": error.condition,
+            "message": error.message,
+            "canonicalCode": error.canonical,
+        }]);
+        if op.target.contains("/nodePools/") {
+            out["nodepoolConditions"] = condition;
+        } else {
+            out["clusterConditions"] = condition;
+        }
+    }
+    out
+}
+
+/// The stage counters GKE reports while creating a cluster.
+fn progress(op: &Operation, now: SimTime) -> Value {
+    let total = op.done_at.since(op.start).max(1);
+    let now = op.end.unwrap_or(now);
+    let fraction = (now.since(op.start) as f64 / total as f64).min(1.0);
+    let stage = |name: &str, max: u32| {
+        let done = (f64::from(max) * fraction).round() as u32;
+        [
+            json!({"name": name, "intValue": done.to_string()}),
+            json!({"name": format!("{name}_TOTAL"), "intValue": max.to_string()}),
+        ]
+    };
+    let metrics: Vec<Value> = [
+        stage("CLUSTER_CONFIGURING", 8),
+        stage("CLUSTER_DEPLOYING", 12),
+        stage("CLUSTER_HEALTHCHECKING", 2),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    json!({ "metrics": metrics })
+}
+
+/// Finishes every operation whose time has come, in order. Returns true if any did.
+pub fn finish_due(world: &mut World, cx: &Ctx) -> bool {
+    let mut due: Vec<(SimTime, usize)> = world
+        .container
+        .operations
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.status != "DONE" && o.done_at <= cx.now)
+        .map(|(i, o)| (o.done_at, i))
+        .collect();
+    due.sort();
+    for (_, index) in &due {
+        finish(world, cx, *index, None);
+    }
+    !due.is_empty()
+}
+
+/// Ends operation `index`: with its scripted failure or `forced` (cancel), else with its effect.
+fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
+    let op = world.container.operations[index].clone();
+    let failure = forced.or(op.failure.clone());
+    {
+        let stored = &mut world.container.operations[index];
+        stored.status = "DONE".to_string();
+        stored.end = Some(if stored.done_at < cx.now && failure.is_none() {
+            stored.done_at
+        } else {
+            cx.now
+        });
+        stored.error = failure.clone();
+    }
+    let key = op.cluster_key.clone();
+    match failure {
+        Some(error) => fail(world, &key, &op.effect, &error),
+        None => succeed(world, cx, &key, &op.effect),
+    }
+}
+
+fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
+    match effect {
+        Effect::CreateCluster => {
+            let pools: Vec<String> = match world.container.clusters.get_mut(key) {
+                Some(cluster) => {
+                    cluster.set_status("RUNNING");
+                    for pool in &mut cluster.pools {
+                        pool.set_status("RUNNING");
+                        pool.node_count =
+                            super::rules::count_of(&pool.resource["initialNodeCount"]) as u32;
+                    }
+                    cluster.pools.iter().map(|p| p.name.clone()).collect()
+                }
+                None => return,
+            };
+            world.kube.set_ready(key, true);
+            sync_addons(world, key);
+            for pool in pools {
+                node_pools::sync_nodes(world, cx, key, &pool);
+            }
+        }
+        Effect::DeleteCluster => {
+            world.container.clusters.remove(key);
+            kube::deprovision(cx.shared, world, key);
+        }
+        Effect::UpdateCluster { patch } => {
+            let Some(cluster) = world.container.clusters.get_mut(key) else {
+                return;
+            };
+            apply_top(&mut cluster.resource, patch);
+            cluster.set_status("RUNNING");
+            let version = cluster.resource["currentMasterVersion"]
+                .as_str()
+                .map(str::to_string);
+            if let (Some(v), Some(k)) = (version, world.kube.clusters.get_mut(key)) {
+                k.version = v;
+            }
+            sync_addons(world, key);
+        }
+        Effect::UpdateNodePool { pool, patch } => {
+            if let Some(p) = pool_mut(world, key, pool) {
+                apply_top(&mut p.resource, patch);
+                p.set_status("RUNNING");
+                p.generation += 1;
+            }
+            node_pools::sync_nodes(world, cx, key, pool);
+        }
+        Effect::CreateNodePool { pool } => {
+            if let Some(p) = pool_mut(world, key, pool) {
+                p.set_status("RUNNING");
+                p.node_count = super::rules::count_of(&p.resource["initialNodeCount"]) as u32;
+                p.generation += 1;
+            }
+            node_pools::sync_nodes(world, cx, key, pool);
+        }
+        Effect::DeleteNodePool { pool } => {
+            if let Some(cluster) = world.container.clusters.get_mut(key) {
+                cluster.pools.retain(|p| &p.name != pool);
+            }
+            world.kube.set_pool_nodes(key, pool, vec![], cx.now);
+        }
+        Effect::SetNodePoolSize { pool, count } => {
+            if let Some(p) = pool_mut(world, key, pool) {
+                p.node_count = *count;
+                p.set_status("RUNNING");
+                p.generation += 1;
+            }
+            node_pools::sync_nodes(world, cx, key, pool);
+        }
+    }
+}
+
+fn fail(world: &mut World, key: &str, effect: &Effect, error: &OpError) {
+    let Some(cluster) = world.container.clusters.get_mut(key) else {
+        return;
+    };
+    let condition = json!([{
+        "code": error.condition,
+        "message": error.message,
+        "canonicalCode": error.canonical,
+    }]);
+    match effect {
+        Effect::CreateCluster => {
+            cluster.set_status("ERROR");
+            cluster.resource["statusMessage"] = json!(error.message);
+            cluster.resource["conditions"] = condition;
+            for pool in &mut cluster.pools {
+                pool.set_status("ERROR");
+            }
+        }
+        Effect::CreateNodePool { pool } => {
+            if let Some(p) = cluster.pool_mut(pool) {
+                p.set_status("ERROR");
+                p.resource["statusMessage"] = json!(error.message);
+                p.resource["conditions"] = condition;
+                p.generation += 1;
+            }
+        }
+        Effect::UpdateNodePool { pool, .. }
+        | Effect::DeleteNodePool { pool }
+        | Effect::SetNodePoolSize { pool, .. } => {
+            if let Some(p) = cluster.pool_mut(pool) {
+                p.set_status("RUNNING");
+            }
+        }
+        Effect::DeleteCluster | Effect::UpdateCluster { .. } => cluster.set_status("RUNNING"),
+    }
+}
+
+/// Replaces the top-level fields of `target` by those of `patch` (the values were computed in
+/// full when the operation started).
+fn apply_top(target: &mut Value, patch: &Value) {
+    if let (Some(t), Some(p)) = (target.as_object_mut(), patch.as_object()) {
+        for (k, v) in p {
+            t.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+fn pool_mut<'a>(world: &'a mut World, key: &str, pool: &str) -> Option<&'a mut super::NodePool> {
+    world.container.clusters.get_mut(key)?.pool_mut(pool)
+}
+
+/// Tells the Kubernetes side which add-ons the cluster has.
+pub fn sync_addons(world: &mut World, key: &str) {
+    let Some(cluster) = world.container.clusters.get(key) else {
+        return;
+    };
+    let addons = &cluster.resource["addonsConfig"];
+    let value = kube::Addons {
+        filestore_csi: addons["gcpFilestoreCsiDriverConfig"]["enabled"] == json!(true),
+        gcs_fuse_csi: addons["gcsFuseCsiDriverConfig"]["enabled"] == json!(true),
+    };
+    world.kube.set_addons(key, value);
+}
+
+fn find<'a>(world: &'a World, project: &str, location: &str, name: &str) -> Option<&'a Operation> {
+    world.container.operations.iter().find(|o| {
+        o.project == project && o.name == name && (location == "-" || o.location == location)
+    })
+}
+
+/// `GET .../operations/{operation}`.
+pub async fn get(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, name)): Path<(String, String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    let op = shared.read_world(|world, cx| {
+        find(world, &project, &location, &name)
+            .map(|op| to_json(world, op, cx.now))
+            .ok_or_else(|| {
+                not_found(&format!(
+                    "projects/{project}/locations/{location}/operations/{name}"
+                ))
+            })
+    })?;
+    Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}
+
+/// `GET .../operations`.
+pub async fn list(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location)): Path<(String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    if location != "-" {
+        super::rules::check_location(&location)?;
+    }
+    let mut ops: Vec<Value> = shared.read_world(|world, cx| {
+        world
+            .container
+            .operations
+            .iter()
+            .filter(|o| o.project == project && (location == "-" || o.location == location))
+            .map(|o| to_json(world, o, cx.now))
+            .collect()
+    });
+    if query.enum_ints() {
+        for op in &mut ops {
+            crate::enums::encode_ints(op, enum_tables::OPERATION);
+        }
+    }
+    Ok(http::json(json!({ "operations": ops })))
+}
+
+/// `POST .../operations/{operation}:cancel`.
+pub async fn post_method(
+    State(shared): State<Arc<Shared>>,
+    Path((project, location, segment)): Path<(String, String, String)>,
+) -> GcpResult<Response> {
+    let Some((name, "cancel")) = segment.split_once(':') else {
+        return Err(GcpError::method_not_allowed());
+    };
+    shared.with_world(|world, cx| {
+        let index = world
+            .container
+            .operations
+            .iter()
+            .position(|o| o.project == project && o.name == name && o.location == location)
+            .ok_or_else(|| {
+                not_found(&format!(
+                    "projects/{project}/locations/{location}/operations/{name}"
+                ))
+            })?;
+        if world.container.operations[index].status == "DONE" {
+            return Err(GcpError::failed_precondition(format!(
+                "Operation {name} is already done and cannot be cancelled."
+            )));
+        }
+        let cancelled = OpError {
+            code: 1,
+            canonical: "CANCELLED".to_string(),
+            message: "Operation was cancelled.".to_string(),
+            condition: "UNKNOWN".to_string(),
+        };
+        finish(world, cx, index, Some(cancelled));
+        Ok(http::json(json!({})))
+    })
+}

@@ -1,0 +1,1373 @@
+//! GKE (container v1) driven by gcloud, and by reqwest where gcloud cannot reach a case, against
+//! the in-process simulator: the A3 Mega multi-network scenario, GKE's checks with their exact
+//! errors, the one-operation-at-a-time rule, integer enums, scripted faults and simulated time.
+
+use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
+use a3ctl_sim::latency::LatencyProfile;
+use a3ctl_sim::{SimConfig, SimHandle};
+use base64::Engine;
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+use std::process::Output;
+
+const PROJECT: &str = "a3-sim-test";
+const REGION: &str = "us-central1";
+
+struct Cli {
+    env: Vec<(String, String)>,
+    _dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new(handle: &SimHandle) -> Cli {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut env = handle.gcloud_env();
+        let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+        env.push(("CLOUDSDK_CONFIG".into(), path("gcloud")));
+        env.push(("CLOUDSDK_CORE_PROJECT".into(), PROJECT.into()));
+        // `clusters create` writes a kubeconfig entry and asks Service Usage whether the API is
+        // enabled (a 404 there is only logged).
+        env.push(("KUBECONFIG".into(), path("kubeconfig")));
+        env.push((
+            "CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE".into(),
+            format!("{}/serviceusage/", handle.base_url()),
+        ));
+        Cli { env, _dir: dir }
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let env = self.env.clone();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new("gcloud")
+                .args(&args)
+                .envs(env)
+                .output()
+                .expect("gcloud runs")
+        })
+        .await
+        .expect("join")
+    }
+
+    /// Runs a gcloud command with `--format=json` that must succeed; a one-item list is unwrapped.
+    async fn json(&self, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--format=json");
+        let out = self.run(&all).await;
+        assert!(
+            out.status.success(),
+            "gcloud {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let value: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        match value {
+            Value::Array(items) if items.len() == 1 && !args.contains(&"list") => items[0].clone(),
+            other => other,
+        }
+    }
+
+    /// [`Cli::json`] with owned arguments, so that many calls can be joined.
+    async fn json_owned(&self, args: Vec<String>) -> Value {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.json(&args).await
+    }
+
+    /// Runs a gcloud command that must fail; returns its stderr.
+    async fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "gcloud {args:?} succeeded: {stderr}");
+        stderr
+    }
+}
+
+/// reqwest against the simulator's GKE and Compute paths.
+struct Http {
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Http {
+    fn new(handle: &SimHandle) -> Http {
+        Http {
+            base: handle.base_url().to_string(),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("request");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// `GET /container/v1/projects/P/locations/<path>`.
+    async fn get(&self, path: &str) -> (u16, Value) {
+        let path = format!("/container/v1/projects/{PROJECT}/locations/{path}");
+        self.send(reqwest::Method::GET, &path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let path = format!("/container/v1/projects/{PROJECT}/locations/{path}");
+        self.send(reqwest::Method::POST, &path, Some(body)).await
+    }
+
+    async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        let path = format!("/container/v1/projects/{PROJECT}/locations/{path}");
+        self.send(reqwest::Method::PUT, &path, Some(body)).await
+    }
+
+    async fn delete(&self, path: &str) -> (u16, Value) {
+        let path = format!("/container/v1/projects/{PROJECT}/locations/{path}");
+        self.send(reqwest::Method::DELETE, &path, None).await
+    }
+
+    async fn compute(&self, path: &str, body: Value) {
+        let path = format!("/compute/v1/projects/{PROJECT}/{path}");
+        let (status, op) = self.send(reqwest::Method::POST, &path, Some(body)).await;
+        assert_eq!(status, 200, "{path}: {op}");
+    }
+
+    /// A network with one subnet (pods/services secondary ranges on the primary one).
+    async fn network(&self, name: &str, cidr: &str, secondary: bool) {
+        self.compute(
+            "global/networks",
+            json!({"name": name, "autoCreateSubnetworks": false, "mtu": 8244}),
+        )
+        .await;
+        // Compute operations finish at the next read; this read lets the network exist.
+        let _ = self.get(&format!("{REGION}/clusters")).await;
+        let ranges = if secondary {
+            json!([{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"},
+                   {"rangeName": "services", "ipCidrRange": "10.0.32.0/20"}])
+        } else {
+            json!([])
+        };
+        self.compute(
+            &format!("regions/{REGION}/subnetworks"),
+            json!({
+                "name": format!("{name}-sub"),
+                "network": format!("https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networks/{name}"),
+                "ipCidrRange": cidr,
+                "secondaryIpRanges": ranges,
+            }),
+        )
+        .await;
+        let _ = self.get(&format!("{REGION}/clusters")).await;
+    }
+
+    async fn placement_policy(&self, name: &str) {
+        self.compute(
+            &format!("regions/{REGION}/resourcePolicies"),
+            json!({"name": name, "groupPlacementPolicy": {"collocation": "COLLOCATED", "vmCount": 2}}),
+        )
+        .await;
+        let _ = self.get(&format!("{REGION}/clusters")).await;
+    }
+}
+
+/// Asserts a Google error body's code, status and reason; returns its message.
+fn error(status: u16, body: &Value, code: u16, canonical: &str, reason: &str) -> String {
+    assert_eq!(status, code, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert_eq!(body["error"]["status"], canonical, "{body}");
+    assert_eq!(body["error"]["errors"][0]["reason"], reason, "{body}");
+    body["error"]["message"].as_str().unwrap_or("").to_string()
+}
+
+/// A cluster request body on the `main` network with the given inline pools.
+fn cluster_body(name: &str, multi_network: bool, pools: Value) -> Value {
+    let mut cluster = json!({
+        "name": name,
+        "network": "main",
+        "subnetwork": "main-sub",
+        "ipAllocationPolicy": {"useIpAliases": true, "clusterSecondaryRangeName": "pods",
+                               "servicesSecondaryRangeName": "services"},
+        "locations": ["us-central1-a"],
+        "nodePools": pools,
+    });
+    if multi_network {
+        cluster["networkConfig"] =
+            json!({"datapathProvider": "ADVANCED_DATAPATH", "enableMultiNetworking": true});
+    }
+    json!({ "cluster": cluster })
+}
+
+fn e2_pool(name: &str) -> Value {
+    json!({"name": name, "initialNodeCount": 1, "config": {"machineType": "e2-standard-4"}})
+}
+
+fn kube_nodes(sim: &SimHandle, cluster: &str) -> Vec<a3ctl_sim::kube::NodeSpec> {
+    let key = format!("projects/{PROJECT}/locations/{REGION}/clusters/{cluster}");
+    sim.shared.read_world(|w, _| {
+        w.kube
+            .cluster(&key)
+            .map(|c| c.nodes.values().flatten().cloned().collect())
+            .unwrap_or_default()
+    })
+}
+
+#[tokio::test]
+async fn a3_mega_multi_network_cluster_with_gcloud() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let cli = Cli::new(&sim);
+    // The primary VPC and 8 GPU VPCs (MTU 8244), then their subnets and the placement policy.
+    let owned = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+    let gpu: Vec<String> = (0..8).map(|i| format!("gpu-{i}")).collect();
+    let mut nets = vec![owned(&[
+        "compute",
+        "networks",
+        "create",
+        "main",
+        "--subnet-mode=custom",
+        "--mtu=8244",
+    ])];
+    for name in &gpu {
+        nets.push(owned(&[
+            "compute",
+            "networks",
+            "create",
+            name,
+            "--subnet-mode=custom",
+            "--mtu=8244",
+        ]));
+    }
+    for net in join_all(nets.into_iter().map(|a| cli.json_owned(a))).await {
+        assert_eq!(net["mtu"], 8244, "{net}");
+    }
+    let mut subnets = vec![owned(&[
+        "compute",
+        "networks",
+        "subnets",
+        "create",
+        "main-sub",
+        "--network=main",
+        "--region=us-central1",
+        "--range=10.128.0.0/20",
+        "--secondary-range=pods=10.4.0.0/14,services=10.0.32.0/20",
+    ])];
+    for (i, name) in gpu.iter().enumerate() {
+        subnets.push(owned(&[
+            "compute",
+            "networks",
+            "subnets",
+            "create",
+            &format!("{name}-sub"),
+            &format!("--network={name}"),
+            "--region=us-central1",
+            &format!("--range=192.168.{i}.0/24"),
+        ]));
+    }
+    subnets.push(owned(&[
+        "compute",
+        "resource-policies",
+        "create",
+        "group-placement",
+        "a3-compact",
+        "--region=us-central1",
+        "--collocation=collocated",
+        "--vm-count=2",
+    ]));
+    assert_eq!(
+        join_all(subnets.into_iter().map(|a| cli.json_owned(a)))
+            .await
+            .len(),
+        10
+    );
+
+    // The Dataplane V2 multi-network cluster.
+    let cluster = cli
+        .json(&[
+            "container",
+            "clusters",
+            "create",
+            "a3-mega",
+            "--location=us-central1",
+            "--enable-dataplane-v2",
+            "--enable-multi-networking",
+            "--enable-ip-alias",
+            "--network=main",
+            "--subnetwork=main-sub",
+            "--cluster-secondary-range-name=pods",
+            "--services-secondary-range-name=services",
+            "--release-channel=regular",
+            "--cluster-version=1.32",
+            "--node-locations=us-central1-a",
+            "--num-nodes=1",
+            "--machine-type=e2-standard-4",
+            "--workload-pool=a3-sim-test.svc.id.goog",
+            "--addons=GcpFilestoreCsiDriver,GcsFuseCsiDriver",
+        ])
+        .await;
+    assert_eq!(cluster["status"], "RUNNING", "{cluster}");
+    assert_eq!(cluster["currentMasterVersion"], "1.32.12-gke.1050000");
+    assert_eq!(
+        cluster["networkConfig"]["datapathProvider"],
+        "ADVANCED_DATAPATH"
+    );
+    assert_eq!(cluster["networkConfig"]["enableMultiNetworking"], true);
+    assert_eq!(
+        cluster["networkConfig"]["subnetwork"],
+        "projects/a3-sim-test/regions/us-central1/subnetworks/main-sub"
+    );
+    assert_eq!(cluster["clusterIpv4Cidr"], "10.4.0.0/14");
+    assert_eq!(cluster["servicesIpv4Cidr"], "10.0.32.0/20");
+    assert_eq!(
+        cluster["addonsConfig"]["gcpFilestoreCsiDriverConfig"]["enabled"],
+        true
+    );
+    assert_eq!(
+        cluster["workloadIdentityConfig"]["workloadPool"],
+        "a3-sim-test.svc.id.goog"
+    );
+    assert_eq!(
+        cluster["selfLink"],
+        "https://container.googleapis.com/v1/projects/a3-sim-test/locations/us-central1/clusters/a3-mega"
+    );
+    assert!(
+        cluster["endpoint"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:")
+    );
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(
+            cluster["masterAuth"]["clusterCaCertificate"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+    assert!(
+        String::from_utf8(ca)
+            .unwrap()
+            .starts_with("-----BEGIN CERTIFICATE-----")
+    );
+    let key = format!("projects/{PROJECT}/locations/{REGION}/clusters/a3-mega");
+    let addons = sim
+        .shared
+        .read_world(|w, _| w.kube.cluster(&key).map(|c| c.addons));
+    assert_eq!(
+        addons,
+        Some(a3ctl_sim::kube::Addons {
+            filestore_csi: true,
+            gcs_fuse_csi: true
+        })
+    );
+
+    // The A3 Mega pool on the 8 GPU networks with compact placement, and an E2 pool.
+    let extra: Vec<String> = gpu
+        .iter()
+        .map(|n| format!("--additional-node-network=network={n},subnetwork={n}-sub"))
+        .collect();
+    let mut args = vec![
+        "container",
+        "node-pools",
+        "create",
+        "a3-mega-pool",
+        "--cluster=a3-mega",
+        "--location=us-central1",
+        "--node-locations=us-central1-a",
+        "--machine-type=a3-megagpu-8g",
+        "--num-nodes=2",
+        "--accelerator=type=nvidia-h100-mega-80gb,count=8,gpu-driver-version=latest",
+        "--placement-type=COMPACT",
+        "--placement-policy=a3-compact",
+        "--enable-gvnic",
+        "--ephemeral-storage-local-ssd=count=16",
+        "--reservation-affinity=none",
+    ];
+    args.extend(extra.iter().map(String::as_str));
+    // One operation at a time per cluster: the pools are created one after the other.
+    let created = cli.json(&args).await;
+    assert_eq!(created["status"], "RUNNING", "{created}");
+    cli.json(&[
+        "container",
+        "node-pools",
+        "create",
+        "system",
+        "--cluster=a3-mega",
+        "--location=us-central1",
+        "--machine-type=e2-standard-8",
+        "--num-nodes=1",
+        "--node-taints=components.gke.io/gke-managed-components=true:NoSchedule",
+    ])
+    .await;
+    let pools = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "list",
+            "--cluster=a3-mega",
+            "--location=us-central1",
+        ])
+        .await;
+    let names: Vec<&str> = pools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"default-pool"), "{names:?}");
+    assert!(names.contains(&"a3-mega-pool"), "{names:?}");
+    assert!(names.contains(&"system"), "{names:?}");
+    let mega = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "describe",
+            "a3-mega-pool",
+            "--cluster=a3-mega",
+            "--location=us-central1",
+        ])
+        .await;
+    assert_eq!(mega["status"], "RUNNING", "{mega}");
+    assert_eq!(
+        mega["config"]["accelerators"][0]["acceleratorType"],
+        "nvidia-h100-mega-80gb"
+    );
+    assert_eq!(mega["config"]["accelerators"][0]["acceleratorCount"], "8");
+    assert_eq!(
+        mega["config"]["accelerators"][0]["gpuDriverInstallationConfig"]["gpuDriverVersion"],
+        "LATEST"
+    );
+    assert_eq!(mega["placementPolicy"]["type"], "COMPACT");
+    assert_eq!(mega["placementPolicy"]["policyName"], "a3-compact");
+    assert_eq!(
+        mega["networkConfig"]["additionalNodeNetworkConfigs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
+    assert_eq!(mega["config"]["gvnic"]["enabled"], true);
+    assert_eq!(
+        mega["config"]["reservationAffinity"]["consumeReservationType"],
+        "NO_RESERVATION"
+    );
+    assert_eq!(mega["version"], "1.32.12-gke.1050000");
+    assert!(mega["etag"].is_string());
+    assert_eq!(mega["instanceGroupUrls"].as_array().unwrap().len(), 1);
+
+    // The Kubernetes side has GKE-like nodes.
+    let nodes = kube_nodes(&sim, "a3-mega");
+    let gpu_nodes: Vec<_> = nodes.iter().filter(|n| n.pool == "a3-mega-pool").collect();
+    assert_eq!(gpu_nodes.len(), 2);
+    let node = gpu_nodes[0];
+    assert!(
+        node.name.starts_with("gke-a3-mega-a3-mega-pool-"),
+        "{}",
+        node.name
+    );
+    assert_eq!(node.name.rsplit('-').next().unwrap().len(), 4);
+    assert_eq!(node.gpus, 8);
+    assert!(node.managed_driver);
+    for (label, value) in [
+        ("cloud.google.com/gke-nodepool", "a3-mega-pool"),
+        ("cloud.google.com/gke-accelerator", "nvidia-h100-mega-80gb"),
+        ("cloud.google.com/gke-gpu-driver-version", "latest"),
+        ("cloud.google.com/machine-family", "a3"),
+        ("node.kubernetes.io/instance-type", "a3-megagpu-8g"),
+        ("topology.kubernetes.io/zone", "us-central1-a"),
+        ("topology.kubernetes.io/region", "us-central1"),
+    ] {
+        assert_eq!(
+            node.labels.get(label).map(String::as_str),
+            Some(value),
+            "{label}"
+        );
+    }
+    assert_eq!(node.labels["kubernetes.io/hostname"], node.name);
+    for label in ["block", "subblock", "host"] {
+        assert!(
+            node.labels
+                .contains_key(&format!("cloud.google.com/gce-topology-{label}"))
+        );
+    }
+    assert!(node.taints.contains(&(
+        "nvidia.com/gpu".into(),
+        "present".into(),
+        "NoSchedule".into()
+    )));
+    let system: Vec<_> = nodes.iter().filter(|n| n.pool == "system").collect();
+    assert_eq!(system.len(), 1);
+    assert_eq!(
+        system[0].taints,
+        vec![(
+            "components.gke.io/gke-managed-components".into(),
+            "true".into(),
+            "NoSchedule".into()
+        )]
+    );
+
+    // Resize, update the pool and the cluster.
+    cli.json(&[
+        "container",
+        "clusters",
+        "resize",
+        "a3-mega",
+        "--location=us-central1",
+        "--node-pool=system",
+        "--num-nodes=3",
+        "--quiet",
+    ])
+    .await;
+    assert_eq!(
+        kube_nodes(&sim, "a3-mega")
+            .iter()
+            .filter(|n| n.pool == "system")
+            .count(),
+        3
+    );
+    let updated = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "update",
+            "system",
+            "--cluster=a3-mega",
+            "--location=us-central1",
+            "--node-labels=team=ml",
+        ])
+        .await;
+    assert_eq!(updated["config"]["labels"]["team"], "ml", "{updated}");
+    assert!(
+        kube_nodes(&sim, "a3-mega")
+            .iter()
+            .filter(|n| n.pool == "system")
+            .all(|n| n.labels["team"] == "ml")
+    );
+    cli.json(&[
+        "container",
+        "clusters",
+        "update",
+        "a3-mega",
+        "--location=us-central1",
+        "--update-labels=env=test",
+    ])
+    .await;
+
+    let described = cli
+        .json(&[
+            "container",
+            "clusters",
+            "describe",
+            "a3-mega",
+            "--location=us-central1",
+        ])
+        .await;
+    assert_eq!(described["currentNodeCount"], 1 + 2 + 3);
+    assert_eq!(described["resourceLabels"]["env"], "test", "{described}");
+    assert_ne!(described["labelFingerprint"], cluster["labelFingerprint"]);
+    let listed = cli.json(&["container", "clusters", "list"]).await;
+    assert_eq!(listed[0]["name"], "a3-mega");
+
+    // Server config and operations.
+    let config = cli
+        .json(&["container", "get-server-config", "--location=us-central1"])
+        .await;
+    assert_eq!(config["defaultClusterVersion"], "1.33.5-gke.1080000");
+    let rapid = config["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["channel"] == "RAPID")
+        .unwrap();
+    assert_eq!(rapid["defaultVersion"], "1.34.1-gke.1829001");
+    let ops = cli
+        .json(&["container", "operations", "list", "--location=us-central1"])
+        .await;
+    let types: Vec<&str> = ops
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["operationType"].as_str().unwrap())
+        .collect();
+    for t in [
+        "CREATE_CLUSTER",
+        "CREATE_NODE_POOL",
+        "SET_NODE_POOL_SIZE",
+        "SET_LABELS",
+    ] {
+        assert!(types.contains(&t), "{types:?}");
+    }
+    let first = ops[0]["name"].as_str().unwrap();
+    assert!(first.starts_with("operation-"));
+    let op = cli
+        .json(&[
+            "container",
+            "operations",
+            "describe",
+            first,
+            "--location=us-central1",
+        ])
+        .await;
+    assert_eq!(op["status"], "DONE");
+    assert_eq!(op["operationType"], "CREATE_CLUSTER");
+    assert!(
+        op["targetLink"]
+            .as_str()
+            .unwrap()
+            .ends_with("/clusters/a3-mega")
+    );
+
+    // gcloud shows GKE's errors.
+    let missing = cli
+        .fails(&[
+            "container",
+            "clusters",
+            "describe",
+            "nope",
+            "--location=us-central1",
+        ])
+        .await;
+    assert!(
+        missing.contains("Not found: projects/a3-sim-test/locations/us-central1/clusters/nope."),
+        "{missing}"
+    );
+    let dup = cli
+        .fails(&[
+            "container",
+            "node-pools",
+            "create",
+            "system",
+            "--cluster=a3-mega",
+            "--location=us-central1",
+        ])
+        .await;
+    assert!(
+        dup.contains("code=409") && dup.contains("Already exists"),
+        "{dup}"
+    );
+
+    // Delete the pools and the cluster.
+    cli.run(&[
+        "container",
+        "node-pools",
+        "delete",
+        "a3-mega-pool",
+        "--cluster=a3-mega",
+        "--location=us-central1",
+        "--quiet",
+    ])
+    .await;
+    assert!(
+        kube_nodes(&sim, "a3-mega")
+            .iter()
+            .all(|n| n.pool != "a3-mega-pool")
+    );
+    let out = cli
+        .run(&[
+            "container",
+            "clusters",
+            "delete",
+            "a3-mega",
+            "--location=us-central1",
+            "--quiet",
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = cli.json(&["container", "clusters", "list"]).await;
+    assert_eq!(after, json!([]));
+    assert!(sim.shared.read_world(|w, _| w.kube.cluster(&key).is_none()));
+}
+
+/// Networks for the reqwest tests: `main` (pods/services ranges), `gpu-0`, a placement policy.
+async fn networks(http: &Http) {
+    http.network("main", "10.128.0.0/20", true).await;
+    http.network("gpu-0", "192.168.0.0/24", false).await;
+    http.placement_policy("a3-compact").await;
+}
+
+#[tokio::test]
+async fn cluster_rules_answer_gke_errors() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let clusters = format!("{REGION}/clusters");
+
+    let (s, b) = http
+        .post(
+            &clusters,
+            cluster_body(&"c".repeat(41), true, json!([e2_pool("p")])),
+        )
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(m, "Cluster.name must be less than 40 characters.");
+    let (s, b) = http
+        .post(
+            &clusters,
+            cluster_body("My_Cluster", true, json!([e2_pool("p")])),
+        )
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(m.starts_with("Invalid value for field \"cluster.name\": \"My_Cluster\". Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)'"), "{m}");
+
+    let mut body = cluster_body("c1", true, json!([e2_pool("p")]));
+    body["cluster"]["network"] = json!("nope");
+    let (s, b) = http.post(&clusters, body).await;
+    assert_eq!(
+        error(s, &b, 400, "INVALID_ARGUMENT", "badRequest"),
+        "Network \"nope\" does not exist."
+    );
+    let mut body = cluster_body("c1", true, json!([e2_pool("p")]));
+    body["cluster"]["subnetwork"] = json!("gpu-0-sub");
+    let (s, b) = http.post(&clusters, body).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(m.contains("is not valid for Network \"main\""), "{m}");
+    let mut body = cluster_body("c1", true, json!([e2_pool("p")]));
+    body["cluster"]["ipAllocationPolicy"]["clusterSecondaryRangeName"] = json!("pods-x");
+    let (s, b) = http.post(&clusters, body).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(
+        m.contains("Secondary range \"pods-x\" does not exist"),
+        "{m}"
+    );
+    let mut body = cluster_body("c1", true, json!([e2_pool("p")]));
+    body["cluster"]["networkConfig"]["datapathProvider"] = json!("LEGACY_DATAPATH");
+    let (s, b) = http.post(&clusters, body).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(
+        m.starts_with("Multi-networking requires GKE Dataplane V2"),
+        "{m}"
+    );
+    let mut body = cluster_body("c1", true, json!([e2_pool("p")]));
+    body["cluster"]["initialClusterVersion"] = json!("1.99");
+    let (s, b) = http.post(&clusters, body).await;
+    assert_eq!(
+        error(s, &b, 400, "INVALID_ARGUMENT", "badRequest"),
+        "Master version \"1.99\" is unsupported."
+    );
+    let (s, b) = http
+        .post(&clusters, cluster_body("c1", true, json!([])))
+        .await;
+    assert_eq!(
+        error(s, &b, 400, "INVALID_ARGUMENT", "badRequest"),
+        "Cluster.initial_node_count must be greater than zero."
+    );
+    let mut body = cluster_body("c1", true, json!([e2_pool("p")]));
+    body["cluster"]["networkConfig"]["datapathProvider"] = json!("FAST_PATH");
+    let (s, b) = http.post(&clusters, body).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(
+        m,
+        "Invalid value at 'cluster.network_config.datapath_provider' (TYPE_ENUM), FAST_PATH"
+    );
+
+    // A good cluster, then duplicates and missing resources.
+    let (s, op) = http
+        .post(&clusters, cluster_body("c1", true, json!([e2_pool("p")])))
+        .await;
+    assert_eq!(s, 200, "{op}");
+    assert_eq!(op["operationType"], "CREATE_CLUSTER");
+    assert_eq!(op["status"], "RUNNING");
+    assert!(op["name"].as_str().unwrap().starts_with("operation-"));
+    let (s, b) = http
+        .post(&clusters, cluster_body("c1", true, json!([e2_pool("p")])))
+        .await;
+    let m = error(s, &b, 409, "ALREADY_EXISTS", "alreadyExists");
+    assert_eq!(
+        m,
+        "Already exists: projects/a3-sim-test/locations/us-central1/clusters/c1."
+    );
+    let (s, b) = http.get(&format!("{clusters}/nope")).await;
+    let m = error(s, &b, 404, "NOT_FOUND", "notFound");
+    assert_eq!(
+        m,
+        "Not found: projects/a3-sim-test/locations/us-central1/clusters/nope."
+    );
+    let (s, b) = http.delete(&format!("{clusters}/nope")).await;
+    error(s, &b, 404, "NOT_FOUND", "notFound");
+    let (s, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(
+        (s, cluster["status"].as_str()),
+        (200, Some("RUNNING")),
+        "{cluster}"
+    );
+    let (s, all) = http.get("-/clusters").await;
+    assert_eq!(
+        (s, all["clusters"].as_array().map(Vec::len)),
+        (200, Some(1))
+    );
+
+    // Cluster updates take exactly one field.
+    let (s, b) = http
+        .put(&format!("{clusters}/c1"), json!({"update": {}}))
+        .await;
+    error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    let two = json!({"update": {"desiredMasterVersion": "1.33", "desiredLoggingService": "none"}});
+    let (s, b) = http.put(&format!("{clusters}/c1"), two).await;
+    error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    let upgrade = json!({"update": {"desiredMasterVersion": "1.33"}});
+    let (s, op) = http.put(&format!("{clusters}/c1"), upgrade).await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("UPGRADE_MASTER")),
+        "{op}"
+    );
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(cluster["currentMasterVersion"], "1.33.5-gke.1080000");
+    let addons = json!({"addonsConfig": {"gcsFuseCsiDriverConfig": {"enabled": true}}});
+    let (s, op) = http.post(&format!("{clusters}/c1:setAddons"), addons).await;
+    assert_eq!(s, 200, "{op}");
+    let key = format!("projects/{PROJECT}/locations/{REGION}/clusters/c1");
+    let addons = sim
+        .shared
+        .read_world(|w, _| w.kube.cluster(&key).map(|c| c.addons));
+    assert_eq!(addons.map(|a| a.gcs_fuse_csi), Some(true));
+    let policy = json!({"maintenancePolicy": {"window": {"dailyMaintenanceWindow": {"startTime": "03:00"}}}});
+    let (s, op) = http
+        .post(&format!("{clusters}/c1:setMaintenancePolicy"), policy)
+        .await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("SET_MAINTENANCE_POLICY"))
+    );
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(
+        cluster["maintenancePolicy"]["window"]["dailyMaintenanceWindow"]["startTime"],
+        "03:00"
+    );
+}
+
+#[tokio::test]
+async fn node_pool_rules_answer_gke_errors() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let clusters = format!("{REGION}/clusters");
+    let (s, op) = http
+        .post(&clusters, cluster_body("c1", true, json!([e2_pool("p")])))
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let (s, op) = http
+        .post(
+            &clusters,
+            cluster_body("flat", false, json!([e2_pool("p")])),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let pools = format!("{clusters}/c1/nodePools");
+    let gpu = |name: &str, machine: &str, accelerators: Value| {
+        json!({"nodePool": {"name": name, "initialNodeCount": 1, "locations": ["us-central1-a"],
+               "config": {"machineType": machine, "accelerators": accelerators}}})
+    };
+
+    // A3 accelerators.
+    let wrong = json!([{"acceleratorType": "nvidia-h100-mega-80gb", "acceleratorCount": "8"}]);
+    let (s, b) = http.post(&pools, gpu("a", "a3-highgpu-8g", wrong)).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(
+        m,
+        "[nvidia-h100-mega-80gb, a3-highgpu-8g] features are not compatible for creating instance."
+    );
+    let few = json!([{"acceleratorType": "nvidia-h100-80gb", "acceleratorCount": "4"}]);
+    let (s, b) = http.post(&pools, gpu("a", "a3-highgpu-8g", few)).await;
+    error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    let (s, op) = http
+        .post(&pools, gpu("high", "a3-highgpu-8g", json!(null)))
+        .await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("CREATE_NODE_POOL")),
+        "{op}"
+    );
+    let (_, high) = http.get(&format!("{pools}/high")).await;
+    assert_eq!(
+        high["config"]["accelerators"][0]["acceleratorType"],
+        "nvidia-h100-80gb"
+    );
+    assert_eq!(high["config"]["accelerators"][0]["acceleratorCount"], "8");
+    // Machine types only where offered.
+    let mut elsewhere = gpu("b", "a3-megagpu-8g", json!(null));
+    elsewhere["nodePool"]["locations"] = json!(["us-central1-b"]);
+    let (s, b) = http.post(&pools, elsewhere).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(
+        m,
+        "Machine type \"a3-megagpu-8g\" does not exist in zone \"us-central1-b\"."
+    );
+    // Names.
+    let (s, b) = http
+        .post(&pools, json!({"nodePool": e2_pool(&"p".repeat(41))}))
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(m, "NodePool.name must be less than 40 characters.");
+    let (s, b) = http.post(&pools, json!({"nodePool": e2_pool("p")})).await;
+    let m = error(s, &b, 409, "ALREADY_EXISTS", "alreadyExists");
+    assert_eq!(
+        m,
+        "Already exists: projects/a3-sim-test/locations/us-central1/clusters/c1/nodePools/p."
+    );
+    let (s, b) = http.get(&format!("{pools}/nope")).await;
+    let m = error(s, &b, 404, "NOT_FOUND", "notFound");
+    assert_eq!(
+        m,
+        "Not found: projects/a3-sim-test/locations/us-central1/clusters/c1/nodePools/nope."
+    );
+    let (s, b) = http.delete(&format!("{pools}/nope")).await;
+    error(s, &b, 404, "NOT_FOUND", "notFound");
+    let (s, b) = http
+        .post(
+            &format!("{clusters}/nope/nodePools"),
+            json!({"nodePool": e2_pool("p")}),
+        )
+        .await;
+    error(s, &b, 404, "NOT_FOUND", "notFound");
+
+    // Additional node networks.
+    let networked = |name: &str, network: &str, subnet: &str| {
+        let mut pool = e2_pool(name);
+        pool["networkConfig"] =
+            json!({"additionalNodeNetworkConfigs": [{"network": network, "subnetwork": subnet}]});
+        json!({ "nodePool": pool })
+    };
+    let (s, b) = http
+        .post(&pools, networked("n", "gpu-9", "gpu-9-sub"))
+        .await;
+    assert_eq!(
+        error(s, &b, 400, "INVALID_ARGUMENT", "badRequest"),
+        "Network \"gpu-9\" does not exist."
+    );
+    let (s, b) = http
+        .post(&pools, networked("n", "gpu-0", "gpu-9-sub"))
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(
+        m,
+        "Subnetwork \"projects/a3-sim-test/regions/us-central1/subnetworks/gpu-9-sub\" does not exist."
+    );
+    let (s, b) = http
+        .post(
+            &format!("{clusters}/flat/nodePools"),
+            networked("n", "gpu-0", "gpu-0-sub"),
+        )
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(m.contains("multi-networking"), "{m}");
+    let (s, op) = http
+        .post(&pools, networked("n", "gpu-0", "gpu-0-sub"))
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let add = json!({"nodeNetworkConfig": {"additionalNodeNetworkConfigs": [{"network": "gpu-0", "subnetwork": "gpu-0-sub"}]}});
+    let (s, b) = http.put(&format!("{pools}/p"), add).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(
+        m.starts_with("Additional node network configs cannot be added"),
+        "{m}"
+    );
+
+    // Compact placement.
+    let placed = |zones: Value, policy: &str| {
+        let mut pool = e2_pool("placed");
+        pool["locations"] = zones;
+        pool["placementPolicy"] = json!({"type": "COMPACT", "policyName": policy});
+        json!({ "nodePool": pool })
+    };
+    let (s, b) = http
+        .post(
+            &pools,
+            placed(json!(["us-central1-a", "us-central1-b"]), "a3-compact"),
+        )
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(
+        m.starts_with("Compact placement policy requires exactly one zone"),
+        "{m}"
+    );
+    let (s, b) = http
+        .post(&pools, placed(json!(["us-central1-a"]), "missing"))
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(m.contains("resourcePolicies/missing"), "{m}");
+    let (s, op) = http
+        .post(&pools, placed(json!(["us-central1-a"]), "a3-compact"))
+        .await;
+    assert_eq!(s, 200, "{op}");
+
+    // Node pool updates need at least one field; setSize/setManagement/setAutoscaling work.
+    let (s, b) = http.put(&format!("{pools}/p"), json!({"name": "x"})).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(
+        m.starts_with("At least one of ['node_version', 'image_type', 'locations'"),
+        "{m}"
+    );
+    let (s, op) = http
+        .post(&format!("{pools}/p:setSize"), json!({"nodeCount": 3}))
+        .await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("SET_NODE_POOL_SIZE")),
+        "{op}"
+    );
+    let (s, op) = http
+        .post(
+            &format!("{pools}/p:setManagement"),
+            json!({"management": {"autoRepair": false, "autoUpgrade": true}}),
+        )
+        .await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("SET_NODE_POOL_MANAGEMENT")),
+        "{op}"
+    );
+    let scaling = json!({"autoscaling": {"enabled": true, "minNodeCount": 1, "maxNodeCount": 4, "locationPolicy": "ANY"}});
+    let (s, op) = http
+        .post(&format!("{pools}/p:setAutoscaling"), scaling)
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let (_, pool) = http.get(&format!("{pools}/p")).await;
+    assert_eq!(pool["management"]["autoRepair"], false);
+    assert_eq!(pool["autoscaling"]["locationPolicy"], "ANY");
+    assert_eq!(pool["status"], "RUNNING");
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    // p: 3 nodes, high: 1, n: 1, placed: 1.
+    assert_eq!(cluster["currentNodeCount"], 6, "{cluster}");
+    let (s, op) = http.delete(&format!("{pools}/placed")).await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("DELETE_NODE_POOL"))
+    );
+    let (s, _) = http.get(&format!("{pools}/placed")).await;
+    assert_eq!(s, 404);
+}
+
+#[tokio::test]
+async fn statuses_move_with_simulated_time_and_one_operation_runs_at_a_time() {
+    let config = SimConfig {
+        latency: LatencyProfile::realistic(),
+        ..SimConfig::default()
+    };
+    let sim = a3ctl_sim::start(config).await.unwrap();
+    let http = Http::new(&sim);
+    // Compute takes its time too: let each step finish.
+    http.compute(
+        "global/networks",
+        json!({"name": "main", "autoCreateSubnetworks": false}),
+    )
+    .await;
+    sim.advance_secs(60.0);
+    http.compute(
+        &format!("regions/{REGION}/subnetworks"),
+        json!({"name": "main-sub", "network": format!("projects/{PROJECT}/global/networks/main"),
+               "ipCidrRange": "10.128.0.0/20",
+               "secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"},
+                                     {"rangeName": "services", "ipCidrRange": "10.0.32.0/20"}]}),
+    )
+    .await;
+    sim.advance_secs(60.0);
+    let clusters = format!("{REGION}/clusters");
+    let (s, op) = http
+        .post(&clusters, cluster_body("c1", false, json!([e2_pool("p")])))
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let op_name = op["name"].as_str().unwrap().to_string();
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(cluster["status"], "PROVISIONING");
+    assert_eq!(cluster["nodePools"][0]["status"], "PROVISIONING");
+
+    // While it is being created, nothing else may run on it.
+    let (s, b) = http
+        .post(
+            &format!("{clusters}/c1/nodePools"),
+            json!({"nodePool": e2_pool("q")}),
+        )
+        .await;
+    let m = error(s, &b, 400, "FAILED_PRECONDITION", "failedPrecondition");
+    assert_eq!(
+        m,
+        format!("Cluster is running incompatible operation {op_name}.")
+    );
+    let (s, b) = http.delete(&format!("{clusters}/c1")).await;
+    error(s, &b, 400, "FAILED_PRECONDITION", "failedPrecondition");
+
+    // The API server answers 503 until the cluster is RUNNING, then /version over TLS.
+    let endpoint = cluster["endpoint"].as_str().unwrap().to_string();
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(
+            cluster["masterAuth"]["clusterCaCertificate"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+    let kube = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+        .build()
+        .unwrap();
+    let version = |k: reqwest::Client| {
+        let url = format!("https://{endpoint}/version");
+        async move { k.get(url).bearer_auth("token").send().await.unwrap() }
+    };
+    assert_eq!(version(kube.clone()).await.status(), 503);
+    sim.advance_secs(359.0);
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(
+        cluster["status"], "PROVISIONING",
+        "cluster create takes at least 6 minutes"
+    );
+    let (_, running) = http.get(&format!("{REGION}/operations/{op_name}")).await;
+    assert_eq!(running["status"], "RUNNING");
+    assert!(running["endTime"].is_null());
+    sim.advance_secs(241.0);
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(cluster["status"], "RUNNING");
+    assert_eq!(cluster["nodePools"][0]["status"], "RUNNING");
+    let (_, done) = http.get(&format!("{REGION}/operations/{op_name}")).await;
+    assert_eq!(done["status"], "DONE");
+    assert!(done["endTime"].is_string());
+    let response = version(kube.clone()).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["gitVersion"], "v1.33.5-gke.1080000");
+
+    // A GPU pool takes 5 to 15 minutes.
+    let gpu = json!({"nodePool": {"name": "gpu", "initialNodeCount": 2, "locations": ["us-central1-a"],
+                     "config": {"machineType": "a3-highgpu-8g"}}});
+    let (s, op) = http.post(&format!("{clusters}/c1/nodePools"), gpu).await;
+    assert_eq!(s, 200, "{op}");
+    sim.advance_secs(299.0);
+    let (_, pool) = http.get(&format!("{clusters}/c1/nodePools/gpu")).await;
+    assert_eq!(pool["status"], "PROVISIONING");
+    assert!(kube_nodes(&sim, "c1").iter().all(|n| n.pool != "gpu"));
+    sim.advance_secs(601.0);
+    let (_, pool) = http.get(&format!("{clusters}/c1/nodePools/gpu")).await;
+    assert_eq!(pool["status"], "RUNNING");
+    assert_eq!(
+        kube_nodes(&sim, "c1")
+            .iter()
+            .filter(|n| n.pool == "gpu")
+            .count(),
+        2
+    );
+
+    // Updates put the cluster in RECONCILING; a cancelled operation ends DONE with an error.
+    let labels = json!({"resourceLabels": {"team": "ml"}});
+    let (s, op) = http
+        .post(&format!("{clusters}/c1:setResourceLabels"), labels)
+        .await;
+    assert_eq!((s, op["operationType"].as_str()), (200, Some("SET_LABELS")));
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(cluster["status"], "RECONCILING");
+    let name = op["name"].as_str().unwrap();
+    let (s, empty) = http
+        .post(&format!("{REGION}/operations/{name}:cancel"), json!({}))
+        .await;
+    assert_eq!((s, empty), (200, json!({})));
+    let (_, cancelled) = http.get(&format!("{REGION}/operations/{name}")).await;
+    assert_eq!(cancelled["status"], "DONE");
+    assert_eq!(cancelled["error"]["code"], 1);
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(cluster["status"], "RUNNING");
+    assert!(cluster["resourceLabels"]["team"].is_null());
+    let (s, b) = http
+        .post(&format!("{REGION}/operations/{name}:cancel"), json!({}))
+        .await;
+    error(s, &b, 400, "FAILED_PRECONDITION", "failedPrecondition");
+
+    // Delete: STOPPING, then gone, and the API server stops.
+    let (_, op) = http.delete(&format!("{clusters}/c1")).await;
+    let (_, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(cluster["status"], "STOPPING", "{op}");
+    sim.advance_secs(361.0);
+    let (s, _) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(s, 404);
+    let gone = kube
+        .get(format!("https://{endpoint}/version"))
+        .bearer_auth("token")
+        .send()
+        .await;
+    assert!(gone.map(|r| r.status() != 200).unwrap_or(true));
+    let inventory = sim.inventory();
+    assert_eq!(inventory["container"]["clusters"], json!([]));
+    assert!(
+        inventory["container"]["operations"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 4
+    );
+}
+
+#[tokio::test]
+async fn integer_enums_round_trip() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let ints = "%24alt=json%3Benum-encoding%3Dint";
+    let mut body = cluster_body("c1", false, json!([e2_pool("p")]));
+    // ADVANCED_DATAPATH = 2, STABLE = 3; taint NO_EXECUTE = 3; LATEST = 3.
+    body["cluster"]["networkConfig"] =
+        json!({"datapathProvider": 2, "enableMultiNetworking": true});
+    body["cluster"]["releaseChannel"] = json!({"channel": 3});
+    body["cluster"]["nodePools"][0]["config"]["taints"] =
+        json!([{"key": "k", "value": "v", "effect": 3}]);
+    let (s, op) = http.post(&format!("{REGION}/clusters?{ints}"), body).await;
+    assert_eq!(s, 200, "{op}");
+    assert_eq!(op["operationType"], 1);
+    assert_eq!(op["status"], 2);
+    let (_, cluster) = http.get(&format!("{REGION}/clusters/c1?{ints}")).await;
+    assert_eq!(cluster["status"], 2);
+    assert_eq!(cluster["networkConfig"]["datapathProvider"], 2);
+    assert_eq!(cluster["releaseChannel"]["channel"], 3);
+    assert_eq!(cluster["nodePools"][0]["config"]["taints"][0]["effect"], 3);
+    assert_eq!(cluster["nodePools"][0]["upgradeSettings"]["strategy"], 3);
+    let (_, named) = http.get(&format!("{REGION}/clusters/c1")).await;
+    assert_eq!(named["status"], "RUNNING");
+    assert_eq!(
+        named["networkConfig"]["datapathProvider"],
+        "ADVANCED_DATAPATH"
+    );
+    assert_eq!(named["releaseChannel"]["channel"], "STABLE");
+    assert_eq!(named["currentMasterVersion"], "1.32.12-gke.1050000");
+    assert_eq!(
+        named["nodePools"][0]["config"]["taints"][0]["effect"],
+        "NO_EXECUTE"
+    );
+    let gpu = json!({"nodePool": {"name": "gpu", "initialNodeCount": 1, "locations": ["us-central1-a"],
+        "config": {"machineType": "a3-megagpu-8g", "accelerators": [{"acceleratorType": "nvidia-h100-mega-80gb",
+        "acceleratorCount": "8", "gpuDriverInstallationConfig": {"gpuDriverVersion": 3}}]}}});
+    let (s, op) = http
+        .post(&format!("{REGION}/clusters/c1/nodePools?{ints}"), gpu)
+        .await;
+    assert_eq!((s, op["operationType"].clone()), (200, json!(7)), "{op}");
+    let (_, pool) = http
+        .get(&format!("{REGION}/clusters/c1/nodePools/gpu?{ints}"))
+        .await;
+    assert_eq!(pool["status"], 2);
+    assert_eq!(
+        pool["config"]["accelerators"][0]["gpuDriverInstallationConfig"]["gpuDriverVersion"],
+        3
+    );
+    let (_, pools) = http
+        .get(&format!("{REGION}/clusters/c1/nodePools?{ints}"))
+        .await;
+    assert_eq!(pools["nodePools"][1]["status"], 2);
+    let (_, ops) = http.get(&format!("{REGION}/operations?{ints}")).await;
+    assert_eq!(ops["operations"][0]["status"], 3);
+    let (_, config) = http.get(&format!("{REGION}/serverConfig?{ints}")).await;
+    assert_eq!(config["channels"][0]["channel"], 1);
+    let (s, b) = http
+        .post(
+            &format!("{REGION}/clusters/c1/nodePools/gpu:setSize?{ints}"),
+            json!({"nodeCount": 2}),
+        )
+        .await;
+    assert_eq!((s, b["operationType"].clone()), (200, json!(14)));
+}
+
+#[tokio::test]
+async fn scripted_faults_fail_like_gke() {
+    let scripted = |nth: u32, action: FaultAction| ScriptedFault {
+        kind: "container.nodePool".into(),
+        verb: "create".into(),
+        nth,
+        action,
+    };
+    let config = SimConfig {
+        faults: FaultConfig {
+            scripted: vec![
+                scripted(1, FaultAction::Named(NamedFault::Stockout)),
+                scripted(2, FaultAction::Named(NamedFault::QuotaExceeded)),
+                scripted(3, FaultAction::Named(NamedFault::OperationError)),
+                scripted(
+                    4,
+                    FaultAction::Http {
+                        status: 503,
+                        reason: "backendError".into(),
+                        message: "The service is currently unavailable.".into(),
+                    },
+                ),
+            ],
+            ..FaultConfig::default()
+        },
+        ..SimConfig::default()
+    };
+    let sim = a3ctl_sim::start(config).await.unwrap();
+    let http = Http::new(&sim);
+    let cli = Cli::new(&sim);
+    networks(&http).await;
+    let (s, op) = http
+        .post(
+            &format!("{REGION}/clusters"),
+            cluster_body("c1", false, json!([e2_pool("p")])),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let mega = |name: &str| {
+        json!({"nodePool": {"name": name, "initialNodeCount": 2, "locations": ["us-central1-a"],
+               "config": {"machineType": "a3-megagpu-8g"}}})
+    };
+    let pools = format!("{REGION}/clusters/c1/nodePools");
+
+    // 1: GCE_STOCKOUT, seen by gcloud; the pool stays, in ERROR.
+    let stderr = cli
+        .fails(&[
+            "container",
+            "node-pools",
+            "create",
+            "mega",
+            "--cluster=c1",
+            "--location=us-central1",
+            "--node-locations=us-central1-a",
+            "--machine-type=a3-megagpu-8g",
+            "--num-nodes=2",
+        ])
+        .await;
+    assert!(stderr.contains("GCE_STOCKOUT"), "{stderr}");
+    let (_, pool) = http.get(&format!("{pools}/mega")).await;
+    assert_eq!(pool["status"], "ERROR", "{pool}");
+    assert_eq!(pool["conditions"][0]["code"], "GCE_STOCKOUT");
+    let (_, ops) = http.get(&format!("{REGION}/operations")).await;
+    let failed = ops["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["operationType"] == "CREATE_NODE_POOL")
+        .unwrap()
+        .clone();
+    assert_eq!(failed["status"], "DONE");
+    assert_eq!(failed["error"]["code"], 8);
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("[GCE_STOCKOUT]")
+    );
+    assert_eq!(failed["nodepoolConditions"][0]["code"], "GCE_STOCKOUT");
+    assert!(kube_nodes(&sim, "c1").iter().all(|n| n.pool != "mega"));
+
+    // 2: quota, refused at once.
+    let (s, b) = http.post(&pools, mega("mega2")).await;
+    let m = error(s, &b, 403, "PERMISSION_DENIED", "forbidden");
+    assert!(m.starts_with("Insufficient regional quota to satisfy request: resource \"NVIDIA_H100_MEGA_GPUS\": request requires '16.0'"), "{m}");
+    let (s, _) = http.get(&format!("{pools}/mega2")).await;
+    assert_eq!(s, 404);
+
+    // 3: the operation ends DONE with an error.
+    let (s, op) = http.post(&pools, mega("mega3")).await;
+    assert_eq!(s, 200, "{op}");
+    let (_, done) = http
+        .get(&format!(
+            "{REGION}/operations/{}",
+            op["name"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(done["status"], "DONE");
+    assert_eq!(done["error"]["code"], 13);
+    assert!(done["statusMessage"].is_string());
+    let (_, pool) = http.get(&format!("{pools}/mega3")).await;
+    assert_eq!(pool["status"], "ERROR");
+
+    // 4: the scripted HTTP error.
+    let (s, b) = http.post(&pools, mega("mega4")).await;
+    error(s, &b, 503, "UNAVAILABLE", "backendError");
+}
