@@ -538,9 +538,10 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
         .as_str()
         .map(String::from)
         .unwrap_or_else(|| kind.to_lowercase());
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    versions
-        .iter()
+    spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .filter(|v| v["served"].as_bool().unwrap_or(true))
         .map(|v| ResourceType {
             group: group.into(),
