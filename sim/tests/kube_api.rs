@@ -487,3 +487,110 @@ async fn watches_deliver_status_changes_made_by_the_controllers() {
             .any(|c| c["type"] == "Progressing" && c["reason"] == "NewReplicaSetAvailable")
     );
 }
+
+#[tokio::test]
+async fn webhooks_fail_closed_unless_ignored_and_status_is_a_subresource() {
+    let cluster = start(latency(&[]), false).await;
+    let http = cluster.http();
+    let webhook = |name: &str, policy: &str, selector: Value| {
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": name},
+            "webhooks": [{"name": format!("{name}.example.com"), "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "failurePolicy": policy, "objectSelector": selector,
+                "clientConfig": {"service": {"name": "hooks", "namespace": "default", "path": "/validate"}},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]}]})
+    };
+    let hooks =
+        cluster.url("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations");
+    let (code, stored) = send(
+        http.post(&hooks),
+        JSON,
+        Some(webhook(
+            "strict",
+            "Fail",
+            json!({"matchLabels": {"guarded": "yes"}}),
+        )),
+    )
+    .await;
+    assert_eq!(code, 201);
+    assert_eq!(stored["webhooks"][0]["timeoutSeconds"], 10);
+    send(
+        http.post(&hooks),
+        JSON,
+        Some(webhook("lenient", "Ignore", json!({}))),
+    )
+    .await;
+
+    let configmaps = cluster.url("/api/v1/namespaces/default/configmaps");
+    let cm = |name: &str, guarded: bool| {
+        let mut object =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        if guarded {
+            object["metadata"]["labels"] = json!({"guarded": "yes"});
+        }
+        object
+    };
+    // Only the Ignore webhook matches: admitted although its service does not exist.
+    assert_eq!(
+        send(http.post(&configmaps), JSON, Some(cm("free", false)))
+            .await
+            .0,
+        201
+    );
+    // The Fail webhook matches through its objectSelector: rejected.
+    let (code, body) = send(http.post(&configmaps), JSON, Some(cm("held", true))).await;
+    assert_eq!(code, 500);
+    assert_eq!(body["reason"], "InternalError");
+    let cause = "failed calling webhook \"strict.example.com\": failed to call webhook: Post \"https://hooks.default.svc:443/validate?timeout=10s\": service \"hooks\" not found";
+    assert_eq!(body["message"], format!("Internal error occurred: {cause}"));
+    assert_eq!(body["details"]["causes"][0]["message"], cause);
+
+    // Status is a subresource: ignored on the main resource, replaced through /status.
+    let deployments = cluster.url("/apis/apps/v1/namespaces/default/deployments");
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}},
+        "status": {"replicas": 7}});
+    let (code, created) = send(http.post(&deployments), JSON, Some(deployment)).await;
+    assert_eq!(code, 201);
+    assert!(created.get("status").is_none() || created["status"]["replicas"] != 7);
+    let (code, patched) = send(
+        http.patch(format!("{deployments}/d")),
+        "application/merge-patch+json",
+        Some(json!({"metadata": {"labels": {"team": "ml"}}, "status": {"replicas": 7}})),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(patched["metadata"]["labels"]["team"], "ml");
+    assert_ne!(patched["status"]["replicas"], 7);
+    assert_eq!(patched["metadata"]["generation"], 1);
+    let (code, body) = send(
+        http.patch(format!("{deployments}/d")),
+        "application/merge-patch+json",
+        Some(json!({"spec": {"paused": true}})).map(|mut v| {
+            v["metadata"] = json!({"resourceVersion": "1"});
+            v
+        }),
+    )
+    .await;
+    assert_eq!((code, body["reason"].as_str()), (409, Some("Conflict")));
+    let (code, patched) = send(
+        http.patch(format!("{deployments}/d/status")),
+        "application/merge-patch+json",
+        Some(json!({"status": {"observedGeneration": 5}})),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(patched["status"]["observedGeneration"], 5);
+    assert_eq!(patched["metadata"]["generation"], 1);
+    let (code, body) = send(
+        http.post(cluster.url("/apis/apps/v1/deployments")),
+        JSON,
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (code, body["reason"].as_str()),
+        (405, Some("MethodNotAllowed"))
+    );
+}
