@@ -594,3 +594,62 @@ async fn webhooks_fail_closed_unless_ignored_and_status_is_a_subresource() {
         (405, Some("MethodNotAllowed"))
     );
 }
+
+#[tokio::test]
+async fn objects_survive_a_restart_of_a_persisted_simulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = a3ctl_sim::SimConfig {
+        persist: Some(dir.path().join("world.json")),
+        ..a3ctl_sim::SimConfig::default()
+    };
+    let sim = a3ctl_sim::start(config.clone()).await.unwrap();
+    let shared = sim.shared.clone();
+    let spec = a3ctl_sim::kube::ClusterSpec {
+        key: kube_support::KEY.into(),
+        name: "c1".into(),
+        location: "us-central1".into(),
+        version: "1.32.4-gke.1767000".into(),
+        multi_networking: false,
+    };
+    let provisioned = sim
+        .shared
+        .with_world(|w, _| a3ctl_sim::kube::provision(&shared, w, spec))
+        .unwrap();
+    sim.shared
+        .with_world(|w, _| w.kube.set_ready(kube_support::KEY, true));
+    let http = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(provisioned.ca_pem.as_bytes()).unwrap(),
+        )
+        .build()
+        .unwrap();
+    let base = format!(
+        "https://{}/api/v1/namespaces/default/configmaps",
+        provisioned.endpoint
+    );
+    let (code, created) = send(
+        http.post(&base),
+        JSON,
+        Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"a": "b"}})),
+    )
+    .await;
+    assert_eq!(code, 201);
+    drop(sim);
+
+    let sim = a3ctl_sim::start(config).await.unwrap();
+    let endpoint = sim
+        .shared
+        .read_world(|w, _| w.kube.cluster(kube_support::KEY).unwrap().endpoint.clone());
+    let (code, kept) = send(
+        http.get(format!(
+            "https://{endpoint}/api/v1/namespaces/default/configmaps/kept"
+        )),
+        JSON,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(kept["metadata"]["uid"], created["metadata"]["uid"]);
+    assert_eq!(kept["data"]["a"], "b");
+}
