@@ -14,7 +14,7 @@
 //! [`server`] (HTTPS, auth, readiness gate), [`status`] (error objects), [`api`] (routing),
 //! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`store`] (objects,
 //! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
-//! (managedFields and server-side apply), [`admission`] (defaults, validation, webhooks),
+//! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
 //! [`selectors`], [`watch`], [`table`] (server-side printing) and [`controllers`] (nodes,
 //! DaemonSets, Deployments, CRDs, namespaces, add-ons, volumes), run lazily by [`tick`].
 
@@ -27,6 +27,7 @@ pub mod api;
 pub mod controllers;
 pub mod discovery;
 pub mod fields;
+pub mod patches;
 pub mod resources;
 pub mod selectors;
 pub mod server;
