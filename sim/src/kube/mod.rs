@@ -11,12 +11,32 @@
 //! - when the cluster is deleted, GKE calls [`deprovision`].
 //!
 //! Cluster keys are `projects/P/locations/L/clusters/C`. Files: [`tls`] (certificates),
-//! [`server`] (HTTPS, auth, readiness gate), [`status`] (error objects), [`api`] (the API).
+//! [`server`] (HTTPS, auth, readiness gate), [`status`] (error objects), [`api`] (routing),
+//! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`store`] (objects,
+//! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
+//! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
+//! [`selectors`], [`watch`], [`table`] (server-side printing) and [`controllers`] (nodes,
+//! DaemonSets, Deployments, CRDs, namespaces, add-ons, volumes), run lazily by [`tick`].
 
+// Handlers return `Result<_, Status>`; a Status is a few strings and rarely built, so its size
+// on the error path does not matter.
+#![allow(clippy::result_large_err)]
+
+pub mod admission;
 pub mod api;
+pub mod controllers;
+pub mod discovery;
+pub mod fields;
+pub mod patches;
+pub mod resources;
+pub mod selectors;
 pub mod server;
 pub mod status;
+pub mod store;
+pub mod table;
 pub mod tls;
+pub mod verbs;
+pub mod watch;
 
 use crate::clock::SimTime;
 use crate::server::Shared;
@@ -51,6 +71,30 @@ pub struct KubeCluster {
     pub nodes: BTreeMap<String, Vec<NodeSpec>>,
     /// When each pool's nodes appeared, for driver-installation delays.
     pub nodes_since: BTreeMap<String, SimTime>,
+    /// When each node appeared (node name → time).
+    #[serde(default)]
+    pub node_since: BTreeMap<String, SimTime>,
+    /// The project the cluster lives in (from its key).
+    #[serde(default)]
+    pub project: String,
+    /// Every Kubernetes object of the cluster.
+    #[serde(default)]
+    pub store: store::Store,
+    /// What the simulated controllers remember.
+    #[serde(default)]
+    pub controllers: controllers::ControllerState,
+}
+
+impl KubeCluster {
+    /// The project id, for provider IDs.
+    pub fn key_project(&self) -> &str {
+        &self.project
+    }
+
+    /// Number of Node objects.
+    pub fn node_count(&self) -> usize {
+        self.store.list("", "nodes", None).len()
+    }
 }
 
 /// What GKE tells the Kubernetes side about a new cluster.
@@ -122,9 +166,20 @@ impl State {
         let Some(c) = self.clusters.get_mut(key) else {
             return;
         };
+        if let Some(old) = c.nodes.get(pool) {
+            for node in old {
+                if !nodes.iter().any(|n| n.name == node.name) {
+                    c.node_since.remove(&node.name);
+                }
+            }
+        }
+        for node in &nodes {
+            c.node_since.entry(node.name.clone()).or_insert(now);
+        }
         if nodes.is_empty() {
             c.nodes.remove(pool);
             c.nodes_since.remove(pool);
+            c.controllers.driver_delay.remove(pool);
         } else {
             c.nodes_since.entry(pool.to_string()).or_insert(now);
             c.nodes.insert(pool.to_string(), nodes);
@@ -140,10 +195,10 @@ impl State {
 
 /// Binds a loopback listener, on `preferred` when it is free, else on any free port.
 fn bind(preferred: Option<u16>) -> std::io::Result<std::net::TcpListener> {
-    if let Some(port) = preferred {
-        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            return Ok(listener);
-        }
+    if let Some(port) = preferred
+        && let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port))
+    {
+        return Ok(listener);
     }
     std::net::TcpListener::bind(("127.0.0.1", 0))
 }
@@ -163,21 +218,35 @@ pub fn provision(
         old.stop();
     }
     let ca_pem = certs.ca_cert_pem.clone();
-    world.kube.clusters.insert(
-        spec.key,
-        KubeCluster {
-            name: spec.name,
-            location: spec.location,
-            version: spec.version,
-            multi_networking: spec.multi_networking,
-            endpoint: endpoint.clone(),
-            certs,
-            ready: false,
-            addons: Addons::default(),
-            nodes: BTreeMap::new(),
-            nodes_since: BTreeMap::new(),
-        },
-    );
+    let project = spec
+        .key
+        .strip_prefix("projects/")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default()
+        .to_string();
+    let uid_seed = world.seed ^ controllers::hash(&spec.key);
+    let mut cluster = KubeCluster {
+        name: spec.name,
+        location: spec.location,
+        version: spec.version,
+        multi_networking: spec.multi_networking,
+        endpoint: endpoint.clone(),
+        certs,
+        ready: false,
+        addons: Addons::default(),
+        nodes: BTreeMap::new(),
+        nodes_since: BTreeMap::new(),
+        node_since: BTreeMap::new(),
+        project,
+        store: store::Store::new(uid_seed),
+        controllers: controllers::ControllerState::default(),
+    };
+    let clock = controllers::Clock {
+        epoch: world.epoch,
+        now: shared.clock.now(),
+    };
+    controllers::housekeeping::seed(&mut cluster, &clock);
+    world.kube.clusters.insert(spec.key, cluster);
     Ok(Provisioned { endpoint, ca_pem })
 }
 
@@ -226,8 +295,18 @@ pub fn restore_servers(shared: &Arc<Shared>) -> Result<(), (String, std::io::Err
 }
 
 /// Moves DaemonSet/Deployment status, CRD conditions and node readiness along.
-pub fn tick(_world: &mut World, _cx: &Ctx) -> bool {
-    false
+pub fn tick(world: &mut World, cx: &Ctx) -> bool {
+    if world.kube.clusters.is_empty() {
+        return false;
+    }
+    // The clusters are taken out while they tick so that delays can be drawn from the world.
+    let mut clusters = std::mem::take(&mut world.kube.clusters);
+    let mut changed = false;
+    for cluster in clusters.values_mut() {
+        changed |= controllers::tick_cluster(world, cx, cluster);
+    }
+    world.kube.clusters = clusters;
+    changed
 }
 
 pub fn inventory(world: &World) -> Value {
@@ -242,9 +321,21 @@ pub fn inventory(world: &World) -> Value {
                 .flatten()
                 .map(|n| n.name.as_str())
                 .collect();
+            let objects: Vec<String> = c
+                .store
+                .objects
+                .iter()
+                .map(|(key, o)| {
+                    let (_, _, namespace, name) = store::split_key(key).unwrap_or_default();
+                    let kind = o["kind"].as_str().unwrap_or_default();
+                    format!("{kind}/{namespace}/{name}")
+                })
+                .collect();
             (
                 k.clone(),
-                json!({"endpoint": c.endpoint, "ready": c.ready, "nodes": nodes}),
+                json!({"endpoint": c.endpoint, "ready": c.ready, "nodes": nodes,
+                    "node_count": c.node_count(), "resource_version": c.store.resource_version.to_string(),
+                    "objects": objects}),
             )
         })
         .collect();

@@ -34,7 +34,7 @@ impl Status {
             code: 404,
             reason: "NotFound".into(),
             message: format!("{qualified} \"{name}\" not found"),
-            details: Some(json!({"name": name, "group": group, "kind": resource})),
+            details: Some(details(group, resource, name)),
         }
     }
 
@@ -49,7 +49,44 @@ impl Status {
             code: 409,
             reason: "AlreadyExists".into(),
             message: format!("{qualified} \"{name}\" already exists"),
-            details: Some(json!({"name": name, "group": group, "kind": resource})),
+            details: Some(details(group, resource, name)),
+        }
+    }
+
+    /// 409 Conflict for an update against a stale resourceVersion.
+    pub fn stale(qualified: &str, group: &str, resource: &str, name: &str) -> Status {
+        Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!(
+                "Operation cannot be fulfilled on {qualified} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+            ),
+            details: Some(details(group, resource, name)),
+        }
+    }
+
+    /// 404 for a path the server does not serve.
+    pub fn no_route() -> Status {
+        Status {
+            code: 404,
+            reason: "NotFound".into(),
+            message: "the server could not find the requested resource".into(),
+            details: Some(json!({})),
+        }
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Status {
+        Status::failure(400, "BadRequest", message)
+    }
+
+    /// 405 MethodNotAllowed.
+    pub fn method_not_allowed() -> Status {
+        Status {
+            code: 405,
+            reason: "MethodNotAllowed".into(),
+            message: "the server does not allow this method on the requested resource".into(),
+            details: Some(json!({})),
         }
     }
 
@@ -68,6 +105,15 @@ impl Status {
         }
         body
     }
+}
+
+/// `details` of a Status about one object (`group` omitted when empty, as Go's omitempty does).
+fn details(group: &str, resource: &str, name: &str) -> Value {
+    let mut details = json!({"name": name, "kind": resource});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    details
 }
 
 impl IntoResponse for Status {

@@ -1,0 +1,344 @@
+//! Server-side printing: `meta.k8s.io/v1` `Table` responses for `kubectl get` (requested with
+//! `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`). Columns follow the API server's
+//! printers for the kinds a3ctl cares about, a CRD's `additionalPrinterColumns`, and Name + Age
+//! otherwise.
+
+use super::controllers::Clock;
+use super::resources::ResourceType;
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+/// Whether the client asked for a Table.
+pub fn wants_table(accept: &str) -> bool {
+    accept
+        .split(',')
+        .next()
+        .is_some_and(|first| first.contains("as=Table") && first.contains("g=meta.k8s.io"))
+}
+
+/// Go's `duration.HumanDuration`, as `kubectl get` prints ages.
+pub fn human_duration(secs: i64) -> String {
+    if secs < -1 {
+        return "<invalid>".into();
+    }
+    let secs = secs.max(0);
+    let minutes = secs / 60;
+    let hours = minutes / 60;
+    let days = hours / 24;
+    let years = days / 365;
+    if secs < 120 {
+        format!("{secs}s")
+    } else if minutes < 10 {
+        let s = secs % 60;
+        if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        }
+    } else if minutes < 180 {
+        format!("{minutes}m")
+    } else if hours < 8 {
+        let m = minutes % 60;
+        if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        }
+    } else if hours < 48 {
+        format!("{hours}h")
+    } else if hours < 24 * 8 {
+        let h = hours % 24;
+        if h == 0 {
+            format!("{days}d")
+        } else {
+            format!("{days}d{h}h")
+        }
+    } else if days < 365 * 2 {
+        format!("{days}d")
+    } else if years < 8 {
+        format!("{years}y{}d", days % 365)
+    } else {
+        format!("{years}y")
+    }
+}
+
+fn age(object: &Value, clock: &Clock) -> String {
+    let Some(created) = object["metadata"]["creationTimestamp"]
+        .as_str()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+    else {
+        return "<unknown>".into();
+    };
+    let now: DateTime<Utc> = clock.epoch + chrono::Duration::milliseconds(clock.now.0 as i64);
+    human_duration((now - created.with_timezone(&Utc)).num_seconds())
+}
+
+fn column(name: &str, kind: &str) -> Value {
+    let mut c =
+        json!({"name": name, "type": kind, "format": "", "description": name, "priority": 0});
+    if name == "Name" {
+        c["format"] = json!("name");
+    }
+    c
+}
+
+fn int(v: &Value) -> i64 {
+    v.as_i64().unwrap_or(0)
+}
+
+/// Evaluates a simple JSONPath (`.spec.a.b`, `.status.conditions[?(@.type=="Ready")].status`).
+fn json_path(object: &Value, path: &str) -> Value {
+    let mut current = object.clone();
+    for part in path.trim_start_matches('.').split('.') {
+        if part.is_empty() {
+            continue;
+        }
+        if let Some((field, filter)) = part.split_once("[?(@.") {
+            let Some((key, value)) = filter.trim_end_matches(")]").split_once("==") else {
+                return Value::Null;
+            };
+            let value = value.trim_matches('"');
+            current = current[field]
+                .as_array()
+                .and_then(|a| a.iter().find(|i| i[key] == value).cloned())
+                .unwrap_or(Value::Null);
+        } else {
+            current = current[part].clone();
+        }
+    }
+    current
+}
+
+fn printed(value: &Value) -> Value {
+    match value {
+        Value::Null => Value::Null,
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => value.clone(),
+        other => json!(other.to_string()),
+    }
+}
+
+/// Columns and cells for one resource type.
+/// Computes a row's cells.
+type Cells = Box<dyn Fn(&Value) -> Vec<Value>>;
+
+fn layout(rt: &ResourceType, clock: &Clock) -> (Vec<Value>, Cells) {
+    let clock = *clock;
+    match (rt.group.as_str(), rt.plural.as_str()) {
+        ("apps", "deployments") => (
+            vec![
+                column("Name", "string"),
+                column("Ready", "string"),
+                column("Up-to-date", "integer"),
+                column("Available", "integer"),
+                column("Age", "string"),
+            ],
+            Box::new(move |o| {
+                let s = &o["status"];
+                vec![
+                    o["metadata"]["name"].clone(),
+                    json!(format!(
+                        "{}/{}",
+                        int(&s["readyReplicas"]),
+                        int(&o["spec"]["replicas"])
+                    )),
+                    json!(int(&s["updatedReplicas"])),
+                    json!(int(&s["availableReplicas"])),
+                    json!(age(o, &clock)),
+                ]
+            }),
+        ),
+        ("apps", "daemonsets") => (
+            vec![
+                column("Name", "string"),
+                column("Desired", "integer"),
+                column("Current", "integer"),
+                column("Ready", "integer"),
+                column("Up-to-date", "integer"),
+                column("Available", "integer"),
+                column("Node Selector", "string"),
+                column("Age", "string"),
+            ],
+            Box::new(move |o| {
+                let s = &o["status"];
+                let selector: Vec<String> = o["spec"]["template"]["spec"]["nodeSelector"]
+                    .as_object()
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let selector = if selector.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    selector.join(",")
+                };
+                vec![
+                    o["metadata"]["name"].clone(),
+                    json!(int(&s["desiredNumberScheduled"])),
+                    json!(int(&s["currentNumberScheduled"])),
+                    json!(int(&s["numberReady"])),
+                    json!(int(&s["updatedNumberScheduled"])),
+                    json!(int(&s["numberAvailable"])),
+                    json!(selector),
+                    json!(age(o, &clock)),
+                ]
+            }),
+        ),
+        ("", "nodes") => (
+            vec![
+                column("Name", "string"),
+                column("Status", "string"),
+                column("Roles", "string"),
+                column("Age", "string"),
+                column("Version", "string"),
+            ],
+            Box::new(move |o| {
+                let ready = o["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True");
+                vec![
+                    o["metadata"]["name"].clone(),
+                    json!(if ready { "Ready" } else { "NotReady" }),
+                    json!("<none>"),
+                    json!(age(o, &clock)),
+                    o["status"]["nodeInfo"]["kubeletVersion"].clone(),
+                ]
+            }),
+        ),
+        ("", "persistentvolumeclaims") => (
+            vec![
+                column("Name", "string"),
+                column("Status", "string"),
+                column("Volume", "string"),
+                column("Capacity", "string"),
+                column("Access Modes", "string"),
+                column("StorageClass", "string"),
+                column("Age", "string"),
+            ],
+            Box::new(move |o| {
+                vec![
+                    o["metadata"]["name"].clone(),
+                    o["status"]["phase"].clone(),
+                    json!(o["spec"]["volumeName"].as_str().unwrap_or_default()),
+                    json!(
+                        o["status"]["capacity"]["storage"]
+                            .as_str()
+                            .unwrap_or_default()
+                    ),
+                    json!(access_modes(&o["status"]["accessModes"])),
+                    json!(o["spec"]["storageClassName"].as_str().unwrap_or_default()),
+                    json!(age(o, &clock)),
+                ]
+            }),
+        ),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => (
+            vec![column("Name", "string"), column("Created At", "date")],
+            Box::new(|o| {
+                vec![
+                    o["metadata"]["name"].clone(),
+                    o["metadata"]["creationTimestamp"].clone(),
+                ]
+            }),
+        ),
+        _ if rt.custom && !rt.printer_columns.is_empty() => {
+            let extra = rt.printer_columns.clone();
+            let mut columns = vec![column("Name", "string")];
+            for c in &extra {
+                let kind = c["type"].as_str().unwrap_or("string");
+                columns.push(column(
+                    c["name"].as_str().unwrap_or_default(),
+                    if kind == "date" { "string" } else { kind },
+                ));
+            }
+            (
+                columns,
+                Box::new(move |o| {
+                    let mut cells = vec![o["metadata"]["name"].clone()];
+                    for c in &extra {
+                        let value = json_path(o, c["jsonPath"].as_str().unwrap_or_default());
+                        if c["type"] == "date" {
+                            let t = value
+                                .as_str()
+                                .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+                            let now: DateTime<Utc> =
+                                clock.epoch + chrono::Duration::milliseconds(clock.now.0 as i64);
+                            cells.push(json!(
+                                t.map(|t| human_duration(
+                                    (now - t.with_timezone(&Utc)).num_seconds()
+                                ))
+                                .unwrap_or_else(|| "<unknown>".into())
+                            ));
+                        } else {
+                            cells.push(printed(&value));
+                        }
+                    }
+                    cells
+                }),
+            )
+        }
+        _ => (
+            vec![column("Name", "string"), column("Age", "string")],
+            Box::new(move |o| vec![o["metadata"]["name"].clone(), json!(age(o, &clock))]),
+        ),
+    }
+}
+
+fn access_modes(modes: &Value) -> String {
+    modes
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|m| match m {
+            "ReadWriteOnce" => "RWO",
+            "ReadOnlyMany" => "ROX",
+            "ReadWriteMany" => "RWX",
+            "ReadWriteOncePod" => "RWOP",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Converts one object or a list into a Table.
+pub fn to_table(rt: &ResourceType, body: &Value, clock: &Clock, include_object: &str) -> Value {
+    let (columns, cells) = layout(rt, clock);
+    let objects: Vec<&Value> = match body["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![body],
+    };
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|o| {
+            let object = match include_object {
+                "None" => Value::Null,
+                "Object" => (*o).clone(),
+                _ => json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}),
+            };
+            json!({"cells": cells(o), "object": object})
+        })
+        .collect();
+    let mut metadata = json!({"resourceVersion": body["metadata"]["resourceVersion"]});
+    if let Some(token) = body["metadata"].get("continue") {
+        metadata["continue"] = token.clone();
+    }
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+        "columnDefinitions": columns, "rows": rows})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_print_like_kubectl() {
+        assert_eq!(human_duration(5), "5s");
+        assert_eq!(human_duration(150), "2m30s");
+        assert_eq!(human_duration(3600), "60m");
+        assert_eq!(human_duration(4 * 3600 + 60), "4h1m");
+        assert_eq!(human_duration(3 * 86400), "3d");
+    }
+}
