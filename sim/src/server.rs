@@ -10,7 +10,9 @@ use crate::error::GcpError;
 use crate::faults::{FaultConfig, FaultState, TransientKind};
 use crate::latency::LatencyProfile;
 use crate::world::{Ctx, World};
-use crate::{admin, artifactregistry, compute, container, filestore, kube, persist, storage};
+use crate::{
+    admin, artifactregistry, compute, container, filestore, kube, persist, serviceusage, storage,
+};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -135,6 +137,7 @@ pub fn api_of(path: &str) -> &'static str {
         "file" => "file",
         "artifactregistry" => "artifactregistry",
         "storage" | "upload" | "download" | "resumable" => "storage",
+        "serviceusage" => "serviceusage",
         "_sim" => "admin",
         _ => "unknown",
     }
@@ -242,6 +245,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(filestore::router())
         .merge(artifactregistry::router())
         .merge(storage::router())
+        .merge(serviceusage::router())
         .merge(admin::router())
         .fallback(fallback)
         .layer(middleware::from_fn_with_state(shared.clone(), front_door))
