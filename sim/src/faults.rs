@@ -88,7 +88,7 @@ pub struct ScriptedFault {
     /// Resource kind, e.g. `compute.network`, `container.cluster`, `container.nodePool`,
     /// `file.instance`, `artifactregistry.repository`, `storage.bucket`.
     pub kind: String,
-    /// `create`, `update` or `delete`.
+    /// `create`, `update`, `delete`, or `patch` (Kubernetes server-side apply of an existing object).
     pub verb: String,
     /// Fire on the Nth matching call (1-based).
     pub nth: u32,
