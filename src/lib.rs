@@ -9,6 +9,7 @@
 pub mod apply;
 pub mod blueprint;
 pub mod cloud;
+pub mod graph;
 pub mod plan;
 pub mod resource;
 pub mod state;

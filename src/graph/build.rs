@@ -1,0 +1,364 @@
+//! Blueprint → resources, as an ordered list of named steps. Each step says why it sits where it
+//! does; the graph's edges come from each resource's `dependencies`.
+//!
+//! Names are deterministic, derived from the blueprint `name` (`<name>-net`, `<name>-gpunet-3`,
+//! ...), so a plan made twice names the same objects and a re-run after a crash finds them again.
+//! Everything that takes labels carries `a3ctl-blueprint=<name>`; Compute resources, which take no
+//! labels, carry the same mark in their description. That mark is how an apply recognises its own
+//! resources after a lost answer (a 409 on create is adopted only when the mark matches).
+//!
+//! Specs are flat JSON objects with the fields listed in [`crate::resource::spec`]; the cloud
+//! adapters translate them to and from the APIs.
+
+use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
+use crate::resource::{Addr, Desired, Kind, Lifecycle};
+use serde_json::{Value, json};
+
+/// The label key (and description mark) of everything a blueprint creates.
+pub const LABEL: &str = "a3ctl-blueprint";
+
+/// Local SSDs attached to A3 nodes as ephemeral storage (a3-recipe.md §A.4.2).
+const A3_LOCAL_SSDS: u32 = 16;
+
+/// The description every Compute resource of blueprint `name` carries.
+pub fn mark(name: &str) -> String {
+    format!("Managed by a3ctl ({LABEL}={name})")
+}
+
+/// Addresses of the resources a blueprint always has.
+pub mod addr {
+    use super::{Addr, Kind};
+    pub fn primary_network() -> Addr {
+        Addr::new(Kind::Network, "primary")
+    }
+    pub fn primary_subnet() -> Addr {
+        Addr::new(Kind::Subnetwork, "primary")
+    }
+    pub fn router() -> Addr {
+        Addr::new(Kind::Router, "primary")
+    }
+    pub fn gpu_network(i: usize) -> Addr {
+        Addr::new(Kind::Network, format!("gpu-{i}"))
+    }
+    pub fn gpu_subnet(i: usize) -> Addr {
+        Addr::new(Kind::Subnetwork, format!("gpu-{i}"))
+    }
+    pub fn cluster() -> Addr {
+        Addr::new(Kind::Cluster, "main")
+    }
+}
+
+/// Expands `bp` into the resources it needs, in a dependency-respecting order.
+pub fn resources(bp: &Blueprint) -> Vec<Desired> {
+    let mut out = Vec::new();
+    let p = &bp.project;
+    let labels = json!({ LABEL: bp.name });
+    let description = mark(&bp.name);
+    let lifecycle = Lifecycle::default();
+    let push = |out: &mut Vec<Desired>,
+                addr: Addr,
+                id: String,
+                spec: Value,
+                deps: Vec<Addr>,
+                lifecycle: Lifecycle| {
+        out.push(Desired {
+            addr,
+            id,
+            spec,
+            dependencies: deps,
+            lifecycle,
+        });
+    };
+
+    // 1. The primary VPC and its subnet with the pods and services ranges: the cluster lives here.
+    let primary_net = format!("{}-net", bp.name);
+    push(
+        &mut out,
+        addr::primary_network(),
+        format!("projects/{p}/global/networks/{primary_net}"),
+        json!({
+            "name": primary_net, "description": description, "auto_create_subnetworks": false,
+            "mtu": bp.network.primary_mtu, "routing_mode": "REGIONAL",
+        }),
+        vec![],
+        lifecycle.clone(),
+    );
+    let primary_subnet = format!("{}-subnet", bp.name);
+    push(
+        &mut out,
+        addr::primary_subnet(),
+        format!(
+            "projects/{p}/regions/{}/subnetworks/{primary_subnet}",
+            bp.region
+        ),
+        json!({
+            "name": primary_subnet, "network": primary_net, "region": bp.region, "description": description,
+            "ip_cidr_range": bp.network.primary_subnet.to_string(),
+            "secondary_ranges": [
+                {"name": "pods", "cidr": bp.network.pods.to_string()},
+                {"name": "services", "cidr": bp.network.services.to_string()},
+            ],
+            "private_ip_google_access": true,
+        }),
+        vec![addr::primary_network()],
+        lifecycle.clone(),
+    );
+    // 2. Internal traffic on the primary VPC (nodes, pods and services talk to each other).
+    push(
+        &mut out,
+        Addr::new(Kind::Firewall, "primary-internal"),
+        format!("projects/{p}/global/firewalls/{primary_net}-allow-internal"),
+        firewall(
+            &format!("{primary_net}-allow-internal"),
+            &primary_net,
+            &description,
+            vec![
+                bp.network.primary_subnet.to_string(),
+                bp.network.pods.to_string(),
+                bp.network.services.to_string(),
+            ],
+        ),
+        vec![addr::primary_network()],
+        lifecycle.clone(),
+    );
+    // 3. Cloud Router + NAT, so private nodes can pull images. Nodes need it; the cluster does not.
+    if bp.network.nat {
+        let router = format!("{}-router", bp.name);
+        push(
+            &mut out,
+            addr::router(),
+            format!("projects/{p}/regions/{}/routers/{router}", bp.region),
+            json!({
+                "name": router, "network": primary_net, "region": bp.region, "description": description,
+                "nat": {"name": format!("{}-nat", bp.name), "ip_allocation": "AUTO_ONLY",
+                        "source_ranges": "ALL_SUBNETWORKS_ALL_IP_RANGES"},
+            }),
+            vec![addr::primary_network()],
+            lifecycle.clone(),
+        );
+    }
+    // 4. One VPC, subnet and internal firewall per GPU NIC (4 for A3 High, 8 for A3 Mega), MTU 8244.
+    //    Independent of each other and of the primary VPC: they are created in parallel.
+    for (i, cidr) in bp.network.gpu_subnets.iter().enumerate() {
+        let net = format!("{}-gpunet-{i}", bp.name);
+        push(
+            &mut out,
+            addr::gpu_network(i),
+            format!("projects/{p}/global/networks/{net}"),
+            json!({
+                "name": net, "description": description, "auto_create_subnetworks": false,
+                "mtu": bp.network.gpu_mtu, "routing_mode": "REGIONAL",
+            }),
+            vec![],
+            lifecycle.clone(),
+        );
+        let subnet = format!("{net}-subnet");
+        push(
+            &mut out,
+            addr::gpu_subnet(i),
+            format!("projects/{p}/regions/{}/subnetworks/{subnet}", bp.region),
+            json!({
+                "name": subnet, "network": net, "region": bp.region, "description": description,
+                "ip_cidr_range": cidr.to_string(), "secondary_ranges": [], "private_ip_google_access": false,
+            }),
+            vec![addr::gpu_network(i)],
+            lifecycle.clone(),
+        );
+        push(
+            &mut out,
+            Addr::new(Kind::Firewall, format!("gpu-{i}-internal")),
+            format!("projects/{p}/global/firewalls/{net}-allow-internal"),
+            firewall(
+                &format!("{net}-allow-internal"),
+                &net,
+                &description,
+                vec![cidr.to_string()],
+            ),
+            vec![addr::gpu_network(i)],
+            lifecycle.clone(),
+        );
+    }
+    // 5. A compact placement policy per GPU pool that asks for one.
+    for pool in &bp.gpu_pools {
+        if pool.placement == Placement::Compact {
+            let name = format!("{}-{}-placement", bp.name, pool.name);
+            push(
+                &mut out,
+                Addr::new(Kind::ResourcePolicy, pool.name.clone()),
+                format!("projects/{p}/regions/{}/resourcePolicies/{name}", bp.region),
+                json!({"name": name, "region": bp.region, "collocation": "COLLOCATED", "description": description}),
+                vec![],
+                lifecycle.clone(),
+            );
+        }
+    }
+    // 6. The cluster: Dataplane V2 and multi-networking are fixed at creation.
+    let cluster = bp.name.clone();
+    let cluster_id = format!("projects/{p}/locations/{}/clusters/{cluster}", bp.region);
+    let authorized: Vec<Value> = bp
+        .cluster
+        .authorized_networks
+        .iter()
+        .map(|n| json!({"cidr": n.cidr.to_string(), "name": n.name.clone().unwrap_or_default()}))
+        .collect();
+    push(
+        &mut out,
+        addr::cluster(),
+        cluster_id.clone(),
+        json!({
+            "name": cluster, "location": bp.region, "network": primary_net, "subnetwork": primary_subnet,
+            "pods_range": "pods", "services_range": "services",
+            "datapath_provider": "ADVANCED_DATAPATH", "multi_networking": true,
+            "release_channel": bp.cluster.release_channel.api_value(),
+            "version": bp.cluster.version.to_string(),
+            "private_nodes": bp.cluster.private_nodes,
+            "master_ipv4_cidr": bp.cluster.private_nodes.then(|| bp.network.master_ipv4_cidr.to_string()),
+            "authorized_networks": authorized,
+            "labels": labels,
+            "filestore_csi": bp.filestore.is_some(),
+            "gcsfuse_csi": bp.buckets.iter().any(|b| b.mount),
+            "workload_pool": format!("{p}.svc.id.goog"),
+        }),
+        vec![addr::primary_subnet()],
+        Lifecycle {
+            prevent_destroy: bp.cluster.prevent_destroy,
+            ..Default::default()
+        },
+    );
+    // 7. Node pools: after the cluster (and NAT, so nodes can pull images); they go with the
+    //    cluster when it is deleted. GPU pools also need every GPU subnet and their placement.
+    let with_cluster = |prevent_destroy| Lifecycle {
+        prevent_destroy,
+        deleted_with: Some(addr::cluster()),
+        ..Default::default()
+    };
+    let mut pool_deps = vec![addr::cluster()];
+    if bp.network.nat {
+        pool_deps.push(addr::router());
+    }
+    push(
+        &mut out,
+        Addr::new(Kind::NodePool, bp.system_pool.name.clone()),
+        format!("{cluster_id}/nodePools/{}", bp.system_pool.name),
+        json!({
+            "cluster": cluster, "location": bp.region, "name": bp.system_pool.name,
+            "machine_type": bp.system_pool.machine_type, "locations": [bp.zone],
+            "node_count": bp.system_pool.nodes, "accelerator": null, "additional_networks": [],
+            "placement_policy": null, "reservation": null, "capacity": "on-demand", "host_maintenance": null,
+            "local_ssd_count": 0, "labels": {LABEL: bp.name}, "taints": [], "gvnic": true,
+            "image_type": "COS_CONTAINERD", "disk_size_gb": 100, "auto_repair": true, "auto_upgrade": true,
+        }),
+        pool_deps.clone(),
+        with_cluster(false),
+    );
+    let driver = match bp.software.driver {
+        DriverMode::Default => "DEFAULT",
+        DriverMode::Latest => "LATEST",
+        DriverMode::Daemonset => "INSTALLATION_DISABLED",
+    };
+    for pool in &bp.gpu_pools {
+        let mut deps = pool_deps.clone();
+        deps.extend((0..bp.network.gpu_subnets.len()).map(addr::gpu_subnet));
+        let additional: Vec<Value> = (0..bp.network.gpu_subnets.len())
+            .map(|i| {
+                let net = format!("{}-gpunet-{i}", bp.name);
+                json!({"network": net, "subnetwork": format!("{net}-subnet")})
+            })
+            .collect();
+        let placement = (pool.placement == Placement::Compact).then(|| {
+            deps.push(Addr::new(Kind::ResourcePolicy, pool.name.clone()));
+            format!("{}-{}-placement", bp.name, pool.name)
+        });
+        let (capacity, reservation) = match &pool.capacity {
+            Capacity::Reservation { reservation, block } => {
+                ("reservation", json!({"name": reservation, "block": block}))
+            }
+            Capacity::OnDemand => ("on-demand", Value::Null),
+            Capacity::Spot => ("spot", Value::Null),
+            Capacity::FlexStart => ("flex-start", Value::Null),
+        };
+        push(
+            &mut out,
+            Addr::new(Kind::NodePool, pool.name.clone()),
+            format!("{cluster_id}/nodePools/{}", pool.name),
+            json!({
+                "cluster": cluster, "location": bp.region, "name": pool.name,
+                "machine_type": pool.machine_type(), "locations": pool.zones, "node_count": pool.nodes,
+                "accelerator": {"type": pool.family.accelerator_type(), "count": pool.family.gpus_per_node(), "driver": driver},
+                "additional_networks": additional, "placement_policy": placement, "reservation": reservation,
+                "capacity": capacity, "host_maintenance": pool.host_maintenance.map(|h| h.api_value()),
+                "local_ssd_count": A3_LOCAL_SSDS, "labels": {LABEL: bp.name}, "taints": [], "gvnic": true,
+                "image_type": "COS_CONTAINERD", "disk_size_gb": 200, "auto_repair": true, "auto_upgrade": false,
+            }),
+            deps,
+            with_cluster(pool.prevent_destroy),
+        );
+    }
+    // 8. Storage and registry: independent of the cluster, created alongside everything else.
+    if let Some(fs) = &bp.filestore {
+        let name = format!("{}-fs", bp.name);
+        push(
+            &mut out,
+            Addr::new(Kind::Filestore, "shared"),
+            format!("projects/{p}/locations/{}/instances/{name}", fs.location),
+            json!({
+                "name": name, "location": fs.location, "tier": fs.tier.api_value(),
+                "capacity_gb": fs.capacity_gb, "share": fs.share, "network": primary_net, "labels": {LABEL: bp.name},
+            }),
+            vec![addr::primary_network()],
+            Lifecycle {
+                prevent_destroy: fs.prevent_destroy,
+                ..Default::default()
+            },
+        );
+    }
+    for repo in &bp.artifact_registries {
+        push(
+            &mut out,
+            Addr::new(Kind::Repository, repo.name.clone()),
+            format!(
+                "projects/{p}/locations/{}/repositories/{}",
+                repo.location, repo.name
+            ),
+            json!({
+                "name": repo.name, "location": repo.location, "format": repo.format.api_value(),
+                "description": description, "labels": {LABEL: bp.name},
+            }),
+            vec![],
+            lifecycle.clone(),
+        );
+    }
+    for bucket in &bp.buckets {
+        push(
+            &mut out,
+            Addr::new(Kind::Bucket, bucket.name.clone()),
+            format!("projects/_/buckets/{}", bucket.name),
+            json!({
+                "name": bucket.name, "location": bucket.location.to_ascii_uppercase(),
+                "storage_class": bucket.storage_class.api_value(), "uniform_access": true,
+                "hierarchical_namespace": bucket.hierarchical_namespace, "versioning": false,
+                "labels": {LABEL: bp.name},
+            }),
+            vec![],
+            Lifecycle {
+                prevent_destroy: bucket.prevent_destroy,
+                force_destroy: bucket.force_destroy,
+                deleted_with: None,
+            },
+        );
+    }
+    out
+}
+
+fn firewall(name: &str, network: &str, description: &str, mut source_ranges: Vec<String>) -> Value {
+    source_ranges.sort();
+    json!({
+        "name": name, "network": network, "direction": "INGRESS", "description": description, "priority": 1000,
+        "allowed": [
+            {"protocol": "icmp"},
+            {"protocol": "tcp", "ports": ["0-65535"]},
+            {"protocol": "udp", "ports": ["0-65535"]},
+        ],
+        "source_ranges": source_ranges,
+    })
+}
