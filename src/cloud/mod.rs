@@ -7,6 +7,7 @@
 //! executor can decide between retrying, adopting and failing without knowing any API.
 
 pub mod fake;
+pub mod gcp;
 
 use crate::plan::FieldDiff;
 use crate::resource::{Addr, Lifecycle, Observed};

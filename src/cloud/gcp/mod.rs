@@ -1,0 +1,511 @@
+//! Google Cloud adapters: the official google-cloud-rust clients (Compute, GKE, Filestore,
+//! Artifact Registry) and the Cloud Storage JSON API over reqwest (the Rust storage crate manages
+//! buckets only over gRPC).
+//!
+//! [`GcpProvider`] implements [`Provider`] by handing each resource kind to its API's [`Adapter`]
+//! (`compute.rs`, `container.rs`, `filestore.rs`, `artifactregistry.rs`, `storage.rs`). What all
+//! of them share lives here: where each API is ([`Endpoints`], overridable by environment
+//! variables), which credentials to send ([`Credentials`]), and how an error is classified for the
+//! executor ([`classify_status`]).
+//!
+//! Every adapter keeps one contract: `read` projects the live resource onto exactly the spec
+//! fields the graph produces (`crate::graph::build`), so that reading back what was just created
+//! gives the same spec — otherwise every plan would show a change.
+
+pub mod artifactregistry;
+pub mod compute;
+pub mod container;
+pub mod filestore;
+pub mod storage;
+
+use super::{
+    CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target, UpdateStep,
+};
+use crate::graph::build::{LABEL, mark};
+use crate::plan::FieldDiff;
+use crate::resource::{Api, Kind, Observed};
+use crate::state::OperationRef;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Environment variables that point a3ctl at other endpoints (a simulator, a proxy).
+pub mod env {
+    pub const COMPUTE_ENDPOINT: &str = "A3CTL_COMPUTE_ENDPOINT";
+    pub const CONTAINER_ENDPOINT: &str = "A3CTL_CONTAINER_ENDPOINT";
+    pub const FILESTORE_ENDPOINT: &str = "A3CTL_FILESTORE_ENDPOINT";
+    pub const ARTIFACTREGISTRY_ENDPOINT: &str = "A3CTL_ARTIFACTREGISTRY_ENDPOINT";
+    pub const STORAGE_ENDPOINT: &str = "A3CTL_STORAGE_ENDPOINT";
+    /// Send no credentials at all (for simulators).
+    pub const ANONYMOUS_CREDENTIALS: &str = "A3CTL_ANONYMOUS_CREDENTIALS";
+}
+
+/// Where each API is; `None` means Google's default endpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Endpoints {
+    pub compute: Option<String>,
+    pub container: Option<String>,
+    pub filestore: Option<String>,
+    pub artifactregistry: Option<String>,
+    pub storage: Option<String>,
+}
+
+impl Endpoints {
+    /// Endpoints from the `A3CTL_*_ENDPOINT` environment variables.
+    pub fn from_env() -> Endpoints {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Endpoints {
+            compute: var(env::COMPUTE_ENDPOINT),
+            container: var(env::CONTAINER_ENDPOINT),
+            filestore: var(env::FILESTORE_ENDPOINT),
+            artifactregistry: var(env::ARTIFACTREGISTRY_ENDPOINT),
+            storage: var(env::STORAGE_ENDPOINT),
+        }
+    }
+
+    /// Every API at one simulator base URL, with the simulator's path prefixes.
+    pub fn simulator(base: &str) -> Endpoints {
+        Endpoints {
+            compute: Some(base.to_string()),
+            container: Some(format!("{base}/container")),
+            filestore: Some(format!("{base}/file")),
+            artifactregistry: Some(format!("{base}/artifactregistry")),
+            storage: Some(base.to_string()),
+        }
+    }
+}
+
+/// Which credentials requests carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialsMode {
+    /// Application Default Credentials.
+    Adc,
+    /// None (simulators).
+    Anonymous,
+}
+
+impl CredentialsMode {
+    pub fn from_env() -> CredentialsMode {
+        match std::env::var(env::ANONYMOUS_CREDENTIALS) {
+            Ok(v) if !v.is_empty() && v != "0" && v != "false" => CredentialsMode::Anonymous,
+            _ => CredentialsMode::Adc,
+        }
+    }
+}
+
+/// Everything needed to build the clients.
+#[derive(Debug, Clone)]
+pub struct GcpConfig {
+    pub project: String,
+    pub endpoints: Endpoints,
+    pub credentials: CredentialsMode,
+    /// Delay between polls inside adapters that wait on their own (e.g. bucket consistency).
+    pub poll: Duration,
+}
+
+/// Credentials as the google-cloud-rust clients take them.
+pub type Credentials = google_cloud_auth::credentials::Credentials;
+
+impl GcpConfig {
+    /// Builds the credentials: anonymous, or Application Default Credentials.
+    pub fn credentials(&self) -> CloudResult<Credentials> {
+        match self.credentials {
+            CredentialsMode::Anonymous => Ok(google_cloud_auth::credentials::anonymous::Builder::new().build()),
+            CredentialsMode::Adc => google_cloud_auth::credentials::Builder::default().build().map_err(|e| {
+                CloudError::new(ErrorClass::Permission, format!("cannot load Application Default Credentials: {e}"))
+                    .with_hint("run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS")
+            }),
+        }
+    }
+}
+
+/// One API's share of the [`Provider`] contract.
+#[async_trait::async_trait]
+pub trait Adapter: Send + Sync {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>>;
+    async fn create(&self, target: &Target) -> CloudResult<Started>;
+    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep>;
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started>;
+    async fn delete(&self, target: &Target) -> CloudResult<Started>;
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus>;
+    /// Whether an existing resource is usable (RUNNING, READY ...).
+    fn settle(&self, target: &Target, observed: &Observed) -> Settle;
+}
+
+/// The Google Cloud provider.
+pub struct GcpProvider {
+    compute: Arc<dyn Adapter>,
+    container: Arc<dyn Adapter>,
+    filestore: Arc<dyn Adapter>,
+    artifactregistry: Arc<dyn Adapter>,
+    storage: Arc<dyn Adapter>,
+}
+
+impl GcpProvider {
+    pub async fn new(config: GcpConfig) -> CloudResult<GcpProvider> {
+        Ok(GcpProvider {
+            compute: Arc::new(compute::ComputeAdapter::new(&config).await?),
+            container: Arc::new(container::ContainerAdapter::new(&config).await?),
+            filestore: Arc::new(filestore::FilestoreAdapter::new(&config).await?),
+            artifactregistry: Arc::new(
+                artifactregistry::ArtifactRegistryAdapter::new(&config).await?,
+            ),
+            storage: Arc::new(storage::StorageAdapter::new(&config).await?),
+        })
+    }
+
+    fn adapter(&self, kind: Kind) -> CloudResult<&Arc<dyn Adapter>> {
+        self.for_api(kind.api())
+    }
+
+    fn for_api(&self, api: Api) -> CloudResult<&Arc<dyn Adapter>> {
+        match api {
+            Api::Compute => Ok(&self.compute),
+            Api::Container => Ok(&self.container),
+            Api::Filestore => Ok(&self.filestore),
+            Api::ArtifactRegistry => Ok(&self.artifactregistry),
+            Api::Storage => Ok(&self.storage),
+            Api::Kubernetes => Err(CloudError::new(
+                ErrorClass::Other,
+                "Kubernetes objects are not handled by the GCP provider",
+            )),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for GcpProvider {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.adapter(target.addr.kind)?.read(target).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        self.adapter(target.addr.kind)?.create(target).await
+    }
+    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        self.adapter(target.addr.kind)
+            .map(|a| a.update_steps(target, diffs))
+            .unwrap_or_default()
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        self.adapter(target.addr.kind)?.update(target, step).await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        self.adapter(target.addr.kind)?.delete(target).await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.for_api(operation.api)?.poll(operation).await
+    }
+    fn settle(&self, target: &Target, observed: &Observed) -> Settle {
+        match self.adapter(target.addr.kind) {
+            Ok(a) => a.settle(target, observed),
+            Err(e) => Settle::Failed { message: e.message },
+        }
+    }
+    fn owned(&self, target: &Target, observed: &Observed) -> bool {
+        owned(target, observed)
+    }
+    fn serial_lane(&self, target: &Target) -> Option<String> {
+        serial_lane(target)
+    }
+}
+
+/// A live resource is ours when it carries the blueprint's label, or (for Compute resources, which
+/// take no labels) the blueprint's mark in its description. Node pools belong to their cluster.
+pub fn owned(target: &Target, observed: &Observed) -> bool {
+    let Some(blueprint) = target
+        .spec
+        .get("labels")
+        .and_then(|l| l.get(LABEL))
+        .and_then(|v| v.as_str())
+        .or_else(|| {
+            target
+                .spec
+                .get("description")
+                .and_then(|d| d.as_str())
+                .and_then(|d| {
+                    d.split_once(&format!("{LABEL}="))
+                        .map(|(_, rest)| rest.trim_end_matches(')'))
+                })
+        })
+    else {
+        return false;
+    };
+    let live = &observed.spec;
+    live.get("labels")
+        .and_then(|l| l.get(LABEL))
+        .and_then(|v| v.as_str())
+        == Some(blueprint)
+        || live.get("description").and_then(|d| d.as_str()) == Some(mark(blueprint).as_str())
+}
+
+/// GKE runs one operation per cluster at a time: a cluster and its node pools share a lane.
+pub fn serial_lane(target: &Target) -> Option<String> {
+    match target.addr.kind {
+        Kind::Cluster => Some(target.id.clone()),
+        Kind::NodePool => target.id.split("/nodePools/").next().map(str::to_string),
+        _ => None,
+    }
+}
+
+/// Classifies a Google API error from its HTTP status, canonical status, reason and message
+/// (`engine-and-gcp-apis.md` §2.3).
+pub fn classify_status(http: Option<u16>, status: &str, reason: &str, message: &str) -> CloudError {
+    let lower = message.to_ascii_lowercase();
+    let class = if message.contains("incompatible operation")
+        || lower.contains("is currently being created, deleted, updated or repaired")
+        || lower.contains("please wait and try again once it is done")
+    {
+        ErrorClass::Busy
+    } else if reason == "resourceInUseByAnotherResource"
+        || lower.contains("is already being used by")
+        || lower.contains("not empty")
+    {
+        ErrorClass::InUse
+    } else if reason == "rateLimitExceeded"
+        || reason == "userRateLimitExceeded"
+        || reason == "backendError"
+        || reason == "resourceNotReady"
+        || lower.contains("quota exceeded for quota metric") && lower.contains("per minute")
+        || matches!(http, Some(500 | 502 | 503 | 504))
+        || status == "UNAVAILABLE"
+        || status == "DEADLINE_EXCEEDED"
+    {
+        ErrorClass::Transient
+    } else if reason == "quotaExceeded"
+        || status == "QUOTA_EXCEEDED"
+        || status == "GCE_QUOTA_EXCEEDED"
+        || lower.contains("insufficient regional quota")
+        || lower.contains("quota")
+    {
+        ErrorClass::Quota
+    } else if lower.contains("gce_stockout")
+        || status == "ZONE_RESOURCE_POOL_EXHAUSTED"
+        || lower.contains("does not have enough resources")
+        || lower.contains("resource pool exhausted")
+    {
+        ErrorClass::Capacity
+    } else if http == Some(429) || status == "RESOURCE_EXHAUSTED" {
+        ErrorClass::Transient
+    } else if http == Some(409)
+        && (reason == "alreadyExists"
+            || status == "ALREADY_EXISTS"
+            || lower.contains("already exists"))
+    {
+        ErrorClass::AlreadyExists
+    } else if http == Some(404) || status == "NOT_FOUND" {
+        ErrorClass::NotFound
+    } else if http == Some(412) || reason == "conditionNotMet" || status == "ABORTED" {
+        ErrorClass::Conflict
+    } else if matches!(http, Some(401 | 403))
+        || status == "PERMISSION_DENIED"
+        || status == "UNAUTHENTICATED"
+    {
+        ErrorClass::Permission
+    } else if matches!(http, Some(400))
+        || status == "INVALID_ARGUMENT"
+        || status == "FAILED_PRECONDITION"
+    {
+        ErrorClass::Invalid
+    } else {
+        ErrorClass::Other
+    };
+    let hint = match class {
+        ErrorClass::Quota => Some("request more quota in the Cloud console (IAM & Admin → Quotas), or reduce the node count".to_string()),
+        ErrorClass::Capacity => Some("the zone has no capacity for this machine type now: use a reservation, another zone, or retry later".to_string()),
+        ErrorClass::Permission => Some("check the account's roles (e.g. roles/container.admin, roles/compute.networkAdmin) and that the API is enabled".to_string()),
+        _ => None,
+    };
+    CloudError {
+        class,
+        http_status: http,
+        status: status.to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+        hint,
+    }
+}
+
+/// Classifies an error of a google-cloud-rust client call.
+pub fn classify_gax(error: &google_cloud_gax::error::Error) -> CloudError {
+    use google_cloud_gax::error::rpc::StatusDetails;
+    let http = error.http_status_code();
+    if let Some(status) = error.status() {
+        let reason = status
+            .details
+            .iter()
+            .find_map(|d| match d {
+                StatusDetails::ErrorInfo(info) => Some(info.reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let name = status.code.name();
+        return classify_status(http, name, &reason, &status.message);
+    }
+    if error.is_io() || error.is_connect() || error.is_timeout() || error.is_transport() {
+        let mut e = CloudError::new(ErrorClass::Transient, format!("connection error: {error}"));
+        e.http_status = http;
+        return e;
+    }
+    if let Some(code) = http {
+        return classify_status(Some(code), "", "", &error.to_string());
+    }
+    if error.is_authentication() {
+        return CloudError::new(
+            ErrorClass::Permission,
+            format!("authentication failed: {error}"),
+        )
+        .with_hint(
+            "run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS",
+        );
+    }
+    CloudError::new(ErrorClass::Other, error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::{Addr, Lifecycle};
+    use serde_json::json;
+
+    fn target(kind: Kind, id: &str, spec: serde_json::Value) -> Target {
+        Target {
+            addr: Addr::new(kind, "x"),
+            id: id.into(),
+            spec,
+            outputs: json!(null),
+            context: Default::default(),
+            lifecycle: Lifecycle::default(),
+        }
+    }
+
+    #[test]
+    fn errors_are_classified_as_the_executor_needs() {
+        let c = |http, status, reason, message| {
+            classify_status(Some(http), status, reason, message).class
+        };
+        assert_eq!(
+            c(
+                400,
+                "FAILED_PRECONDITION",
+                "failedPrecondition",
+                "Cluster is running incompatible operation operation-1."
+            ),
+            ErrorClass::Busy
+        );
+        assert_eq!(
+            c(
+                429,
+                "RESOURCE_EXHAUSTED",
+                "rateLimitExceeded",
+                "Rate Limit Exceeded"
+            ),
+            ErrorClass::Transient
+        );
+        assert_eq!(
+            c(503, "UNAVAILABLE", "backendError", "x"),
+            ErrorClass::Transient
+        );
+        assert_eq!(
+            c(
+                403,
+                "PERMISSION_DENIED",
+                "quotaExceeded",
+                "Quota 'NETWORKS' exceeded.  Limit: 15.0 globally."
+            ),
+            ErrorClass::Quota
+        );
+        assert_eq!(
+            c(
+                409,
+                "ALREADY_EXISTS",
+                "alreadyExists",
+                "The resource already exists"
+            ),
+            ErrorClass::AlreadyExists
+        );
+        assert_eq!(c(404, "NOT_FOUND", "notFound", "x"), ErrorClass::NotFound);
+        assert_eq!(
+            c(
+                400,
+                "FAILED_PRECONDITION",
+                "resourceInUseByAnotherResource",
+                "x"
+            ),
+            ErrorClass::InUse
+        );
+        assert_eq!(
+            c(
+                409,
+                "",
+                "conflict",
+                "The bucket you tried to delete is not empty."
+            ),
+            ErrorClass::InUse
+        );
+        assert_eq!(
+            c(412, "FAILED_PRECONDITION", "conditionNotMet", "x"),
+            ErrorClass::Conflict
+        );
+        assert_eq!(
+            c(400, "INVALID_ARGUMENT", "badRequest", "x"),
+            ErrorClass::Invalid
+        );
+        let stockout = classify_status(
+            None,
+            "",
+            "",
+            "[GCE_STOCKOUT] The zone does not have enough resources",
+        );
+        assert_eq!(stockout.class, ErrorClass::Capacity);
+        assert!(stockout.hint.unwrap().contains("reservation"));
+    }
+
+    #[test]
+    fn ownership_follows_labels_or_the_compute_description_mark() {
+        let t = target(Kind::Bucket, "b", json!({"labels": {LABEL: "bp"}}));
+        assert!(owned(
+            &t,
+            &Observed {
+                spec: json!({"labels": {LABEL: "bp"}}),
+                outputs: json!({})
+            }
+        ));
+        assert!(!owned(
+            &t,
+            &Observed {
+                spec: json!({"labels": {LABEL: "other"}}),
+                outputs: json!({})
+            }
+        ));
+        let n = target(Kind::Network, "n", json!({"description": mark("bp")}));
+        assert!(owned(
+            &n,
+            &Observed {
+                spec: json!({"description": mark("bp")}),
+                outputs: json!({})
+            }
+        ));
+        assert!(!owned(
+            &n,
+            &Observed {
+                spec: json!({"description": ""}),
+                outputs: json!({})
+            }
+        ));
+    }
+
+    #[test]
+    fn a_cluster_and_its_pools_share_a_lane() {
+        let c = target(
+            Kind::Cluster,
+            "projects/p/locations/r/clusters/c",
+            json!({}),
+        );
+        let p = target(
+            Kind::NodePool,
+            "projects/p/locations/r/clusters/c/nodePools/gpu",
+            json!({}),
+        );
+        assert_eq!(serial_lane(&c), serial_lane(&p));
+        assert_eq!(serial_lane(&target(Kind::Network, "n", json!({}))), None);
+    }
+}
