@@ -8,8 +8,12 @@
 
 pub mod apply;
 pub mod blueprint;
+pub mod cli;
 pub mod cloud;
+pub mod commands;
+pub mod env_vars;
 pub mod graph;
 pub mod plan;
 pub mod resource;
 pub mod state;
+pub mod ui;

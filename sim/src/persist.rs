@@ -62,7 +62,15 @@ pub fn save(path: &Path, world: &World) -> Result<(), PersistError> {
         std::process::id()
     ));
     {
-        let mut file = std::fs::File::create(&tmp).map_err(err)?;
+        // The world holds the simulated clusters' CA keys: readable by its owner only.
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(&tmp).map_err(err)?;
         file.write_all(&bytes).map_err(err)?;
         file.sync_all().map_err(err)?;
     }

@@ -59,7 +59,7 @@ impl ResourceGraph {
             }
         }
         let order = match toposort(&graph, None) {
-            Ok(order) => order,
+            Ok(_) => stable_order(&graph),
             Err(_) => {
                 let cycle = tarjan_scc(&graph)
                     .into_iter()
@@ -132,6 +132,36 @@ impl ResourceGraph {
         }
         out
     }
+}
+
+/// A topological order that keeps the declaration order among resources that are ready at the
+/// same time (Kahn's algorithm, smallest index first), so output is stable and readable.
+fn stable_order(graph: &DiGraph<usize, ()>) -> Vec<NodeIndex> {
+    use petgraph::Direction;
+    use std::collections::BTreeSet;
+    let mut indegree: Vec<usize> = graph
+        .node_indices()
+        .map(|n| graph.neighbors_directed(n, Direction::Incoming).count())
+        .collect();
+    let mut ready: BTreeSet<usize> = graph
+        .node_indices()
+        .filter(|n| indegree[n.index()] == 0)
+        .map(|n| graph[n])
+        .collect();
+    let by_index: BTreeMap<usize, NodeIndex> =
+        graph.node_indices().map(|n| (graph[n], n)).collect();
+    let mut order = Vec::with_capacity(graph.node_count());
+    while let Some(i) = ready.pop_first() {
+        let node = by_index[&i];
+        order.push(node);
+        for next in graph.neighbors_directed(node, Direction::Outgoing) {
+            indegree[next.index()] -= 1;
+            if indegree[next.index()] == 0 {
+                ready.insert(graph[next]);
+            }
+        }
+    }
+    order
 }
 
 /// The last path segment of a cloud id (the resource's own name).

@@ -7,6 +7,7 @@
 //! from, so `apply PLANFILE` can refuse a plan whose state has moved since.
 
 pub mod planner;
+pub mod refresh;
 
 use crate::resource::{Addr, Lifecycle};
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,141 @@
+//! The command line: clap derive structs only, no logic. Doc comments are the `--help` text.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Provision GKE clusters for A3 High / A3 Mega GPU training from one declarative blueprint.
+///
+/// A blueprint (TOML) states intent: project, location, machine family and node counts, storage,
+/// add-ons. a3ctl expands it into every resource the GPU recipes need — GPU VPCs with MTU 8244, the
+/// primary VPC with Cloud NAT, compact placement, a Dataplane V2 multi-network GKE cluster, node
+/// pools, Filestore, Artifact Registry, buckets — plans the changes, and applies them in parallel,
+/// recording state after every step so an interrupted apply resumes where it stopped.
+///
+/// Try it with no account: `a3ctl apply --sandbox blueprints/a3-mega.toml` runs against a built-in
+/// simulator whose world is kept under `state/sandbox/`.
+#[derive(Parser, Debug)]
+#[command(version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    #[command(flatten)]
+    pub global: Global,
+}
+
+/// Options every command takes.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Global options")]
+pub struct Global {
+    /// Run against the built-in simulator instead of Google Cloud. Its world and the sandbox's
+    /// state are kept under `state/sandbox/`, so plan, apply and destroy work across invocations.
+    #[arg(long, global = true, env = "A3CTL_SANDBOX", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    pub sandbox: bool,
+
+    /// Print only errors and the requested data.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Check a blueprint without calling any cloud API.
+    ///
+    /// Reports every problem at once, each with its file, line and column, the offending text
+    /// and a hint. Exits with 1 when there are problems, and with 0 after printing a summary of
+    /// what the blueprint would create.
+    Validate {
+        /// Path of the blueprint TOML file, e.g. `blueprints/a3-mega.toml`.
+        blueprint: PathBuf,
+    },
+
+    /// Print the resource graph of a blueprint (DOT or Mermaid), edges from dependency to
+    /// dependent.
+    Graph {
+        blueprint: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+        format: GraphFormat,
+    },
+
+    /// Show what an apply would change.
+    ///
+    /// Reads every resource recorded in state from the cloud (refresh), compares the blueprint
+    /// with what exists, and prints the changes in Terraform's grammar: `+` create, `~` update in
+    /// place, `-/+` replace (naming the field that forces it), `-` destroy. Changes made outside
+    /// a3ctl are shown as drift.
+    Plan(PlanArgs),
+
+    /// Create or update everything the blueprint declares.
+    ///
+    /// Plans (or takes a saved plan), asks for confirmation, then applies: independent resources
+    /// in parallel, one operation at a time per GKE cluster, state saved after every step. A
+    /// failure stops only what depends on it. Ctrl-C stops starting new steps and waits for the
+    /// running ones; a second Ctrl-C stops waiting (operations stay recorded and resume on the
+    /// next apply).
+    Apply(ApplyArgs),
+
+    /// Delete everything recorded in the blueprint's state, in reverse dependency order.
+    ///
+    /// A cluster takes its node pools with it; a bucket that still holds objects is refused unless
+    /// the blueprint sets `force_destroy`; resources with `prevent_destroy` stop the destroy.
+    /// Nothing outside the state is touched.
+    Destroy(DestroyArgs),
+
+    /// Remove a stale state lock left by a run that died on another machine.
+    #[command(name = "force-unlock")]
+    ForceUnlock {
+        /// The lock id printed in the "is locked by" error.
+        id: String,
+        blueprint: PathBuf,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
+}
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    pub blueprint: PathBuf,
+    /// Print the plan as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with 0 when there are no changes, 2 when there are, 1 on error.
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Save the plan to FILE; `a3ctl apply FILE` carries out exactly this plan, and refuses it if
+    /// the state has changed since.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Plan the destruction of everything in state.
+    #[arg(long)]
+    pub destroy: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ApplyArgs {
+    /// A blueprint (`.toml`), or a plan file saved by `a3ctl plan --out`.
+    pub target: PathBuf,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Write every step's start and end (milliseconds since the apply started) as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub timings: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct DestroyArgs {
+    pub blueprint: PathBuf,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Write every step's start and end as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub timings: Option<PathBuf>,
+}

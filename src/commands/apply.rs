@@ -1,0 +1,259 @@
+//! `a3ctl apply` and `a3ctl destroy`: lock the state, finish what an interrupted run left
+//! journaled, plan (or take a saved plan), confirm, execute, report.
+
+use super::plan::{read_plan_file, sha256_file};
+use super::session::Session;
+use super::{ExitStatus, confirm};
+use crate::apply::executor::{Executor, Stop};
+use crate::apply::sink::StateSink;
+use crate::apply::{ApplyReport, Outcome, StepKind, StepReport};
+use crate::cli::{ApplyArgs, DestroyArgs, Global};
+use crate::plan::Plan;
+use crate::state::lock::{Acquired, LocalLock, LockInfo};
+use crate::ui::diagnostics::Failure;
+use crate::ui::progress::Progress;
+use crate::ui::{Printer, plan_view};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub enum Request {
+    Apply(ApplyArgs),
+    Destroy(DestroyArgs),
+}
+
+pub async fn run(
+    global: &Global,
+    printer: Printer,
+    request: Request,
+) -> Result<ExitStatus, Failure> {
+    let (target, destroy, auto_approve, timings) = match request {
+        Request::Apply(a) => (a.target, false, a.auto_approve, a.timings),
+        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings),
+    };
+    let saved = if destroy {
+        None
+    } else {
+        read_plan_file(&target)?
+    };
+    let blueprint_path: PathBuf = match &saved {
+        Some(file) => {
+            if file.sandbox != global.sandbox {
+                return Err(
+                    Failure::new("The saved plan was made for another target").hint(
+                        if file.sandbox {
+                            "it was made with --sandbox: apply it with --sandbox"
+                        } else {
+                            "it was made without --sandbox"
+                        },
+                    ),
+                );
+            }
+            if sha256_file(&file.blueprint_path)? != file.blueprint_sha256 {
+                return Err(Failure::new(format!(
+                    "Blueprint `{}` changed since the plan was made",
+                    file.blueprint_path.display()
+                ))
+                .hint("run `a3ctl plan` again"));
+            }
+            file.blueprint_path.clone()
+        }
+        None => target.clone(),
+    };
+    let session = Session::open(global, printer, &blueprint_path).await?;
+    let operation = if destroy { "destroy" } else { "apply" };
+    let (_lock, acquired) = LocalLock::acquire(
+        session.store.path(),
+        LockInfo::current(uuid::Uuid::new_v4().to_string(), operation),
+    )
+    .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
+    if let Acquired::TookOverStale(old) = acquired {
+        printer.info(&format!(
+            "warning: took over a stale lock of {} (pid {} no longer runs; `a3ctl {}` since {})",
+            old.holder, old.pid, old.operation, old.created
+        ));
+    }
+    let (state, existed) = session.load_state()?;
+    let (initial_lineage, initial_serial) = (state.lineage.clone(), state.serial);
+    let sink = Arc::new(StateSink::new(state, Box::new(session.store.clone())));
+    let stop = Stop::default();
+    watch_interrupts(printer, stop.clone());
+    let progress = Arc::new(Progress::new(printer));
+    let executor = Executor::new(
+        session.provider.clone(),
+        sink.clone(),
+        progress.clone(),
+        session.options.clone(),
+        stop.clone(),
+    );
+
+    let mut report = ApplyReport::default();
+    let pending = sink.snapshot().await.pending.len();
+    if pending > 0 {
+        printer.info(&format!(
+            "Resuming {pending} operation(s) left by an interrupted run..."
+        ));
+        report.steps.extend(executor.resume().await);
+    }
+    let state = sink.snapshot().await;
+    let plan: Plan = match saved {
+        Some(file) => {
+            let moved = if file.state_existed {
+                !existed
+                    || file.plan.lineage != initial_lineage
+                    || file.plan.serial != initial_serial
+            } else {
+                existed && (initial_serial != 0 || !state.resources.is_empty())
+            };
+            if moved || pending > 0 {
+                return Err(Failure::new(
+                    "The saved plan is stale: the state changed since it was made",
+                )
+                .hint("run `a3ctl plan --out FILE` again"));
+            }
+            file.plan
+        }
+        None => session.plan(&state, destroy).await?,
+    };
+    printer.out(&plan_view::render(&printer, &plan));
+    if plan.is_empty() {
+        return finish(
+            &printer,
+            &session,
+            &report,
+            timings,
+            stop.starting.is_cancelled(),
+        );
+    }
+    if !auto_approve && target.extension().is_some_and(|e| e == "toml") {
+        let (question, details) = if destroy {
+            (
+                "Do you really want to destroy all resources?",
+                "a3ctl will destroy everything recorded in the state. There is no undo.",
+            )
+        } else {
+            (
+                "Do you want to perform these actions?",
+                "a3ctl will perform the actions described above.",
+            )
+        };
+        if !confirm(&printer, question, details)? {
+            return Err(Failure::new(format!(
+                "{} cancelled",
+                if destroy { "Destroy" } else { "Apply" }
+            )));
+        }
+    }
+    let applied = executor.apply(&plan).await;
+    progress.finish();
+    report.steps.extend(applied.steps);
+    report.state_error = applied.state_error;
+    finish(
+        &printer,
+        &session,
+        &report,
+        timings,
+        stop.starting.is_cancelled(),
+    )
+}
+
+/// Prints the outcome, writes timings, picks the exit status.
+fn finish(
+    printer: &Printer,
+    session: &Session,
+    report: &ApplyReport,
+    timings: Option<PathBuf>,
+    interrupted: bool,
+) -> Result<ExitStatus, Failure> {
+    if let Some(path) = timings {
+        let text = serde_json::to_vec_pretty(&report.timings())
+            .map_err(|e| Failure::new("Cannot encode timings").cause(e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| {
+            Failure::new(format!("Cannot write `{}`", path.display())).cause(e.to_string())
+        })?;
+    }
+    let count = |kinds: &[StepKind]| {
+        report
+            .steps
+            .iter()
+            .filter(|s| kinds.contains(&s.kind) && s.outcome.is_success())
+            .count()
+    };
+    let (added, changed, destroyed) = (
+        count(&[StepKind::Create]),
+        count(&[StepKind::Update]),
+        count(&[StepKind::Delete, StepKind::DeletedWith]),
+    );
+    if report.succeeded() && !interrupted {
+        printer.err(&format!(
+            "\n{} Resources: {added} added, {changed} changed, {destroyed} destroyed.\n",
+            printer.bold("Apply complete!")
+        ));
+        return Ok(ExitStatus::Success);
+    }
+    let mut out = String::from("\n");
+    for (step, error) in report.failures() {
+        out.push_str(
+            &Failure::cloud(
+                format!("Failed to {} `{}`", step.kind.label(), step.addr),
+                error,
+            )
+            .render(printer),
+        );
+        out.push('\n');
+    }
+    let skipped: Vec<&StepReport> = report
+        .steps
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Skipped { .. }))
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str(&format!(
+            "Skipped because of these failures: {}\n",
+            skipped
+                .iter()
+                .map(|s| format!("`{}`", s.addr))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let unfinished = report
+        .steps
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.outcome,
+                Outcome::Interrupted | Outcome::NotStarted | Outcome::TimedOut { .. }
+            )
+        })
+        .count();
+    if unfinished > 0 {
+        out.push_str(&format!(
+            "{unfinished} step(s) did not finish (interrupted or still running).\n"
+        ));
+    }
+    if let Some(e) = &report.state_error {
+        out.push_str(&format!("error: the state could not be saved: {e}\n"));
+    }
+    out.push_str(&format!(
+        "\nState is saved in `{}` with everything that was created. Fix the cause and run `a3ctl {}` again to continue.\n",
+        session.store.path().display(),
+        if session.sandbox.is_some() { "apply --sandbox ..." } else { "apply ..." }
+    ));
+    printer.err(&out);
+    Ok(ExitStatus::Failure)
+}
+
+/// First Ctrl-C: start nothing new; second: stop waiting now.
+fn watch_interrupts(printer: Printer, stop: Stop) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        printer.err("\nInterrupt received: no new steps will start; waiting for the running ones and saving state.\nPress Ctrl-C again to stop waiting now (running operations stay recorded and resume on the next apply).\n");
+        stop.starting.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            printer.err("\nSecond interrupt: stopping now. State is saved.\n");
+            stop.waiting.cancel();
+        }
+    });
+}

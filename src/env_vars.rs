@@ -1,0 +1,16 @@
+//! Every environment variable a3ctl reads, in one place.
+
+/// Turn off progress bars (plain progress lines are still printed).
+pub const NO_PROGRESS: &str = "A3CTL_NO_PROGRESS";
+/// Run every command against the built-in simulator (same as `--sandbox`).
+pub const SANDBOX: &str = "A3CTL_SANDBOX";
+/// Initial delay between polls of a long-running operation, in milliseconds (default 2000; the
+/// sandbox uses 20). Later polls back off up to 15× this.
+pub const POLL_INTERVAL_MS: &str = "A3CTL_POLL_INTERVAL_MS";
+/// Time scale of the sandbox simulator: real seconds per simulated second (default 0.0005: a
+/// 10-minute cluster creation takes 0.3 s).
+pub const SANDBOX_TIME_SCALE: &str = "A3CTL_SANDBOX_TIME_SCALE";
+pub use crate::cloud::gcp::env::{
+    ANONYMOUS_CREDENTIALS, ARTIFACTREGISTRY_ENDPOINT, COMPUTE_ENDPOINT, CONTAINER_ENDPOINT,
+    FILESTORE_ENDPOINT, STORAGE_ENDPOINT,
+};

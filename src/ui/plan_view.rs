@@ -1,0 +1,266 @@
+//! A plan as text, in Terraform's grammar (`+ ~ - -/+`, `# forces replacement`,
+//! `Plan: X to add, Y to change, Z to destroy.`), or as JSON for machines.
+
+use super::Printer;
+use crate::plan::{Action, Change, Drift, Plan};
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+/// The human view of a plan.
+pub fn render(printer: &Printer, plan: &Plan) -> String {
+    let mut out = String::new();
+    if !plan.drift.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}\n",
+            printer.bold("Objects have changed outside of a3ctl:")
+        );
+        for drift in &plan.drift {
+            render_drift(printer, &mut out, drift);
+        }
+        out.push('\n');
+    }
+    if plan.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            printer.bold("No changes. Your infrastructure matches the blueprint.")
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "Resource actions are indicated with the following symbols:"
+    );
+    let actions: Vec<Action> = plan.actions().map(|c| c.action).collect();
+    for (action, text) in [
+        (Action::Create, "create"),
+        (Action::Update, "update in-place"),
+        (Action::Replace, "destroy and then create replacement"),
+        (Action::Delete, "destroy"),
+    ] {
+        if actions.contains(&action) {
+            let _ = writeln!(out, "  {} {text}", printer.glyph(action.glyph()));
+        }
+    }
+    let _ = writeln!(out, "\na3ctl will perform the following actions:\n");
+    for change in plan.actions() {
+        render_change(printer, &mut out, change);
+    }
+    out.push_str(&summary_line(printer, plan));
+    out
+}
+
+/// `Plan: X to add, Y to change, Z to destroy.`
+pub fn summary_line(printer: &Printer, plan: &Plan) -> String {
+    let s = plan.summary();
+    format!(
+        "{} {} to add, {} to change, {} to destroy.\n",
+        printer.bold("Plan:"),
+        s.add,
+        s.change,
+        s.destroy
+    )
+}
+
+fn render_drift(printer: &Printer, out: &mut String, drift: &Drift) {
+    if drift.gone {
+        let _ = writeln!(
+            out,
+            "  # {} has been deleted",
+            printer.bold(&drift.addr.to_string())
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  # {} has changed",
+        printer.bold(&drift.addr.to_string())
+    );
+    let width = drift.diffs.iter().map(|d| d.field.len()).max().unwrap_or(0);
+    for d in &drift.diffs {
+        let _ = writeln!(
+            out,
+            "      {} {:width$} = {} -> {}",
+            printer.glyph("~"),
+            d.field,
+            short(&d.before),
+            short(&d.after)
+        );
+    }
+}
+
+fn render_change(printer: &Printer, out: &mut String, change: &Change) {
+    let addr = printer.bold(&change.addr.to_string());
+    let headline = match change.action {
+        Action::Create => "will be created",
+        Action::Update => "will be updated in-place",
+        Action::Replace => "must be replaced",
+        Action::Delete => "will be destroyed",
+        Action::NoOp => return,
+    };
+    let _ = writeln!(out, "  # {addr} {headline}");
+    if let Some(reason) = &change.reason {
+        let _ = writeln!(out, "  # (because {reason})");
+    }
+    let _ = writeln!(
+        out,
+        "  {} {} ({})",
+        printer.glyph(change.action.glyph()),
+        change.addr,
+        change.id
+    );
+    match change.action {
+        Action::Create => {
+            if let Some(Value::Object(after)) = &change.after {
+                let width = after.keys().map(String::len).max().unwrap_or(0);
+                for (field, value) in after {
+                    if value.is_null() {
+                        continue;
+                    }
+                    let _ = writeln!(
+                        out,
+                        "      {} {field:width$} = {}",
+                        printer.glyph("+"),
+                        short(value)
+                    );
+                }
+            }
+        }
+        Action::Update | Action::Replace => {
+            let width = change
+                .diffs
+                .iter()
+                .map(|d| d.field.len())
+                .max()
+                .unwrap_or(0);
+            for d in &change.diffs {
+                let forces = if d.forces_replacement {
+                    " # forces replacement"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "      {} {:width$} = {} -> {}{forces}",
+                    printer.glyph("~"),
+                    d.field,
+                    short(&d.before),
+                    short(&d.after)
+                );
+            }
+        }
+        Action::Delete | Action::NoOp => {}
+    }
+    out.push('\n');
+}
+
+/// A value on one line; long values are cut.
+fn short(value: &Value) -> String {
+    let text = match value {
+        Value::Null => "(none)".to_string(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 160 {
+        let cut: String = text.chars().take(157).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+/// The machine view: the plan itself plus its summary and a format version.
+pub fn json(plan: &Plan) -> Value {
+    let s = plan.summary();
+    json!({
+        "format_version": "1",
+        "blueprint": plan.blueprint,
+        "lineage": plan.lineage,
+        "serial": plan.serial,
+        "destroy": plan.destroy,
+        "summary": { "add": s.add, "change": s.change, "destroy": s.destroy },
+        "resource_changes": plan.changes.iter().map(|c| json!({
+            "address": c.addr.to_string(),
+            "id": c.id,
+            "action": c.action,
+            "before": c.before,
+            "after": c.after,
+            "diffs": c.diffs,
+            "reason": c.reason,
+        })).collect::<Vec<_>>(),
+        "resource_drift": plan.drift,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{FieldDiff, PLAN_FORMAT};
+    use crate::resource::{Addr, Kind, Lifecycle};
+
+    fn plan(changes: Vec<Change>) -> Plan {
+        Plan {
+            format: PLAN_FORMAT,
+            blueprint: "bp".into(),
+            lineage: "l".into(),
+            serial: 1,
+            destroy: false,
+            changes,
+            drift: vec![],
+        }
+    }
+
+    #[test]
+    fn replacement_names_the_field_that_forces_it() {
+        let change = Change {
+            addr: Addr::new(Kind::NodePool, "a3mega"),
+            action: Action::Replace,
+            id: "projects/p/locations/r/clusters/c/nodePools/a3mega".into(),
+            before: None,
+            after: None,
+            diffs: vec![FieldDiff {
+                field: "machine_type".into(),
+                before: json!("a3-highgpu-8g"),
+                after: json!("a3-megagpu-8g"),
+                forces_replacement: true,
+            }],
+            reason: None,
+            dependencies: vec![],
+            lifecycle: Lifecycle::default(),
+        };
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let text = render(&printer, &plan(vec![change]));
+        assert!(
+            text.contains("# node_pool.a3mega must be replaced"),
+            "{text}"
+        );
+        assert!(text.contains("-/+ node_pool.a3mega"), "{text}");
+        assert!(
+            text.contains(
+                "machine_type = \"a3-highgpu-8g\" -> \"a3-megagpu-8g\" # forces replacement"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Plan: 1 to add, 0 to change, 1 to destroy.\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn empty_plan_says_no_changes() {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        assert!(
+            render(&printer, &plan(vec![]))
+                .contains("No changes. Your infrastructure matches the blueprint.")
+        );
+    }
+}

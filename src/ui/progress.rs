@@ -1,0 +1,169 @@
+//! Apply progress: one line per resource. On a terminal each running step has a spinner with its
+//! elapsed time and the cloud operation's status (indicatif); elsewhere (CI, pipes, tests) plain
+//! lines in Terraform's style: `network.primary: Creating...`, `... Still creating... [RUNNING]`
+//! (at most every 10 s per resource), `... Creation complete after 32s`.
+
+use super::Printer;
+use crate::apply::{Outcome, Reporter, StepKind};
+use crate::cloud::CloudError;
+use crate::resource::Addr;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The indicatif / plain-line implementation of [`Reporter`].
+pub struct Progress {
+    printer: Printer,
+    multi: Option<MultiProgress>,
+    bars: Mutex<BTreeMap<String, ProgressBar>>,
+    last_line: Mutex<BTreeMap<String, Instant>>,
+}
+
+fn verb(kind: StepKind) -> (&'static str, &'static str, &'static str) {
+    match kind {
+        StepKind::Create => ("Creating...", "Still creating...", "Creation complete"),
+        StepKind::Update => (
+            "Modifying...",
+            "Still modifying...",
+            "Modifications complete",
+        ),
+        StepKind::Delete | StepKind::DeletedWith => (
+            "Destroying...",
+            "Still destroying...",
+            "Destruction complete",
+        ),
+    }
+}
+
+/// `1m02s`-style durations.
+pub fn elapsed(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs >= 60 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+impl Progress {
+    pub fn new(printer: Printer) -> Progress {
+        let multi = printer
+            .bars
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        Progress {
+            printer,
+            multi,
+            bars: Mutex::new(BTreeMap::new()),
+            last_line: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if self.printer.quiet {
+            return;
+        }
+        match &self.multi {
+            Some(multi) => {
+                let _ = multi.println(text);
+            }
+            None => self.printer.err(&format!("{text}\n")),
+        }
+    }
+
+    /// Clears any bars still drawn.
+    pub fn finish(&self) {
+        for (_, bar) in std::mem::take(&mut *self.bars.lock()) {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Reporter for Progress {
+    fn step_started(&self, addr: &Addr, kind: StepKind) {
+        if kind == StepKind::DeletedWith {
+            return;
+        }
+        let (starting, _, _) = verb(kind);
+        if let Some(multi) = &self.multi {
+            let bar = multi.add(ProgressBar::new_spinner());
+            let style = ProgressStyle::with_template("{spinner} {prefix} {msg} [{elapsed}]")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            bar.set_style(style);
+            bar.set_prefix(addr.to_string());
+            bar.set_message(starting);
+            bar.enable_steady_tick(Duration::from_millis(120));
+            self.bars.lock().insert(addr.to_string(), bar);
+        } else {
+            self.line(&format!("{addr}: {starting}"));
+            self.last_line
+                .lock()
+                .insert(addr.to_string(), Instant::now());
+        }
+    }
+
+    fn step_progress(&self, addr: &Addr, status: &str) {
+        if let Some(bar) = self.bars.lock().get(&addr.to_string()) {
+            bar.set_message(status.to_string());
+            return;
+        }
+        let mut last = self.last_line.lock();
+        let due = last
+            .get(&addr.to_string())
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(10));
+        if due {
+            last.insert(addr.to_string(), Instant::now());
+            drop(last);
+            self.line(&format!("{addr}: Still working... [{status}]"));
+        }
+    }
+
+    fn step_retry(&self, addr: &Addr, error: &CloudError, attempt: u32, delay: Duration) {
+        let code = error.code();
+        let why = if code.is_empty() {
+            error.message.clone()
+        } else {
+            code
+        };
+        if delay.is_zero() {
+            self.line(&format!(
+                "{addr}: transient error while waiting ({why}); still waiting"
+            ));
+        } else {
+            self.line(&format!(
+                "{addr}: retrying in {:.1}s after {why} (attempt {attempt})",
+                delay.as_secs_f64()
+            ));
+        }
+    }
+
+    fn step_finished(&self, addr: &Addr, kind: StepKind, outcome: &Outcome, took: Duration) {
+        if let Some(bar) = self.bars.lock().remove(&addr.to_string()) {
+            bar.finish_and_clear();
+        }
+        let (_, _, done) = verb(kind);
+        let text = match outcome {
+            Outcome::Done => format!("{addr}: {done} after {}", elapsed(took)),
+            Outcome::Adopted => {
+                format!("{addr}: found existing resource created by this blueprint; adopted")
+            }
+            Outcome::Subsumed => format!("{addr}: {done} (deleted with its cluster)"),
+            Outcome::Failed(e) => format!("{addr}: failed after {}: {}", elapsed(took), e.message),
+            Outcome::Skipped { because } => format!("{addr}: skipped because `{because}` failed"),
+            Outcome::Interrupted => format!(
+                "{addr}: interrupted; its operation stays recorded and resumes on the next apply"
+            ),
+            Outcome::NotStarted => return,
+            Outcome::TimedOut { operation } => {
+                format!(
+                    "{addr}: still running after the deadline ({operation}); the next apply resumes waiting"
+                )
+            }
+        };
+        self.line(&text);
+    }
+
+    fn warning(&self, message: &str) {
+        self.line(&format!("warning: {message}"));
+    }
+}
