@@ -456,15 +456,15 @@ async fn patch_repository(
             .get(&name)
             .cloned()
             .ok_or_else(not_found)?;
-        if let Some(action) = cx.scripted_fault("artifactregistry.repository", "update") {
-            if let Some((code, message)) = fault_error(action)? {
-                let status = if code == lro::rpc_code("INTERNAL") {
-                    "INTERNAL"
-                } else {
-                    "UNKNOWN"
-                };
-                return Err(GcpError::new(500, status, "internalError", message));
-            }
+        if let Some(action) = cx.scripted_fault("artifactregistry.repository", "update")
+            && let Some((code, message)) = fault_error(action)?
+        {
+            let status = if code == lro::rpc_code("INTERNAL") {
+                "INTERNAL"
+            } else {
+                "UNKNOWN"
+            };
+            return Err(GcpError::new(500, status, "internalError", message));
         }
         let mut updated = current;
         lro::apply_mask(&mut updated, &patch, &paths);

@@ -36,10 +36,9 @@ pub fn normalize(value: &mut Value, table: EnumTable, prefix: &str) -> Result<()
                     let Some(num) = n.as_i64() else {
                         return Err(invalid_enum(at, &slot.to_string()));
                     };
-                    match field.values.iter().find(|(v, _)| *v == num) {
-                        Some((_, name)) => *slot = Value::String(name.to_string()),
-                        // Unknown numbers are kept: proto3 preserves unrecognised enum values.
-                        None => {}
+                    // Unknown numbers are kept: proto3 preserves unrecognised enum values.
+                    if let Some((_, name)) = field.values.iter().find(|(v, _)| *v == num) {
+                        *slot = Value::String(name.to_string());
                     }
                 }
                 Value::String(s) => {
@@ -61,10 +60,10 @@ pub fn encode_ints(value: &mut Value, table: EnumTable) {
     for field in table {
         let segments: Vec<&str> = field.path.split('.').collect();
         let _ = walk(value, &segments, String::new(), &mut |slot, _| {
-            if let Value::String(s) = slot {
-                if let Some((num, _)) = field.values.iter().find(|(_, name)| name == s) {
-                    *slot = Value::from(*num);
-                }
+            if let Value::String(s) = slot
+                && let Some((num, _)) = field.values.iter().find(|(_, name)| name == s)
+            {
+                *slot = Value::from(*num);
             }
             Ok(())
         });

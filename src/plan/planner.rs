@@ -288,7 +288,7 @@ mod tests {
             Kind::NodePool,
             "gpu",
             json!({"name": "gpu", "node_count": nodes, "machine_type": machine}),
-            &[cluster.addr.clone()],
+            std::slice::from_ref(&cluster.addr),
         );
         (cluster, pool)
     }
@@ -401,7 +401,13 @@ mod tests {
         record(&mut state, &cluster);
         pool.lifecycle.prevent_destroy = true;
         record(&mut state, &pool);
-        let err = plan(&[cluster.clone()], &state, &Refreshed::new(), false).unwrap_err();
+        let err = plan(
+            std::slice::from_ref(&cluster),
+            &state,
+            &Refreshed::new(),
+            false,
+        )
+        .unwrap_err();
         assert_eq!(err, PlanError::PreventDestroy(vec![pool.addr.clone()]));
         assert!(err.to_string().contains("`node_pool.gpu`"));
 

@@ -182,13 +182,13 @@ fn assign_outputs(world: &mut World, cx: &Ctx, name: &str, tier: &str, instance:
     instance["state"] = json!("CREATING");
     instance["createTime"] = json!(world.rfc3339(cx.now));
     instance["etag"] = json!(world.hex(16));
-    if let Some(bands) = capacity_bands(tier).first() {
-        if !is_basic(tier) {
-            instance["capacityStepSizeGb"] = json!(bands.2.to_string());
-            instance["minCapacityGb"] = json!(bands.0.to_string());
-            let max = capacity_bands(tier).last().map(|b| b.1).unwrap_or(bands.1);
-            instance["maxCapacityGb"] = json!(max.to_string());
-        }
+    if let Some(bands) = capacity_bands(tier).first()
+        && !is_basic(tier)
+    {
+        instance["capacityStepSizeGb"] = json!(bands.2.to_string());
+        instance["minCapacityGb"] = json!(bands.0.to_string());
+        let max = capacity_bands(tier).last().map(|b| b.1).unwrap_or(bands.1);
+        instance["maxCapacityGb"] = json!(max.to_string());
     }
     world.file.ip_blocks += 1;
     let block = world.file.ip_blocks;
@@ -414,8 +414,8 @@ async fn patch_instance(
                 )));
             }
         }
-        if let Some(action) = cx.scripted_fault("file.instance", "update") {
-            if let Some((code, message)) = fault_error(action, &tier)? {
+        if let Some(action) = cx.scripted_fault("file.instance", "update")
+            && let Some((code, message)) = fault_error(action, &tier)? {
                 let duration = world.duration_ms(cx, "file.instance.update");
                 let parent = format!("projects/{project}/locations/{location}");
                 let mut op = lro::new_operation(world, cx, &parent, &name, "update", duration);
@@ -423,7 +423,6 @@ async fn patch_instance(
                 let op_name = world.file.operations.insert(op);
                 return Ok(render_operation(world, &op_name, ints));
             }
-        }
         updated["etag"] = json!(world.hex(16));
         let duration = world.duration_ms(cx, "file.instance.update");
         let parent = format!("projects/{project}/locations/{location}");
@@ -462,8 +461,8 @@ async fn delete_instance(
             )));
         }
         let tier = current["tier"].as_str().unwrap_or("").to_string();
-        if let Some(action) = cx.scripted_fault("file.instance", "delete") {
-            if let Some((code, message)) = fault_error(action, &tier)? {
+        if let Some(action) = cx.scripted_fault("file.instance", "delete")
+            && let Some((code, message)) = fault_error(action, &tier)? {
                 let duration = world.duration_ms(cx, "file.instance.delete");
                 let parent = format!("projects/{project}/locations/{location}");
                 let mut op = lro::new_operation(world, cx, &parent, &name, "delete", duration);
@@ -471,7 +470,6 @@ async fn delete_instance(
                 let op_name = world.file.operations.insert(op);
                 return Ok(render_operation(world, &op_name, ints));
             }
-        }
         if let Some(instance) = world.file.instances.get_mut(&name) {
             instance["state"] = json!("DELETING");
         }

@@ -181,12 +181,12 @@ fn settle(world: &World, cx: &Ctx, resource: &mut Value, before: Option<&Value>)
         ));
     }
     for field in IMMUTABLE {
-        if let Some(before) = before {
-            if before.get(*field) != resource.get(*field) {
-                return Err(invalid(format!(
-                    "The field '{field}' cannot be changed after the bucket is created."
-                )));
-            }
+        if let Some(before) = before
+            && before.get(*field) != resource.get(*field)
+        {
+            return Err(invalid(format!(
+                "The field '{field}' cannot be changed after the bucket is created."
+            )));
         }
     }
     Ok(())
@@ -353,10 +353,10 @@ fn modify_bucket(
         let changes = writable_fields(body);
         if replace {
             for field in WRITABLE {
-                if !IMMUTABLE.contains(field) {
-                    if let Some(object) = resource.as_object_mut() {
-                        object.remove(*field);
-                    }
+                if !IMMUTABLE.contains(field)
+                    && let Some(object) = resource.as_object_mut()
+                {
+                    object.remove(*field);
                 }
             }
             if let Some(object) = resource.as_object_mut() {

@@ -297,25 +297,25 @@ impl Preconditions {
     /// object (or, for buckets, generation is ignored).
     pub fn check(&self, current: Option<(i64, i64)>) -> Result<(), Failed> {
         let generation = current.map(|c| c.0).unwrap_or(0);
-        if let Some(want) = self.if_generation_match {
-            if want != generation {
-                return Err(Failed::Match);
-            }
+        if let Some(want) = self.if_generation_match
+            && want != generation
+        {
+            return Err(Failed::Match);
         }
-        if let Some(want) = self.if_metageneration_match {
-            if current.map(|c| c.1) != Some(want) {
-                return Err(Failed::Match);
-            }
+        if let Some(want) = self.if_metageneration_match
+            && current.map(|c| c.1) != Some(want)
+        {
+            return Err(Failed::Match);
         }
-        if let Some(not) = self.if_generation_not_match {
-            if not == generation {
-                return Err(Failed::NotMatch);
-            }
+        if let Some(not) = self.if_generation_not_match
+            && not == generation
+        {
+            return Err(Failed::NotMatch);
         }
-        if let Some(not) = self.if_metageneration_not_match {
-            if current.map(|c| c.1) == Some(not) {
-                return Err(Failed::NotMatch);
-            }
+        if let Some(not) = self.if_metageneration_not_match
+            && current.map(|c| c.1) == Some(not)
+        {
+            return Err(Failed::NotMatch);
         }
         Ok(())
     }

@@ -270,16 +270,16 @@ pub async fn list_objects(
                 continue;
             }
             let rest = &name[prefix.len()..];
-            if !delimiter.is_empty() {
-                if let Some(at) = rest.find(&delimiter) {
-                    let sub = format!("{prefix}{}", &rest[..at + delimiter.len()]);
-                    let is_marker = *name == sub;
-                    if seen_prefixes.insert(sub.clone()) {
-                        entries.push(Err(sub));
-                    }
-                    if !(trailing && is_marker) {
-                        continue;
-                    }
+            if !delimiter.is_empty()
+                && let Some(at) = rest.find(&delimiter)
+            {
+                let sub = format!("{prefix}{}", &rest[..at + delimiter.len()]);
+                let is_marker = *name == sub;
+                if seen_prefixes.insert(sub.clone()) {
+                    entries.push(Err(sub));
+                }
+                if !(trailing && is_marker) {
+                    continue;
                 }
             }
             for v in all.iter().filter(|v| versions || v.deleted.is_none()) {
@@ -331,18 +331,18 @@ pub async fn delete_object(
         let versioning = found.versioning();
         scripted(cx, "storage.object", "delete")?;
         let now = cx.now;
-        if let Some(stored) = world.storage.buckets.get_mut(&bucket) {
-            if let Some(versions) = stored.objects.get_mut(&name) {
-                if live && generation.is_none() && versioning {
-                    for v in versions.iter_mut().filter(|v| v.generation == target) {
-                        v.deleted = Some(now);
-                    }
-                } else {
-                    versions.retain(|v| v.generation != target);
+        if let Some(stored) = world.storage.buckets.get_mut(&bucket)
+            && let Some(versions) = stored.objects.get_mut(&name)
+        {
+            if live && generation.is_none() && versioning {
+                for v in versions.iter_mut().filter(|v| v.generation == target) {
+                    v.deleted = Some(now);
                 }
-                if versions.is_empty() {
-                    stored.objects.remove(&name);
-                }
+            } else {
+                versions.retain(|v| v.generation != target);
+            }
+            if versions.is_empty() {
+                stored.objects.remove(&name);
             }
         }
         Ok(StatusCode::NO_CONTENT.into_response())
@@ -551,10 +551,10 @@ pub async fn post_object_method(
                     .get("destination")
                     .cloned()
                     .unwrap_or_else(|| json!({}));
-                if metadata.get("contentType").is_none() {
-                    if let Some(ct) = content_type {
-                        metadata["contentType"] = ct;
-                    }
+                if metadata.get("contentType").is_none()
+                    && let Some(ct) = content_type
+                {
+                    metadata["contentType"] = ct;
                 }
                 let resource =
                     store_object(world, cx, &bucket, &dest, data, metadata, &preconditions)?;

@@ -88,19 +88,19 @@ pub fn store_object(
         .to_string();
     scripted(cx, "storage.object", "create")?;
     let (md5_hash, crc32c) = hashes(&data);
-    if let Some(given) = metadata["md5Hash"].as_str() {
-        if given != md5_hash {
-            return Err(invalid(format!(
-                "Provided MD5 hash \"{given}\" doesn't match calculated MD5 hash \"{md5_hash}\"."
-            )));
-        }
+    if let Some(given) = metadata["md5Hash"].as_str()
+        && given != md5_hash
+    {
+        return Err(invalid(format!(
+            "Provided MD5 hash \"{given}\" doesn't match calculated MD5 hash \"{md5_hash}\"."
+        )));
     }
-    if let Some(given) = metadata["crc32c"].as_str() {
-        if given != crc32c {
-            return Err(invalid(format!(
-                "Provided CRC32C \"{given}\" doesn't match calculated CRC32C \"{crc32c}\"."
-            )));
-        }
+    if let Some(given) = metadata["crc32c"].as_str()
+        && given != crc32c
+    {
+        return Err(invalid(format!(
+            "Provided CRC32C \"{given}\" doesn't match calculated CRC32C \"{crc32c}\"."
+        )));
     }
     let mut fields = writable(&metadata);
     fields
@@ -215,10 +215,10 @@ pub async fn upload(
         }
         "multipart" => {
             let (mut metadata, data, part_type) = parse_multipart(&content_type, &body)?;
-            if metadata.get("contentType").is_none() {
-                if let Some(part_type) = part_type {
-                    metadata["contentType"] = json!(part_type);
-                }
+            if metadata.get("contentType").is_none()
+                && let Some(part_type) = part_type
+            {
+                metadata["contentType"] = json!(part_type);
             }
             let name = query
                 .get("name")
@@ -233,10 +233,10 @@ pub async fn upload(
         }
         "resumable" => {
             let mut metadata = http::parse_json(&body)?;
-            if metadata.get("contentType").is_none() {
-                if let Some(t) = header_str(&headers, "x-upload-content-type") {
-                    metadata["contentType"] = json!(t);
-                }
+            if metadata.get("contentType").is_none()
+                && let Some(t) = header_str(&headers, "x-upload-content-type")
+            {
+                metadata["contentType"] = json!(t);
             }
             let name = query
                 .get("name")
@@ -282,10 +282,10 @@ pub async fn upload(
 /// The received range of a session as a 308 response.
 fn incomplete(received: usize) -> Response {
     let mut response = StatusCode::PERMANENT_REDIRECT.into_response();
-    if received > 0 {
-        if let Ok(v) = HeaderValue::from_str(&format!("bytes=0-{}", received - 1)) {
-            response.headers_mut().insert(header::RANGE, v);
-        }
+    if received > 0
+        && let Ok(v) = HeaderValue::from_str(&format!("bytes=0-{}", received - 1))
+    {
+        response.headers_mut().insert(header::RANGE, v);
     }
     response
 }
