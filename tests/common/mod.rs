@@ -1,0 +1,103 @@
+//! Shared by the CLI integration tests: a temporary working directory with the shipped
+//! blueprints, an in-process simulator, and the real `a3ctl` binary pointed at it.
+
+#![allow(dead_code)]
+
+use a3ctl_sim::{SimConfig, SimHandle};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub struct TestContext {
+    pub dir: tempfile::TempDir,
+    pub sim: SimHandle,
+}
+
+/// The result of one a3ctl run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Panics with the full output unless the exit code is `code`.
+    pub fn expect(self, code: i32) -> Run {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+impl TestContext {
+    /// A simulator with a manual clock and zero latency: operations finish at the next read.
+    pub async fn new() -> TestContext {
+        TestContext::with(SimConfig::default()).await
+    }
+
+    pub async fn with(config: SimConfig) -> TestContext {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let blueprints = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
+        std::fs::create_dir_all(dir.path().join("blueprints")).expect("blueprints dir");
+        for entry in std::fs::read_dir(blueprints).expect("shipped blueprints") {
+            let entry = entry.expect("entry");
+            std::fs::copy(
+                entry.path(),
+                dir.path().join("blueprints").join(entry.file_name()),
+            )
+            .expect("copy");
+        }
+        let sim = a3ctl_sim::start(config).await.expect("simulator starts");
+        TestContext { dir, sim }
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    /// Writes a blueprint file into the working directory.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.path(relative);
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    /// The `a3ctl` command, run in the working directory against the simulator.
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a3ctl"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env_remove("A3CTL_SANDBOX")
+            .env("A3CTL_NO_PROGRESS", "1")
+            .env("NO_COLOR", "1")
+            .env("A3CTL_POLL_INTERVAL_MS", "5")
+            .envs(self.sim.a3ctl_env())
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs `a3ctl ARGS` to completion.
+    pub async fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.command(args).output().await.expect("a3ctl runs"))
+    }
+
+    /// Names of every Compute, GKE, Filestore, Artifact Registry and Storage resource in the
+    /// simulator, as `kind path` strings (sorted), for "nothing leaked" checks.
+    pub fn inventory_text(&self) -> String {
+        self.sim.inventory().to_string()
+    }
+}
