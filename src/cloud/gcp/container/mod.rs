@@ -13,6 +13,8 @@ mod cluster;
 mod node_pool;
 mod operations;
 
+pub(crate) use operations::rpc_code_name;
+
 use super::{Adapter, GcpConfig, classify_gax};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
