@@ -93,6 +93,21 @@ fn project(target: &Target, instance: &Instance) -> Observed {
     Observed { spec, outputs }
 }
 
+/// [`classify_gax`], except that Filestore's storage quota error (429 `rateLimitExceeded`, "Quota
+/// limit for BASIC_SSD storage (GB) per region has been exceeded") is a quota, not a rate limit.
+fn classify(error: &google_cloud_gax::error::Error) -> CloudError {
+    let e = classify_gax(error);
+    let lower = e.message.to_ascii_lowercase();
+    if e.class == ErrorClass::Transient
+        && lower.contains("quota limit")
+        && lower.contains("storage")
+        && !lower.contains("per minute")
+    {
+        return classify_status(e.http_status, &e.status, "quotaExceeded", &e.message);
+    }
+    e
+}
+
 fn started(name: String) -> Started {
     Started::Operation(OperationRef {
         api: Api::Filestore,
@@ -125,7 +140,7 @@ impl Adapter for FilestoreAdapter {
             .set_instance(instance)
             .send()
             .await
-            .map_err(|e| classify_gax(&e))?;
+            .map_err(|e| classify(&e))?;
         Ok(started(op.name))
     }
 
@@ -170,7 +185,7 @@ impl Adapter for FilestoreAdapter {
             .with_request(request)
             .send()
             .await
-            .map_err(|e| classify_gax(&e))?;
+            .map_err(|e| classify(&e))?;
         Ok(started(op.name))
     }
 
@@ -182,7 +197,7 @@ impl Adapter for FilestoreAdapter {
             .set_name(&target.id)
             .send()
             .await
-            .map_err(|e| classify_gax(&e))?;
+            .map_err(|e| classify(&e))?;
         Ok(started(op.name))
     }
 
