@@ -1,46 +1,268 @@
-//! Filestore instances. (Skeleton: the adapter is being written.)
+//! Filestore instances (`CloudFilestoreManager` over REST, AIP-151 long-running operations).
+//!
+//! Spec → API: `capacity_gb` and `share` are `fileShares[0]`, `network` is
+//! `networks[{network: <name>, modes: [MODE_IPV4]}]`, `tier` the enum name, `labels` the labels.
+//! Updates are PATCHes with an update mask (`file_shares` for the capacity, `labels`). Every
+//! mutation returns a `google.longrunning.Operation` whose full name is the [`OperationRef`]; it is
+//! polled with the same client's `get_operation`.
 
-use super::{Adapter, GcpConfig};
+use super::container::{absent_or, last_segment, rpc_code_name, typed};
+use super::{Adapter, GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
 use crate::plan::FieldDiff;
-use crate::resource::Observed;
+use crate::resource::{Api, Observed};
 use crate::state::OperationRef;
+use google_cloud_filestore_v1::client::CloudFilestoreManager;
+use google_cloud_filestore_v1::model::{Instance, UpdateInstanceRequest};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
-pub struct FilestoreAdapter {}
+pub struct FilestoreAdapter {
+    client: CloudFilestoreManager,
+}
 
 impl FilestoreAdapter {
-    pub async fn new(_config: &GcpConfig) -> CloudResult<FilestoreAdapter> {
-        Ok(FilestoreAdapter {})
+    pub async fn new(config: &GcpConfig) -> CloudResult<FilestoreAdapter> {
+        let mut builder = CloudFilestoreManager::builder().with_credentials(config.credentials()?);
+        if let Some(endpoint) = &config.endpoints.filestore {
+            builder = builder.with_endpoint(endpoint.clone());
+        }
+        let client = builder.build().await.map_err(|e| {
+            CloudError::new(
+                ErrorClass::Other,
+                format!("cannot build the Filestore client: {e}"),
+            )
+        })?;
+        Ok(FilestoreAdapter { client })
     }
 }
 
-fn unsupported() -> CloudError {
-    CloudError::new(ErrorClass::Other, "this resource kind is not supported yet")
+/// `projects/P/locations/L/instances/I` → (`projects/P/locations/L`, `I`).
+fn split(id: &str) -> CloudResult<(&str, &str)> {
+    match id.rsplit_once("/instances/") {
+        Some((parent, name))
+            if parent.starts_with("projects/")
+                && parent.contains("/locations/")
+                && !name.is_empty() =>
+        {
+            Ok((parent, name))
+        }
+        _ => Err(CloudError::new(
+            ErrorClass::Invalid,
+            format!("`{id}` is not a Filestore instance name (projects/P/locations/L/instances/I)"),
+        )),
+    }
 }
+
+/// The `Instance` a spec asks for (`name` is set by the server from `instance_id`).
+fn body(spec: &Value) -> Value {
+    json!({
+        "tier": spec["tier"],
+        "fileShares": [{"name": spec["share"], "capacityGb": spec["capacity_gb"]}],
+        "networks": [{"network": spec["network"], "modes": ["MODE_IPV4"]}],
+        "labels": spec["labels"],
+    })
+}
+
+/// The live instance as a spec plus outputs.
+fn project(target: &Target, instance: &Instance) -> Observed {
+    let live = serde_json::to_value(instance).unwrap_or(Value::Null);
+    let location = target.id.split('/').nth(3).unwrap_or_default().to_string();
+    let share = instance.file_shares.first();
+    let network = instance.networks.first();
+    let labels: BTreeMap<&String, &String> = instance.labels.iter().collect();
+    let spec = json!({
+        "name": last_segment(&instance.name),
+        "location": location,
+        "tier": instance.tier.name().unwrap_or("TIER_UNSPECIFIED"),
+        "capacity_gb": share.map(|s| s.capacity_gb).unwrap_or(0),
+        "share": share.map(|s| s.name.clone()).unwrap_or_default(),
+        "network": network.map(|n| last_segment(&n.network).to_string()).unwrap_or_default(),
+        "labels": labels,
+    });
+    let outputs = json!({
+        "ip_address": network.and_then(|n| n.ip_addresses.first()).cloned().unwrap_or_default(),
+        "share": share.map(|s| s.name.clone()).unwrap_or_default(),
+        "state": instance.state.name().unwrap_or("STATE_UNSPECIFIED"),
+        "status_message": instance.status_message,
+        "create_time": live["createTime"],
+        "name": instance.name,
+    });
+    Observed { spec, outputs }
+}
+
+/// [`classify_gax`], except that Filestore's storage quota error (429 `rateLimitExceeded`, "Quota
+/// limit for BASIC_SSD storage (GB) per region has been exceeded") is a quota, not a rate limit.
+fn classify(error: &google_cloud_gax::error::Error) -> CloudError {
+    let e = classify_gax(error);
+    let lower = e.message.to_ascii_lowercase();
+    if e.class == ErrorClass::Transient
+        && lower.contains("quota limit")
+        && lower.contains("storage")
+        && !lower.contains("per minute")
+    {
+        return classify_status(e.http_status, &e.status, "quotaExceeded", &e.message);
+    }
+    e
+}
+
+fn started(name: String) -> Started {
+    Started::Operation(OperationRef {
+        api: Api::Filestore,
+        name,
+    })
+}
+
+/// `(step, update mask, fields)`.
+const STEPS: &[(&str, &str, &[&str])] = &[
+    ("patch(file_shares)", "file_shares", &["capacity_gb"]),
+    ("patch(labels)", "labels", &["labels"]),
+];
 
 #[async_trait::async_trait]
 impl Adapter for FilestoreAdapter {
-    async fn read(&self, _target: &Target) -> CloudResult<Option<Observed>> {
-        Err(unsupported())
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        split(&target.id)?;
+        let instance = absent_or(self.client.get_instance().set_name(&target.id).send().await)?;
+        Ok(instance.map(|i| project(target, &i)))
     }
-    async fn create(&self, _target: &Target) -> CloudResult<Started> {
-        Err(unsupported())
+
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let (parent, name) = split(&target.id)?;
+        let instance: Instance = typed("Filestore instance", body(&target.spec))?;
+        let op = self
+            .client
+            .create_instance()
+            .set_parent(parent)
+            .set_instance_id(name)
+            .set_instance(instance)
+            .send()
+            .await
+            .map_err(|e| classify(&e))?;
+        Ok(started(op.name))
     }
-    fn update_steps(&self, _target: &Target, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        vec![]
+
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        STEPS
+            .iter()
+            .filter(|(_, _, fields)| {
+                diffs
+                    .iter()
+                    .any(|d| !d.forces_replacement && fields.contains(&d.field.as_str()))
+            })
+            .map(|(name, _, fields)| UpdateStep {
+                name: name.to_string(),
+                fields: fields.iter().map(|f| f.to_string()).collect(),
+            })
+            .collect()
     }
-    async fn update(&self, _target: &Target, _step: &UpdateStep) -> CloudResult<Started> {
-        Err(unsupported())
+
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        let Some((_, mask, _)) = STEPS.iter().find(|(name, _, _)| *name == step.name) else {
+            return Err(CloudError::new(
+                ErrorClass::Invalid,
+                format!("unknown Filestore update `{}`", step.name),
+            ));
+        };
+        let spec = &target.spec;
+        let mut instance = json!({"name": target.id});
+        match *mask {
+            "file_shares" => {
+                instance["fileShares"] =
+                    json!([{"name": spec["share"], "capacityGb": spec["capacity_gb"]}])
+            }
+            _ => instance["labels"] = spec["labels"].clone(),
+        }
+        let request: UpdateInstanceRequest = typed(
+            "Filestore update",
+            json!({"updateMask": mask, "instance": instance}),
+        )?;
+        let op = self
+            .client
+            .update_instance()
+            .with_request(request)
+            .send()
+            .await
+            .map_err(|e| classify(&e))?;
+        Ok(started(op.name))
     }
-    async fn delete(&self, _target: &Target) -> CloudResult<Started> {
-        Err(unsupported())
+
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        split(&target.id)?;
+        let op = self
+            .client
+            .delete_instance()
+            .set_name(&target.id)
+            .send()
+            .await
+            .map_err(|e| classify(&e))?;
+        Ok(started(op.name))
     }
-    async fn poll(&self, _operation: &OperationRef) -> CloudResult<OpStatus> {
-        Err(unsupported())
+
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        let op = self
+            .client
+            .get_operation()
+            .set_name(&operation.name)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let json = serde_json::to_value(&op).unwrap_or(Value::Null);
+        if !op.done {
+            let verb = json["metadata"]["verb"].as_str().unwrap_or("operation");
+            let detail = json["metadata"]["statusDetail"].as_str().unwrap_or("");
+            let progress = if detail.is_empty() {
+                format!("{verb} running")
+            } else {
+                format!("{verb} running: {detail}")
+            };
+            return Ok(OpStatus::Running {
+                progress: Some(progress),
+            });
+        }
+        let error = &json["error"];
+        if error.is_object() {
+            let code = error["code"].as_i64().unwrap_or(2) as i32;
+            let message = error["message"].as_str().unwrap_or("operation failed");
+            let mut e = classify_status(None, rpc_code_name(code), "", message);
+            if e.class.is_retryable() {
+                e.class = ErrorClass::Other;
+            }
+            e.message = format!("Filestore operation {} failed: {}", op.name, e.message);
+            return Ok(OpStatus::Failed(e));
+        }
+        Ok(OpStatus::Done)
     }
-    fn settle(&self, _target: &Target, _observed: &Observed) -> Settle {
-        Settle::Ready
+
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        match observed.outputs["state"].as_str().unwrap_or("") {
+            "READY" => Settle::Ready,
+            "ERROR" | "SUSPENDED" => Settle::Failed {
+                message: observed.outputs["status_message"]
+                    .as_str()
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("the instance is in ERROR")
+                    .to_string(),
+            },
+            other => Settle::Pending {
+                status: other.to_string(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_split() {
+        assert_eq!(
+            split("projects/p/locations/us-central1-a/instances/fs").unwrap(),
+            ("projects/p/locations/us-central1-a", "fs")
+        );
+        assert!(split("projects/p/instances/fs").is_err());
     }
 }

@@ -1,0 +1,454 @@
+//! GKE clusters: create, projection onto the spec, one-field updates, version resolution.
+//!
+//! A Standard cluster cannot be created without a node pool, and a3ctl's pools are separate
+//! `node_pool` resources. So a cluster is created with a one-node-per-zone [`BOOTSTRAP_POOL`]
+//! (small machines, standard disks) which the create's polling deletes once the cluster is up
+//! (see [`super::operations`]) — what `remove_default_node_pool` does in Terraform. The bootstrap
+//! pool is never part of the spec.
+//!
+//! Versions: the spec holds `default`, `latest`, a prefix (`1.32`, `1.32.4`) or an exact build.
+//! Create resolves it against the location's `serverConfig` within the release channel (the newest
+//! valid build with the prefix) and read projects the live `currentMasterVersion`, which the
+//! planner compares by prefix (`resource::spec::matches`).
+
+use super::operations::started;
+use super::{ClusterPath, ContainerAdapter, absent_or, last_segment, typed};
+use crate::cloud::gcp::classify_gax;
+use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
+use crate::plan::FieldDiff;
+use crate::resource::Observed;
+use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The pool a cluster is created with and that is deleted right after.
+pub const BOOTSTRAP_POOL: &str = "a3ctl-bootstrap";
+
+/// The `Cluster` a spec asks for (the version already resolved).
+pub(super) fn create_body(path: &ClusterPath, spec: &Value, version: &str) -> Value {
+    let region = spec["location"].as_str().unwrap_or(&path.location);
+    let project = &path.project;
+    let private = spec["private_nodes"].as_bool().unwrap_or(false);
+    let mut cluster = json!({
+        "name": path.name,
+        "network": format!("projects/{project}/global/networks/{}", str_of(&spec["network"])),
+        "subnetwork": format!("projects/{project}/regions/{region}/subnetworks/{}", str_of(&spec["subnetwork"])),
+        "ipAllocationPolicy": {
+            "useIpAliases": true,
+            "clusterSecondaryRangeName": spec["pods_range"],
+            "servicesSecondaryRangeName": spec["services_range"],
+        },
+        "networkConfig": {
+            "datapathProvider": spec["datapath_provider"],
+            "enableMultiNetworking": spec["multi_networking"],
+        },
+        "releaseChannel": {"channel": spec["release_channel"]},
+        "initialClusterVersion": version,
+        "masterAuthorizedNetworksConfig": authorized_networks(&spec["authorized_networks"]),
+        "resourceLabels": spec["labels"],
+        "addonsConfig": addons(spec),
+        "workloadIdentityConfig": {"workloadPool": spec["workload_pool"]},
+        "nodePools": [{
+            "name": BOOTSTRAP_POOL,
+            "initialNodeCount": 1,
+            "config": {
+                "machineType": "e2-medium",
+                "diskSizeGb": 30,
+                "diskType": "pd-standard",
+                "resourceLabels": spec["labels"],
+            },
+            "management": {"autoRepair": false, "autoUpgrade": false},
+        }],
+    });
+    if private {
+        cluster["privateClusterConfig"] = json!({
+            "enablePrivateNodes": true,
+            "enablePrivateEndpoint": false,
+            "masterIpv4CidrBlock": spec["master_ipv4_cidr"],
+        });
+    }
+    cluster
+}
+
+fn str_of(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+/// `[{cidr, name}]` → `masterAuthorizedNetworksConfig` (off when empty).
+fn authorized_networks(list: &Value) -> Value {
+    let blocks: Vec<Value> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|n| json!({"cidrBlock": n["cidr"], "displayName": n["name"]}))
+        .collect();
+    json!({"enabled": !blocks.is_empty(), "cidrBlocks": blocks})
+}
+
+fn addons(spec: &Value) -> Value {
+    json!({
+        "gcpFilestoreCsiDriverConfig": {"enabled": spec["filestore_csi"].as_bool().unwrap_or(false)},
+        "gcsFuseCsiDriverConfig": {"enabled": spec["gcsfuse_csi"].as_bool().unwrap_or(false)},
+    })
+}
+
+/// The live cluster as a spec plus outputs.
+// `currentNodeVersion` and `statusMessage` are deprecated but GKE still fills them in.
+#[allow(deprecated)]
+pub(super) fn project(cluster: &Cluster) -> Observed {
+    let live = serde_json::to_value(cluster).unwrap_or(Value::Null);
+    let private = live["privateClusterConfig"]["enablePrivateNodes"]
+        .as_bool()
+        .unwrap_or(false);
+    let master_cidr = live["privateClusterConfig"]["masterIpv4CidrBlock"]
+        .as_str()
+        .filter(|c| !c.is_empty() && private);
+    let authorized: Vec<Value> = if live["masterAuthorizedNetworksConfig"]["enabled"] == json!(true)
+    {
+        live["masterAuthorizedNetworksConfig"]["cidrBlocks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|b| {
+                json!({
+                    "cidr": b["cidrBlock"].as_str().unwrap_or(""),
+                    "name": b["displayName"].as_str().unwrap_or(""),
+                })
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    let network = cluster.network_config.as_ref();
+    let datapath = network
+        .and_then(|n| n.datapath_provider.name())
+        .unwrap_or("DATAPATH_PROVIDER_UNSPECIFIED");
+    let channel = cluster
+        .release_channel
+        .as_ref()
+        .and_then(|c| c.channel.name())
+        .unwrap_or("UNSPECIFIED");
+    let addon = |name: &str| live["addonsConfig"][name]["enabled"] == json!(true);
+    let spec = json!({
+        "name": cluster.name,
+        "location": cluster.location,
+        "network": last_segment(&cluster.network),
+        "subnetwork": last_segment(&cluster.subnetwork),
+        "pods_range": live["ipAllocationPolicy"]["clusterSecondaryRangeName"].as_str().unwrap_or(""),
+        "services_range": live["ipAllocationPolicy"]["servicesSecondaryRangeName"].as_str().unwrap_or(""),
+        "datapath_provider": datapath,
+        "multi_networking": network.is_some_and(|n| n.enable_multi_networking),
+        "release_channel": channel,
+        "version": cluster.current_master_version,
+        "private_nodes": private,
+        "master_ipv4_cidr": master_cidr,
+        "authorized_networks": authorized,
+        "labels": sorted(&cluster.resource_labels),
+        "filestore_csi": addon("gcpFilestoreCsiDriverConfig"),
+        "gcsfuse_csi": addon("gcsFuseCsiDriverConfig"),
+        "workload_pool": live["workloadIdentityConfig"]["workloadPool"].as_str().unwrap_or(""),
+    });
+    let outputs = json!({
+        "endpoint": cluster.endpoint,
+        "ca_certificate": cluster.master_auth.as_ref().map(|a| a.cluster_ca_certificate.clone()).unwrap_or_default(),
+        "private_endpoint": live["privateClusterConfig"]["privateEndpoint"].as_str().unwrap_or(""),
+        "current_master_version": cluster.current_master_version,
+        "current_node_version": cluster.current_node_version,
+        "status": cluster.status.name().unwrap_or("STATUS_UNSPECIFIED"),
+        "status_message": cluster.status_message,
+        "self_link": cluster.self_link,
+        "id": cluster.id,
+        "location": cluster.location,
+        "label_fingerprint": cluster.label_fingerprint,
+        "node_pools": cluster.node_pools.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+    });
+    Observed { spec, outputs }
+}
+
+/// Labels in a stable order.
+pub(super) fn sorted(labels: &std::collections::HashMap<String, String>) -> Value {
+    let map: BTreeMap<&String, &String> = labels.iter().collect();
+    json!(map)
+}
+
+/// `(step name, fields)` for every in-place cluster field.
+const STEPS: &[(&str, &[&str])] = &[
+    ("updateCluster(desiredReleaseChannel)", &["release_channel"]),
+    ("updateCluster(desiredMasterVersion)", &["version"]),
+    (
+        "updateCluster(desiredMasterAuthorizedNetworksConfig)",
+        &["authorized_networks"],
+    ),
+    (
+        "updateCluster(desiredAddonsConfig)",
+        &["filestore_csi", "gcsfuse_csi"],
+    ),
+    (
+        "updateCluster(desiredWorkloadIdentityConfig)",
+        &["workload_pool"],
+    ),
+    ("setResourceLabels", &["labels"]),
+];
+
+/// One `clusters.update` per field group, labels last (GKE takes one field per update).
+pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    STEPS
+        .iter()
+        .filter_map(|(name, fields)| {
+            let changed: Vec<String> = diffs
+                .iter()
+                .filter(|d| !d.forces_replacement && fields.contains(&d.field.as_str()))
+                .map(|d| d.field.clone())
+                .collect();
+            (!changed.is_empty()).then(|| UpdateStep {
+                name: name.to_string(),
+                fields: changed,
+            })
+        })
+        .collect()
+}
+
+/// Picks the build a requested version means in `channel`, from the location's serverConfig.
+pub(super) fn resolve_version(
+    config: &google_cloud_container_v1::model::ServerConfig,
+    channel: &str,
+    wanted: &str,
+) -> CloudResult<String> {
+    let in_channel = config
+        .channels
+        .iter()
+        .find(|c| c.channel.name() == Some(channel));
+    let (default, valid): (&str, Vec<&str>) = match in_channel {
+        Some(c) => (
+            &c.default_version,
+            c.valid_versions.iter().map(String::as_str).collect(),
+        ),
+        None => (
+            &config.default_cluster_version,
+            config
+                .valid_master_versions
+                .iter()
+                .map(String::as_str)
+                .collect(),
+        ),
+    };
+    let newest = |candidates: Vec<&str>| {
+        candidates
+            .into_iter()
+            .max_by_key(|v| version_key(v))
+            .map(str::to_string)
+    };
+    let found = match wanted {
+        "" | "default" | "-" => Some(default.to_string()).filter(|d| !d.is_empty()),
+        "latest" => newest(valid.clone()),
+        exact if exact.contains("-gke.") => valid.contains(&exact).then(|| exact.to_string()),
+        prefix => newest(
+            valid
+                .iter()
+                .copied()
+                .filter(|v| {
+                    v.starts_with(&format!("{prefix}.")) || v.starts_with(&format!("{prefix}-"))
+                })
+                .collect(),
+        ),
+    };
+    found.ok_or_else(|| {
+        CloudError::new(
+            ErrorClass::Invalid,
+            format!("GKE version `{wanted}` is not available in the {channel} release channel"),
+        )
+        .with_hint(format!(
+            "valid versions in {channel}: {}; change `cluster.version` or `cluster.release_channel`",
+            valid.join(", ")
+        ))
+    })
+}
+
+/// `1.32.12-gke.1050000` → `[1, 32, 12, 1050000]`.
+fn version_key(version: &str) -> Vec<u64> {
+    version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| s.parse().ok())
+        .collect()
+}
+
+impl ContainerAdapter {
+    pub(super) async fn read_cluster(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        let cluster = absent_or(self.client.get_cluster().set_name(&target.id).send().await)?;
+        Ok(cluster.as_ref().map(project))
+    }
+
+    async fn resolve(
+        &self,
+        path: &ClusterPath,
+        channel: &str,
+        wanted: &str,
+    ) -> CloudResult<String> {
+        let config = self
+            .client
+            .get_server_config()
+            .set_name(path.parent())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        resolve_version(&config, channel, wanted)
+    }
+
+    pub(super) async fn create_cluster(&self, target: &Target) -> CloudResult<Started> {
+        let path = ClusterPath::parse(&target.id)?;
+        let spec = &target.spec;
+        let version = self
+            .resolve(
+                &path,
+                spec["release_channel"].as_str().unwrap_or("REGULAR"),
+                spec["version"].as_str().unwrap_or("default"),
+            )
+            .await?;
+        let cluster: Cluster = typed("cluster", create_body(&path, spec, &version))?;
+        let op = self
+            .client
+            .create_cluster()
+            .set_parent(path.parent())
+            .set_cluster(cluster)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(started(&path, &op))
+    }
+
+    pub(super) async fn update_cluster(
+        &self,
+        target: &Target,
+        step: &UpdateStep,
+    ) -> CloudResult<Started> {
+        let path = ClusterPath::parse(&target.id)?;
+        let spec = &target.spec;
+        let field = step.fields.first().map(String::as_str).unwrap_or("");
+        let update = match field {
+            "labels" => return self.set_labels(&path, spec).await,
+            "release_channel" => {
+                json!({"desiredReleaseChannel": {"channel": spec["release_channel"]}})
+            }
+            "version" => {
+                let channel = spec["release_channel"].as_str().unwrap_or("REGULAR");
+                let wanted = spec["version"].as_str().unwrap_or("default");
+                json!({"desiredMasterVersion": self.resolve(&path, channel, wanted).await?})
+            }
+            "authorized_networks" => json!({
+                "desiredMasterAuthorizedNetworksConfig": authorized_networks(&spec["authorized_networks"]),
+            }),
+            "filestore_csi" | "gcsfuse_csi" => json!({"desiredAddonsConfig": addons(spec)}),
+            "workload_pool" => json!({
+                "desiredWorkloadIdentityConfig": {"workloadPool": spec["workload_pool"]},
+            }),
+            other => {
+                return Err(CloudError::new(
+                    ErrorClass::Invalid,
+                    format!("cluster field `{other}` cannot be updated in place"),
+                ));
+            }
+        };
+        let update: ClusterUpdate = typed("cluster update", update)?;
+        let op = self
+            .client
+            .update_cluster()
+            .set_name(path.id())
+            .set_update(update)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(started(&path, &op))
+    }
+
+    /// `setResourceLabels` with the current fingerprint.
+    async fn set_labels(&self, path: &ClusterPath, spec: &Value) -> CloudResult<Started> {
+        let current = self
+            .client
+            .get_cluster()
+            .set_name(path.id())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let labels: BTreeMap<String, String> = spec["labels"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+            .collect();
+        let op = self
+            .client
+            .set_labels()
+            .set_name(path.id())
+            .set_resource_labels(labels)
+            .set_label_fingerprint(current.label_fingerprint)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(started(path, &op))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use google_cloud_container_v1::model::ServerConfig;
+
+    fn config() -> ServerConfig {
+        serde_json::from_value(json!({
+            "defaultClusterVersion": "1.33.5-gke.1080000",
+            "validMasterVersions": ["1.33.5-gke.1080000", "1.32.12-gke.1050000", "1.32.4-gke.1767000"],
+            "channels": [{
+                "channel": "REGULAR", "defaultVersion": "1.33.5-gke.1080000",
+                "validVersions": ["1.33.5-gke.1080000", "1.33.4-gke.1245000", "1.32.12-gke.1050000"],
+            }],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn versions_resolve_within_the_channel() {
+        let c = config();
+        assert_eq!(
+            resolve_version(&c, "REGULAR", "default").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        assert_eq!(
+            resolve_version(&c, "REGULAR", "latest").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        assert_eq!(
+            resolve_version(&c, "REGULAR", "1.32").unwrap(),
+            "1.32.12-gke.1050000"
+        );
+        assert_eq!(
+            resolve_version(&c, "REGULAR", "1.33").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        let e = resolve_version(&c, "REGULAR", "1.32.4-gke.1767000").unwrap_err();
+        assert_eq!(e.class, ErrorClass::Invalid);
+        assert!(e.hint.unwrap().contains("1.32.12-gke.1050000"));
+        assert_eq!(
+            resolve_version(&c, "STABLE", "1.32.4").unwrap(),
+            "1.32.4-gke.1767000"
+        );
+        assert!(resolve_version(&c, "REGULAR", "1.3").is_err());
+    }
+
+    #[test]
+    fn one_call_per_field_group() {
+        let diff = |f: &str| FieldDiff {
+            field: f.into(),
+            before: json!(1),
+            after: json!(2),
+            forces_replacement: false,
+        };
+        let steps = update_steps(&[diff("labels"), diff("filestore_csi"), diff("gcsfuse_csi")]);
+        let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["updateCluster(desiredAddonsConfig)", "setResourceLabels"]
+        );
+        assert_eq!(steps[0].fields, ["filestore_csi", "gcsfuse_csi"]);
+    }
+}

@@ -1,0 +1,223 @@
+//! GKE operations: the [`OperationRef`] of a started call, polling, and how a failed operation is
+//! classified.
+//!
+//! A cluster create also removes the bootstrap pool the cluster had to be created with (GKE
+//! Standard needs at least one pool at creation; a3ctl's pools are separate `node_pool`
+//! resources). That follow-up happens here: once the `CREATE_CLUSTER` operation is `DONE`, each
+//! poll looks at the cluster, starts the delete of [`BOOTSTRAP_POOL`] if it is still there and
+//! reports `Running` until it is gone. Polling stays idempotent, so a resumed apply finishes the
+//! job the same way.
+
+use super::cluster::BOOTSTRAP_POOL;
+use super::{ClusterPath, ContainerAdapter, absent_or};
+use crate::cloud::gcp::{classify_gax, classify_status};
+use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started};
+use crate::resource::Api;
+use crate::state::OperationRef;
+use google_cloud_container_v1::model::Operation;
+
+/// The [`Started`] for an operation GKE returned.
+pub(super) fn started(path: &ClusterPath, op: &Operation) -> Started {
+    Started::Operation(OperationRef {
+        api: Api::Container,
+        name: path.operation(&op.name),
+    })
+}
+
+/// `google.rpc.Code` numbers → canonical names.
+pub(crate) fn rpc_code_name(code: i32) -> &'static str {
+    match code {
+        0 => "OK",
+        1 => "CANCELLED",
+        2 => "UNKNOWN",
+        3 => "INVALID_ARGUMENT",
+        4 => "DEADLINE_EXCEEDED",
+        5 => "NOT_FOUND",
+        6 => "ALREADY_EXISTS",
+        7 => "PERMISSION_DENIED",
+        8 => "RESOURCE_EXHAUSTED",
+        9 => "FAILED_PRECONDITION",
+        10 => "ABORTED",
+        11 => "OUT_OF_RANGE",
+        12 => "UNIMPLEMENTED",
+        13 => "INTERNAL",
+        14 => "UNAVAILABLE",
+        15 => "DATA_LOSS",
+        16 => "UNAUTHENTICATED",
+        _ => "UNKNOWN",
+    }
+}
+
+/// The classified error of a `DONE` operation, if it failed.
+// The conditions and `statusMessage` are deprecated in favour of `error`, but only the conditions
+// carry GKE's code (GCE_STOCKOUT), and GKE still fills them in.
+#[allow(deprecated)]
+pub(super) fn failure(op: &Operation) -> Option<CloudError> {
+    let condition = op
+        .nodepool_conditions
+        .iter()
+        .chain(op.cluster_conditions.iter())
+        .find_map(|c| {
+            c.code
+                .name()
+                .filter(|n| *n != "UNKNOWN")
+                .map(str::to_string)
+        });
+    let (status, message) = match &op.error {
+        Some(e) if e.code != 0 || !e.message.is_empty() => {
+            (rpc_code_name(e.code).to_string(), e.message.clone())
+        }
+        _ if !op.status_message.is_empty() => ("UNKNOWN".to_string(), op.status_message.clone()),
+        _ => return None,
+    };
+    // A condition code (GCE_STOCKOUT, GCE_QUOTA_EXCEEDED) says more than the canonical code.
+    let mut error = match condition.as_deref() {
+        Some(code @ ("GCE_STOCKOUT" | "GCE_QUOTA_EXCEEDED")) => {
+            let mut e = classify_status(None, code, "", &message);
+            if code == "GCE_STOCKOUT" {
+                e.class = ErrorClass::Capacity;
+            }
+            e
+        }
+        _ => classify_status(None, &status, "", &message),
+    };
+    // An operation that ended is never retried as-is: a transient-looking code is just "other".
+    if error.class.is_retryable() {
+        error.class = ErrorClass::Other;
+    }
+    error.message = format!("GKE operation {} failed: {}", op.name, error.message);
+    Some(error)
+}
+
+/// `https://container.googleapis.com/v1/projects/p/zones/z/clusters/c` → the cluster's path.
+fn cluster_of_target(link: &str) -> Option<ClusterPath> {
+    let path = link.split_once("/v1/").map(|(_, p)| p).unwrap_or(link);
+    let path = path.replacen("/zones/", "/locations/", 1);
+    let cluster = path.split("/nodePools/").next()?;
+    ClusterPath::parse(cluster).ok()
+}
+
+impl ContainerAdapter {
+    pub(super) async fn poll_operation(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        let op = self
+            .client
+            .get_operation()
+            .set_name(&operation.name)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let status = op.status.name().unwrap_or("STATUS_UNSPECIFIED");
+        if status != "DONE" {
+            return Ok(OpStatus::Running {
+                progress: Some(progress(&op)),
+            });
+        }
+        if let Some(error) = failure(&op) {
+            return Ok(OpStatus::Failed(error));
+        }
+        if op.operation_type.name() == Some("CREATE_CLUSTER") {
+            return self.remove_bootstrap_pool(&op).await;
+        }
+        Ok(OpStatus::Done)
+    }
+
+    /// The follow-up of a cluster create: delete the bootstrap pool, report `Running` until gone.
+    async fn remove_bootstrap_pool(&self, op: &Operation) -> CloudResult<OpStatus> {
+        let Some(path) = cluster_of_target(&op.target_link) else {
+            return Ok(OpStatus::Done);
+        };
+        let Some(cluster) = absent_or(self.client.get_cluster().set_name(path.id()).send().await)?
+        else {
+            return Ok(OpStatus::Done);
+        };
+        let Some(pool) = cluster.node_pools.iter().find(|p| p.name == BOOTSTRAP_POOL) else {
+            return Ok(OpStatus::Done);
+        };
+        let removing = || {
+            Ok(OpStatus::Running {
+                progress: Some(format!("removing the bootstrap node pool {BOOTSTRAP_POOL}")),
+            })
+        };
+        if pool.status.name() == Some("STOPPING") {
+            return removing();
+        }
+        let name = format!("{}/nodePools/{BOOTSTRAP_POOL}", path.id());
+        match self.client.delete_node_pool().set_name(name).send().await {
+            Ok(_) => removing(),
+            Err(e) => {
+                let e = classify_gax(&e);
+                match e.class {
+                    // Another operation runs on the cluster (or the pool just went): look again.
+                    ErrorClass::Busy | ErrorClass::NotFound | ErrorClass::Transient => removing(),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+}
+
+/// A short progress line: the operation type and status, with GKE's stage counters if any.
+fn progress(op: &Operation) -> String {
+    let kind = op.operation_type.name().unwrap_or("OPERATION");
+    let status = op.status.name().unwrap_or("RUNNING");
+    let stages: Vec<String> = op
+        .progress
+        .iter()
+        .flat_map(|p| p.metrics.iter())
+        .filter(|m| !m.name.ends_with("_TOTAL"))
+        .filter_map(|m| {
+            let total = op
+                .progress
+                .as_ref()?
+                .metrics
+                .iter()
+                .find(|t| t.name == format!("{}_TOTAL", m.name))?;
+            Some(format!(
+                "{} {}/{}",
+                m.name.to_ascii_lowercase(),
+                metric_value(m)?,
+                metric_value(total)?
+            ))
+        })
+        .collect();
+    if stages.is_empty() {
+        format!("{kind} {status}")
+    } else {
+        format!("{kind} {status} ({})", stages.join(", "))
+    }
+}
+
+fn metric_value(m: &google_cloud_container_v1::model::operation_progress::Metric) -> Option<i64> {
+    m.int_value().copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_links_name_clusters() {
+        let c = cluster_of_target(
+            "https://container.googleapis.com/v1/projects/p/zones/us-central1-a/clusters/c/nodePools/x",
+        )
+        .unwrap();
+        assert_eq!(c.id(), "projects/p/locations/us-central1-a/clusters/c");
+    }
+
+    #[test]
+    fn stockouts_are_capacity() {
+        let op: Operation = serde_json::from_value(serde_json::json!({
+            "name": "operation-1", "status": "DONE",
+            "error": {"code": 8, "message": "[GCE_STOCKOUT]: Instance creation failed"},
+            "nodepoolConditions": [{"code": "GCE_STOCKOUT", "message": "x"}],
+        }))
+        .unwrap();
+        assert_eq!(failure(&op).unwrap().class, ErrorClass::Capacity);
+        let quota: Operation = serde_json::from_value(serde_json::json!({
+            "name": "operation-2", "status": "DONE",
+            "error": {"code": 8, "message": "Insufficient regional quota to satisfy request"},
+        }))
+        .unwrap();
+        assert_eq!(failure(&quota).unwrap().class, ErrorClass::Quota);
+    }
+}
