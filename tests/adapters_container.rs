@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 const PROJECT: &str = "my-project";
-/// The shipped blueprint pins `1.32.11-gke.1174000`, a STABLE build; its channel is REGULAR.
-const SHIPPED_VERSION: &str = "version = \"1.32.11-gke.1174000\"";
+/// The shipped blueprint asks for the newest 1.32 build of the REGULAR channel.
+const SHIPPED_VERSION: &str = "version = \"1.32\"";
 
 struct Env {
     sim: a3ctl_sim::SimHandle,

@@ -132,7 +132,6 @@ const NODE_POOL: &[Field] = &[
     f("placement_policy", ForceNew),
     f("reservation", ForceNew),
     f("capacity", ForceNew),
-    f("host_maintenance", ForceNew),
     f("local_ssd_count", ForceNew),
     f("max_pods", ForceNew),
     f("node_count", InPlace),

@@ -6,8 +6,8 @@
 //! - `capacity`: `spot` → `config.spot`, `flex-start` → `config.flexStart`, `reservation` →
 //!   `config.reservationAffinity` (`SPECIFIC_RESERVATION` on
 //!   `projects/P/reservations/R[/reservationBlocks/B]`), `on-demand` → nothing.
-//! - `host_maintenance`: GKE v1 has no `hostMaintenancePolicy` (v1beta1 only) and rejects unknown
-//!   fields, so it is not sent; read echoes the spec's value so it never shows a change.
+//! - `host_maintenance` is not part of the spec: GKE v1 has no `hostMaintenancePolicy` (v1beta1
+//!   only) and rejects unknown fields; the blueprint only validates it.
 //! - `node_count` is per zone. GKE only returns `initialNodeCount`, which `setSize` does not
 //!   change; the live size is counted from the cluster's Kubernetes Nodes (label
 //!   `cloud.google.com/gke-nodepool`) when the cluster's endpoint and CA are in the target's context
@@ -207,7 +207,6 @@ pub(super) fn project(
         "placement_policy": placement,
         "reservation": reservation,
         "capacity": capacity,
-        "host_maintenance": desired["host_maintenance"],
         "local_ssd_count": live["config"]["ephemeralStorageLocalSsdConfig"]["localSsdCount"].as_u64().unwrap_or(0),
         "labels": sorted(&labels),
         "taints": taints,
