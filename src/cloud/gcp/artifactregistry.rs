@@ -244,9 +244,13 @@ mod tests {
 
     #[test]
     fn repository_names_parse_and_project() {
-        let (parent, location, id) = parts("projects/p/locations/us-central1/repositories/training").unwrap();
+        let (parent, location, id) =
+            parts("projects/p/locations/us-central1/repositories/training").unwrap();
         assert_eq!(parent, "projects/p/locations/us-central1");
-        assert_eq!((location.as_str(), id.as_str()), ("us-central1", "training"));
+        assert_eq!(
+            (location.as_str(), id.as_str()),
+            ("us-central1", "training")
+        );
         assert!(parts("projects/p/repositories/x").is_err());
         let live = json!({"name": "projects/p/locations/us-central1/repositories/training", "format": "DOCKER"});
         let o = project_repository(&live, "us-central1");

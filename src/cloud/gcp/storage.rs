@@ -310,7 +310,11 @@ impl Adapter for StorageAdapter {
                     // PATCH merges label keys: the ones to drop are set to null.
                     let mut labels = full["labels"].as_object().cloned().unwrap_or_default();
                     if let Some(live) = self.get_bucket(name).await? {
-                        for key in live["labels"].as_object().into_iter().flatten().map(|(k, _)| k)
+                        for key in live["labels"]
+                            .as_object()
+                            .into_iter()
+                            .flatten()
+                            .map(|(k, _)| k)
                         {
                             labels.entry(key.clone()).or_insert(Value::Null);
                         }
