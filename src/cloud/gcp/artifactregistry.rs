@@ -112,7 +112,10 @@ impl Adapter for ArtifactRegistryAdapter {
             .await
         {
             Ok(repo) => {
-                let live = serde_json::to_value(&repo).unwrap_or(Value::Null);
+                let mut live = serde_json::to_value(&repo).unwrap_or(Value::Null);
+                // The crate writes proto enums as numbers: use their names.
+                live["format"] = json!(repo.format.name().unwrap_or("FORMAT_UNSPECIFIED"));
+                live["mode"] = json!(repo.mode.name().unwrap_or("MODE_UNSPECIFIED"));
                 Ok(Some(project_repository(&live, &location)))
             }
             Err(e) => {
