@@ -413,14 +413,15 @@ pub fn body_object(bytes: &[u8]) -> GcpResult<Map<String, Value>> {
     }
 }
 
-/// Compute's `fingerprint`: a short base64 hash of the resource's content.
+/// Compute's `fingerprint`: a short hash of the resource's content in URL-safe base64, as Compute
+/// sends it (`--KE24GB4T0=`); the google-cloud-rust models refuse `+` and `/` here.
 pub fn fingerprint(body: &Value) -> String {
     let mut content = body.clone();
     if let Some(map) = content.as_object_mut() {
         map.remove("fingerprint");
     }
     let digest = Md5::digest(content.to_string().as_bytes());
-    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+    base64::engine::general_purpose::URL_SAFE.encode(&digest[..8])
 }
 
 /// True when two `format: byte` values hold the same bytes. Google's JSON parsers accept standard

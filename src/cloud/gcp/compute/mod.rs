@@ -1,0 +1,579 @@
+//! Compute Engine: VPC networks, subnetworks, firewall rules, Cloud Routers with their Cloud NAT,
+//! and group placement (resource) policies, through the `google-cloud-compute-v1` REST clients.
+//!
+//! Request bodies are built as the API's JSON and turned into the crate's models with serde (the
+//! models serialize exactly as the REST API spells them); live resources are turned back into JSON
+//! the same way and projected onto the graph's spec fields (`project_*` in the submodules).
+//!
+//! Every mutation returns a Compute operation. [`OperationRef::name`] holds the operation's
+//! relative path (`projects/p/global/operations/op` or `projects/p/regions/r/operations/op`), which
+//! [`ComputeAdapter::poll`] turns back into one GET on `GlobalOperations` or `RegionOperations`.
+//! A failed operation is `DONE` with `error`; it becomes [`OpStatus::Failed`].
+//!
+//! Mutations carry a `requestId` (a UUID) that stays the same for every retry of the same call in
+//! this process, so a retried insert whose first answer was lost is deduplicated by Compute
+//! ([`RequestIds`]). The ids are forgotten when the opposite call is made (a delete forgets the
+//! create's id), so a resource destroyed and created again gets a fresh create.
+
+mod firewall;
+mod network;
+mod router;
+
+use super::{Adapter, GcpConfig, classify_gax, classify_status};
+use crate::cloud::{
+    CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
+};
+use crate::plan::FieldDiff;
+use crate::resource::{Api, Kind, Observed};
+use crate::state::OperationRef;
+use google_cloud_compute_v1::client::{
+    Firewalls, GlobalOperations, Networks, RegionOperations, ResourcePolicies, Routers, Subnetworks,
+};
+use google_cloud_compute_v1::model;
+use google_cloud_gax::retry_policy::NeverRetry;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The Compute clients a3ctl uses, built once.
+pub struct ComputeAdapter {
+    networks: Networks,
+    subnetworks: Subnetworks,
+    firewalls: Firewalls,
+    routers: Routers,
+    policies: ResourcePolicies,
+    global_ops: GlobalOperations,
+    region_ops: RegionOperations,
+    request_ids: RequestIds,
+}
+
+macro_rules! build_client {
+    ($client:ty, $config:expr, $creds:expr) => {{
+        let mut builder = <$client>::builder()
+            .with_credentials($creds.clone())
+            // The executor retries (re-reading before it retries a mutation).
+            .with_retry_policy(NeverRetry);
+        if let Some(endpoint) = &$config.endpoints.compute {
+            builder = builder.with_endpoint(endpoint.clone());
+        }
+        builder.build().await.map_err(|e| {
+            CloudError::new(
+                ErrorClass::Other,
+                format!("cannot build the Compute Engine client: {e}"),
+            )
+        })?
+    }};
+}
+
+impl ComputeAdapter {
+    pub async fn new(config: &GcpConfig) -> CloudResult<ComputeAdapter> {
+        let creds = config.credentials()?;
+        Ok(ComputeAdapter {
+            networks: build_client!(Networks, config, creds),
+            subnetworks: build_client!(Subnetworks, config, creds),
+            firewalls: build_client!(Firewalls, config, creds),
+            routers: build_client!(Routers, config, creds),
+            policies: build_client!(ResourcePolicies, config, creds),
+            global_ops: build_client!(GlobalOperations, config, creds),
+            region_ops: build_client!(RegionOperations, config, creds),
+            request_ids: RequestIds::default(),
+        })
+    }
+}
+
+/// Where a Compute resource is, parsed from its id (`projects/p/global/networks/n`,
+/// `projects/p/regions/r/subnetworks/s`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Loc {
+    pub project: String,
+    /// `None` for global resources.
+    pub region: Option<String>,
+    pub name: String,
+}
+
+impl Loc {
+    pub fn parse(id: &str) -> CloudResult<Loc> {
+        let rel = relative(id);
+        let parts: Vec<&str> = rel.split('/').collect();
+        match parts.as_slice() {
+            ["projects", p, "global", _, name] => Ok(Loc {
+                project: p.to_string(),
+                region: None,
+                name: name.to_string(),
+            }),
+            ["projects", p, "regions", r, _, name] => Ok(Loc {
+                project: p.to_string(),
+                region: Some(r.to_string()),
+                name: name.to_string(),
+            }),
+            _ => Err(CloudError::new(
+                ErrorClass::Invalid,
+                format!("`{id}` is not a Compute Engine resource name"),
+            )),
+        }
+    }
+
+    /// The region of a regional resource.
+    pub fn region(&self) -> CloudResult<&str> {
+        self.region.as_deref().ok_or_else(|| {
+            CloudError::new(
+                ErrorClass::Invalid,
+                format!("`{}` should be a regional resource", self.name),
+            )
+        })
+    }
+
+    /// The network reference Compute accepts in request bodies.
+    pub fn network_ref(&self, network: &str) -> String {
+        format!("projects/{}/global/networks/{network}", self.project)
+    }
+}
+
+/// The part of a Compute URL from `projects/` on (a relative path is returned as is).
+fn relative(url: &str) -> &str {
+    match url.find("projects/") {
+        Some(i) => &url[i..],
+        None => url,
+    }
+}
+
+/// The last segment of a URL or path (`.../global/networks/n` → `n`).
+pub(crate) fn last_segment(url: &str) -> &str {
+    url.rsplit('/').next().unwrap_or(url)
+}
+
+/// JSON → a Compute model (request bodies).
+pub(crate) fn to_model<T: serde::de::DeserializeOwned>(body: Value) -> CloudResult<T> {
+    serde_json::from_value(body).map_err(|e| {
+        CloudError::new(
+            ErrorClass::Invalid,
+            format!("cannot build the Compute request body: {e}"),
+        )
+    })
+}
+
+/// A Compute model → JSON, as the REST API spells it.
+pub(crate) fn to_json<T: serde::Serialize>(resource: &T) -> Value {
+    serde_json::to_value(resource).unwrap_or(Value::Null)
+}
+
+/// `Ok(None)` for a 404, the classified error otherwise.
+pub(crate) fn found<T>(
+    result: Result<T, google_cloud_gax::error::Error>,
+) -> CloudResult<Option<T>> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(e) => {
+            let e = classify_gax(&e);
+            if e.class == ErrorClass::NotFound {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
+
+pub(crate) fn gax<T>(result: Result<T, google_cloud_gax::error::Error>) -> CloudResult<T> {
+    result.map_err(|e| classify_gax(&e))
+}
+
+/// A string field of a JSON object, `""` when absent.
+pub(crate) fn text(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Turns the operation a mutation returned into something the executor can wait on.
+pub(crate) fn started(op: model::Operation, loc: &Loc) -> CloudResult<Started> {
+    let json = to_json(&op);
+    // A call refused inside its operation may come back already DONE with an error.
+    if let Some(error) = operation_error(&json) {
+        return Err(error);
+    }
+    let name = match json.get("selfLink").and_then(Value::as_str) {
+        Some(link) => relative(link).to_string(),
+        None => {
+            let op_name = text(&json, "name");
+            let region = json
+                .get("region")
+                .and_then(Value::as_str)
+                .map(last_segment)
+                .map(str::to_string)
+                .or_else(|| loc.region.clone());
+            match region {
+                Some(r) => format!("projects/{}/regions/{r}/operations/{op_name}", loc.project),
+                None => format!("projects/{}/global/operations/{op_name}", loc.project),
+            }
+        }
+    };
+    Ok(Started::Operation(OperationRef {
+        api: Api::Compute,
+        name,
+    }))
+}
+
+/// The classified error of a DONE operation that failed, if any.
+fn operation_error(op: &Value) -> Option<CloudError> {
+    let errors = op
+        .get("error")
+        .and_then(|e| e.get("errors"))
+        .and_then(Value::as_array);
+    let http = op
+        .get("httpErrorStatusCode")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok());
+    if errors.is_none_or(|e| e.is_empty()) && http.is_none() {
+        return None;
+    }
+    let first = errors.and_then(|e| e.first());
+    let code = first.map(|e| text(e, "code")).unwrap_or_default();
+    let mut message = errors
+        .map(|all| {
+            all.iter()
+                .map(|e| text(e, "message"))
+                .filter(|m| !m.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default();
+    if message.is_empty() {
+        message = text(op, "httpErrorMessage");
+    }
+    if !code.is_empty() {
+        message = format!("[{code}] {message}");
+    }
+    // A stockout is reported with 503, which alone would read as transient: it is not.
+    let capacity = matches!(
+        code.as_str(),
+        "ZONE_RESOURCE_POOL_EXHAUSTED"
+            | "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"
+            | "GCE_STOCKOUT"
+    );
+    let mut error = classify_status(if capacity { None } else { http }, &code, "", &message);
+    error.http_status = http;
+    Some(error)
+}
+
+/// Request ids that stay the same for the retries of one call (see the module doc).
+#[derive(Default)]
+pub(crate) struct RequestIds {
+    ids: Mutex<HashMap<String, String>>,
+}
+
+impl RequestIds {
+    /// The id of call `verb` on resource `id` with `payload`.
+    pub fn get(&self, id: &str, verb: &str, payload: &Value) -> String {
+        let key = format!("{id}|{verb}|{payload}");
+        let mut ids = self.ids.lock();
+        // A create forgets the previous delete, and a delete the previous create and updates.
+        let forget: &[&str] = match verb {
+            "create" => &["delete"],
+            "delete" => &["create", "update"],
+            _ => &[],
+        };
+        ids.retain(|k, _| !forget.iter().any(|f| k.starts_with(&format!("{id}|{f}"))));
+        ids.entry(key)
+            .or_insert_with(|| uuid::Uuid::new_v4().to_string())
+            .clone()
+    }
+}
+
+/// One `UpdateStep` per call, keeping the order of `calls` and only the fields that changed.
+pub(crate) fn steps(diffs: &[FieldDiff], calls: &[(&str, &[&str])]) -> Vec<UpdateStep> {
+    calls
+        .iter()
+        .filter_map(|(name, fields)| {
+            let changed: Vec<String> = diffs
+                .iter()
+                .filter(|d| fields.contains(&d.field.as_str()))
+                .map(|d| d.field.clone())
+                .collect();
+            (!changed.is_empty()).then(|| UpdateStep {
+                name: name.to_string(),
+                fields: changed,
+            })
+        })
+        .collect()
+}
+
+/// The spec values of `fields`, for update request ids.
+pub(crate) fn payload(target: &Target, step: &UpdateStep) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("step".into(), Value::String(step.name.clone()));
+    for f in &step.fields {
+        out.insert(
+            f.clone(),
+            target.spec.get(f).cloned().unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(out)
+}
+
+pub(crate) fn no_update(target: &Target, step: &UpdateStep) -> CloudError {
+    CloudError::new(
+        ErrorClass::Invalid,
+        format!(
+            "{} cannot be updated in place with `{}`",
+            target.addr, step.name
+        ),
+    )
+}
+
+#[async_trait::async_trait]
+impl Adapter for ComputeAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        let loc = Loc::parse(&target.id)?;
+        match target.addr.kind {
+            Kind::Network => self.read_network(&loc).await,
+            Kind::Subnetwork => self.read_subnetwork(&loc).await,
+            Kind::Firewall => self.read_firewall(&loc).await,
+            Kind::Router => self.read_router(&loc).await,
+            Kind::ResourcePolicy => self.read_policy(&loc).await,
+            other => Err(not_compute(other)),
+        }
+    }
+
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let loc = Loc::parse(&target.id)?;
+        let request_id = self.request_ids.get(&target.id, "create", &target.spec);
+        let op = match target.addr.kind {
+            Kind::Network => self.create_network(&loc, target, request_id).await?,
+            Kind::Subnetwork => self.create_subnetwork(&loc, target, request_id).await?,
+            Kind::Firewall => self.create_firewall(&loc, target, request_id).await?,
+            Kind::Router => self.create_router(&loc, target, request_id).await?,
+            Kind::ResourcePolicy => self.create_policy(&loc, target, request_id).await?,
+            other => return Err(not_compute(other)),
+        };
+        started(op, &loc)
+    }
+
+    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        match target.addr.kind {
+            Kind::Network => steps(diffs, &[("patch", &["mtu", "routing_mode"])]),
+            Kind::Subnetwork => steps(
+                diffs,
+                &[
+                    ("expandIpCidrRange", &["ip_cidr_range"]),
+                    ("patch", &["secondary_ranges", "private_ip_google_access"]),
+                ],
+            ),
+            Kind::Firewall => steps(
+                diffs,
+                &[(
+                    "patch",
+                    &["description", "priority", "allowed", "source_ranges"],
+                )],
+            ),
+            Kind::Router => steps(diffs, &[("patch", &["nat"])]),
+            _ => vec![],
+        }
+    }
+
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        let loc = Loc::parse(&target.id)?;
+        let request_id = self
+            .request_ids
+            .get(&target.id, "update", &payload(target, step));
+        let op = match target.addr.kind {
+            Kind::Network => self.update_network(&loc, target, step, request_id).await?,
+            Kind::Subnetwork => {
+                self.update_subnetwork(&loc, target, step, request_id)
+                    .await?
+            }
+            Kind::Firewall => self.update_firewall(&loc, target, step, request_id).await?,
+            Kind::Router => self.update_router(&loc, target, step, request_id).await?,
+            _ => return Err(no_update(target, step)),
+        };
+        started(op, &loc)
+    }
+
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let loc = Loc::parse(&target.id)?;
+        let rid = self.request_ids.get(&target.id, "delete", &Value::Null);
+        let p = &loc.project;
+        let result = match target.addr.kind {
+            Kind::Network => {
+                self.networks
+                    .delete()
+                    .set_project(p)
+                    .set_network(&loc.name)
+                    .set_request_id(rid)
+                    .send()
+                    .await
+            }
+            Kind::Subnetwork => {
+                self.subnetworks
+                    .delete()
+                    .set_project(p)
+                    .set_region(loc.region()?)
+                    .set_subnetwork(&loc.name)
+                    .set_request_id(rid)
+                    .send()
+                    .await
+            }
+            Kind::Firewall => {
+                self.firewalls
+                    .delete()
+                    .set_project(p)
+                    .set_firewall(&loc.name)
+                    .set_request_id(rid)
+                    .send()
+                    .await
+            }
+            Kind::Router => {
+                self.routers
+                    .delete()
+                    .set_project(p)
+                    .set_region(loc.region()?)
+                    .set_router(&loc.name)
+                    .set_request_id(rid)
+                    .send()
+                    .await
+            }
+            Kind::ResourcePolicy => {
+                self.policies
+                    .delete()
+                    .set_project(p)
+                    .set_region(loc.region()?)
+                    .set_resource_policy(&loc.name)
+                    .set_request_id(rid)
+                    .send()
+                    .await
+            }
+            other => return Err(not_compute(other)),
+        };
+        started(gax(result)?, &loc)
+    }
+
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        let rel = relative(&operation.name);
+        let parts: Vec<&str> = rel.split('/').collect();
+        let op = match parts.as_slice() {
+            ["projects", p, "global", "operations", name] => {
+                self.global_ops
+                    .get()
+                    .set_project(*p)
+                    .set_operation(*name)
+                    .send()
+                    .await
+            }
+            ["projects", p, "regions", r, "operations", name] => {
+                self.region_ops
+                    .get()
+                    .set_project(*p)
+                    .set_region(*r)
+                    .set_operation(*name)
+                    .send()
+                    .await
+            }
+            _ => {
+                return Err(CloudError::new(
+                    ErrorClass::Invalid,
+                    format!(
+                        "`{}` is not a global or regional Compute operation",
+                        operation.name
+                    ),
+                ));
+            }
+        };
+        let op = to_json(&gax(op)?);
+        let status = text(&op, "status");
+        if status != "DONE" {
+            let mut progress = if status.is_empty() {
+                "PENDING".to_string()
+            } else {
+                status
+            };
+            if let Some(p) = op
+                .get("progress")
+                .and_then(Value::as_i64)
+                .filter(|p| *p > 0)
+            {
+                progress.push_str(&format!(" {p}%"));
+            }
+            let message = text(&op, "statusMessage");
+            if !message.is_empty() {
+                progress.push_str(&format!(": {message}"));
+            }
+            return Ok(OpStatus::Running {
+                progress: Some(progress),
+            });
+        }
+        Ok(match operation_error(&op) {
+            Some(e) => OpStatus::Failed(e),
+            None => OpStatus::Done,
+        })
+    }
+
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        // Compute resources are usable once their insert is DONE; policies also report a status.
+        match observed.outputs.get("status").and_then(Value::as_str) {
+            None | Some("READY") => Settle::Ready,
+            Some("EXPIRED") => Settle::Failed {
+                message: "the resource policy has expired".into(),
+            },
+            Some(other) => Settle::Pending {
+                status: other.to_string(),
+            },
+        }
+    }
+}
+
+fn not_compute(kind: Kind) -> CloudError {
+    CloudError::new(
+        ErrorClass::Other,
+        format!("`{kind}` is not a Compute Engine resource"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_and_operation_links_parse() {
+        let n = Loc::parse("projects/p/global/networks/n").unwrap();
+        assert_eq!(
+            (n.project.as_str(), n.region, n.name.as_str()),
+            ("p", None, "n")
+        );
+        let s =
+            Loc::parse("https://www.googleapis.com/compute/v1/projects/p/regions/r/subnetworks/s")
+                .unwrap();
+        assert_eq!(s.region.as_deref(), Some("r"));
+        assert!(Loc::parse("projects/p/zones").is_err());
+        assert_eq!(last_segment("https://x/projects/p/global/networks/n"), "n");
+    }
+
+    #[test]
+    fn failed_operations_are_classified() {
+        let quota = json!({"status": "DONE", "httpErrorStatusCode": 403,
+            "error": {"errors": [{"code": "QUOTA_EXCEEDED", "message": "Quota 'NETWORKS' exceeded.  Limit: 15.0 globally."}]}});
+        assert_eq!(operation_error(&quota).unwrap().class, ErrorClass::Quota);
+        let stockout = json!({"status": "DONE", "httpErrorStatusCode": 503,
+            "error": {"errors": [{"code": "ZONE_RESOURCE_POOL_EXHAUSTED", "message": "The zone 'z' does not have enough resources"}]}});
+        let e = operation_error(&stockout).unwrap();
+        assert_eq!(e.class, ErrorClass::Capacity);
+        assert_eq!(e.http_status, Some(503));
+        assert!(operation_error(&json!({"status": "DONE"})).is_none());
+    }
+
+    #[test]
+    fn request_ids_are_stable_for_retries_and_fresh_after_a_delete() {
+        let ids = RequestIds::default();
+        let spec = json!({"name": "n"});
+        let a = ids.get("projects/p/global/networks/n", "create", &spec);
+        assert_eq!(a, ids.get("projects/p/global/networks/n", "create", &spec));
+        assert!(uuid::Uuid::parse_str(&a).is_ok());
+        let d = ids.get("projects/p/global/networks/n", "delete", &Value::Null);
+        assert_eq!(
+            d,
+            ids.get("projects/p/global/networks/n", "delete", &Value::Null)
+        );
+        assert_ne!(a, ids.get("projects/p/global/networks/n", "create", &spec));
+    }
+}
