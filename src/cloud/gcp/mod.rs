@@ -3,7 +3,7 @@
 //! buckets only over gRPC).
 //!
 //! [`GcpProvider`] implements [`Provider`] by handing each resource kind to its API's [`Adapter`]
-//! (`compute.rs`, `container.rs`, `filestore.rs`, `artifactregistry.rs`, `storage.rs`). What all
+//! (`compute/`, `container/`, `filestore.rs`, `artifactregistry.rs`, `storage.rs`). What all
 //! of them share lives here: where each API is ([`Endpoints`], overridable by environment
 //! variables), which credentials to send ([`Credentials`]), and how an error is classified for the
 //! executor ([`classify_status`]).
@@ -255,6 +255,14 @@ pub fn classify_status(http: Option<u16>, status: &str, reason: &str, message: &
         || lower.contains("please wait and try again once it is done")
     {
         ErrorClass::Busy
+    } else if lower.contains("gce_stockout")
+        || status == "ZONE_RESOURCE_POOL_EXHAUSTED"
+        || status == "GCE_STOCKOUT"
+        || lower.contains("does not have enough resources")
+        || lower.contains("resource pool exhausted")
+    {
+        // Before the transient checks: Compute reports stockouts with HTTP 503.
+        ErrorClass::Capacity
     } else if reason == "resourceInUseByAnotherResource"
         || lower.contains("is already being used by")
         || lower.contains("not empty")
@@ -277,12 +285,6 @@ pub fn classify_status(http: Option<u16>, status: &str, reason: &str, message: &
         || lower.contains("quota")
     {
         ErrorClass::Quota
-    } else if lower.contains("gce_stockout")
-        || status == "ZONE_RESOURCE_POOL_EXHAUSTED"
-        || lower.contains("does not have enough resources")
-        || lower.contains("resource pool exhausted")
-    {
-        ErrorClass::Capacity
     } else if http == Some(429) || status == "RESOURCE_EXHAUSTED" {
         ErrorClass::Transient
     } else if http == Some(409)

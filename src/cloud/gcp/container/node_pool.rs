@@ -135,7 +135,6 @@ pub(super) fn project(
     location: &str,
     pool: &NodePool,
     nodes_per_zone: Option<u64>,
-    desired: &Value,
 ) -> Observed {
     let live = serde_json::to_value(pool).unwrap_or(Value::Null);
     let config = pool.config.as_ref();
@@ -299,7 +298,6 @@ impl ContainerAdapter {
             &path.location,
             &pool,
             counted,
-            &target.spec,
         )))
     }
 
