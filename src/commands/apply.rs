@@ -26,6 +26,9 @@ pub async fn run(
     printer: Printer,
     request: Request,
 ) -> Result<ExitStatus, Failure> {
+    // Before anything else, so an early Ctrl-C is handled the same way as a late one.
+    let stop = Stop::default();
+    watch_interrupts(printer, stop.clone());
     let (target, destroy, auto_approve, timings) = match request {
         Request::Apply(a) => (a.target, false, a.auto_approve, a.timings),
         Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings),
@@ -75,8 +78,6 @@ pub async fn run(
     let (state, existed) = session.load_state()?;
     let (initial_lineage, initial_serial) = (state.lineage.clone(), state.serial);
     let sink = Arc::new(StateSink::new(state, Box::new(session.store.clone())));
-    let stop = Stop::default();
-    watch_interrupts(printer, stop.clone());
     let progress = Arc::new(Progress::new(printer));
     let executor = Executor::new(
         session.provider.clone(),

@@ -1,0 +1,199 @@
+//! `cargo bench --bench apply`: applies each shipped blueprint against the simulator with its
+//! realistic latency profile (on a fast clock) and prints, in simulated time, the apply makespan
+//! against two lower bounds of the graph — its critical path, and the critical path once GKE's
+//! one-operation-per-cluster rule serialises a cluster's node pools — plus the API requests made per
+//! resource. Numbers, not assertions: this is a benchmark, not a test.
+
+use a3ctl::apply::executor::{Executor, Stop};
+use a3ctl::apply::schedule::{self, Step, StepKind};
+use a3ctl::apply::sink::{Discard, StateSink};
+use a3ctl::apply::{Backoff, Options, Silent};
+use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig, GcpProvider};
+use a3ctl::graph::ResourceGraph;
+use a3ctl::plan::Plan;
+use a3ctl::plan::planner::{Refreshed, plan};
+use a3ctl::resource::Kind;
+use a3ctl::state::State;
+use a3ctl_sim::SimConfig;
+use a3ctl_sim::latency::LatencyProfile;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Real seconds per simulated second.
+const SCALE: f64 = 0.001;
+
+/// The mean simulated duration, in seconds, of creating one resource of `step`'s kind.
+fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
+    let change = &plan.changes[step.change];
+    let gpu = change
+        .after
+        .as_ref()
+        .is_some_and(|s| s["accelerator"].is_object());
+    let key = match step.addr.kind {
+        Kind::Network => "compute.network.insert",
+        Kind::Subnetwork => "compute.subnetwork.insert",
+        Kind::Firewall => "compute.firewall.insert",
+        Kind::Router => "compute.router.insert",
+        Kind::ResourcePolicy => "compute.resourcePolicy.insert",
+        Kind::Cluster => "container.cluster.create",
+        Kind::NodePool if gpu => "container.nodePool.create.gpu",
+        Kind::NodePool => "container.nodePool.create",
+        Kind::Filestore => "file.instance.create",
+        Kind::Repository => "artifactregistry.repository.create",
+        Kind::Bucket | Kind::Kubernetes => return 0.0,
+    };
+    let mut mean = |k: &str| match profile.spans.get(k) {
+        Some(a3ctl_sim::latency::Span::Fixed(s)) => *s,
+        Some(a3ctl_sim::latency::Span::Range([a, b])) => (a + b) / 2.0,
+        None => 0.0,
+    };
+    // A cluster is created with a bootstrap pool that is deleted before it is usable.
+    let extra = if step.addr.kind == Kind::Cluster {
+        mean("container.nodePool.delete")
+    } else {
+        0.0
+    };
+    mean(key) + extra
+}
+
+async fn bench(name: &str) {
+    let blueprint = a3ctl::blueprint::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("blueprints")
+            .join(name),
+    )
+    .expect("shipped blueprint");
+    let graph = ResourceGraph::from_blueprint(&blueprint).expect("graph");
+    let sim = a3ctl_sim::start(SimConfig {
+        port: 0,
+        ..SimConfig::realistic(SCALE)
+    })
+    .await
+    .expect("simulator");
+    let provider = GcpProvider::new(GcpConfig {
+        project: blueprint.project.clone(),
+        endpoints: Endpoints::simulator(sim.base_url()),
+        credentials: CredentialsMode::Anonymous,
+        poll: Duration::from_millis(2),
+    })
+    .await
+    .expect("clients");
+    let state = State::new(&blueprint.name, "bench".into());
+    let the_plan = plan(graph.resources(), &state, &Refreshed::new(), false).expect("plan");
+
+    // Lower bounds from the graph with the profile's mean durations.
+    let steps = schedule::steps(&the_plan, &state);
+    let profile = LatencyProfile::realistic();
+    let weight = |s: &Step| expected_secs(&profile, &the_plan, s);
+    let critical = schedule::critical_path(&steps, weight);
+    // GKE serialises a cluster's operations: its pools run one after another after the cluster.
+    let cluster_chain: f64 = steps
+        .iter()
+        .filter(|s| {
+            matches!(s.addr.kind, Kind::Cluster | Kind::NodePool) && s.kind == StepKind::Create
+        })
+        .map(weight)
+        .sum();
+    let before_cluster = steps
+        .iter()
+        .position(|s| s.addr.kind == Kind::Cluster)
+        .map(|i| {
+            let mut prefix = steps.clone();
+            prefix.truncate(i + 1);
+            schedule::critical_path(&prefix, weight) - weight(&steps[i])
+        })
+        .unwrap_or(0.0);
+    let laned = critical.max(before_cluster + cluster_chain);
+
+    let options = Options {
+        poll: Backoff {
+            initial: Duration::from_millis(2),
+            max: Duration::from_millis(10),
+            multiplier: 1.5,
+        },
+        retry: Backoff {
+            initial: Duration::from_millis(2),
+            max: Duration::from_millis(20),
+            multiplier: 2.0,
+        },
+        seed: 1,
+        ..Options::default()
+    };
+    let sink = Arc::new(StateSink::new(state, Box::new(Discard)));
+    let executor = Executor::new(
+        Arc::new(provider),
+        sink,
+        Arc::new(Silent),
+        options,
+        Stop::default(),
+    );
+    let started = sim.now();
+    let real = std::time::Instant::now();
+    let report = executor.apply(&the_plan).await;
+    let makespan = sim.now().since(started) as f64 / 1000.0;
+    assert!(
+        report.succeeded(),
+        "the benchmark apply failed: {:?}",
+        report.failures().next()
+    );
+    let resources = the_plan.changes.len();
+    let requests = sim.request_total();
+    let mut per_api: std::collections::BTreeMap<String, u64> = Default::default();
+    for (endpoint, n) in sim.request_counts() {
+        let api = endpoint.split('/').nth(1).unwrap_or("?").to_string();
+        *per_api.entry(api).or_default() += n;
+    }
+    println!(
+        "{name:<14} {resources:>9} {:>12} {:>14} {:>16} {:>9.2} {:>13.2} {requests:>8} {:>12.1}   {}",
+        fmt(makespan),
+        fmt(critical),
+        fmt(laned),
+        makespan / laned,
+        real.elapsed().as_secs_f64(),
+        requests as f64 / resources as f64,
+        per_api
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+}
+
+fn fmt(secs: f64) -> String {
+    format!("{}m{:02}s", (secs / 60.0) as u64, (secs % 60.0) as u64)
+}
+
+fn main() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    println!(
+        "Apply makespan under the realistic latency profile (simulated time; clock scale {SCALE}):"
+    );
+    println!(
+        "{:<14} {:>9} {:>12} {:>14} {:>16} {:>9} {:>13} {:>8} {:>12}   {}",
+        "blueprint",
+        "resources",
+        "makespan",
+        "critical path",
+        "+ GKE one-op",
+        "ratio",
+        "real seconds",
+        "requests",
+        "req/resource",
+        "requests by API"
+    );
+    for name in ["a3-high.toml", "a3-mega.toml", "minimal.toml"] {
+        runtime.block_on(bench(name));
+    }
+    println!("\n`critical path`: longest dependency chain with the profile's mean durations;");
+    println!(
+        "`+ GKE one-op`: the same once GKE's one-operation-per-cluster rule serialises the cluster and its pools;"
+    );
+    println!(
+        "`ratio`: makespan / the larger bound (1.0 = no time lost to scheduling; random draws can put it below 1)."
+    );
+}
