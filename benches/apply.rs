@@ -141,7 +141,10 @@ async fn bench(name: &str) {
     let requests = sim.request_total();
     let mut per_api: std::collections::BTreeMap<String, u64> = Default::default();
     for (endpoint, n) in sim.request_counts() {
-        let api = endpoint.split('/').nth(1).unwrap_or("?").to_string();
+        let api = match endpoint.split('/').nth(1).unwrap_or("?") {
+            "api" | "apis" => "kube".to_string(),
+            other => other.to_string(),
+        };
         *per_api.entry(api).or_default() += n;
     }
     println!(
