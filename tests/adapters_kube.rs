@@ -23,8 +23,12 @@ struct Cluster {
 }
 
 async fn start(multi_networking: bool) -> Cluster {
+    start_with(SimConfig::default(), multi_networking).await
+}
+
+async fn start_with(config: SimConfig, multi_networking: bool) -> Cluster {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let sim = a3ctl_sim::start(config).await.unwrap();
     let shared = sim.shared.clone();
     let spec = kube::ClusterSpec {
         key: KEY.into(),
@@ -508,4 +512,52 @@ async fn tls_is_verified_against_the_cluster_ca() {
         c.adapter.read(&bad).await.unwrap_err().class,
         ErrorClass::Invalid
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_and_dropped_connections_are_transient_and_a_refused_token_is_permission() {
+    use a3ctl_sim::faults::{FaultConfig, TransientFaults, TransientKind};
+    let c = start(false).await;
+    let target = c.target(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "x", "namespace": "default"}, "data": {"a": "1"}}));
+    // Discovery first, so the faults hit the apply itself.
+    c.adapter.read(&target).await.unwrap();
+    for (kind, status) in [
+        (TransientKind::Unavailable, Some(503)),
+        (TransientKind::RateLimit, Some(429)),
+        (TransientKind::DropBefore, None),
+    ] {
+        let mut faults = FaultConfig::default();
+        faults.transient.insert(
+            "kube".into(),
+            TransientFaults {
+                rate: 1.0,
+                kinds: vec![kind],
+                methods: vec!["PATCH".into()],
+            },
+        );
+        c.sim.set_faults(faults);
+        let err = c.adapter.create(&target).await.unwrap_err();
+        assert_eq!(err.class, ErrorClass::Transient, "{kind:?}: {err:?}");
+        assert_eq!(err.http_status, status, "{kind:?}: {err:?}");
+    }
+    c.sim.set_faults(FaultConfig::default());
+    assert_eq!(c.adapter.create(&target).await.unwrap(), Started::Done);
+
+    // An API server that does not accept the token.
+    let strict = start_with(
+        SimConfig {
+            kube_token: Some("the-right-token".into()),
+            ..SimConfig::default()
+        },
+        false,
+    )
+    .await;
+    let err = strict
+        .adapter
+        .read(&strict.target(target.spec["object"].clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.class, ErrorClass::Permission, "{err:?}");
+    assert!(err.hint.unwrap().contains("authorized networks"));
 }
