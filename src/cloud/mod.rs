@@ -8,6 +8,7 @@
 
 pub mod fake;
 pub mod gcp;
+pub mod kube;
 
 use crate::plan::FieldDiff;
 use crate::resource::{Addr, Lifecycle, Observed};

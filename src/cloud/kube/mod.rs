@@ -1,0 +1,423 @@
+//! Kubernetes objects inside GKE clusters, through kube-rs: server-side apply, readiness waits,
+//! drift-free reads.
+//!
+//! A resource of kind `k8s` has the spec `{"cluster": "<cluster name>", "object": <a full
+//! Kubernetes object>}` (optionally `"ready": "<condition>"`, see [`Condition`]), and
+//! `target.context` holds its cluster's recorded outputs (`endpoint`, `ca_certificate` as the GKE
+//! adapter records them). [`KubeAdapter`] implements the same [`Adapter`] trait as the Google
+//! adapters:
+//! - `create` / `update`: server-side apply with field manager `a3ctl` (forced), then an
+//!   [`OperationRef`] (`api: Kubernetes`) whose name says what to wait for ([`operation`]); kinds
+//!   with nothing to wait for return [`Started::Done`];
+//! - `poll`: one GET of the object, `Done` once its condition holds;
+//! - `read`: the live object projected onto the desired object's paths ([`project`]);
+//! - `delete`: DELETE (foreground for workloads).
+//!
+//! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
+//! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection).
+
+pub mod client;
+pub mod conditions;
+pub mod errors;
+pub mod operation;
+pub mod project;
+
+pub use conditions::Condition;
+pub use operation::WaitFor;
+
+use super::gcp::{Adapter, GcpConfig};
+use super::{CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep};
+use crate::plan::FieldDiff;
+use crate::resource::{Api, Kind, Observed};
+use crate::state::OperationRef;
+use client::{Clients, Served};
+use errors::classify;
+use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, Patch, PatchParams};
+use serde_json::{Value, json};
+
+/// The field manager of every apply.
+pub const FIELD_MANAGER: &str = "a3ctl";
+
+/// Kinds deleted with foreground propagation (their pods go first).
+const WORKLOADS: [&str; 6] = [
+    "Deployment",
+    "DaemonSet",
+    "StatefulSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+];
+
+/// The Kubernetes adapter.
+pub struct KubeAdapter {
+    clients: Clients,
+}
+
+/// A `k8s` resource's spec, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Desired {
+    pub cluster: String,
+    pub object: Value,
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    /// As written in the object (`None` for cluster-scoped objects, or namespaced ones that
+    /// rely on `default`).
+    pub namespace: Option<String>,
+    pub condition: Condition,
+}
+
+impl Desired {
+    pub fn from_spec(spec: &Value) -> CloudResult<Desired> {
+        let bad = |why: &str| {
+            CloudError::new(
+                ErrorClass::Invalid,
+                format!("bad Kubernetes object spec: {why}"),
+            )
+        };
+        let cluster = spec["cluster"]
+            .as_str()
+            .ok_or_else(|| bad("no `cluster`"))?;
+        let object = &spec["object"];
+        let text = |v: &Value, what: &str| {
+            v.as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| bad(&format!("the object has no {what}")))
+        };
+        let api_version = text(&object["apiVersion"], "apiVersion")?;
+        let kind = text(&object["kind"], "kind")?;
+        let name = text(&object["metadata"]["name"], "metadata.name")?;
+        let namespace = object["metadata"]["namespace"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let condition = match spec.get("ready").and_then(Value::as_str) {
+            Some(c) => Condition::parse(c)
+                .ok_or_else(|| bad(&format!("unknown readiness condition `{c}`")))?,
+            None => Condition::default_for(&api_version, &kind),
+        };
+        Ok(Desired {
+            cluster: cluster.to_string(),
+            object: object.clone(),
+            api_version,
+            kind,
+            name,
+            namespace,
+            condition,
+        })
+    }
+}
+
+/// `kind/namespace/name` (`kind//name` for cluster-scoped objects): a stable key for an object.
+pub fn object_key(object: &Value) -> String {
+    format!(
+        "{}/{}/{}",
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["namespace"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// Parses multi-document YAML (release manifests) into objects; empty documents are skipped.
+pub fn parse_manifests(yaml: &str) -> CloudResult<Vec<Value>> {
+    let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(|e| {
+        CloudError::new(
+            ErrorClass::Invalid,
+            format!("cannot parse the manifests: {e}"),
+        )
+    })?;
+    let mut objects = Vec::new();
+    for document in documents {
+        match document {
+            Value::Null => {}
+            Value::Object(ref m) if m.is_empty() => {}
+            Value::Object(_) => objects.push(document),
+            other => {
+                return Err(CloudError::new(
+                    ErrorClass::Invalid,
+                    format!("a manifest document is not an object: {other}"),
+                ));
+            }
+        }
+    }
+    Ok(objects)
+}
+
+/// The cluster's `(endpoint, ca_certificate)` from the target's context: the `cluster` entry
+/// named like the spec's cluster (by address name or self link), or the only entry that has an
+/// endpoint.
+pub fn cluster_outputs(target: &Target, cluster: &str) -> CloudResult<(String, String)> {
+    let usable = |v: &Value| v["endpoint"].as_str().is_some_and(|e| !e.is_empty());
+    let named = target.context.iter().find(|(addr, v)| {
+        addr.kind == Kind::Cluster
+            && usable(v)
+            && (addr.name == cluster
+                || v["self_link"]
+                    .as_str()
+                    .is_some_and(|l| l.ends_with(&format!("/clusters/{cluster}"))))
+    });
+    let candidates: Vec<_> = target.context.iter().filter(|(_, v)| usable(v)).collect();
+    let outputs = match (named, candidates.as_slice()) {
+        (Some((_, v)), _) => v,
+        (None, [(_, v)]) => *v,
+        _ => {
+            return Err(CloudError::new(
+                ErrorClass::Other,
+                format!(
+                    "{}: the endpoint of cluster `{cluster}` is not known (it is not among the recorded outputs this object depends on)",
+                    target.addr
+                ),
+            ));
+        }
+    };
+    Ok((
+        outputs["endpoint"].as_str().unwrap_or_default().to_string(),
+        outputs["ca_certificate"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    ))
+}
+
+fn dynamic_api(
+    client: kube::Client,
+    served: &Served,
+    namespace: Option<&str>,
+) -> KubeApi<DynamicObject> {
+    if served.namespaced {
+        KubeApi::namespaced_with(client, namespace.unwrap_or("default"), &served.resource)
+    } else {
+        KubeApi::all_with(client, &served.resource)
+    }
+}
+
+fn to_value(object: &DynamicObject) -> CloudResult<Value> {
+    serde_json::to_value(object)
+        .map_err(|e| CloudError::new(ErrorClass::Other, format!("cannot encode an object: {e}")))
+}
+
+/// Outputs of a live object: identity, and a short status summary.
+pub fn outputs(live: &Value, condition: Condition) -> Value {
+    let status = &live["status"];
+    let mut out = json!({
+        "uid": live["metadata"]["uid"],
+        "resource_version": live["metadata"]["resourceVersion"],
+        "generation": live["metadata"]["generation"],
+        "condition": condition.name(),
+        "ready": condition.holds(live),
+        "summary": condition.progress(live),
+    });
+    match live["kind"].as_str().unwrap_or_default() {
+        "DaemonSet" => {
+            out["daemonset"] = json!({
+                "desired": status["desiredNumberScheduled"].as_i64().unwrap_or(0),
+                "ready": status["numberReady"].as_i64().unwrap_or(0),
+                "updated": status["updatedNumberScheduled"].as_i64().unwrap_or(0),
+                "available": status["numberAvailable"].as_i64().unwrap_or(0),
+            })
+        }
+        "Deployment" => {
+            out["deployment"] = json!({
+                "available": conditions::is_deployment_available(live),
+                "available_replicas": status["availableReplicas"].as_i64().unwrap_or(0),
+            })
+        }
+        "CustomResourceDefinition" => {
+            out["crd"] = json!({"established": conditions::is_crd_established(live)})
+        }
+        _ => {}
+    }
+    out
+}
+
+impl KubeAdapter {
+    pub fn new(config: &GcpConfig) -> CloudResult<KubeAdapter> {
+        Ok(KubeAdapter {
+            clients: Clients::new(config)?,
+        })
+    }
+
+    /// Builds (or refreshes) the client of the target's cluster, so that operations on that
+    /// cluster can be polled (call it before polling an operation journaled by an earlier
+    /// process). Returns the cluster endpoint.
+    pub async fn connect(&self, target: &Target) -> CloudResult<String> {
+        let desired = Desired::from_spec(&target.spec)?;
+        let (endpoint, ca) = cluster_outputs(target, &desired.cluster)?;
+        self.clients.client(&endpoint, Some(&ca)).await?;
+        Ok(endpoint)
+    }
+
+    /// The client, the kind's place and the object's API for a target.
+    async fn api_for(
+        &self,
+        target: &Target,
+    ) -> CloudResult<(Desired, String, KubeApi<DynamicObject>)> {
+        let desired = Desired::from_spec(&target.spec)?;
+        let (endpoint, ca) = cluster_outputs(target, &desired.cluster)?;
+        let client = self.clients.client(&endpoint, Some(&ca)).await?;
+        let served = self
+            .clients
+            .resolve(&client, &endpoint, &desired.api_version, &desired.kind)
+            .await?;
+        let api = dynamic_api(client, &served, desired.namespace.as_deref());
+        Ok((desired, endpoint, api))
+    }
+
+    /// Server-side apply of the desired object.
+    async fn apply(&self, target: &Target) -> CloudResult<Started> {
+        let (desired, endpoint, api) = self.api_for(target).await?;
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        api.patch(&desired.name, &params, &Patch::Apply(&desired.object))
+            .await
+            .map_err(|e| classify(&e))?;
+        if desired.condition == Condition::Exists {
+            return Ok(Started::Done);
+        }
+        let wait = WaitFor {
+            endpoint,
+            api_version: desired.api_version,
+            kind: desired.kind,
+            namespace: desired.namespace,
+            name: desired.name,
+            condition: desired.condition,
+        };
+        Ok(Started::Operation(OperationRef {
+            api: Api::Kubernetes,
+            name: wait.to_name(),
+        }))
+    }
+}
+
+#[async_trait::async_trait]
+impl Adapter for KubeAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        let (desired, _, api) = self.api_for(target).await?;
+        let Some(live) = api.get_opt(&desired.name).await.map_err(|e| classify(&e))? else {
+            return Ok(None);
+        };
+        let live = to_value(&live)?;
+        let mut spec = json!({
+            "cluster": desired.cluster,
+            "object": project::project(&desired.object, &live),
+        });
+        if let Some(ready) = target.spec.get("ready") {
+            spec["ready"] = ready.clone();
+        }
+        Ok(Some(Observed {
+            spec,
+            outputs: outputs(&live, desired.condition),
+        }))
+    }
+
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        self.apply(target).await
+    }
+
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        if diffs.is_empty() {
+            return vec![];
+        }
+        vec![UpdateStep {
+            name: "apply".into(),
+            fields: diffs.iter().map(|d| d.field.clone()).collect(),
+        }]
+    }
+
+    async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {
+        self.apply(target).await
+    }
+
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let (desired, _, api) = self.api_for(target).await?;
+        let params = if WORKLOADS.contains(&desired.kind.as_str()) {
+            DeleteParams::foreground()
+        } else {
+            DeleteParams::default()
+        };
+        api.delete(&desired.name, &params)
+            .await
+            .map_err(|e| classify(&e))?;
+        Ok(Started::Done)
+    }
+
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        let wait = WaitFor::parse(&operation.name)?;
+        let client = self.clients.client(&wait.endpoint, None).await?;
+        let served = self
+            .clients
+            .resolve(&client, &wait.endpoint, &wait.api_version, &wait.kind)
+            .await?;
+        let api = dynamic_api(client, &served, wait.namespace.as_deref());
+        let Some(live) = api.get_opt(&wait.name).await.map_err(|e| classify(&e))? else {
+            return Ok(OpStatus::Failed(CloudError::new(
+                ErrorClass::NotFound,
+                format!(
+                    "{} {} disappeared while waiting for it to be {}",
+                    wait.kind,
+                    wait.name,
+                    wait.condition.name()
+                ),
+            )));
+        };
+        let live = to_value(&live)?;
+        if wait.condition.holds(&live) {
+            Ok(OpStatus::Done)
+        } else {
+            Ok(OpStatus::Running {
+                progress: Some(format!(
+                    "{} {}: waiting for {} ({})",
+                    wait.kind,
+                    wait.name,
+                    wait.condition.name(),
+                    wait.condition.progress(&live)
+                )),
+            })
+        }
+    }
+
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        if observed.outputs["ready"].as_bool().unwrap_or(false) {
+            Settle::Ready
+        } else {
+            Settle::Pending {
+                status: observed.outputs["summary"]
+                    .as_str()
+                    .unwrap_or("not ready")
+                    .to_string(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_parse_and_keys_are_stable() {
+        let objects = parse_manifests(
+            "---\n# comment only\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: kueue-system\n---\n\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: kueue-system\ndata:\n  a: \"1\"\n",
+        )
+        .unwrap();
+        assert_eq!(objects.len(), 2);
+        assert_eq!(object_key(&objects[0]), "Namespace//kueue-system");
+        assert_eq!(object_key(&objects[1]), "ConfigMap/kueue-system/c");
+        assert_eq!(objects[1]["data"]["a"], "1");
+    }
+
+    #[test]
+    fn specs_are_checked() {
+        let spec = json!({"cluster": "c", "object": {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "d", "namespace": "kube-system"}}});
+        let d = Desired::from_spec(&spec).unwrap();
+        assert_eq!(d.condition, Condition::RolledOut);
+        let mut s2 = spec.clone();
+        s2["ready"] = json!("on_matching_nodes(2)");
+        assert_eq!(
+            Desired::from_spec(&s2).unwrap().condition,
+            Condition::OnMatchingNodes(2)
+        );
+        assert!(Desired::from_spec(&json!({"cluster": "c", "object": {"kind": "X"}})).is_err());
+    }
+}
