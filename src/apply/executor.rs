@@ -118,6 +118,9 @@ impl Executor {
                 }
                 Some(op) => {
                     self.reporter.step_started(&p.addr, kind);
+                    // Look before waiting: it reconnects clients that are built per target (a
+                    // cluster's Kubernetes API) after a restart. Its answer is not needed.
+                    let _ = self.read(&target).await;
                     match self.wait(&target, op).await {
                         Waited::Done => match p.action {
                             PendingAction::Delete => {

@@ -3,6 +3,7 @@
 //! buckets only over gRPC).
 //!
 //! [`GcpProvider`] implements [`Provider`] by handing each resource kind to its API's [`Adapter`]
+//! (Kubernetes objects go to [`crate::cloud::kube::KubeAdapter`])
 //! (`compute/`, `container/`, `filestore.rs`, `artifactregistry.rs`, `storage.rs`). What all
 //! of them share lives here: where each API is ([`Endpoints`], overridable by environment
 //! variables), which credentials to send ([`Credentials`]), and how an error is classified for the
@@ -138,6 +139,8 @@ pub struct GcpProvider {
     filestore: Arc<dyn Adapter>,
     artifactregistry: Arc<dyn Adapter>,
     storage: Arc<dyn Adapter>,
+    /// Objects inside the clusters, through each cluster's Kubernetes API.
+    kubernetes: Arc<dyn Adapter>,
 }
 
 impl GcpProvider {
@@ -150,6 +153,7 @@ impl GcpProvider {
                 artifactregistry::ArtifactRegistryAdapter::new(&config).await?,
             ),
             storage: Arc::new(storage::StorageAdapter::new(&config).await?),
+            kubernetes: Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),
         })
     }
 
@@ -164,10 +168,7 @@ impl GcpProvider {
             Api::Filestore => Ok(&self.filestore),
             Api::ArtifactRegistry => Ok(&self.artifactregistry),
             Api::Storage => Ok(&self.storage),
-            Api::Kubernetes => Err(CloudError::new(
-                ErrorClass::Other,
-                "Kubernetes objects are not handled by the GCP provider",
-            )),
+            Api::Kubernetes => Ok(&self.kubernetes),
         }
     }
 }
@@ -201,7 +202,8 @@ impl Provider for GcpProvider {
         }
     }
     fn owned(&self, target: &Target, observed: &Observed) -> bool {
-        owned(target, observed)
+        // Server-side apply with force takes an existing object over: it is always adoptable.
+        target.addr.kind == Kind::Kubernetes || owned(target, observed)
     }
     fn serial_lane(&self, target: &Target) -> Option<String> {
         serial_lane(target)
