@@ -235,3 +235,44 @@ async fn interrupts_save_state_and_the_next_apply_finishes() {
         .await
         .expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_default_below_the_gpudirect_minimum_stops_before_the_cluster_is_created() {
+    let cx = TestContext::new().await;
+    // EXTENDED's default is 1.31.14-gke.1243000: below A3 Mega's 1.32.4-gke.1767000 floor.
+    let text = std::fs::read_to_string(cx.path("blueprints/minimal.toml")).unwrap();
+    cx.write(
+        "old.toml",
+        &format!("{text}\n[cluster]\nrelease_channel = \"extended\"\nversion = \"default\"\n"),
+    );
+    cx.run(&["validate", "old.toml"]).await.expect(0);
+    let run = cx
+        .run(&["apply", "old.toml", "--auto-approve"])
+        .await
+        .expect(1);
+    assert!(
+        run.stderr
+            .contains("error: Failed to create `cluster.main`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("older than GPUDirect on A3 Mega needs"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("1.31.14-gke.1243000"), "{}", run.stderr);
+    let clusters = reqwest::get(format!(
+        "{}/container/v1/projects/{P}/locations/-/clusters",
+        cx.sim.base_url()
+    ))
+    .await
+    .unwrap()
+    .json::<Value>()
+    .await
+    .unwrap();
+    assert!(
+        clusters["clusters"].as_array().is_none_or(|c| c.is_empty()),
+        "{clusters}"
+    );
+}

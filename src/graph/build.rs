@@ -218,6 +218,8 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             "filestore_csi": bp.filestore.is_some(),
             "gcsfuse_csi": bp.buckets.iter().any(|b| b.mount),
             "workload_pool": format!("{p}.svc.id.goog"),
+            // Not diffed: lets the GKE adapter check the resolved version's GPUDirect minimum.
+            "gpudirect_family": bp.family.machine_type(),
         }),
         vec![addr::primary_subnet()],
         Lifecycle {

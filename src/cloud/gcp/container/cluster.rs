@@ -209,6 +209,35 @@ pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
 }
 
 /// Picks the build a requested version means in `channel`, from the location's serverConfig.
+/// GPUDirect needs a minimum GKE build per machine family (a3-recipe.md §A.7.6). `validate`
+/// checks versions it can bound offline; `default` and `latest` are checked here, once resolved,
+/// before anything is created. The spec's `gpudirect_family` names the family's machine type.
+fn check_gpudirect(spec: &Value, version: &str) -> CloudResult<()> {
+    use crate::blueprint::{GkeVersion, MachineFamily, versions::check_resolved};
+    let Some(family) = spec
+        .get("gpudirect_family")
+        .and_then(Value::as_str)
+        .and_then(MachineFamily::from_machine_type)
+    else {
+        return Ok(());
+    };
+    let Some(resolved) = GkeVersion::parse(version) else {
+        return Ok(());
+    };
+    check_resolved(family, resolved).map_err(|violation| {
+        CloudError::new(
+            ErrorClass::Invalid,
+            format!(
+                "GKE {version}, which `version = \"{}\"` resolves to in this release channel, is older than GPUDirect on {} needs ({} or later)",
+                spec["version"].as_str().unwrap_or(""),
+                family.display_name(),
+                violation.required
+            ),
+        )
+        .with_hint("set `[cluster] version` to a newer minor (e.g. \"1.32\" or later) or choose a release channel that offers one")
+    })
+}
+
 pub(super) fn resolve_version(
     config: &google_cloud_container_v1::model::ServerConfig,
     channel: &str,
@@ -305,6 +334,7 @@ impl ContainerAdapter {
                 spec["version"].as_str().unwrap_or("default"),
             )
             .await?;
+        check_gpudirect(spec, &version)?;
         let cluster: Cluster = typed("cluster", create_body(&path, spec, &version))?;
         let op = self
             .client
