@@ -191,7 +191,9 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
         .await
         .expect(0);
     assert!(
-        destroyed.stderr.contains("Apply complete!"),
+        destroyed
+            .stderr
+            .contains("Destroy complete! Resources: 35 destroyed."),
         "{}",
         destroyed.stderr
     );

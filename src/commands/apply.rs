@@ -123,6 +123,7 @@ pub async fn run(
             &report,
             timings,
             stop.starting.is_cancelled(),
+            destroy,
         );
     }
     if !auto_approve && target.extension().is_some_and(|e| e == "toml") {
@@ -154,6 +155,7 @@ pub async fn run(
         &report,
         timings,
         stop.starting.is_cancelled(),
+        destroy,
     )
 }
 
@@ -164,6 +166,7 @@ fn finish(
     report: &ApplyReport,
     timings: Option<PathBuf>,
     interrupted: bool,
+    destroy: bool,
 ) -> Result<ExitStatus, Failure> {
     if let Some(path) = timings {
         let text = serde_json::to_vec_pretty(&report.timings())
@@ -185,10 +188,18 @@ fn finish(
         count(&[StepKind::Delete, StepKind::DeletedWith]),
     );
     if report.succeeded() && !interrupted {
-        printer.err(&format!(
-            "\n{} Resources: {added} added, {changed} changed, {destroyed} destroyed.\n",
-            printer.bold("Apply complete!")
-        ));
+        let line = if destroy {
+            format!(
+                "{} Resources: {destroyed} destroyed.",
+                printer.bold("Destroy complete!")
+            )
+        } else {
+            format!(
+                "{} Resources: {added} added, {changed} changed, {destroyed} destroyed.",
+                printer.bold("Apply complete!")
+            )
+        };
+        printer.err(&format!("\n{line}\n"));
         return Ok(ExitStatus::Success);
     }
     let mut out = String::from("\n");
