@@ -119,35 +119,35 @@ impl LocalLock {
         };
         std::fs::create_dir_all(parent_dir(&path)).map_err(io)?;
         let mut acquired = Acquired::Fresh;
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    let text = serde_json::to_vec_pretty(&info)
-                        .map_err(|e| io(std::io::Error::other(e)))?;
-                    file.write_all(&text).map_err(io)?;
-                    file.sync_all().map_err(io)?;
-                    return Ok((LocalLock { path, id: info.id }, acquired));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let held = read_lock(&path)?;
-                    if held.is_stale_here() {
-                        std::fs::remove_file(&path).map_err(io)?;
-                        acquired = Acquired::TookOverStale(held);
-                        continue;
+        // The lock appears with its content in one step: written to a private temporary file,
+        // then hard-linked into place (which fails if a lock exists), so a concurrent reader never
+        // sees an empty lock.
+        let text = serde_json::to_vec_pretty(&info).map_err(|e| io(std::io::Error::other(e)))?;
+        let tmp = with_suffix(&path, &format!(".tmp-{}-{}", std::process::id(), info.id));
+        write_private(&tmp, &text).map_err(io)?;
+        let result = (|| {
+            for _ in 0..2 {
+                match std::fs::hard_link(&tmp, &path) {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        let held = read_lock(&path)?;
+                        if held.is_stale_here() {
+                            std::fs::remove_file(&path).map_err(io)?;
+                            acquired = Acquired::TookOverStale(held);
+                            continue;
+                        }
+                        return Err(LockError::Held {
+                            path: state_path.to_path_buf(),
+                            info: Box::new(held),
+                        });
                     }
-                    return Err(LockError::Held {
-                        path: state_path.to_path_buf(),
-                        info: Box::new(held),
-                    });
+                    Err(e) => return Err(io(e)),
                 }
-                Err(e) => return Err(io(e)),
             }
-        }
-        Err(io(std::io::Error::other("the lock file kept reappearing")))
+            Err(io(std::io::Error::other("the lock file kept reappearing")))
+        })();
+        let _ = std::fs::remove_file(&tmp);
+        result.map(|()| (LocalLock { path, id: info.id }, acquired))
     }
 
     /// Who holds the lock of the state at `state_path`, if anyone.
@@ -252,6 +252,35 @@ mod tests {
         drop(lock);
         assert!(LocalLock::holder(&state).unwrap().is_none());
         let _again = LocalLock::acquire(&state, LockInfo::current("id-3".into(), "apply")).unwrap();
+    }
+
+    #[test]
+    fn racing_acquirers_get_one_winner_and_readable_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("x.a3state.json");
+        for round in 0..20 {
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let (state, barrier) = (state.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        LocalLock::acquire(
+                            &state,
+                            LockInfo::current(format!("r{round}-{i}"), "apply"),
+                        )
+                    })
+                })
+                .collect();
+            let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let winners = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(winners, 1, "round {round}");
+            for r in &results {
+                if let Err(e) = r {
+                    assert!(matches!(e, LockError::Held { .. }), "round {round}: {e}");
+                }
+            }
+        }
     }
 
     #[test]
