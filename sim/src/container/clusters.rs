@@ -442,6 +442,21 @@ fn start_change(
     ))
 }
 
+/// An add-ons update: every add-on message present replaces that add-on's configuration
+/// wholesale. Proto3 JSON leaves out default values, so `{"gcpFilestoreCsiDriverConfig": {}}` —
+/// what the Rust client sends for `enabled: false` — turns the add-on off, as on real GKE.
+fn replace_addons(current: &Value, update: &Value) -> Value {
+    let mut addons = current.clone();
+    if let (Some(target), Some(changes)) = (addons.as_object_mut(), update.as_object()) {
+        for (addon, config) in changes {
+            target.insert(addon.clone(), config.clone());
+        }
+    } else if addons.is_null() {
+        addons = update.clone();
+    }
+    addons
+}
+
 /// `desiredFooBar` → `fooBar`.
 fn undesired(key: &str) -> String {
     let rest = key.strip_prefix("desired").unwrap_or(key);
@@ -585,6 +600,13 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
             rules::check_multi_networking(&probe)?;
             (changed("networkConfig", network), "UPDATE_CLUSTER")
         }
+        "desiredAddonsConfig" => (
+            changed(
+                "addonsConfig",
+                replace_addons(&resource["addonsConfig"], value),
+            ),
+            "UPDATE_CLUSTER",
+        ),
         other => {
             let field = undesired(other);
             let new = if value.is_object() {
@@ -681,9 +703,7 @@ fn set_method(cluster: &Cluster, method: &str, request: &Value) -> GcpResult<Cha
             json!({ "maintenancePolicy": policy })
         }
         "setAddons" => {
-            let mut addons = resource["addonsConfig"].clone();
-            merge(&mut addons, &request["addonsConfig"]);
-            json!({ "addonsConfig": addons })
+            json!({ "addonsConfig": replace_addons(&resource["addonsConfig"], &request["addonsConfig"]) })
         }
         "setLegacyAbac" => json!({"legacyAbac": {"enabled": request["enabled"]}}),
         "setLogging" => json!({"loggingService": request["loggingService"]}),
@@ -700,4 +720,20 @@ fn set_method(cluster: &Cluster, method: &str, request: &Value) -> GcpResult<Cha
         _ => json!({}),
     };
     Ok(Change::Cluster(patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_addon_message_turns_the_addon_off() {
+        let current = json!({
+            "gcpFilestoreCsiDriverConfig": {"enabled": true},
+            "gcsFuseCsiDriverConfig": {"enabled": true},
+        });
+        let updated = replace_addons(&current, &json!({"gcpFilestoreCsiDriverConfig": {}}));
+        assert_eq!(updated["gcpFilestoreCsiDriverConfig"], json!({}));
+        assert_eq!(updated["gcsFuseCsiDriverConfig"]["enabled"], true);
+    }
 }
