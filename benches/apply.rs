@@ -43,7 +43,7 @@ fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
         Kind::Repository => "artifactregistry.repository.create",
         Kind::Bucket | Kind::Kubernetes => return 0.0,
     };
-    let mut mean = |k: &str| match profile.spans.get(k) {
+    let mean = |k: &str| match profile.spans.get(k) {
         Some(a3ctl_sim::latency::Span::Fixed(s)) => *s,
         Some(a3ctl_sim::latency::Span::Range([a, b])) => (a + b) / 2.0,
         None => 0.0,
@@ -177,7 +177,7 @@ fn main() {
         "Apply makespan under the realistic latency profile (simulated time; clock scale {SCALE}):"
     );
     println!(
-        "{:<14} {:>9} {:>12} {:>14} {:>16} {:>9} {:>13} {:>8} {:>12}   {}",
+        "{:<14} {:>9} {:>12} {:>14} {:>16} {:>9} {:>13} {:>8} {:>12}   requests by API",
         "blueprint",
         "resources",
         "makespan",
@@ -186,8 +186,7 @@ fn main() {
         "ratio",
         "real seconds",
         "requests",
-        "req/resource",
-        "requests by API"
+        "req/resource"
     );
     for name in ["a3-high.toml", "a3-mega.toml", "minimal.toml"] {
         runtime.block_on(bench(name));
