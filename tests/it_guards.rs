@@ -78,3 +78,33 @@ async fn a_second_apply_on_a_locked_state_is_refused_naming_the_holder() {
     .expect(0);
     assert!(!lock_path.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_credentials_the_real_cloud_path_fails_fast_with_a_hint() {
+    let cx = TestContext::new().await;
+    let home = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a3ctl"))
+        .args(["plan", "blueprints/a3-high.toml"])
+        .current_dir(cx.path(""))
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no Application Default Credentials found"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("gcloud auth application-default login"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "fails fast, not after retries"
+    );
+}

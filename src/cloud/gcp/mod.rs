@@ -103,6 +103,28 @@ pub struct GcpConfig {
     pub poll: Duration,
 }
 
+/// Whether Application Default Credentials can come from anywhere: the environment variable, the
+/// well-known file gcloud writes, or a metadata server (on Google Cloud, or `GCE_METADATA_HOST`).
+/// Without any, the auth library would fall back to a metadata server that does not exist and
+/// every call would fail only after its retries.
+fn adc_available() -> bool {
+    if std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS").is_some()
+        || std::env::var_os("GCE_METADATA_HOST").is_some()
+    {
+        return true;
+    }
+    let config_dir = std::env::var_os("CLOUDSDK_CONFIG")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".config/gcloud"))
+        });
+    if config_dir.is_some_and(|d| d.join("application_default_credentials.json").exists()) {
+        return true;
+    }
+    // On Google Cloud the machine says so.
+    std::fs::read_to_string("/sys/class/dmi/id/product_name").is_ok_and(|p| p.contains("Google"))
+}
+
 /// Credentials as the google-cloud-rust clients take them.
 pub type Credentials = google_cloud_auth::credentials::Credentials;
 
@@ -111,6 +133,11 @@ impl GcpConfig {
     pub fn credentials(&self) -> CloudResult<Credentials> {
         match self.credentials {
             CredentialsMode::Anonymous => Ok(google_cloud_auth::credentials::anonymous::Builder::new().build()),
+            CredentialsMode::Adc if !adc_available() => Err(CloudError::new(
+                ErrorClass::Permission,
+                "no Application Default Credentials found (no GOOGLE_APPLICATION_CREDENTIALS, no gcloud application-default login, and not on Google Cloud)",
+            )
+            .with_hint("run `gcloud auth application-default login`, set GOOGLE_APPLICATION_CREDENTIALS, or try a3ctl with --sandbox")),
             CredentialsMode::Adc => google_cloud_auth::credentials::Builder::default().build().map_err(|e| {
                 CloudError::new(ErrorClass::Permission, format!("cannot load Application Default Credentials: {e}"))
                     .with_hint("run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS")
