@@ -103,8 +103,9 @@ async fn without_credentials_the_real_cloud_path_fails_fast_with_a_hint() {
         stderr.contains("gcloud auth application-default login"),
         "{stderr}"
     );
+    // The error comes from building the clients, before any call could be retried.
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(20),
-        "fails fast, not after retries"
+        stderr.contains("Cannot create the Google Cloud clients"),
+        "{stderr}"
     );
 }
