@@ -324,3 +324,38 @@ async fn the_nccl_installer_is_rolled_out_before_the_gpu_pool_finishes() {
     );
     assert!(at("k8s.network/-/vpc8", "end_ms") < at("node_pool.a3mega", "end_ms"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_daemonset_driver_mode_the_cos_installer_gives_every_gpu_node_its_gpus() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path("blueprints/a3-high.toml")).unwrap();
+    assert!(text.contains("driver = \"default\""));
+    cx.write(
+        "blueprints/a3-high.toml",
+        &text.replace("driver = \"default\"", "driver = \"daemonset\""),
+    );
+    cx.run(&["apply", "blueprints/a3-high.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let daemonsets = kubectl.names(&["daemonsets", "-n", "kube-system"]).await;
+    assert!(
+        daemonsets.iter().any(|d| d == "nvidia-driver-installer"),
+        "{daemonsets:?}"
+    );
+    // The simulator gives a node its GPUs once a driver installer is ready on it.
+    let nodes = kubectl.items(&["nodes"]).await;
+    let gpu_nodes: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| {
+            n["metadata"]["labels"]["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
+        })
+        .collect();
+    assert_eq!(gpu_nodes.len(), 4);
+    for n in gpu_nodes {
+        assert_eq!(n["status"]["allocatable"]["nvidia.com/gpu"], "8", "{n}");
+    }
+    cx.run(&["plan", "blueprints/a3-high.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
