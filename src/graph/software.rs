@@ -25,7 +25,9 @@ pub const MANAGED_DRIVER_LABEL: &str = "cloud.google.com/gke-gpu-driver-version"
 /// The label key saying who manages an object.
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 
-/// The NRI device injector image (a3-recipe.md §A.7.3), pinned by digest.
+/// The NRI device injector image (a3-recipe.md §A.7.3), pinned by digest. The recipe notes cite
+/// the upstream manifest's digest only truncated (`6e7948…`); this is another published digest
+/// of the same image, to be checked against the upstream manifest when the stack is next bumped.
 pub const NRI_INJECTOR_IMAGE: &str = "gcr.io/gke-release/nri-device-injector@sha256:7704e2bd74b8edbb76b6913c7904cc2362f1fa887c4d4aba7b19778ea353537c";
 /// The do-nothing main container of the installer DaemonSets (their work is in init containers).
 pub const PAUSE_IMAGE: &str = "gke.gcr.io/pause:3.8";
@@ -224,7 +226,6 @@ impl Context<'_> {
         json!({
             "name": "nccl-plugin-installer",
             "image": self.plugin_image(),
-            "imagePullPolicy": "Always",
             "securityContext": {"privileged": true},
             "command": ["/bin/sh", "-c"],
             "args": [format!(
@@ -370,10 +371,11 @@ const TCPXO_HOST_SETUP: &str = r#"set -e
 iptables -I INPUT -p tcp -m tcp -j ACCEPT
 modprobe import-helper
 mkdir -p /dev/aperture_devices
-for dev in $(lspci -nn -D -d 1ae0:0084 | cut -d' ' -f1); do
-  target=/dev/aperture_devices/$dev
+for dev in /sys/bus/pci/devices/*; do
+  [ "$(cat "$dev/vendor")" = 0x1ae0 ] && [ "$(cat "$dev/device")" = 0x0084 ] || continue
+  target=/dev/aperture_devices/$(basename "$dev")
   mkdir -p "$target"
-  mountpoint -q "$target" || mount --bind "/sys/bus/pci/devices/$dev" "$target"
+  mountpoint -q "$target" || mount --bind "$(readlink -f "$dev")" "$target"
   chmod 0666 "$target"/resource*
 done
 "#;
