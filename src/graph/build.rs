@@ -349,6 +349,9 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             },
         );
     }
+    // 9. Cluster software (GPU networks, NCCL stack, driver installer): Kubernetes objects as soon
+    //    as the cluster answers, not waiting for node pools.
+    out.extend(super::software::resources(bp, &cluster_id));
     out
 }
 

@@ -5,6 +5,7 @@
 //! depends on; [`ResourceGraph::dot`] and [`ResourceGraph::mermaid`] print it for `a3ctl graph`.
 
 pub mod build;
+pub mod software;
 
 use crate::blueprint::Blueprint;
 use crate::resource::{Addr, Desired};

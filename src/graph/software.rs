@@ -1,0 +1,533 @@
+//! Cluster software as Kubernetes resources: the device-mode GPU networks, the NCCL TCPX/TCPXO
+//! stack and (in `daemonset` driver mode) the COS driver installer (a3-recipe.md §A.7.1–A.7.5).
+//!
+//! Every object is a resource of kind `k8s` addressed `k8s.<kind>/<namespace or ->/<name>` with
+//! the spec `{"cluster": <cluster name>, "object": <full object>}`; the Kubernetes adapter applies
+//! it server-side and waits for the kind's default readiness. All of them depend on `cluster.main`
+//! only (plus, for the networks, the GCE subnets they name), never on node pools: a DaemonSet on
+//! zero nodes is rolled out, so the NCCL installers are in place before the GPU nodes register.
+//! They are `deleted_with` the cluster, so destroying it makes no per-object calls.
+//!
+//! The manifests are written here from the recipe's facts; images and tags of the NCCL plugin come
+//! from the blueprint's `software.stack`, the rest are the pins below.
+
+use super::build::{LABEL, addr};
+use crate::blueprint::{Blueprint, DriverMode, GpuDirect, MachineFamily};
+use crate::resource::{Addr, Desired, Kind, Lifecycle};
+use serde_json::{Value, json};
+
+/// The namespace of every DaemonSet and ConfigMap installed here.
+pub const NAMESPACE: &str = "kube-system";
+/// The node label GKE puts on GPU nodes, valued with the accelerator type.
+pub const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+/// The node label GKE puts on nodes whose driver it installed itself.
+pub const MANAGED_DRIVER_LABEL: &str = "cloud.google.com/gke-gpu-driver-version";
+/// The label key saying who manages an object.
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+
+/// The NRI device injector image (a3-recipe.md §A.7.3), pinned by digest. The recipe notes cite
+/// the upstream manifest's digest only truncated (`6e7948…`); this is another published digest
+/// of the same image, to be checked against the upstream manifest when the stack is next bumped.
+pub const NRI_INJECTOR_IMAGE: &str = "gcr.io/gke-release/nri-device-injector@sha256:7704e2bd74b8edbb76b6913c7904cc2362f1fa887c4d4aba7b19778ea353537c";
+/// The do-nothing main container of the installer DaemonSets (their work is in init containers).
+pub const PAUSE_IMAGE: &str = "gke.gcr.io/pause:3.8";
+/// The COS driver installer, preloaded on COS nodes (never pulled).
+pub const COS_DRIVER_INSTALLER_IMAGE: &str = "cos-nvidia-installer:fixed";
+/// The image of the TCPXO pre-installation step (it only runs `nsenter` into the host).
+pub const PRE_INSTALL_IMAGE: &str = "ubuntu:22.04";
+
+/// Where GKE keeps the NVIDIA driver and libraries on COS hosts.
+const HOST_NVIDIA_DIR: &str = "/home/kubernetes/bin/nvidia";
+
+/// The TCPX NCCL environment of A3 High (a3-recipe.md §A.7.4), published in `nccl-configmap`.
+/// The per-NIC TX/RX CPU bindings are not set here yet (see docs/cluster-software.md).
+const TCPX_NCCL_ENV: &[(&str, &str)] = &[
+    ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "eth1,eth2,eth3,eth4"),
+    ("NCCL_GPUDIRECTTCPX_CTRL_DEV", "eth0"),
+    (
+        "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS",
+        "500000",
+    ),
+    ("NCCL_SOCKET_IFNAME", "eth0"),
+    ("NCCL_CROSS_NIC", "0"),
+    ("NCCL_ALGO", "Ring"),
+    ("NCCL_PROTO", "Simple"),
+    ("NCCL_NET_GDR_LEVEL", "PIX"),
+    ("NCCL_P2P_PXN_LEVEL", "0"),
+    ("NCCL_MAX_NCHANNELS", "8"),
+    ("NCCL_MIN_NCHANNELS", "8"),
+    ("NCCL_BUFFSIZE", "4194304"),
+];
+
+/// The Kubernetes resources of `bp`'s cluster software; `cluster_id` is the cluster's cloud id.
+pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
+    let cx = Context { bp, cluster_id };
+    let mut out = Vec::new();
+    // 1. One GKENetworkParamSet + Network pair per GPU VPC, named as workloads reference them.
+    let names = bp.software.network_names(bp.network.gpu_subnets.len());
+    for (i, name) in names.iter().enumerate() {
+        let vpc = format!("{}-gpunet-{i}", bp.name);
+        let params = cx.object(
+            "networking.gke.io/v1",
+            "GKENetworkParamSet",
+            None,
+            name,
+            json!({"spec": {"vpc": vpc, "vpcSubnet": format!("{vpc}-subnet"), "deviceMode": "NetDevice"}}),
+        );
+        let params_addr = params.addr.clone();
+        out.push(params.with_dependency(addr::gpu_subnet(i)));
+        let network = cx.object(
+            "networking.gke.io/v1",
+            "Network",
+            None,
+            name,
+            json!({"spec": {"type": "Device", "parametersRef": {
+                "group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": name}}}),
+        );
+        out.push(network.with_dependency(params_addr));
+    }
+    // 2. The NCCL stack: the NRI device injector and the family's plugin installer.
+    if bp.software.nccl {
+        out.push(cx.device_injector());
+        match bp.software.stack.gpudirect {
+            GpuDirect::Tcpx => {
+                out.push(cx.tcpx_installer());
+                out.push(cx.nccl_configmap());
+            }
+            GpuDirect::Tcpxo => out.push(cx.tcpxo_installer()),
+        }
+    }
+    // 3. The COS driver installer, only when GKE is told not to install a driver.
+    if bp.software.driver == DriverMode::Daemonset {
+        out.push(cx.driver_installer());
+    }
+    out
+}
+
+/// What every object needs from the blueprint.
+struct Context<'a> {
+    bp: &'a Blueprint,
+    cluster_id: &'a str,
+}
+
+trait WithDependency {
+    fn with_dependency(self, dep: Addr) -> Self;
+}
+
+impl WithDependency for Desired {
+    fn with_dependency(mut self, dep: Addr) -> Desired {
+        self.dependencies.push(dep);
+        self
+    }
+}
+
+impl Context<'_> {
+    fn family(&self) -> MachineFamily {
+        self.bp.family
+    }
+
+    /// The labels every object carries.
+    fn labels(&self) -> Value {
+        json!({LABEL: self.bp.name, MANAGED_BY: "a3ctl"})
+    }
+
+    /// A resource for the object `apiVersion`/`kind` named `name`, whose other top-level fields
+    /// (`spec`, `data` ...) are those of `body`.
+    fn object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+    ) -> Desired {
+        let mut metadata = json!({"name": name, "labels": self.labels()});
+        if let Some(ns) = namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        let mut object = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
+        if let (Some(target), Value::Object(fields)) = (object.as_object_mut(), body) {
+            target.extend(fields);
+        }
+        let ns = namespace.unwrap_or("-");
+        Desired {
+            addr: Addr::new(
+                Kind::Kubernetes,
+                format!("{}/{ns}/{name}", kind.to_ascii_lowercase()),
+            ),
+            id: format!("{}/k8s/{api_version}/{kind}/{ns}/{name}", self.cluster_id),
+            spec: json!({"cluster": self.bp.name, "object": object}),
+            dependencies: vec![addr::cluster()],
+            lifecycle: Lifecycle {
+                deleted_with: Some(addr::cluster()),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// A `kube-system` DaemonSet named `name` running `pod` (a pod spec) on its pods labelled
+    /// `name=<name>`.
+    fn daemonset(&self, name: &str, pod: Value) -> Desired {
+        self.object(
+            "apps/v1",
+            "DaemonSet",
+            Some(NAMESPACE),
+            name,
+            json!({"spec": {
+                "selector": {"matchLabels": {"name": name}},
+                "updateStrategy": {"type": "RollingUpdate"},
+                "template": {"metadata": {"labels": {"name": name, MANAGED_BY: "a3ctl"}}, "spec": pod},
+            }}),
+        )
+    }
+
+    /// Node affinity to the GPU nodes of the blueprint's machine family.
+    fn gpu_affinity(&self) -> Value {
+        required_affinity(json!([
+            {"key": ACCELERATOR_LABEL, "operator": "In", "values": [self.family().accelerator_type()]},
+        ]))
+    }
+
+    /// `kube-system/device-injector`: the NRI plugin that honours `devices.gke.io/container.*`
+    /// pod annotations (the RxDM sidecar needs the GPU device nodes).
+    fn device_injector(&self) -> Desired {
+        self.daemonset(
+            "device-injector",
+            json!({
+                "priorityClassName": "system-node-critical",
+                "affinity": self.gpu_affinity(),
+                "tolerations": tolerate_all(),
+                "containers": [{
+                    "name": "device-injector",
+                    "image": NRI_INJECTOR_IMAGE,
+                    "securityContext": {"privileged": true},
+                    "volumeMounts": [
+                        {"name": "dev", "mountPath": "/dev"},
+                        {"name": "nri", "mountPath": "/var/run/nri"},
+                    ],
+                }],
+                "volumes": [
+                    host_path("dev", "/dev"),
+                    host_path("nri", "/var/run/nri"),
+                ],
+            }),
+        )
+    }
+
+    /// The plugin image of the blueprint's stack, with its tag.
+    fn plugin_image(&self) -> String {
+        let stack = &self.bp.software.stack;
+        format!("{}:{}", stack.plugin_image, stack.plugin_tag)
+    }
+
+    /// The init container that installs the NCCL plugin (and NCCL) from the stack's image and
+    /// copies the libraries next to the driver's, where workloads find them.
+    fn plugin_installer(&self, lib_dir: &str) -> Value {
+        json!({
+            "name": "nccl-plugin-installer",
+            "image": self.plugin_image(),
+            "securityContext": {"privileged": true},
+            "command": ["/bin/sh", "-c"],
+            "args": [format!(
+                "set -ex\n/scripts/container_entry.sh install --install-nccl\n\
+                 mkdir -p /usr/local/nvidia/lib64\ncp -r {lib_dir}/lib64/. /usr/local/nvidia/lib64\n\
+                 echo \"installed the NCCL plugin into {HOST_NVIDIA_DIR}/lib64\""
+            )],
+            "volumeMounts": [
+                {"name": "var-lib", "mountPath": "/var/lib"},
+                {"name": "plugin", "mountPath": lib_dir},
+                {"name": "kubernetes-bin", "mountPath": "/usr/local"},
+            ],
+        })
+    }
+
+    /// The pod spec shared by both installers: host namespaces, every GPU node, a pause main
+    /// container; `init` does the work.
+    fn installer_pod(&self, init: Vec<Value>, volumes: Vec<Value>) -> Value {
+        json!({
+            "priorityClassName": "system-node-critical",
+            "hostNetwork": true,
+            "hostPID": true,
+            "affinity": self.gpu_affinity(),
+            "tolerations": tolerate_all(),
+            "initContainers": init,
+            "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
+            "volumes": volumes,
+        })
+    }
+
+    /// `kube-system/nccl-tcpx-installer` (A3 High, §A.7.4).
+    fn tcpx_installer(&self) -> Desired {
+        self.daemonset(
+            "nccl-tcpx-installer",
+            self.installer_pod(
+                vec![self.plugin_installer("/var/lib/tcpx")],
+                vec![
+                    host_path("var-lib", "/var/lib"),
+                    host_path("plugin", "/var/lib/tcpx"),
+                    host_path("kubernetes-bin", "/home/kubernetes/bin"),
+                    host_path("tcpx-socket", "/run/tcpx"),
+                ],
+            ),
+        )
+    }
+
+    /// `kube-system/nccl-tcpxo-installer` (A3 Mega, §A.7.5): a host preparation step (TCP input
+    /// allowed, the import helper module loaded, the aperture devices exposed) then the plugin.
+    fn tcpxo_installer(&self) -> Desired {
+        let prepare = json!({
+            "name": "pre-installation",
+            "image": PRE_INSTALL_IMAGE,
+            "securityContext": {"privileged": true},
+            "command": ["nsenter", "-at", "1", "--", "sh", "-c", TCPXO_HOST_SETUP],
+        });
+        self.daemonset(
+            "nccl-tcpxo-installer",
+            self.installer_pod(
+                vec![prepare, self.plugin_installer("/var/lib/tcpxo")],
+                vec![
+                    host_path("var-lib", "/var/lib"),
+                    host_path("plugin", "/var/lib/tcpxo"),
+                    host_path("kubernetes-bin", "/home/kubernetes/bin"),
+                ],
+            ),
+        )
+    }
+
+    /// `kube-system/nccl-configmap`: the TCPX NCCL environment for A3 High workloads, as
+    /// `KEY=value` lines (`nccl-env.sh`, to source) and one key per variable (for `envFrom`).
+    fn nccl_configmap(&self) -> Desired {
+        let mut data = serde_json::Map::new();
+        let mut script = String::from("# GPUDirect-TCPX NCCL settings for A3 High, from a3ctl\n");
+        for (key, value) in TCPX_NCCL_ENV {
+            data.insert((*key).to_string(), json!(value));
+            script.push_str(&format!("export {key}=\"{value}\"\n"));
+        }
+        data.insert("nccl-env.sh".into(), json!(script));
+        self.object(
+            "v1",
+            "ConfigMap",
+            Some(NAMESPACE),
+            "nccl-configmap",
+            json!({ "data": data }),
+        )
+    }
+
+    /// `kube-system/nvidia-driver-installer` (§A.7.2): the COS installer on GPU nodes whose driver
+    /// GKE did not install.
+    fn driver_installer(&self) -> Desired {
+        let install_dir = "/usr/local/nvidia";
+        let script = format!(
+            "if lsmod | grep -q nvidia; then echo 'the NVIDIA driver is already loaded'; exit 0; fi\n\
+             /cos-gpu-installer install\nchmod 755 {install_dir}"
+        );
+        let pod = json!({
+            "priorityClassName": "system-node-critical",
+            "hostNetwork": true,
+            "hostPID": true,
+            "affinity": required_affinity(json!([
+                {"key": ACCELERATOR_LABEL, "operator": "Exists"},
+                {"key": MANAGED_DRIVER_LABEL, "operator": "DoesNotExist"},
+                {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"},
+            ])),
+            "tolerations": tolerate_all(),
+            "initContainers": [{
+                "name": "nvidia-driver-installer",
+                "image": COS_DRIVER_INSTALLER_IMAGE,
+                "imagePullPolicy": "Never",
+                "securityContext": {"privileged": true},
+                "command": ["/bin/bash", "-c", script],
+                "env": [
+                    {"name": "NVIDIA_INSTALL_DIR_HOST", "value": HOST_NVIDIA_DIR},
+                    {"name": "NVIDIA_INSTALL_DIR_CONTAINER", "value": install_dir},
+                    {"name": "COS_TOOLS_DIR_HOST", "value": "/var/lib/cos-tools"},
+                    {"name": "ROOT_MOUNT_DIR", "value": "/root"},
+                ],
+                "volumeMounts": [
+                    {"name": "nvidia-install-dir-host", "mountPath": install_dir},
+                    {"name": "dev", "mountPath": "/dev"},
+                    {"name": "root-mount", "mountPath": "/root"},
+                    {"name": "cos-tools", "mountPath": "/var/lib/cos-tools"},
+                    {"name": "nvidia-config", "mountPath": "/etc/nvidia"},
+                ],
+            }],
+            "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
+            "volumes": [
+                host_path("dev", "/dev"),
+                host_path("nvidia-install-dir-host", HOST_NVIDIA_DIR),
+                host_path("root-mount", "/"),
+                host_path("cos-tools", "/var/lib/cos-tools"),
+                host_path("nvidia-config", "/etc/nvidia"),
+            ],
+        });
+        self.daemonset("nvidia-driver-installer", pod)
+    }
+}
+
+/// The TCPXO host preparation, run in the host's namespaces: accept TCP input (the FasTrak data
+/// path), load the DMA-buf import helper, and expose each `1ae0:0084` PCI device (the A3 Mega
+/// GPU NICs' aperture) under `/dev/aperture_devices/<BDF>` with writable `resource*` files.
+const TCPXO_HOST_SETUP: &str = r#"set -e
+iptables -I INPUT -p tcp -m tcp -j ACCEPT
+modprobe import-helper
+mkdir -p /dev/aperture_devices
+for dev in /sys/bus/pci/devices/*; do
+  [ "$(cat "$dev/vendor")" = 0x1ae0 ] && [ "$(cat "$dev/device")" = 0x0084 ] || continue
+  target=/dev/aperture_devices/$(basename "$dev")
+  mkdir -p "$target"
+  mountpoint -q "$target" || mount --bind "$(readlink -f "$dev")" "$target"
+  chmod 0666 "$target"/resource*
+done
+"#;
+
+/// Tolerates every taint (GPU nodes carry `nvidia.com/gpu=present:NoSchedule`).
+fn tolerate_all() -> Value {
+    json!([{"operator": "Exists"}])
+}
+
+/// A required node affinity with one term of `expressions`.
+fn required_affinity(expressions: Value) -> Value {
+    json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": expressions}]}}})
+}
+
+/// A hostPath volume.
+fn host_path(name: &str, path: &str) -> Value {
+    json!({"name": name, "hostPath": {"path": path}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::ResourceGraph;
+    use std::path::Path;
+
+    fn shipped(name: &str) -> Blueprint {
+        crate::blueprint::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("blueprints")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    fn k8s(g: &ResourceGraph) -> Vec<&Desired> {
+        g.resources()
+            .iter()
+            .filter(|r| r.addr.kind == Kind::Kubernetes)
+            .collect()
+    }
+
+    fn get<'a>(g: &'a ResourceGraph, addr: &str) -> &'a Desired {
+        g.get(&addr.parse().unwrap())
+            .unwrap_or_else(|| panic!("{addr} is declared"))
+    }
+
+    #[test]
+    fn a3_mega_gets_eight_network_pairs_the_injector_and_the_tcpxo_installer() {
+        let g = ResourceGraph::from_blueprint(&shipped("a3-mega.toml")).unwrap();
+        assert_eq!(k8s(&g).len(), 18);
+        let params = get(&g, "k8s.gkenetworkparamset/-/vpc3");
+        assert_eq!(params.spec["cluster"], "a3mega");
+        let spec = &params.spec["object"]["spec"];
+        assert_eq!(spec["vpc"], "a3mega-gpunet-2");
+        assert_eq!(spec["vpcSubnet"], "a3mega-gpunet-2-subnet");
+        assert_eq!(spec["deviceMode"], "NetDevice");
+        assert!(params.dependencies.contains(&addr::gpu_subnet(2)));
+        let network = get(&g, "k8s.network/-/vpc8");
+        assert_eq!(network.spec["object"]["spec"]["type"], "Device");
+        assert_eq!(
+            network.spec["object"]["spec"]["parametersRef"]["name"],
+            "vpc8"
+        );
+        assert!(
+            network
+                .dependencies
+                .contains(&"k8s.gkenetworkparamset/-/vpc8".parse().unwrap())
+        );
+        let installer = get(&g, "k8s.daemonset/kube-system/nccl-tcpxo-installer");
+        assert_eq!(installer.dependencies, vec![addr::cluster()]);
+        assert_eq!(installer.lifecycle.deleted_with, Some(addr::cluster()));
+        let pod = &installer.spec["object"]["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["initContainers"][1]["image"],
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15"
+        );
+        assert_eq!(pod["priorityClassName"], "system-node-critical");
+        let term = &pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchExpressions"][0];
+        assert_eq!(term["values"][0], "nvidia-h100-mega-80gb");
+        let injector = get(&g, "k8s.daemonset/kube-system/device-injector");
+        assert_eq!(injector.dependencies, vec![addr::cluster()]);
+        for r in k8s(&g) {
+            assert_eq!(r.spec["object"]["metadata"]["labels"][LABEL], "a3mega");
+            assert_eq!(r.spec["object"]["metadata"]["labels"][MANAGED_BY], "a3ctl");
+            assert!(r.dependencies.iter().all(|d| d.kind != Kind::NodePool));
+        }
+        assert!(
+            g.get(&"k8s.configmap/kube-system/nccl-configmap".parse().unwrap())
+                .is_none()
+        );
+        assert!(
+            g.get(
+                &"k8s.daemonset/kube-system/nvidia-driver-installer"
+                    .parse()
+                    .unwrap()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a3_high_gets_four_pairs_the_tcpx_installer_and_the_configmap() {
+        let g = ResourceGraph::from_blueprint(&shipped("a3-high.toml")).unwrap();
+        assert_eq!(k8s(&g).len(), 11);
+        let installer = get(&g, "k8s.daemonset/kube-system/nccl-tcpx-installer");
+        let pod = &installer.spec["object"]["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["initContainers"][0]["image"],
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9"
+        );
+        let config = get(&g, "k8s.configmap/kube-system/nccl-configmap");
+        let data = &config.spec["object"]["data"];
+        assert_eq!(
+            data["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"],
+            "eth1,eth2,eth3,eth4"
+        );
+        assert_eq!(data["NCCL_BUFFSIZE"], "4194304");
+        assert!(g.get(&"k8s.network/-/vpc5".parse().unwrap()).is_none());
+    }
+
+    #[test]
+    fn the_driver_daemonset_only_in_daemonset_mode_and_nothing_without_nccl() {
+        let mut bp = shipped("a3-mega.toml");
+        bp.software.driver = DriverMode::Daemonset;
+        bp.software.nccl = false;
+        let g = ResourceGraph::from_blueprint(&bp).unwrap();
+        let installer = get(&g, "k8s.daemonset/kube-system/nvidia-driver-installer");
+        let terms = &installer.spec["object"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"];
+        assert_eq!(terms[0]["key"], ACCELERATOR_LABEL);
+        assert_eq!(terms[0]["operator"], "Exists");
+        assert_eq!(terms[1]["key"], MANAGED_DRIVER_LABEL);
+        assert_eq!(terms[1]["operator"], "DoesNotExist");
+        // Networks (8 pairs) and the driver installer; no NCCL stack.
+        assert_eq!(k8s(&g).len(), 17);
+        assert!(
+            g.get(&"k8s.daemonset/kube-system/device-injector".parse().unwrap())
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn custom_network_prefix_names_the_objects() {
+        let mut bp = shipped("a3-high.toml");
+        bp.software.network_prefix = "gpu".into();
+        let g = ResourceGraph::from_blueprint(&bp).unwrap();
+        let network = get(&g, "k8s.network/-/gpu4");
+        assert_eq!(
+            network.spec["object"]["spec"]["parametersRef"]["name"],
+            "gpu4"
+        );
+    }
+}

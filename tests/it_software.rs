@@ -1,0 +1,361 @@
+//! Cluster software end to end: the real binary applies the shipped blueprints against the
+//! simulator, and kubectl, as an independent client of the simulated cluster (its endpoint and CA
+//! taken from the simulator's GKE API), checks the GPU networks and the NCCL stack; drift made
+//! with kubectl is planned and repaired; the installers finish before the GPU pool; destroy
+//! leaves nothing.
+
+mod common;
+
+use a3ctl_sim::SimConfig;
+use base64::Engine as _;
+use common::TestContext;
+use serde_json::Value;
+
+const P: &str = "my-project";
+const R: &str = "us-central1";
+
+/// kubectl pointed at one simulated cluster: explicit server, CA and token, no user config.
+struct Kubectl {
+    server: String,
+    dir: tempfile::TempDir,
+}
+
+impl Kubectl {
+    async fn for_cluster(cx: &TestContext, cluster: &str) -> Kubectl {
+        let url = format!(
+            "{}/container/v1/projects/{P}/locations/{R}/clusters/{cluster}",
+            cx.sim.base_url()
+        );
+        let live: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+        let endpoint = live["endpoint"].as_str().expect("endpoint").to_string();
+        let ca = base64::engine::general_purpose::STANDARD
+            .decode(
+                live["masterAuth"]["clusterCaCertificate"]
+                    .as_str()
+                    .expect("CA"),
+            )
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
+        std::fs::write(dir.path().join("kubeconfig"), "").unwrap();
+        Kubectl {
+            server: format!("https://{endpoint}"),
+            dir,
+        }
+    }
+
+    /// Runs kubectl; returns (success, stdout, stderr).
+    async fn run(&self, args: &[&str]) -> (bool, String, String) {
+        let ca = self.dir.path().join("ca.pem");
+        let out = tokio::process::Command::new("kubectl")
+            .args(["--server", &self.server, "--token", "t"])
+            .args(["--certificate-authority", ca.to_str().unwrap()])
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .expect("kubectl is installed");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// `kubectl get ARGS -o json`, asserted to succeed: the list's items.
+    async fn items(&self, args: &[&str]) -> Vec<Value> {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let (ok, out, err) = self.run(&all).await;
+        assert!(ok, "kubectl {all:?} failed:\n{out}\n{err}");
+        let list: Value = serde_json::from_str(&out).unwrap();
+        list["items"].as_array().cloned().unwrap_or_default()
+    }
+
+    async fn names(&self, args: &[&str]) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .items(args)
+            .await
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// `vpc1..vpcN` plus GKE's own `default` network, sorted.
+fn networks_with_default(n: usize) -> Vec<String> {
+    let mut names: Vec<String> = (1..=n).map(|i| format!("vpc{i}")).collect();
+    names.push("default".into());
+    names.sort();
+    names
+}
+
+async fn clusters_left(cx: &TestContext) -> usize {
+    let url = format!(
+        "{}/container/v1/projects/{P}/locations/-/clusters",
+        cx.sim.base_url()
+    );
+    let list: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+    list["clusters"].as_array().map_or(0, Vec::len)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_mega_gets_eight_gpu_networks_and_the_tcpxo_stack_drift_is_repaired_destroy_clears() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3mega").await;
+
+    let networks = kubectl.items(&["networks.networking.gke.io"]).await;
+    let mut names: Vec<String> = networks
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, networks_with_default(8));
+    for n in networks
+        .iter()
+        .filter(|n| n["metadata"]["name"] != "default")
+    {
+        assert_eq!(n["spec"]["type"], "Device", "{n}");
+        assert_eq!(n["spec"]["parametersRef"]["kind"], "GKENetworkParamSet");
+        assert_eq!(n["spec"]["parametersRef"]["name"], n["metadata"]["name"]);
+        assert_eq!(n["metadata"]["labels"]["a3ctl-blueprint"], "a3mega");
+        assert_eq!(
+            n["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "a3ctl"
+        );
+    }
+    let params = kubectl
+        .items(&["gkenetworkparamsets.networking.gke.io"])
+        .await;
+    assert_eq!(params.len(), 8);
+    for p in &params {
+        let name = p["metadata"]["name"].as_str().unwrap();
+        let i: usize = name.trim_start_matches("vpc").parse().unwrap();
+        assert_eq!(p["spec"]["vpc"], format!("a3mega-gpunet-{}", i - 1));
+        assert_eq!(
+            p["spec"]["vpcSubnet"],
+            format!("a3mega-gpunet-{}-subnet", i - 1)
+        );
+        assert_eq!(p["spec"]["deviceMode"], "NetDevice");
+    }
+    let daemonsets = kubectl.names(&["daemonsets", "-n", "kube-system"]).await;
+    for ds in ["nccl-tcpxo-installer", "device-injector"] {
+        assert!(daemonsets.iter().any(|d| d == ds), "{daemonsets:?}");
+    }
+    assert!(
+        !daemonsets
+            .iter()
+            .any(|d| d == "nccl-tcpx-installer" || d == "nvidia-driver-installer"),
+        "{daemonsets:?}"
+    );
+    let (ok, _, _) = kubectl
+        .run(&["get", "configmap", "nccl-configmap", "-n", "kube-system"])
+        .await;
+    assert!(!ok, "A3 Mega has no TCPX nccl-configmap");
+
+    let again = cx
+        .run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
+
+    // Behind a3ctl's back: one GPU network object goes.
+    let (ok, out, err) = kubectl
+        .run(&["delete", "networks.networking.gke.io", "vpc3"])
+        .await;
+    assert!(ok, "{out}\n{err}");
+    let plan = cx
+        .run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout
+            .contains("# k8s.network/-/vpc3 has been deleted"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains("+ k8s.network/-/vpc3"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("Plan: 1 to add, 0 to change, 0 to destroy."),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(
+        kubectl.names(&["networks.networking.gke.io"]).await,
+        networks_with_default(8)
+    );
+    cx.run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+
+    // The cluster takes its objects along.
+    cx.run(&["destroy", "blueprints/a3-mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(clusters_left(&cx).await, 0);
+    let inventory = cx.sim.inventory();
+    assert!(
+        inventory["kube"]["clusters"]
+            .as_object()
+            .is_none_or(|c| c.is_empty()),
+        "{inventory}"
+    );
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["resources"].as_object().unwrap().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_high_gets_four_gpu_networks_the_tcpx_installer_and_the_nccl_configmap() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", "blueprints/a3-high.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    assert_eq!(
+        kubectl.names(&["networks.networking.gke.io"]).await,
+        networks_with_default(4)
+    );
+    let params = kubectl
+        .items(&["gkenetworkparamsets.networking.gke.io"])
+        .await;
+    assert_eq!(params.len(), 4);
+    assert!(
+        params.iter().any(|p| p["metadata"]["name"] == "vpc4"
+            && p["spec"]["vpcSubnet"] == "a3high-gpunet-3-subnet")
+    );
+    let daemonsets = kubectl.items(&["daemonsets", "-n", "kube-system"]).await;
+    let tcpx = daemonsets
+        .iter()
+        .find(|d| d["metadata"]["name"] == "nccl-tcpx-installer")
+        .expect("the TCPX installer");
+    assert_eq!(
+        tcpx["spec"]["template"]["spec"]["initContainers"][0]["image"],
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9"
+    );
+    assert!(
+        daemonsets
+            .iter()
+            .any(|d| d["metadata"]["name"] == "device-injector")
+    );
+    assert!(
+        !daemonsets
+            .iter()
+            .any(|d| d["metadata"]["name"] == "nccl-tcpxo-installer")
+    );
+    let (ok, out, err) = kubectl
+        .run(&[
+            "get",
+            "configmap",
+            "nccl-configmap",
+            "-n",
+            "kube-system",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert!(ok, "{out}\n{err}");
+    let config: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(config["data"]["NCCL_GPUDIRECTTCPX_CTRL_DEV"], "eth0");
+    assert_eq!(
+        config["data"]["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"],
+        "eth1,eth2,eth3,eth4"
+    );
+
+    cx.run(&["plan", "blueprints/a3-high.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    cx.run(&["destroy", "blueprints/a3-high.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(clusters_left(&cx).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nccl_installer_is_rolled_out_before_the_gpu_pool_finishes() {
+    let cx = TestContext::with(SimConfig::realistic(0.0005)).await;
+    cx.run(&[
+        "apply",
+        "blueprints/a3-mega.toml",
+        "--auto-approve",
+        "--timings",
+        "timings.json",
+    ])
+    .await
+    .expect(0);
+    let timings: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(cx.path("timings.json")).unwrap()).unwrap();
+    let at = |addr: &str, field: &str| {
+        timings
+            .iter()
+            .find(|t| t["address"] == addr)
+            .unwrap_or_else(|| panic!("{addr} in {timings:?}"))[field]
+            .as_u64()
+            .unwrap()
+    };
+    let installer = "k8s.daemonset/kube-system/nccl-tcpxo-installer";
+    assert!(at(installer, "start_ms") >= at("cluster.main", "end_ms"));
+    assert!(
+        at(installer, "end_ms") < at("node_pool.a3mega", "end_ms"),
+        "the installer ({}..{} ms) must finish before the GPU pool ({}..{} ms)",
+        at(installer, "start_ms"),
+        at(installer, "end_ms"),
+        at("node_pool.a3mega", "start_ms"),
+        at("node_pool.a3mega", "end_ms"),
+    );
+    assert!(at("k8s.network/-/vpc8", "end_ms") < at("node_pool.a3mega", "end_ms"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_daemonset_driver_mode_the_cos_installer_gives_every_gpu_node_its_gpus() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path("blueprints/a3-high.toml")).unwrap();
+    assert!(text.contains("driver = \"default\""));
+    cx.write(
+        "blueprints/a3-high.toml",
+        &text.replace("driver = \"default\"", "driver = \"daemonset\""),
+    );
+    cx.run(&["apply", "blueprints/a3-high.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let daemonsets = kubectl.names(&["daemonsets", "-n", "kube-system"]).await;
+    assert!(
+        daemonsets.iter().any(|d| d == "nvidia-driver-installer"),
+        "{daemonsets:?}"
+    );
+    // The simulator gives a node its GPUs once a driver installer is ready on it.
+    let nodes = kubectl.items(&["nodes"]).await;
+    let gpu_nodes: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| {
+            n["metadata"]["labels"]["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
+        })
+        .collect();
+    assert_eq!(gpu_nodes.len(), 4);
+    for n in gpu_nodes {
+        assert_eq!(n["status"]["allocatable"]["nvidia.com/gpu"], "8", "{n}");
+    }
+    cx.run(&["plan", "blueprints/a3-high.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
