@@ -193,7 +193,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
     assert!(
         destroyed
             .stderr
-            .contains("Destroy complete! Resources: 35 destroyed."),
+            .contains("Destroy complete! Resources: 53 destroyed."),
         "{}",
         destroyed.stderr
     );
