@@ -518,3 +518,33 @@ async fn a_saved_plan_is_applied_exactly_and_refused_once_stale() {
     .await
     .expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_minimal_blueprint_applies_plans_nothing_and_destroys_everything() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", "blueprints/minimal.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let all = everything(&cx).await;
+    assert!(all.contains(&"cluster/a3mini".to_string()), "{all:?}");
+    assert_eq!(
+        all.iter()
+            .filter(|r| r.starts_with("network/a3mini-gpunet-"))
+            .count(),
+        8
+    );
+    let pool = get(
+        &cx,
+        &format!("/container/v1/projects/{P}/locations/{R}/clusters/a3mini/nodePools/gpu-0"),
+    )
+    .await;
+    assert_eq!(pool["config"]["machineType"], "a3-megagpu-8g");
+    assert_eq!(pool["placementPolicy"]["type"], "COMPACT");
+    cx.run(&["plan", "blueprints/minimal.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    cx.run(&["destroy", "blueprints/minimal.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert!(everything(&cx).await.is_empty());
+}
