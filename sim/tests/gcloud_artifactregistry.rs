@@ -2,83 +2,10 @@
 //! update/delete`) and reqwest for the error cases (id rules, locations, format, 409, 404), the
 //! operation's exact `@type` URLs, and integer enum encoding.
 
-use a3ctl_sim::{SimConfig, SimHandle};
-use serde_json::{Value, json};
+mod gcloud_support;
 
-const PROJECT: &str = "sim-proj";
-
-struct Gcloud {
-    env: Vec<(String, String)>,
-    config: tempfile::TempDir,
-}
-
-impl Gcloud {
-    fn new(handle: &SimHandle) -> Gcloud {
-        Gcloud {
-            env: handle.gcloud_env(),
-            config: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    /// Runs gcloud; returns (success, stdout, stderr).
-    fn run(
-        &self,
-        args: &[&str],
-    ) -> impl std::future::Future<Output = (bool, String, String)> + use<> {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let env = self.env.clone();
-        let config = self.config.path().to_path_buf();
-        async move {
-            let output = tokio::process::Command::new("gcloud")
-                .args(&args)
-                .envs(env)
-                .env("CLOUDSDK_CONFIG", config)
-                .env("CLOUDSDK_CORE_PROJECT", PROJECT)
-                .output()
-                .await
-                .expect("gcloud runs");
-            (
-                output.status.success(),
-                String::from_utf8_lossy(&output.stdout).into_owned(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            )
-        }
-    }
-
-    async fn ok(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.run(args).await;
-        assert!(ok, "gcloud {args:?} failed:\n{out}\n{err}");
-        out
-    }
-
-    async fn json(&self, args: &[&str]) -> Value {
-        let mut all: Vec<&str> = args.to_vec();
-        all.push("--format=json");
-        let out = self.ok(&all).await;
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-    }
-}
-
-async fn start() -> SimHandle {
-    a3ctl_sim::start(SimConfig::default())
-        .await
-        .expect("simulator starts")
-}
-
-async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
-fn assert_error(got: &(u16, Value), code: u16, status: &str, message: &str) {
-    let (http_status, body) = got;
-    assert_eq!(*http_status, code, "{body}");
-    assert_eq!(body["error"]["code"], code, "{body}");
-    assert_eq!(body["error"]["status"], status, "{body}");
-    assert_eq!(body["error"]["message"], message, "{body}");
-}
+use gcloud_support::{Gcloud, PROJECT, assert_error, send, start};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gcloud_manages_repositories() {

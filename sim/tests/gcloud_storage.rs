@@ -3,69 +3,12 @@
 //! precondition's 412, versioning, and a lock race where exactly one `ifGenerationMatch=0`
 //! insert wins.
 
-use a3ctl_sim::{SimConfig, SimHandle};
+mod gcloud_support;
+
+use a3ctl_sim::SimHandle;
+use gcloud_support::{Gcloud, PROJECT, send, start};
 use serde_json::{Value, json};
 use std::path::Path;
-
-const PROJECT: &str = "sim-proj";
-
-struct Gcloud {
-    env: Vec<(String, String)>,
-    config: tempfile::TempDir,
-}
-
-impl Gcloud {
-    fn new(handle: &SimHandle) -> Gcloud {
-        Gcloud {
-            env: handle.gcloud_env(),
-            config: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    /// Runs gcloud; returns (success, stdout, stderr).
-    fn run(
-        &self,
-        args: &[&str],
-    ) -> impl std::future::Future<Output = (bool, String, String)> + use<> {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let env = self.env.clone();
-        let config = self.config.path().to_path_buf();
-        async move {
-            let output = tokio::process::Command::new("gcloud")
-                .args(&args)
-                .envs(env)
-                .env("CLOUDSDK_CONFIG", config)
-                .env("CLOUDSDK_CORE_PROJECT", PROJECT)
-                .output()
-                .await
-                .expect("gcloud runs");
-            (
-                output.status.success(),
-                String::from_utf8_lossy(&output.stdout).into_owned(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            )
-        }
-    }
-
-    async fn ok(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.run(args).await;
-        assert!(ok, "gcloud {args:?} failed:\n{out}\n{err}");
-        out
-    }
-
-    async fn json(&self, args: &[&str]) -> Value {
-        let mut all: Vec<&str> = args.to_vec();
-        all.push("--format=json");
-        let out = self.ok(&all).await;
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-    }
-}
-
-async fn start() -> SimHandle {
-    a3ctl_sim::start(SimConfig::default())
-        .await
-        .expect("simulator starts")
-}
 
 fn dump_log(handle: &SimHandle) -> String {
     handle
@@ -247,13 +190,6 @@ async fn gcloud_manages_buckets_and_objects() {
         .await;
     assert!(!ok && err.contains("404"), "{err}");
     assert!(Path::new(&down_big).exists());
-}
-
-async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 fn assert_error(got: &(u16, Value), code: u16, reason: &str, message: &str) {

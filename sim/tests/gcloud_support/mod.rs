@@ -1,0 +1,82 @@
+//! Shared by the gcloud-driven simulator tests: gcloud with an isolated configuration pointed at
+//! an in-process simulator, and helpers for raw requests and Google error bodies.
+
+#![allow(dead_code)]
+
+use a3ctl_sim::{SimConfig, SimHandle};
+use serde_json::Value;
+
+pub const PROJECT: &str = "sim-proj";
+
+pub struct Gcloud {
+    env: Vec<(String, String)>,
+    config: tempfile::TempDir,
+}
+
+impl Gcloud {
+    pub fn new(handle: &SimHandle) -> Gcloud {
+        Gcloud {
+            env: handle.gcloud_env(),
+            config: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// Runs gcloud; returns (success, stdout, stderr).
+    pub fn run(
+        &self,
+        args: &[&str],
+    ) -> impl std::future::Future<Output = (bool, String, String)> + use<> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let env = self.env.clone();
+        let config = self.config.path().to_path_buf();
+        async move {
+            let output = tokio::process::Command::new("gcloud")
+                .args(&args)
+                .envs(env)
+                .env("CLOUDSDK_CONFIG", config)
+                .env("CLOUDSDK_CORE_PROJECT", PROJECT)
+                .output()
+                .await
+                .expect("gcloud runs");
+            (
+                output.status.success(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        }
+    }
+
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.run(args).await;
+        assert!(ok, "gcloud {args:?} failed:\n{out}\n{err}");
+        out
+    }
+
+    pub async fn json(&self, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--format=json");
+        let out = self.ok(&all).await;
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+}
+
+pub async fn start() -> SimHandle {
+    a3ctl_sim::start(SimConfig::default())
+        .await
+        .expect("simulator starts")
+}
+
+pub async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+pub fn assert_error(got: &(u16, Value), code: u16, status: &str, message: &str) {
+    let (http_status, body) = got;
+    assert_eq!(*http_status, code, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert_eq!(body["error"]["status"], status, "{body}");
+    assert_eq!(body["error"]["message"], message, "{body}");
+}
