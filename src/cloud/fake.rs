@@ -21,7 +21,7 @@ pub type Hook = Arc<dyn Fn(&str, &Addr, u32) -> Option<CloudError> + Send + Sync
 struct World {
     live: BTreeMap<Addr, Value>,
     /// Operation name → (target, remaining polls, effect on completion, failure).
-    operations: BTreeMap<String, (Addr, u32, Effect, Option<CloudError>)>,
+    operations: BTreeMap<String, FakeOperation>,
     next_op: u64,
     /// Calls per `verb addr`.
     calls: BTreeMap<String, u32>,
@@ -30,6 +30,15 @@ struct World {
     /// Concurrently running operations per serial lane, and the maximum seen.
     lane_running: BTreeMap<String, u32>,
     pub lane_max: BTreeMap<String, u32>,
+}
+
+/// An operation in flight: what it acts on, polls left, what it does, how it fails, its lane.
+struct FakeOperation {
+    addr: Addr,
+    remaining: u32,
+    effect: Effect,
+    failure: Option<CloudError>,
+    lane: Option<String>,
 }
 
 #[derive(Clone)]
@@ -97,7 +106,8 @@ impl FakeProvider {
             return Err(err);
         }
         w.log.push(key);
-        if let Some(lane) = lane_of(target) {
+        let lane = lane_of(target);
+        if let Some(lane) = lane.clone() {
             let running = w.lane_running.entry(lane.clone()).or_default();
             *running += 1;
             let now = *running;
@@ -112,7 +122,13 @@ impl FakeProvider {
             .and_then(|h| h(verb, &target.addr, n));
         w.operations.insert(
             name.clone(),
-            (target.addr.clone(), self.polls, effect, failure),
+            FakeOperation {
+                addr: target.addr.clone(),
+                remaining: self.polls,
+                effect,
+                failure,
+                lane,
+            },
         );
         Ok(Started::Operation(OperationRef {
             api: Api::Compute,
@@ -197,35 +213,31 @@ impl Provider for FakeProvider {
             tokio::time::sleep(self.poll_delay).await;
         }
         let mut w = self.world.lock();
-        let Some((addr, remaining, effect, failure)) = w.operations.get_mut(&operation.name) else {
+        let Some(op) = w.operations.get_mut(&operation.name) else {
             return Err(CloudError::new(
                 ErrorClass::NotFound,
                 format!("operation {} not found", operation.name),
             ));
         };
-        if *remaining > 0 {
-            *remaining -= 1;
+        if op.remaining > 0 {
+            op.remaining -= 1;
             return Ok(OpStatus::Running {
-                progress: Some(format!("{remaining} polls left")),
+                progress: Some(format!("{} polls left", op.remaining)),
             });
         }
-        let (addr, effect, failure) = (addr.clone(), effect.clone(), failure.clone());
-        w.operations.remove(&operation.name);
-        let lane = w
-            .live
-            .get(&addr)
-            .and_then(|s| s.get("cluster").and_then(Value::as_str).map(str::to_string));
-        let lane = lane.or_else(|| match &effect {
-            Effect::Put(spec) => spec
-                .get("cluster")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .or_else(|| {
-                    (addr.kind == crate::resource::Kind::Cluster)
-                        .then(|| spec["name"].as_str().unwrap_or("").to_string())
-                }),
-            Effect::Remove => None,
-        });
+        let Some(FakeOperation {
+            addr,
+            effect,
+            failure,
+            lane,
+            ..
+        }) = w.operations.remove(&operation.name)
+        else {
+            return Err(CloudError::new(
+                ErrorClass::NotFound,
+                format!("operation {} not found", operation.name),
+            ));
+        };
         if let Some(lane) = lane
             && let Some(r) = w.lane_running.get_mut(&lane)
         {
