@@ -124,7 +124,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
         .expect(0);
     assert!(
         run.stderr
-            .contains("Apply complete! Resources: 53 added, 0 changed, 0 destroyed."),
+            .contains("Apply complete! Resources: 67 added, 0 changed, 0 destroyed."),
         "{}",
         run.stderr
     );
@@ -193,7 +193,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
     assert!(
         destroyed
             .stderr
-            .contains("Destroy complete! Resources: 53 destroyed."),
+            .contains("Destroy complete! Resources: 67 destroyed."),
         "{}",
         destroyed.stderr
     );
@@ -271,9 +271,17 @@ async fn node_count_updates_in_place_and_a_tier_change_replaces_naming_the_field
         "{}",
         plan.stdout
     );
+    // Kueue's GPU quota follows the pool: 16 nodes × 8 GPUs.
+    assert!(
+        plan.stdout.contains(
+            "~ object.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota = 256 -> 128"
+        ),
+        "{}",
+        plan.stdout
+    );
     assert!(
         plan.stdout
-            .contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+            .contains("Plan: 0 to add, 2 to change, 0 to destroy."),
         "{}",
         plan.stdout
     );
@@ -307,9 +315,16 @@ async fn node_count_updates_in_place_and_a_tier_change_replaces_naming_the_field
         "{}",
         plan.stdout
     );
+    // The Filestore volume and its claim name the instance's IP: they are replaced with it.
     assert!(
         plan.stdout
-            .contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+            .contains("# k8s.persistentvolume/-/a3mega-filestore must be replaced"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("Plan: 3 to add, 0 to change, 3 to destroy."),
         "{}",
         plan.stdout
     );
@@ -417,14 +432,15 @@ async fn a_quota_error_fails_only_its_branch_and_state_stays_true() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 52);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 64);
     assert!(state["pending"].as_array().unwrap().is_empty());
     // The quota fault fired once; the next apply finishes the job.
     let rerun = cx
         .run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
         .await
         .expect(0);
-    assert!(rerun.stderr.contains("1 added"), "{}", rerun.stderr);
+    // The instance, then its volume and claim.
+    assert!(rerun.stderr.contains("3 added"), "{}", rerun.stderr);
     assert_eq!(everything(&cx).await, expected_mega());
 }
 
@@ -462,7 +478,7 @@ async fn an_apply_killed_at_any_moment_converges_on_the_next_run() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 53);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 67);
     assert!(state["pending"].as_array().unwrap().is_empty());
     cx.run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
         .await

@@ -12,6 +12,7 @@
 //! | Artifact Registry v1 | `/artifactregistry/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY=<base>/artifactregistry/` |
 //! | Cloud Storage JSON v1 | `/storage/v1/...`, `/upload/storage/v1/...`, `/download/storage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=<base>/` |
 //! | Service Usage v1 (`services.get` only) | `/serviceusage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE=<base>/serviceusage/` |
+//! | GitHub release downloads (Kueue's `manifests.yaml`, generated) | `/github/<owner>/<repo>/releases/download/<tag>/<file>` | |
 //! | admin (not Google's) | `/_sim/...` | |
 //!
 //! Every simulated GKE cluster gets its own Kubernetes API server on its own HTTPS port, with a CA
@@ -41,6 +42,7 @@ pub mod kube;
 pub mod latency;
 pub mod lro;
 pub mod persist;
+pub mod releases;
 pub mod server;
 pub mod serviceusage;
 pub mod storage;

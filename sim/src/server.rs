@@ -138,6 +138,7 @@ pub fn api_of(path: &str) -> &'static str {
         "artifactregistry" => "artifactregistry",
         "storage" | "upload" | "download" | "resumable" => "storage",
         "serviceusage" => "serviceusage",
+        "github" => "github",
         "_sim" => "admin",
         _ => "unknown",
     }
@@ -246,6 +247,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(artifactregistry::router())
         .merge(storage::router())
         .merge(serviceusage::router())
+        .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
         .layer(middleware::from_fn_with_state(shared.clone(), front_door))
@@ -357,6 +359,7 @@ impl SimHandle {
                 self.endpoint("artifactregistry"),
             ),
             ("A3CTL_STORAGE_ENDPOINT".into(), self.endpoint("storage")),
+            ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),
         ]
     }

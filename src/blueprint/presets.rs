@@ -332,6 +332,24 @@ impl MachineFamily {
 pub const KUEUE_VERSION: &str = "v0.17.1";
 
 /// The upstream manifest URL of a Kueue release.
+/// The `apiVersion`s a3ctl writes Kueue objects with for a release: `(queues, Topology)`.
+/// Releases before v0.15 serve `kueue.x-k8s.io/v1beta1` (Topology `v1alpha1`, as the v0.12.2
+/// manifests show); from v0.15 every kind has `v1beta2` (used by Cluster Toolkit with v0.17.1).
+/// Before anything is applied, the Kubernetes adapter checks that the downloaded manifests really
+/// serve these versions, so a wrong guess for an unusual release fails early and clearly.
+pub fn kueue_api_versions(version: &str) -> (&'static str, &'static str) {
+    let mut parts = version
+        .trim_start_matches('v')
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if major > 0 || minor >= 15 {
+        ("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta2")
+    } else {
+        ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1alpha1")
+    }
+}
+
 pub fn kueue_manifest_url(version: &str) -> String {
     format!("https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml")
 }

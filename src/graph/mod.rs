@@ -5,7 +5,9 @@
 //! depends on; [`ResourceGraph::dot`] and [`ResourceGraph::mermaid`] print it for `a3ctl graph`.
 
 pub mod build;
+pub mod kueue;
 pub mod software;
+pub mod volumes;
 
 use crate::blueprint::Blueprint;
 use crate::resource::{Addr, Desired};

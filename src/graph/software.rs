@@ -101,16 +101,20 @@ pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
     if bp.software.driver == DriverMode::Daemonset {
         out.push(cx.driver_installer());
     }
+    // 4. Kueue, its queues and the priority classes.
+    super::kueue::resources(&cx, &mut out);
+    // 5. Shared storage: a PersistentVolume and claim per Filestore share and mounted bucket.
+    super::volumes::resources(&cx, &mut out);
     out
 }
 
 /// What every object needs from the blueprint.
-struct Context<'a> {
-    bp: &'a Blueprint,
-    cluster_id: &'a str,
+pub(super) struct Context<'a> {
+    pub(super) bp: &'a Blueprint,
+    pub(super) cluster_id: &'a str,
 }
 
-trait WithDependency {
+pub(super) trait WithDependency {
     fn with_dependency(self, dep: Addr) -> Self;
 }
 
@@ -133,7 +137,7 @@ impl Context<'_> {
 
     /// A resource for the object `apiVersion`/`kind` named `name`, whose other top-level fields
     /// (`spec`, `data` ...) are those of `body`.
-    fn object(
+    pub(super) fn object(
         &self,
         api_version: &str,
         kind: &str,
@@ -426,7 +430,9 @@ mod tests {
     #[test]
     fn a3_mega_gets_eight_network_pairs_the_injector_and_the_tcpxo_installer() {
         let g = ResourceGraph::from_blueprint(&shipped("a3-mega.toml")).unwrap();
-        assert_eq!(k8s(&g).len(), 18);
+        // 8 network pairs, the injector and the installer; then Kueue (release, topology, one
+        // flavor, the two queues, five priority classes) and the Filestore and bucket volumes.
+        assert_eq!(k8s(&g).len(), 18 + 10 + 4);
         let params = get(&g, "k8s.gkenetworkparamset/-/vpc3");
         assert_eq!(params.spec["cluster"], "a3mega");
         let spec = &params.spec["object"]["spec"];
@@ -459,7 +465,7 @@ mod tests {
         assert_eq!(term["values"][0], "nvidia-h100-mega-80gb");
         let injector = get(&g, "k8s.daemonset/kube-system/device-injector");
         assert_eq!(injector.dependencies, vec![addr::cluster()]);
-        for r in k8s(&g) {
+        for r in k8s(&g).into_iter().filter(|r| r.spec.get("release").is_none()) {
             assert_eq!(r.spec["object"]["metadata"]["labels"][LABEL], "a3mega");
             assert_eq!(r.spec["object"]["metadata"]["labels"][MANAGED_BY], "a3ctl");
             assert!(r.dependencies.iter().all(|d| d.kind != Kind::NodePool));
@@ -481,7 +487,8 @@ mod tests {
     #[test]
     fn a3_high_gets_four_pairs_the_tcpx_installer_and_the_configmap() {
         let g = ResourceGraph::from_blueprint(&shipped("a3-high.toml")).unwrap();
-        assert_eq!(k8s(&g).len(), 11);
+        // 4 pairs, injector, installer, configmap; Kueue; no shared storage.
+        assert_eq!(k8s(&g).len(), 11 + 10);
         let installer = get(&g, "k8s.daemonset/kube-system/nccl-tcpx-installer");
         let pod = &installer.spec["object"]["spec"]["template"]["spec"];
         assert_eq!(
@@ -511,8 +518,8 @@ mod tests {
         assert_eq!(terms[0]["operator"], "Exists");
         assert_eq!(terms[1]["key"], MANAGED_DRIVER_LABEL);
         assert_eq!(terms[1]["operator"], "DoesNotExist");
-        // Networks (8 pairs) and the driver installer; no NCCL stack.
-        assert_eq!(k8s(&g).len(), 17);
+        // Networks (8 pairs) and the driver installer; no NCCL stack; Kueue and volumes.
+        assert_eq!(k8s(&g).len(), 17 + 10 + 4);
         assert!(
             g.get(&"k8s.daemonset/kube-system/device-injector".parse().unwrap())
                 .is_none()

@@ -199,6 +199,17 @@ fn field_diffs(fields: &[Field], from: &Value, to: &Value, desired_side: bool) -
         if !equal {
             let forces_replacement =
                 desired_side && spec::forces_replacement(field, &before, &after);
+            if field.compare == spec::Compare::Deep {
+                for (path, before, after) in spec::leaf_diffs(field.name, &before, &after) {
+                    out.push(FieldDiff {
+                        field: path,
+                        before,
+                        after,
+                        forces_replacement,
+                    });
+                }
+                continue;
+            }
             out.push(FieldDiff {
                 field: field.name.to_string(),
                 before,

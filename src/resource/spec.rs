@@ -29,6 +29,9 @@ pub enum Compare {
     VersionPrefix,
     /// Lists compared as sets.
     Unordered,
+    /// Compared exactly, but reported leaf by leaf (`object.spec.replicas`): for whole
+    /// documents such as Kubernetes objects.
+    Deep,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -51,6 +54,14 @@ const fn set(name: &'static str, change: Change) -> Field {
         name,
         change,
         compare: Compare::Unordered,
+    }
+}
+
+const fn deep(name: &'static str, change: Change) -> Field {
+    Field {
+        name,
+        change,
+        compare: Compare::Deep,
     }
 }
 
@@ -172,8 +183,15 @@ const BUCKET: &[Field] = &[
     f("labels", InPlace),
 ];
 
-/// Kubernetes objects: the managed object body is diffed as a whole and applied server-side.
-const KUBERNETES: &[Field] = &[f("cluster", ForceNew), f("object", InPlace)];
+/// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
+/// release (a set of upstream manifests, like Kueue's) is diffed by what it installs and by the
+/// objects of it found missing in the cluster.
+const KUBERNETES: &[Field] = &[
+    f("cluster", ForceNew),
+    deep("object", InPlace),
+    deep("release", InPlace),
+    f("missing", InPlace),
+];
 
 /// The fields of a kind.
 pub fn fields(kind: Kind) -> &'static [Field] {
@@ -195,7 +213,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
 /// True when `live` satisfies `desired` for this field.
 pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
     match field.compare {
-        Compare::Exact => desired == live,
+        Compare::Exact | Compare::Deep => desired == live,
         Compare::Unordered => match (desired, live) {
             (Value::Array(a), Value::Array(b)) => {
                 a.len() == b.len()
@@ -215,6 +233,51 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
 }
 
 /// True when changing `field` from `before` to `after` needs a new resource.
+/// The differing leaves of two documents as `(path, before, after)`, paths written from `prefix`
+/// like `object.spec.containers[0].image` (keys that are not identifiers are quoted:
+/// `labels["app.kubernetes.io/name"]`). Lists of different lengths differ as a whole.
+pub fn leaf_diffs(prefix: &str, before: &Value, after: &Value) -> Vec<(String, Value, Value)> {
+    let mut out = Vec::new();
+    walk(prefix, before, after, &mut out);
+    out
+}
+
+fn walk(path: &str, before: &Value, after: &Value, out: &mut Vec<(String, Value, Value)>) {
+    if before == after {
+        return;
+    }
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                let plain = !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let child = if plain {
+                    format!("{path}.{key}")
+                } else {
+                    format!("{path}[{key:?}]")
+                };
+                walk(
+                    &child,
+                    b.get(key).unwrap_or(&Value::Null),
+                    a.get(key).unwrap_or(&Value::Null),
+                    out,
+                );
+            }
+        }
+        (Value::Array(b), Value::Array(a)) if b.len() == a.len() => {
+            for (i, (x, y)) in b.iter().zip(a).enumerate() {
+                walk(&format!("{path}[{i}]"), x, y, out);
+            }
+        }
+        _ => out.push((path.to_string(), before.clone(), after.clone())),
+    }
+}
+
 pub fn forces_replacement(field: &Field, before: &Value, after: &Value) -> bool {
     match field.change {
         Change::InPlace => false,

@@ -36,6 +36,8 @@ pub mod env {
     pub const FILESTORE_ENDPOINT: &str = "A3CTL_FILESTORE_ENDPOINT";
     pub const ARTIFACTREGISTRY_ENDPOINT: &str = "A3CTL_ARTIFACTREGISTRY_ENDPOINT";
     pub const STORAGE_ENDPOINT: &str = "A3CTL_STORAGE_ENDPOINT";
+    /// Replaces `https://github.com` in release download URLs (mirrors, simulators).
+    pub const GITHUB_ENDPOINT: &str = "A3CTL_GITHUB_ENDPOINT";
     /// Send no credentials at all (for simulators).
     pub const ANONYMOUS_CREDENTIALS: &str = "A3CTL_ANONYMOUS_CREDENTIALS";
 }
@@ -48,6 +50,8 @@ pub struct Endpoints {
     pub filestore: Option<String>,
     pub artifactregistry: Option<String>,
     pub storage: Option<String>,
+    /// Where `https://github.com/...` release downloads go instead.
+    pub github: Option<String>,
 }
 
 impl Endpoints {
@@ -60,6 +64,7 @@ impl Endpoints {
             filestore: var(env::FILESTORE_ENDPOINT),
             artifactregistry: var(env::ARTIFACTREGISTRY_ENDPOINT),
             storage: var(env::STORAGE_ENDPOINT),
+            github: var(env::GITHUB_ENDPOINT),
         }
     }
 
@@ -71,6 +76,7 @@ impl Endpoints {
             filestore: Some(format!("{base}/file")),
             artifactregistry: Some(format!("{base}/artifactregistry")),
             storage: Some(base.to_string()),
+            github: Some(format!("{base}/github")),
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum Condition {
     Active,
     /// PersistentVolumeClaim: `status.phase == Bound`.
     Bound,
+    /// Kueue ClusterQueue / LocalQueue: the `Active` status condition is `True`.
+    QueueActive,
 }
 
 impl Condition {
@@ -52,6 +54,7 @@ impl Condition {
             Condition::OnMatchingNodes(n) => format!("on_matching_nodes({n})"),
             Condition::Active => "active".into(),
             Condition::Bound => "bound".into(),
+            Condition::QueueActive => "queue_active".into(),
         }
     }
 
@@ -64,6 +67,7 @@ impl Condition {
             "rolled_out" => Condition::RolledOut,
             "active" => Condition::Active,
             "bound" => Condition::Bound,
+            "queue_active" => Condition::QueueActive,
             other => {
                 let n = other
                     .strip_prefix("on_matching_nodes(")?
@@ -85,6 +89,7 @@ impl Condition {
             Condition::OnMatchingNodes(min) => is_daemonset_on_matching_nodes(object, min),
             Condition::Active => is_namespace_active(object),
             Condition::Bound => is_pvc_bound(object),
+            Condition::QueueActive => condition_status(object, "Active") == Some("True"),
         }
     }
 
@@ -109,6 +114,21 @@ impl Condition {
             ),
             Condition::Active | Condition::Bound => {
                 format!("phase {}", status["phase"].as_str().unwrap_or("unknown"))
+            }
+            Condition::QueueActive => {
+                let active = object["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c["type"] == "Active");
+                match active {
+                    Some(c) => format!(
+                        "Active={} ({})",
+                        c["status"].as_str().unwrap_or("Unknown"),
+                        c["message"].as_str().unwrap_or("")
+                    ),
+                    None => "no status yet: is the Kueue controller running?".into(),
+                }
             }
             Condition::Exists => "exists".into(),
         }
@@ -186,6 +206,7 @@ mod tests {
             Condition::OnMatchingNodes(3),
             Condition::Active,
             Condition::Bound,
+            Condition::QueueActive,
         ] {
             assert_eq!(Condition::parse(&c.name()), Some(c));
         }

@@ -14,13 +14,20 @@
 //! - `delete`: DELETE (foreground for workloads).
 //!
 //! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
-//! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection).
+//! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection),
+//! [`release`] (upstream manifests applied as one resource, e.g. Kueue).
+//!
+//! A string value `${<address>.<output>}` anywhere in an object (e.g. a Filestore volume's IP,
+//! `${filestore.shared.ip_address}`) is replaced by that output of a resource the object depends
+//! on before it is applied; reads put the reference back where the live value equals it, so the
+//! plan compares like with like.
 
 pub mod client;
 pub mod conditions;
 pub mod errors;
 pub mod operation;
 pub mod project;
+pub mod release;
 
 pub use conditions::Condition;
 pub use operation::WaitFor;
@@ -31,6 +38,7 @@ use crate::plan::FieldDiff;
 use crate::resource::{Api, Kind, Observed};
 use crate::state::OperationRef;
 use client::{Clients, Served};
+use release::ReleaseSpec;
 use errors::classify;
 use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
@@ -51,6 +59,7 @@ const WORKLOADS: [&str; 6] = [
 /// The Kubernetes adapter.
 pub struct KubeAdapter {
     clients: Clients,
+    releases: release::Releases,
 }
 
 /// A `k8s` resource's spec, checked.
@@ -180,6 +189,78 @@ pub fn cluster_outputs(target: &Target, cluster: &str) -> CloudResult<(String, S
     ))
 }
 
+/// A `${<address>.<output>}` reference: the address and the output key.
+fn reference(text: &str) -> Option<(&str, &str)> {
+    text.strip_prefix("${")?.strip_suffix('}')?.rsplit_once('.')
+}
+
+/// The object with every reference replaced by the recorded output it names.
+pub fn resolve_references(object: &Value, target: &Target) -> CloudResult<Value> {
+    Ok(match object {
+        Value::String(text) => match reference(text) {
+            Some((addr, key)) => {
+                let value = target
+                    .context
+                    .iter()
+                    .find(|(a, _)| a.to_string() == addr)
+                    .map(|(_, outputs)| &outputs[key])
+                    .filter(|v| !v.is_null() && *v != "");
+                match value {
+                    Some(v) => v.clone(),
+                    None => {
+                        return Err(CloudError::new(
+                            ErrorClass::Other,
+                            format!(
+                                "{}: `{text}` names an output that `{addr}` has not recorded (yet)",
+                                target.addr
+                            ),
+                        )
+                        .with_hint("the object must depend on that resource; apply it again once the resource exists"));
+                    }
+                }
+            }
+            None => object.clone(),
+        },
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| resolve_references(v, target))
+                .collect::<CloudResult<_>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), resolve_references(v, target)?)))
+                .collect::<CloudResult<_>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// Puts references back into a projected live object where the live value is what the
+/// reference resolved to.
+fn restore_references(desired: &Value, resolved: &Value, projected: &mut Value) {
+    match (desired, resolved, projected) {
+        (Value::String(text), _, live) if reference(text).is_some() => {
+            if live == resolved {
+                *live = desired.clone();
+            }
+        }
+        (Value::Array(d), Value::Array(r), Value::Array(p)) => {
+            for ((d, r), p) in d.iter().zip(r).zip(p.iter_mut()) {
+                restore_references(d, r, p);
+            }
+        }
+        (Value::Object(d), Value::Object(r), Value::Object(p)) => {
+            for (key, d) in d {
+                if let (Some(r), Some(p)) = (r.get(key), p.get_mut(key)) {
+                    restore_references(d, r, p);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 fn dynamic_api(
     client: kube::Client,
     served: &Served,
@@ -235,6 +316,7 @@ impl KubeAdapter {
     pub fn new(config: &GcpConfig) -> CloudResult<KubeAdapter> {
         Ok(KubeAdapter {
             clients: Clients::new(config)?,
+            releases: release::Releases::new(config.endpoints.github.clone()),
         })
     }
 
@@ -242,8 +324,8 @@ impl KubeAdapter {
     /// cluster can be polled (call it before polling an operation journaled by an earlier
     /// process). Returns the cluster endpoint.
     pub async fn connect(&self, target: &Target) -> CloudResult<String> {
-        let desired = Desired::from_spec(&target.spec)?;
-        let (endpoint, ca) = cluster_outputs(target, &desired.cluster)?;
+        let cluster = target.spec["cluster"].as_str().unwrap_or_default();
+        let (endpoint, ca) = cluster_outputs(target, cluster)?;
         self.clients.client(&endpoint, Some(&ca)).await?;
         Ok(endpoint)
     }
@@ -266,9 +348,13 @@ impl KubeAdapter {
 
     /// Server-side apply of the desired object.
     async fn apply(&self, target: &Target) -> CloudResult<Started> {
+        if ReleaseSpec::from_spec(&target.spec).is_some() {
+            return self.releases.apply(&self.clients, target).await;
+        }
         let (desired, endpoint, api) = self.api_for(target).await?;
+        let object = resolve_references(&desired.object, target)?;
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        api.patch(&desired.name, &params, &Patch::Apply(&desired.object))
+        api.patch(&desired.name, &params, &Patch::Apply(&object))
             .await
             .map_err(|e| classify(&e))?;
         if desired.condition == Condition::Exists {
@@ -292,14 +378,20 @@ impl KubeAdapter {
 #[async_trait::async_trait]
 impl Adapter for KubeAdapter {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        if ReleaseSpec::from_spec(&target.spec).is_some() {
+            return self.releases.read(&self.clients, target).await;
+        }
         let (desired, _, api) = self.api_for(target).await?;
         let Some(live) = api.get_opt(&desired.name).await.map_err(|e| classify(&e))? else {
             return Ok(None);
         };
         let live = to_value(&live)?;
+        let resolved = resolve_references(&desired.object, target)?;
+        let mut projected = project::project(&resolved, &live);
+        restore_references(&desired.object, &resolved, &mut projected);
         let mut spec = json!({
             "cluster": desired.cluster,
-            "object": project::project(&desired.object, &live),
+            "object": projected,
         });
         if let Some(ready) = target.spec.get("ready") {
             spec["ready"] = ready.clone();
@@ -329,6 +421,9 @@ impl Adapter for KubeAdapter {
     }
 
     async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        if ReleaseSpec::from_spec(&target.spec).is_some() {
+            return self.releases.delete(&self.clients, target).await;
+        }
         let (desired, _, api) = self.api_for(target).await?;
         let params = if WORKLOADS.contains(&desired.kind.as_str()) {
             DeleteParams::foreground()
@@ -342,6 +437,9 @@ impl Adapter for KubeAdapter {
     }
 
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        if release::is_release_wait(&operation.name) {
+            return release::poll(&self.clients, &operation.name).await;
+        }
         let wait = WaitFor::parse(&operation.name)?;
         let client = self.clients.client(&wait.endpoint, None).await?;
         let served = self

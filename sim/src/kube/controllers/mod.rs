@@ -1,6 +1,6 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
 //! background): Node objects and GPU drivers ([`nodes`]), DaemonSet and Deployment status
-//! ([`workloads`]), and the cluster housekeeping — CRD conditions, namespace and CRD deletion,
+//! ([`workloads`]), Kueue's queue status ([`kueue`]), and the cluster housekeeping — CRD conditions, namespace and CRD deletion,
 //! per-namespace defaults, add-on objects, PV/PVC binding, APIService availability
 //! ([`housekeeping`]).
 //!
@@ -9,6 +9,7 @@
 //! depend on how often clients look. Statuses are only written when they change.
 
 pub mod housekeeping;
+pub mod kueue;
 pub mod nodes;
 pub mod workloads;
 
@@ -215,6 +216,7 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) -> b
     workloads::daemonsets(cluster, &clock);
     workloads::deployments(cluster, &clock);
     housekeeping::api_services(cluster, &clock);
+    kueue::queues(cluster, &clock);
     housekeeping::volumes(cluster, &clock);
     cluster.store.resource_version != before
 }

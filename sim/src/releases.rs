@@ -1,0 +1,222 @@
+//! GitHub release downloads, for the one release a3ctl installs from GitHub: Kueue's
+//! `manifests.yaml` (`https://github.com/kubernetes-sigs/kueue/releases/download/<tag>/manifests.yaml`).
+//!
+//! Served at `/github/<owner>/<repo>/releases/download/<tag>/<file>`, so a client pointed at
+//! `<base>/github` instead of `https://github.com` downloads from the simulator. There is no
+//! network here and the real release is not ours to copy, so the simulator *generates* a stand-in
+//! release with the same structure as the upstream one (a3-recipe.md §A.7.7, rust-clients.md
+//! §6.2): the `kueue-system` namespace, one CustomResourceDefinition per Kueue kind (schemas
+//! reduced to "preserve unknown fields", the served API versions of that release line), the
+//! controller's ServiceAccount, webhook Service and `kueue-controller-manager` Deployment, and the
+//! mutating and validating webhook configurations (`failurePolicy: Fail`) pointing at that
+//! Service. Its bytes differ from upstream, so a `sha256` pinned for the real file does not match
+//! it — as it should not.
+//!
+//! Unknown repositories, files or tags answer 404 `Not Found`, as GitHub does. Documents are JSON
+//! (a YAML 1.2 subset) separated by `---`.
+
+use crate::server::Shared;
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub fn router() -> Router<Arc<Shared>> {
+    Router::new().route(
+        "/github/{owner}/{repo}/releases/download/{tag}/{file}",
+        get(download),
+    )
+}
+
+async fn download(Path((owner, repo, tag, file)): Path<(String, String, String, String)>) -> Response {
+    match (owner.as_str(), repo.as_str(), file.as_str()) {
+        ("kubernetes-sigs", "kueue", "manifests.yaml") => match kueue_manifests(&tag) {
+            Some(body) => (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/octet-stream")],
+                body,
+            )
+                .into_response(),
+            None => not_found(),
+        },
+        _ => not_found(),
+    }
+}
+
+fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "Not Found",
+    )
+        .into_response()
+}
+
+/// `(major, minor, patch)` of a `vX.Y.Z` tag.
+fn parse_tag(tag: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = tag.strip_prefix('v')?.split('.');
+    let version = (
+        parts.next()?.parse().ok()?,
+        parts.next()?.parse().ok()?,
+        parts.next()?.parse().ok()?,
+    );
+    parts.next().is_none().then_some(version)
+}
+
+/// The Kueue kinds: (plural, kind, namespaced, alpha until the v1beta2 line).
+const KINDS: &[(&str, &str, bool, bool)] = &[
+    ("admissionchecks", "AdmissionCheck", false, false),
+    ("clusterqueues", "ClusterQueue", false, false),
+    ("cohorts", "Cohort", false, true),
+    ("localqueues", "LocalQueue", true, false),
+    ("multikueueclusters", "MultiKueueCluster", false, false),
+    ("multikueueconfigs", "MultiKueueConfig", false, false),
+    ("provisioningrequestconfigs", "ProvisioningRequestConfig", false, false),
+    ("resourceflavors", "ResourceFlavor", false, false),
+    ("topologies", "Topology", false, true),
+    ("workloadpriorityclasses", "WorkloadPriorityClass", false, false),
+    ("workloads", "Workload", true, false),
+];
+
+const GROUP: &str = "kueue.x-k8s.io";
+const NAMESPACE: &str = "kueue-system";
+const SERVICE: &str = "kueue-webhook-service";
+
+/// The served versions of a kind in a release line, storage version last. Releases before
+/// v0.15 serve `v1beta1` (`v1alpha1` for Cohort and Topology); from v0.15 every kind is stored
+/// as `v1beta2`, with the previous version still served.
+fn versions(minor: u32, alpha: bool) -> Vec<&'static str> {
+    let old = if alpha { "v1alpha1" } else { "v1beta1" };
+    if minor >= 15 {
+        vec![old, "v1beta2"]
+    } else {
+        vec![old]
+    }
+}
+
+/// A generated stand-in for Kueue's `manifests.yaml` of `tag`, or `None` for tags that are not
+/// Kueue releases (before v0.9, or not `vX.Y.Z`).
+pub fn kueue_manifests(tag: &str) -> Option<String> {
+    let (major, minor, _) = parse_tag(tag)?;
+    if major != 0 || minor < 9 {
+        return None;
+    }
+    let labels = json!({"control-plane": "controller-manager", "app.kubernetes.io/name": "kueue"});
+    let mut documents = vec![json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": NAMESPACE, "labels": labels},
+    })];
+    for (plural, kind, namespaced, alpha) in KINDS {
+        let served = versions(minor, *alpha);
+        let storage = served.len() - 1;
+        let versions: Vec<Value> = served
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                json!({
+                    "name": v, "served": true, "storage": i == storage,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                    "subresources": {"status": {}},
+                })
+            })
+            .collect();
+        let singular = kind.to_ascii_lowercase();
+        documents.push(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{GROUP}"), "labels": {"app.kubernetes.io/name": "kueue"}},
+            "spec": {
+                "group": GROUP,
+                "names": {"plural": plural, "singular": singular, "kind": kind, "listKind": format!("{kind}List")},
+                "scope": if *namespaced { "Namespaced" } else { "Cluster" },
+                "versions": versions,
+            },
+        }));
+    }
+    documents.push(json!({
+        "apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "kueue-controller-manager", "namespace": NAMESPACE, "labels": labels},
+    }));
+    documents.push(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": SERVICE, "namespace": NAMESPACE, "labels": labels},
+        "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
+                 "selector": {"control-plane": "controller-manager"}},
+    }));
+    documents.push(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "kueue-controller-manager", "namespace": NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"control-plane": "controller-manager"}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": "kueue-controller-manager",
+                    "containers": [{
+                        "name": "manager",
+                        "image": format!("registry.k8s.io/kueue/kueue:{tag}"),
+                        "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"],
+                        "ports": [{"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"}],
+                    }],
+                },
+            },
+        },
+    }));
+    let storage = if minor >= 15 { "v1beta2" } else { "v1beta1" };
+    let webhook = |kind: &str, plural: &str, verb: &str| {
+        json!({
+            "name": format!("{verb}-{}.{GROUP}", kind.to_ascii_lowercase()),
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "clientConfig": {"service": {"name": SERVICE, "namespace": NAMESPACE,
+                "path": format!("/{verb}-{}-{storage}-{}", GROUP.replace('.', "-"), kind.to_ascii_lowercase())}},
+            "rules": [{"apiGroups": [GROUP], "apiVersions": [storage],
+                       "operations": ["CREATE", "UPDATE"], "resources": [plural]}],
+        })
+    };
+    let checked = [
+        ("ClusterQueue", "clusterqueues"),
+        ("ResourceFlavor", "resourceflavors"),
+        ("Workload", "workloads"),
+    ];
+    documents.push(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "kueue-mutating-webhook-configuration", "labels": {"app.kubernetes.io/name": "kueue"}},
+        "webhooks": checked.iter().map(|(k, p)| webhook(k, p, "mutate")).collect::<Vec<_>>(),
+    }));
+    documents.push(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "kueue-validating-webhook-configuration", "labels": {"app.kubernetes.io/name": "kueue"}},
+        "webhooks": checked.iter().map(|(k, p)| webhook(k, p, "validate")).collect::<Vec<_>>(),
+    }));
+    let mut out = format!(
+        "# Kueue {tag} release manifests, generated by a3ctl-sim as a stand-in for the upstream file.\n"
+    );
+    for document in documents {
+        out.push_str("---\n");
+        out.push_str(&serde_json::to_string_pretty(&document).unwrap_or_default());
+        out.push('\n');
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_lines_serve_their_api_versions() {
+        let old = kueue_manifests("v0.12.2").unwrap();
+        assert!(old.contains("\"v1alpha1\"") && !old.contains("v1beta2"));
+        let new = kueue_manifests("v0.17.1").unwrap();
+        assert!(new.contains("\"v1beta2\"") && new.contains("registry.k8s.io/kueue/kueue:v0.17.1"));
+        assert_eq!(new.matches("\"CustomResourceDefinition\"").count(), 11);
+        assert!(kueue_manifests("v0.8.0").is_none());
+        assert!(kueue_manifests("0.17.1").is_none());
+        assert!(kueue_manifests("v0.17").is_none());
+    }
+}

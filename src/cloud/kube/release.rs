@@ -1,0 +1,629 @@
+//! Releases: a set of upstream manifests (Kueue's `manifests.yaml`) applied and tracked as one
+//! resource.
+//!
+//! A release spec is `{"cluster", "release": {"name", "version", "manifest": {"kind": "url" |
+//! "path", "location"}, "sha256": <pinned or null>, "requires": ["<group>/<version>/<Kind>", …]},
+//! "missing": []}`.
+//! - create / update: download (or read) the manifests, check the pinned sha256, check that their
+//!   CustomResourceDefinitions serve every `requires` entry, then server-side apply every object
+//!   as field manager `a3ctl` — Namespaces and CRDs first — and delete the objects an earlier
+//!   version had that this one does not; the returned operation waits for every CRD to be
+//!   Established and every Deployment to be Available ([`ReleaseWait`]).
+//! - read: GET every object of the release (the list recorded in the outputs, or the downloaded
+//!   manifests right after a create); the projected spec is the recorded release with `missing`
+//!   listing the objects deleted behind a3ctl's back, so the plan shows them as drift and an
+//!   update re-applies the release. Outputs: version, sha256, objects, readiness.
+//! - delete: the objects in reverse order (webhooks and the controller before the CRDs, the
+//!   namespace last).
+//!
+//! `https://github.com/` URLs go to the `github` endpoint when one is configured (mirrors; the
+//! sandbox's simulator), so air-gapped users and tests never need the internet.
+
+use super::client::Clients;
+use super::conditions::Condition;
+use super::errors::classify;
+use super::{FIELD_MANAGER, cluster_outputs, dynamic_api, parse_manifests};
+use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started, Target};
+use crate::resource::{Api, Observed};
+use crate::state::OperationRef;
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// The scheme of a release's wait operation.
+const SCHEME: &str = "k8s-release://";
+/// Objects applied at once after the namespaces and CRDs.
+const APPLY_CONCURRENCY: usize = 8;
+
+/// A release spec, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleaseSpec {
+    pub cluster: String,
+    pub name: String,
+    pub version: String,
+    /// `url` or `path`.
+    pub source_kind: String,
+    pub location: String,
+    pub sha256: Option<String>,
+    pub requires: Vec<String>,
+}
+
+impl ReleaseSpec {
+    /// `None` when the spec is not a release.
+    pub fn from_spec(spec: &Value) -> Option<CloudResult<ReleaseSpec>> {
+        let release = spec.get("release").filter(|r| !r.is_null())?;
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let parsed = ReleaseSpec {
+            cluster: text(&spec["cluster"]),
+            name: text(&release["name"]),
+            version: text(&release["version"]),
+            source_kind: text(&release["manifest"]["kind"]),
+            location: text(&release["manifest"]["location"]),
+            sha256: release["sha256"].as_str().map(str::to_string),
+            requires: release["requires"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().map(str::to_string))
+                .collect(),
+        };
+        if parsed.cluster.is_empty() || parsed.name.is_empty() || parsed.location.is_empty() {
+            return Some(Err(CloudError::new(
+                ErrorClass::Invalid,
+                "bad release spec: `cluster`, `release.name` and `release.manifest` are required",
+            )));
+        }
+        Some(Ok(parsed))
+    }
+}
+
+/// One object of a release: what identifies it across processes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectRef {
+    fn of(object: &Value) -> ObjectRef {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        ObjectRef {
+            api_version: text(&object["apiVersion"]),
+            kind: text(&object["kind"]),
+            namespace: object["metadata"]["namespace"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            name: text(&object["metadata"]["name"]),
+        }
+    }
+
+    /// `apiVersion|Kind|namespace or -|name`.
+    pub fn to_key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.api_version,
+            self.kind,
+            self.namespace.as_deref().unwrap_or("-"),
+            self.name
+        )
+    }
+
+    pub fn parse(key: &str) -> Option<ObjectRef> {
+        let mut parts = key.split('|');
+        let (api_version, kind, namespace, name) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() || [api_version, kind, name].iter().any(|p| p.is_empty()) {
+            return None;
+        }
+        Some(ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: (namespace != "-").then(|| namespace.to_string()),
+            name: name.into(),
+        })
+    }
+
+    /// `Kind namespace/name` for messages.
+    pub fn display(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{} {ns}/{}", self.kind, self.name),
+            None => format!("{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// Downloaded manifests.
+#[derive(Debug, Clone)]
+pub struct Manifests {
+    pub sha256: String,
+    pub objects: Vec<Value>,
+}
+
+/// Downloads and applies releases.
+pub struct Releases {
+    http: reqwest::Client,
+    github: Option<String>,
+    cache: Mutex<HashMap<String, Manifests>>,
+}
+
+/// Install order: namespaces, then CRDs, then everything else.
+fn rank(kind: &str) -> u8 {
+    match kind {
+        "Namespace" => 0,
+        "CustomResourceDefinition" => 1,
+        _ => 2,
+    }
+}
+
+/// What a release waits for after applying: its CRDs Established, its Deployments Available.
+fn wait_condition(kind: &str) -> Option<Condition> {
+    match kind {
+        "CustomResourceDefinition" => Some(Condition::Established),
+        "Deployment" => Some(Condition::Available),
+        _ => None,
+    }
+}
+
+impl Releases {
+    pub fn new(github: Option<String>) -> Releases {
+        Releases {
+            http: reqwest::Client::new(),
+            github: github.map(|g| g.trim_end_matches('/').to_string()),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The URL to download: `https://github.com/...` moved to the configured endpoint.
+    fn url(&self, location: &str) -> String {
+        match (&self.github, location.strip_prefix("https://github.com/")) {
+            (Some(base), Some(rest)) => format!("{base}/{rest}"),
+            _ => location.to_string(),
+        }
+    }
+
+    /// The manifests of a release, downloaded once per process and checked against the pin.
+    pub async fn manifests(&self, spec: &ReleaseSpec) -> CloudResult<Manifests> {
+        let key = format!("{}:{}", spec.source_kind, spec.location);
+        let cached = self.cache.lock().get(&key).cloned();
+        let manifests = match cached {
+            Some(m) => m,
+            None => {
+                let bytes = self.fetch(spec).await?;
+                let sha256 = hex(&Sha256::digest(&bytes));
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    CloudError::new(
+                        ErrorClass::Invalid,
+                        format!("the {} manifests at {} are not UTF-8 text", spec.name, spec.location),
+                    )
+                })?;
+                let objects = parse_manifests(&text).map_err(|e| {
+                    CloudError::new(
+                        ErrorClass::Invalid,
+                        format!("the {} manifests at {}: {}", spec.name, spec.location, e.message),
+                    )
+                })?;
+                let m = Manifests { sha256, objects };
+                self.cache.lock().insert(key, m.clone());
+                m
+            }
+        };
+        if let Some(pinned) = &spec.sha256
+            && !pinned.eq_ignore_ascii_case(&manifests.sha256)
+        {
+            return Err(CloudError::new(
+                ErrorClass::Invalid,
+                format!(
+                    "the {} {} manifests at {} have sha256 {}, but the blueprint pins {pinned}",
+                    spec.name, spec.version, spec.location, manifests.sha256
+                ),
+            )
+            .with_hint("the file changed or is not the release you pinned: check where it comes from, then update `sha256` in [software.kueue] (or remove it)"));
+        }
+        check_requires(spec, &manifests.objects)?;
+        Ok(manifests)
+    }
+
+    async fn fetch(&self, spec: &ReleaseSpec) -> CloudResult<Vec<u8>> {
+        if spec.source_kind == "path" {
+            return std::fs::read(&spec.location).map_err(|e| {
+                CloudError::new(
+                    ErrorClass::Invalid,
+                    format!("cannot read the {} manifests `{}`: {e}", spec.name, spec.location),
+                )
+                .with_hint("`manifest` paths are relative to the directory a3ctl runs in")
+            });
+        }
+        let url = self.url(&spec.location);
+        let response = self.http.get(&url).send().await.map_err(|e| {
+            CloudError::new(
+                ErrorClass::Transient,
+                format!("cannot download the {} manifests from {url}: {e}", spec.name),
+            )
+            .with_hint("without internet access, point `manifest` in [software.kueue] at a local copy or a mirror URL")
+        })?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(CloudError::new(
+                ErrorClass::Invalid,
+                format!("{url} does not exist (404): is `{}` a {} release?", spec.version, spec.name),
+            ));
+        }
+        if !status.is_success() {
+            let class = if status.is_server_error() || status.as_u16() == 429 {
+                ErrorClass::Transient
+            } else {
+                ErrorClass::Other
+            };
+            return Err(CloudError::new(
+                class,
+                format!("downloading {url} failed: HTTP {status}"),
+            ));
+        }
+        response.bytes().await.map(|b| b.to_vec()).map_err(|e| {
+            CloudError::new(
+                ErrorClass::Transient,
+                format!("downloading {url} was cut off: {e}"),
+            )
+        })
+    }
+
+    /// Applies the release and returns the wait for its CRDs and controllers.
+    pub async fn apply(&self, clients: &Clients, target: &Target) -> CloudResult<Started> {
+        let spec = spec_of(target)?;
+        let manifests = self.manifests(&spec).await?;
+        let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
+        let client = clients.client(&endpoint, Some(&ca)).await?;
+        let mut objects = manifests.objects.clone();
+        objects.sort_by_key(|o| rank(o["kind"].as_str().unwrap_or_default()));
+        let (first, rest): (Vec<Value>, Vec<Value>) = objects
+            .into_iter()
+            .partition(|o| rank(o["kind"].as_str().unwrap_or_default()) < 2);
+        for object in &first {
+            apply_one(clients, &client, &endpoint, object).await?;
+        }
+        let applies: Vec<_> = rest
+            .iter()
+            .map(|o| apply_one(clients, &client, &endpoint, o))
+            .collect();
+        stream::iter(applies)
+            .buffer_unordered(APPLY_CONCURRENCY)
+            .try_collect::<Vec<()>>()
+            .await?;
+        // Objects an earlier version installed that this one no longer has.
+        let now: Vec<String> = manifests.objects.iter().map(|o| ObjectRef::of(o).to_key()).collect();
+        let stale: Vec<ObjectRef> = recorded_objects(target)
+            .into_iter()
+            .filter(|o| !now.contains(&o.to_key()))
+            .collect();
+        delete_all(clients, &client, &endpoint, stale).await?;
+        let waits: Vec<String> = manifests
+            .objects
+            .iter()
+            .filter_map(|o| {
+                let c = wait_condition(o["kind"].as_str().unwrap_or_default())?;
+                Some(format!("{}|{}", ObjectRef::of(o).to_key(), c.name()))
+            })
+            .collect();
+        if waits.is_empty() {
+            return Ok(Started::Done);
+        }
+        Ok(Started::Operation(OperationRef {
+            api: Api::Kubernetes,
+            name: format!("{SCHEME}{endpoint}/{}?wait={}", spec.name, waits.join(",")),
+        }))
+    }
+
+    /// Reads the release's objects.
+    pub async fn read(&self, clients: &Clients, target: &Target) -> CloudResult<Option<Observed>> {
+        let spec = spec_of(target)?;
+        let mut objects = recorded_objects(target);
+        let mut sha256 = target.outputs["sha256"].as_str().map(str::to_string);
+        if objects.is_empty() {
+            let manifests = self.manifests(&spec).await?;
+            objects = manifests.objects.iter().map(ObjectRef::of).collect();
+            sha256 = Some(manifests.sha256);
+        }
+        let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
+        let client = clients.client(&endpoint, Some(&ca)).await?;
+        let mut missing = Vec::new();
+        let mut waiting = Vec::new();
+        for object in &objects {
+            match get(clients, &client, &endpoint, object).await? {
+                None => missing.push(object.display()),
+                Some(live) => {
+                    if let Some(c) = wait_condition(&object.kind)
+                        && !c.holds(&live)
+                    {
+                        waiting.push(format!("{}: {}", object.display(), c.progress(&live)));
+                    }
+                }
+            }
+        }
+        if missing.len() == objects.len() {
+            return Ok(None);
+        }
+        let ready = missing.is_empty() && waiting.is_empty();
+        let summary = if ready {
+            format!("{} objects installed", objects.len())
+        } else if let Some(first) = missing.first() {
+            format!("{first} is missing")
+        } else {
+            waiting.first().cloned().unwrap_or_default()
+        };
+        let mut spec_out = json!({"cluster": spec.cluster, "release": target.spec["release"], "missing": missing});
+        if let Some(ready) = target.spec.get("ready") {
+            spec_out["ready"] = ready.clone();
+        }
+        Ok(Some(Observed {
+            spec: spec_out,
+            outputs: json!({
+                "version": spec.version,
+                "sha256": sha256,
+                "objects": objects.iter().map(ObjectRef::to_key).collect::<Vec<_>>(),
+                "ready": ready,
+                "summary": summary,
+            }),
+        }))
+    }
+
+    /// Deletes every recorded object of the release.
+    pub async fn delete(&self, clients: &Clients, target: &Target) -> CloudResult<Started> {
+        let spec = spec_of(target)?;
+        let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
+        let client = clients.client(&endpoint, Some(&ca)).await?;
+        let mut objects = recorded_objects(target);
+        if objects.is_empty() {
+            objects = self.manifests(&spec).await?.objects.iter().map(ObjectRef::of).collect();
+        }
+        delete_all(clients, &client, &endpoint, objects).await?;
+        Ok(Started::Done)
+    }
+}
+
+/// Whether an operation name is a release wait.
+pub fn is_release_wait(name: &str) -> bool {
+    name.starts_with(SCHEME)
+}
+
+/// Polls a release wait: done when every listed object holds its condition.
+pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
+    let bad = || {
+        CloudError::new(
+            ErrorClass::Invalid,
+            format!("`{name}` is not a release wait ({SCHEME}ENDPOINT/NAME?wait=...)"),
+        )
+    };
+    let rest = name.strip_prefix(SCHEME).ok_or_else(bad)?;
+    let (path, query) = rest.split_once('?').ok_or_else(bad)?;
+    let endpoint = path.split('/').next().ok_or_else(bad)?;
+    let list = query.strip_prefix("wait=").ok_or_else(bad)?;
+    let client = clients.client(endpoint, None).await?;
+    for item in list.split(',') {
+        let (key, condition) = item.rsplit_once('|').ok_or_else(bad)?;
+        let object = ObjectRef::parse(key).ok_or_else(bad)?;
+        let condition = Condition::parse(condition).ok_or_else(bad)?;
+        match get(clients, &client, endpoint, &object).await? {
+            None => {
+                return Ok(OpStatus::Failed(CloudError::new(
+                    ErrorClass::NotFound,
+                    format!("{} disappeared while waiting for it to be {}", object.display(), condition.name()),
+                )));
+            }
+            Some(live) if !condition.holds(&live) => {
+                return Ok(OpStatus::Running {
+                    progress: Some(format!(
+                        "{}: waiting for {} ({})",
+                        object.display(),
+                        condition.name(),
+                        condition.progress(&live)
+                    )),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(OpStatus::Done)
+}
+
+fn spec_of(target: &Target) -> CloudResult<ReleaseSpec> {
+    ReleaseSpec::from_spec(&target.spec).unwrap_or_else(|| {
+        Err(CloudError::new(
+            ErrorClass::Invalid,
+            format!("{}: not a release spec", target.addr),
+        ))
+    })
+}
+
+fn recorded_objects(target: &Target) -> Vec<ObjectRef> {
+    target.outputs["objects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k.as_str().and_then(ObjectRef::parse))
+        .collect()
+}
+
+/// Every `requires` entry (`group/version/Kind`) must be served by a CRD of the manifests.
+fn check_requires(spec: &ReleaseSpec, objects: &[Value]) -> CloudResult<()> {
+    for required in &spec.requires {
+        let Some((api_version, kind)) = required.rsplit_once('/') else {
+            continue;
+        };
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let crd = objects.iter().find(|o| {
+            o["kind"] == "CustomResourceDefinition"
+                && o["spec"]["group"] == group
+                && o["spec"]["names"]["kind"] == kind
+        });
+        let served: Vec<&str> = crd
+            .and_then(|c| c["spec"]["versions"].as_array())
+            .into_iter()
+            .flatten()
+            .filter(|v| v["served"].as_bool().unwrap_or(false))
+            .filter_map(|v| v["name"].as_str())
+            .collect();
+        if !served.contains(&version) {
+            let found = if served.is_empty() {
+                "does not define it".to_string()
+            } else {
+                format!("serves {}", served.join(", "))
+            };
+            return Err(CloudError::new(
+                ErrorClass::Invalid,
+                format!(
+                    "the {} {} manifests do not serve {kind} as {api_version} ({found})",
+                    spec.name, spec.version
+                ),
+            )
+            .with_hint(format!(
+                "a3ctl writes {kind} objects as {api_version} for {} {}; pick a {} version whose API matches, or report the mismatch",
+                spec.name, spec.version, spec.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+async fn api_of(
+    clients: &Clients,
+    client: &kube::Client,
+    endpoint: &str,
+    object: &ObjectRef,
+) -> CloudResult<kube::Api<DynamicObject>> {
+    let served = clients
+        .resolve(client, endpoint, &object.api_version, &object.kind)
+        .await?;
+    Ok(dynamic_api(client.clone(), &served, object.namespace.as_deref()))
+}
+
+async fn apply_one(
+    clients: &Clients,
+    client: &kube::Client,
+    endpoint: &str,
+    object: &Value,
+) -> CloudResult<()> {
+    let reference = ObjectRef::of(object);
+    let api = api_of(clients, client, endpoint, &reference).await?;
+    api.patch(
+        &reference.name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .map_err(|e| {
+        let mut c = classify(&e);
+        c.message = format!("{}: {}", reference.display(), c.message);
+        c
+    })?;
+    Ok(())
+}
+
+async fn get(
+    clients: &Clients,
+    client: &kube::Client,
+    endpoint: &str,
+    object: &ObjectRef,
+) -> CloudResult<Option<Value>> {
+    let api = match api_of(clients, client, endpoint, object).await {
+        Ok(api) => api,
+        // The kind itself is gone (its CRD was deleted): so is the object.
+        Err(e) if e.class == ErrorClass::Invalid => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let live = api.get_opt(&object.name).await.map_err(|e| classify(&e))?;
+    live.map(|o| {
+        serde_json::to_value(o)
+            .map_err(|e| CloudError::new(ErrorClass::Other, format!("cannot encode an object: {e}")))
+    })
+    .transpose()
+}
+
+/// Deletes objects in reverse install order; already-gone objects are fine.
+async fn delete_all(
+    clients: &Clients,
+    client: &kube::Client,
+    endpoint: &str,
+    mut objects: Vec<ObjectRef>,
+) -> CloudResult<()> {
+    objects.sort_by_key(|o| std::cmp::Reverse(rank(&o.kind)));
+    for object in objects {
+        let api = match api_of(clients, client, endpoint, &object).await {
+            Ok(api) => api,
+            Err(e) if e.class == ErrorClass::Invalid => continue,
+            Err(e) => return Err(e),
+        };
+        match api.delete(&object.name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(e) => {
+                let c = classify(&e);
+                if c.class != ErrorClass::NotFound {
+                    return Err(c);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_refs_round_trip() {
+        let o = ObjectRef::of(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"}}));
+        assert_eq!(ObjectRef::parse(&o.to_key()), Some(o.clone()));
+        assert_eq!(o.display(), "Deployment kueue-system/kueue-controller-manager");
+        let c = ObjectRef::of(&json!({"apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition", "metadata": {"name": "topologies.kueue.x-k8s.io"}}));
+        assert_eq!(c.to_key(), "apiextensions.k8s.io/v1|CustomResourceDefinition|-|topologies.kueue.x-k8s.io");
+        assert_eq!(ObjectRef::parse(&c.to_key()), Some(c));
+        assert_eq!(ObjectRef::parse("v1|Namespace"), None);
+    }
+
+    #[test]
+    fn requires_are_checked_against_the_crds() {
+        let crd = json!({"kind": "CustomResourceDefinition", "spec": {"group": "kueue.x-k8s.io",
+            "names": {"kind": "Topology"}, "versions": [{"name": "v1alpha1", "served": true}]}});
+        let spec = ReleaseSpec {
+            cluster: "c".into(),
+            name: "kueue".into(),
+            version: "v0.12.2".into(),
+            source_kind: "path".into(),
+            location: "k.yaml".into(),
+            sha256: None,
+            requires: vec!["kueue.x-k8s.io/v1alpha1/Topology".into()],
+        };
+        assert!(check_requires(&spec, std::slice::from_ref(&crd)).is_ok());
+        let wrong = ReleaseSpec {
+            requires: vec!["kueue.x-k8s.io/v1beta2/Topology".into()],
+            ..spec.clone()
+        };
+        let e = check_requires(&wrong, &[crd]).unwrap_err();
+        assert!(e.message.contains("do not serve Topology as kueue.x-k8s.io/v1beta2 (serves v1alpha1)"), "{}", e.message);
+        let e = check_requires(&wrong, &[]).unwrap_err();
+        assert!(e.message.contains("does not define it"));
+    }
+
+    #[test]
+    fn github_urls_go_to_the_configured_endpoint() {
+        let r = Releases::new(Some("http://127.0.0.1:9/github/".into()));
+        assert_eq!(
+            r.url("https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"),
+            "http://127.0.0.1:9/github/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
+        );
+        assert_eq!(r.url("https://mirror.internal/k.yaml"), "https://mirror.internal/k.yaml");
+        assert_eq!(Releases::new(None).url("https://github.com/x"), "https://github.com/x");
+    }
+}

@@ -1,0 +1,249 @@
+//! Kueue and its queues (a3-recipe.md §A.7.7).
+//!
+//! - `k8s.release/-/kueue`: the release manifests of the pinned version, applied as one resource
+//!   (its spec names the version, where the manifests come from, the pinned sha256 and the Kueue
+//!   API kinds the queue objects below need; the adapter downloads, checks and applies them, and
+//!   waits for the CRDs and the controller). It depends on the cluster only: the controller's
+//!   readiness wait is what waits for a node.
+//! - `k8s.topology/-/gke-default`: the TAS levels block → sub-block → host → hostname.
+//! - one `ResourceFlavor` per GPU pool, selecting the pool's nodes and tolerating the GPU taint;
+//! - a `ClusterQueue` named like the queue whose `nvidia.com/gpu` quota per flavor is the pool's
+//!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default`;
+//! - the priority classes `very-low` … `very-high` the seed guides create.
+//!
+//! The queue objects depend on the release, so they are applied once its controller is
+//! available; the webhook may still refuse them for a few seconds, which the executor retries.
+
+use super::build::addr;
+use super::software::{ACCELERATOR_LABEL, Context, WithDependency};
+use crate::blueprint::presets::kueue_api_versions;
+use crate::resource::{Addr, Desired, Kind, Lifecycle};
+use serde_json::{Value, json};
+
+/// The Topology every flavor refers to (the name Cluster Toolkit and xpk use).
+pub const TOPOLOGY: &str = "gke-default";
+/// The node labels of the TAS levels, coarsest first.
+pub const TOPOLOGY_LEVELS: [&str; 4] = [
+    "cloud.google.com/gce-topology-block",
+    "cloud.google.com/gce-topology-subblock",
+    "cloud.google.com/gce-topology-host",
+    "kubernetes.io/hostname",
+];
+/// The node label GKE sets to the node pool name.
+pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// The GPU resource name.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// Priority classes: (name, value).
+pub const PRIORITY_CLASSES: [(&str, i64); 5] = [
+    ("very-low", 100),
+    ("low", 250),
+    ("medium", 500),
+    ("high", 750),
+    ("very-high", 1000),
+];
+/// The namespace of the LocalQueue.
+pub const QUEUE_NAMESPACE: &str = "default";
+
+/// The address of the Kueue release resource.
+pub fn release_addr() -> Addr {
+    Addr::new(Kind::Kubernetes, "release/-/kueue")
+}
+
+/// Kueue's resources, when the blueprint enables it.
+pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
+    let bp = cx.bp;
+    let kueue = &bp.software.kueue;
+    if !kueue.enabled {
+        return;
+    }
+    let (queues_api, topology_api) = kueue_api_versions(&kueue.version);
+    let requires: Vec<String> = [
+        (topology_api, "Topology"),
+        (queues_api, "ResourceFlavor"),
+        (queues_api, "ClusterQueue"),
+        (queues_api, "LocalQueue"),
+    ]
+    .iter()
+    .map(|(api, kind)| format!("{api}/{kind}"))
+    .collect();
+    let release = release_addr();
+    out.push(Desired {
+        addr: release.clone(),
+        id: format!("{}/k8s/release/kueue", cx.cluster_id),
+        spec: json!({
+            "cluster": bp.name,
+            "release": {
+                "name": "kueue",
+                "version": kueue.version,
+                "manifest": kueue.manifest,
+                "sha256": kueue.sha256,
+                "requires": requires,
+            },
+            "missing": [],
+        }),
+        dependencies: vec![addr::cluster()],
+        lifecycle: Lifecycle {
+            deleted_with: Some(addr::cluster()),
+            ..Default::default()
+        },
+    });
+
+    let topology = cx
+        .object(
+            topology_api,
+            "Topology",
+            None,
+            TOPOLOGY,
+            json!({"spec": {"levels": TOPOLOGY_LEVELS.iter().map(|l| json!({"nodeLabel": l})).collect::<Vec<_>>()}}),
+        )
+        .with_dependency(release.clone());
+    let topology_addr = topology.addr.clone();
+    out.push(topology);
+
+    let mut flavors = Vec::new();
+    let mut flavor_addrs = Vec::new();
+    for pool in &bp.gpu_pools {
+        let flavor = cx
+            .object(
+                queues_api,
+                "ResourceFlavor",
+                None,
+                &pool.name,
+                json!({"spec": {
+                    "nodeLabels": {NODE_POOL_LABEL: pool.name, ACCELERATOR_LABEL: pool.family.accelerator_type()},
+                    "topologyName": TOPOLOGY,
+                    "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
+                }}),
+            )
+            .with_dependency(release.clone())
+            .with_dependency(topology_addr.clone());
+        flavor_addrs.push(flavor.addr.clone());
+        out.push(flavor);
+        flavors.push(json!({"name": pool.name, "resources": [
+            {"name": GPU_RESOURCE, "nominalQuota": pool.gpus()},
+        ]}));
+    }
+
+    let mut cluster_queue = cx
+        .object(
+            queues_api,
+            "ClusterQueue",
+            None,
+            &kueue.queue,
+            json!({"spec": {
+                "namespaceSelector": {},
+                "preemption": {"reclaimWithinCohort": "Never", "withinClusterQueue": "LowerPriority"},
+                "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
+            }}),
+        )
+        .with_dependency(release.clone());
+    cluster_queue.spec["ready"] = json!("queue_active");
+    for flavor in &flavor_addrs {
+        cluster_queue = cluster_queue.with_dependency(flavor.clone());
+    }
+    let cluster_queue_addr = cluster_queue.addr.clone();
+    out.push(cluster_queue);
+
+    out.push(
+        cx.object(
+            queues_api,
+            "LocalQueue",
+            Some(QUEUE_NAMESPACE),
+            &kueue.queue,
+            json!({"spec": {"clusterQueue": kueue.queue}}),
+        )
+        .with_dependency(release.clone())
+        .with_dependency(cluster_queue_addr.clone()),
+    );
+
+    for (name, value) in PRIORITY_CLASSES {
+        out.push(cx.object(
+            "scheduling.k8s.io/v1",
+            "PriorityClass",
+            None,
+            name,
+            json!({"value": value, "globalDefault": false,
+                "description": format!("Kueue workload priority `{name}` (a3ctl)")}),
+        ));
+    }
+}
+
+/// The GPU quota a ClusterQueue spec grants, summed over its flavors.
+pub fn gpu_quota(cluster_queue: &Value) -> i64 {
+    cluster_queue["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
+        .flat_map(|f| f["resources"].as_array().into_iter().flatten())
+        .filter(|r| r["name"] == GPU_RESOURCE)
+        .filter_map(|r| r["nominalQuota"].as_i64())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::ResourceGraph;
+    use std::path::Path;
+
+    fn graph(name: &str, edit: impl FnOnce(&mut crate::blueprint::Blueprint)) -> ResourceGraph {
+        let mut bp = crate::blueprint::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(name),
+        )
+        .unwrap();
+        edit(&mut bp);
+        ResourceGraph::from_blueprint(&bp).unwrap()
+    }
+
+    fn get<'a>(g: &'a ResourceGraph, addr: &str) -> &'a Desired {
+        g.get(&addr.parse().unwrap())
+            .unwrap_or_else(|| panic!("{addr} is declared"))
+    }
+
+    #[test]
+    fn a3_mega_gets_the_release_a_flavor_per_pool_and_a_queue_with_every_gpu() {
+        let g = graph("a3-mega.toml", |_| {});
+        let release = get(&g, "k8s.release/-/kueue");
+        assert_eq!(release.spec["release"]["version"], "v0.17.1");
+        assert_eq!(
+            release.spec["release"]["manifest"]["location"],
+            "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
+        );
+        assert_eq!(release.spec["missing"], json!([]));
+        assert_eq!(release.dependencies, vec![addr::cluster()]);
+        assert_eq!(release.lifecycle.deleted_with, Some(addr::cluster()));
+        let queue = get(&g, "k8s.clusterqueue/-/a3-queue");
+        assert_eq!(queue.spec["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");
+        assert_eq!(queue.spec["ready"], "queue_active");
+        // 32 nodes × 8 GPUs.
+        assert_eq!(gpu_quota(&queue.spec["object"]), 256);
+        assert!(queue.dependencies.contains(&"k8s.resourceflavor/-/a3mega".parse().unwrap()));
+        let flavor = get(&g, "k8s.resourceflavor/-/a3mega");
+        assert_eq!(flavor.spec["object"]["spec"]["nodeLabels"][NODE_POOL_LABEL], "a3mega");
+        assert_eq!(flavor.spec["object"]["spec"]["topologyName"], TOPOLOGY);
+        let local = get(&g, "k8s.localqueue/default/a3-queue");
+        assert_eq!(local.spec["object"]["spec"]["clusterQueue"], "a3-queue");
+        let topology = get(&g, "k8s.topology/-/gke-default");
+        assert_eq!(topology.spec["object"]["spec"]["levels"][3]["nodeLabel"], "kubernetes.io/hostname");
+        assert_eq!(get(&g, "k8s.priorityclass/-/very-high").spec["object"]["value"], 1000);
+        assert!(g.resources().iter().filter(|r| r.addr.kind == Kind::Kubernetes)
+            .all(|r| r.dependencies.iter().all(|d| d.kind != Kind::NodePool)));
+    }
+
+    #[test]
+    fn older_releases_get_their_api_versions_and_disabled_kueue_nothing() {
+        let g = graph("a3-high.toml", |bp| bp.software.kueue.version = "v0.12.2".into());
+        assert_eq!(
+            get(&g, "k8s.topology/-/gke-default").spec["object"]["apiVersion"],
+            "kueue.x-k8s.io/v1alpha1"
+        );
+        assert_eq!(
+            get(&g, "k8s.release/-/kueue").spec["release"]["requires"][2],
+            "kueue.x-k8s.io/v1beta1/ClusterQueue"
+        );
+        let off = graph("a3-high.toml", |bp| bp.software.kueue.enabled = false);
+        assert!(off.get(&release_addr()).is_none());
+        assert!(off.get(&"k8s.priorityclass/-/low".parse().unwrap()).is_none());
+    }
+}
