@@ -31,7 +31,9 @@ pub fn router() -> Router<Arc<Shared>> {
     )
 }
 
-async fn download(Path((owner, repo, tag, file)): Path<(String, String, String, String)>) -> Response {
+async fn download(
+    Path((owner, repo, tag, file)): Path<(String, String, String, String)>,
+) -> Response {
     match (owner.as_str(), repo.as_str(), file.as_str()) {
         ("kubernetes-sigs", "kueue", "manifests.yaml") => match kueue_manifests(&tag) {
             Some(body) => (
@@ -74,10 +76,20 @@ const KINDS: &[(&str, &str, bool, bool)] = &[
     ("localqueues", "LocalQueue", true, false),
     ("multikueueclusters", "MultiKueueCluster", false, false),
     ("multikueueconfigs", "MultiKueueConfig", false, false),
-    ("provisioningrequestconfigs", "ProvisioningRequestConfig", false, false),
+    (
+        "provisioningrequestconfigs",
+        "ProvisioningRequestConfig",
+        false,
+        false,
+    ),
     ("resourceflavors", "ResourceFlavor", false, false),
     ("topologies", "Topology", false, true),
-    ("workloadpriorityclasses", "WorkloadPriorityClass", false, false),
+    (
+        "workloadpriorityclasses",
+        "WorkloadPriorityClass",
+        false,
+        false,
+    ),
     ("workloads", "Workload", true, false),
 ];
 

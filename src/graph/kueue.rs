@@ -189,7 +189,9 @@ mod tests {
 
     fn graph(name: &str, edit: impl FnOnce(&mut crate::blueprint::Blueprint)) -> ResourceGraph {
         let mut bp = crate::blueprint::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(name),
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("blueprints")
+                .join(name),
         )
         .unwrap();
         edit(&mut bp);
@@ -218,22 +220,41 @@ mod tests {
         assert_eq!(queue.spec["ready"], "queue_active");
         // 32 nodes × 8 GPUs.
         assert_eq!(gpu_quota(&queue.spec["object"]), 256);
-        assert!(queue.dependencies.contains(&"k8s.resourceflavor/-/a3mega".parse().unwrap()));
+        assert!(
+            queue
+                .dependencies
+                .contains(&"k8s.resourceflavor/-/a3mega".parse().unwrap())
+        );
         let flavor = get(&g, "k8s.resourceflavor/-/a3mega");
-        assert_eq!(flavor.spec["object"]["spec"]["nodeLabels"][NODE_POOL_LABEL], "a3mega");
+        assert_eq!(
+            flavor.spec["object"]["spec"]["nodeLabels"][NODE_POOL_LABEL],
+            "a3mega"
+        );
         assert_eq!(flavor.spec["object"]["spec"]["topologyName"], TOPOLOGY);
         let local = get(&g, "k8s.localqueue/default/a3-queue");
         assert_eq!(local.spec["object"]["spec"]["clusterQueue"], "a3-queue");
         let topology = get(&g, "k8s.topology/-/gke-default");
-        assert_eq!(topology.spec["object"]["spec"]["levels"][3]["nodeLabel"], "kubernetes.io/hostname");
-        assert_eq!(get(&g, "k8s.priorityclass/-/very-high").spec["object"]["value"], 1000);
-        assert!(g.resources().iter().filter(|r| r.addr.kind == Kind::Kubernetes)
-            .all(|r| r.dependencies.iter().all(|d| d.kind != Kind::NodePool)));
+        assert_eq!(
+            topology.spec["object"]["spec"]["levels"][3]["nodeLabel"],
+            "kubernetes.io/hostname"
+        );
+        assert_eq!(
+            get(&g, "k8s.priorityclass/-/very-high").spec["object"]["value"],
+            1000
+        );
+        assert!(
+            g.resources()
+                .iter()
+                .filter(|r| r.addr.kind == Kind::Kubernetes)
+                .all(|r| r.dependencies.iter().all(|d| d.kind != Kind::NodePool))
+        );
     }
 
     #[test]
     fn older_releases_get_their_api_versions_and_disabled_kueue_nothing() {
-        let g = graph("a3-high.toml", |bp| bp.software.kueue.version = "v0.12.2".into());
+        let g = graph("a3-high.toml", |bp| {
+            bp.software.kueue.version = "v0.12.2".into()
+        });
         assert_eq!(
             get(&g, "k8s.topology/-/gke-default").spec["object"]["apiVersion"],
             "kueue.x-k8s.io/v1alpha1"
@@ -244,6 +265,9 @@ mod tests {
         );
         let off = graph("a3-high.toml", |bp| bp.software.kueue.enabled = false);
         assert!(off.get(&release_addr()).is_none());
-        assert!(off.get(&"k8s.priorityclass/-/low".parse().unwrap()).is_none());
+        assert!(
+            off.get(&"k8s.priorityclass/-/low".parse().unwrap())
+                .is_none()
+        );
     }
 }

@@ -465,7 +465,10 @@ mod tests {
         assert_eq!(term["values"][0], "nvidia-h100-mega-80gb");
         let injector = get(&g, "k8s.daemonset/kube-system/device-injector");
         assert_eq!(injector.dependencies, vec![addr::cluster()]);
-        for r in k8s(&g).into_iter().filter(|r| r.spec.get("release").is_none()) {
+        for r in k8s(&g)
+            .into_iter()
+            .filter(|r| r.spec.get("release").is_none())
+        {
             assert_eq!(r.spec["object"]["metadata"]["labels"][LABEL], "a3mega");
             assert_eq!(r.spec["object"]["metadata"]["labels"][MANAGED_BY], "a3ctl");
             assert!(r.dependencies.iter().all(|d| d.kind != Kind::NodePool));

@@ -122,22 +122,49 @@ mod tests {
         )
         .unwrap();
         let g = ResourceGraph::from_blueprint(&bp).unwrap();
-        let pv = g.get(&"k8s.persistentvolume/-/a3mega-filestore".parse().unwrap()).unwrap();
+        let pv = g
+            .get(&"k8s.persistentvolume/-/a3mega-filestore".parse().unwrap())
+            .unwrap();
         let csi = &pv.spec["object"]["spec"]["csi"];
         assert_eq!(csi["driver"], FILESTORE_DRIVER);
-        assert_eq!(csi["volumeHandle"], "modeInstance/us-central1-a/a3mega-fs/nfsshare");
-        assert_eq!(csi["volumeAttributes"]["ip"], "${filestore.shared.ip_address}");
-        assert!(pv.dependencies.contains(&Addr::new(Kind::Filestore, "shared")));
+        assert_eq!(
+            csi["volumeHandle"],
+            "modeInstance/us-central1-a/a3mega-fs/nfsshare"
+        );
+        assert_eq!(
+            csi["volumeAttributes"]["ip"],
+            "${filestore.shared.ip_address}"
+        );
+        assert!(
+            pv.dependencies
+                .contains(&Addr::new(Kind::Filestore, "shared"))
+        );
         assert_eq!(pv.spec["object"]["spec"]["capacity"]["storage"], "2560Gi");
         let pvc = g
-            .get(&"k8s.persistentvolumeclaim/default/a3mega-filestore".parse().unwrap())
+            .get(
+                &"k8s.persistentvolumeclaim/default/a3mega-filestore"
+                    .parse()
+                    .unwrap(),
+            )
             .unwrap();
         assert_eq!(pvc.spec["object"]["spec"]["volumeName"], "a3mega-filestore");
         let bucket = &bp.buckets[0];
         let name = bucket_volume(&bucket.name);
-        let gcs = g.get(&format!("k8s.persistentvolume/-/{name}").parse().unwrap()).unwrap();
-        assert_eq!(gcs.spec["object"]["spec"]["csi"]["volumeHandle"], bucket.name.as_str());
-        assert!(g.get(&format!("k8s.persistentvolumeclaim/default/{name}").parse().unwrap()).is_some());
+        let gcs = g
+            .get(&format!("k8s.persistentvolume/-/{name}").parse().unwrap())
+            .unwrap();
+        assert_eq!(
+            gcs.spec["object"]["spec"]["csi"]["volumeHandle"],
+            bucket.name.as_str()
+        );
+        assert!(
+            g.get(
+                &format!("k8s.persistentvolumeclaim/default/{name}")
+                    .parse()
+                    .unwrap()
+            )
+            .is_some()
+        );
         assert_eq!(bucket_volume("a_b.c"), "gcs-a-b.c");
     }
 }

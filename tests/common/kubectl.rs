@@ -82,4 +82,3 @@ impl Kubectl {
         names
     }
 }
-

@@ -38,9 +38,9 @@ use crate::plan::FieldDiff;
 use crate::resource::{Api, Kind, Observed};
 use crate::state::OperationRef;
 use client::{Clients, Served};
-use release::ReleaseSpec;
 use errors::classify;
 use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, Patch, PatchParams};
+use release::ReleaseSpec;
 use serde_json::{Value, json};
 
 /// The field manager of every apply.

@@ -199,13 +199,19 @@ impl Releases {
                 let text = String::from_utf8(bytes).map_err(|_| {
                     CloudError::new(
                         ErrorClass::Invalid,
-                        format!("the {} manifests at {} are not UTF-8 text", spec.name, spec.location),
+                        format!(
+                            "the {} manifests at {} are not UTF-8 text",
+                            spec.name, spec.location
+                        ),
                     )
                 })?;
                 let objects = parse_manifests(&text).map_err(|e| {
                     CloudError::new(
                         ErrorClass::Invalid,
-                        format!("the {} manifests at {}: {}", spec.name, spec.location, e.message),
+                        format!(
+                            "the {} manifests at {}: {}",
+                            spec.name, spec.location, e.message
+                        ),
                     )
                 })?;
                 let m = Manifests { sha256, objects };
@@ -234,7 +240,10 @@ impl Releases {
             return std::fs::read(&spec.location).map_err(|e| {
                 CloudError::new(
                     ErrorClass::Invalid,
-                    format!("cannot read the {} manifests `{}`: {e}", spec.name, spec.location),
+                    format!(
+                        "cannot read the {} manifests `{}`: {e}",
+                        spec.name, spec.location
+                    ),
                 )
                 .with_hint("`manifest` paths are relative to the directory a3ctl runs in")
             });
@@ -251,7 +260,10 @@ impl Releases {
         if status == reqwest::StatusCode::NOT_FOUND {
             return Err(CloudError::new(
                 ErrorClass::Invalid,
-                format!("{url} does not exist (404): is `{}` a {} release?", spec.version, spec.name),
+                format!(
+                    "{url} does not exist (404): is `{}` a {} release?",
+                    spec.version, spec.name
+                ),
             ));
         }
         if !status.is_success() {
@@ -296,7 +308,11 @@ impl Releases {
             .try_collect::<Vec<()>>()
             .await?;
         // Objects an earlier version installed that this one no longer has.
-        let now: Vec<String> = manifests.objects.iter().map(|o| ObjectRef::of(o).to_key()).collect();
+        let now: Vec<String> = manifests
+            .objects
+            .iter()
+            .map(|o| ObjectRef::of(o).to_key())
+            .collect();
         let stale: Vec<ObjectRef> = recorded_objects(target)
             .into_iter()
             .filter(|o| !now.contains(&o.to_key()))
@@ -356,7 +372,8 @@ impl Releases {
         } else {
             waiting.first().cloned().unwrap_or_default()
         };
-        let mut spec_out = json!({"cluster": spec.cluster, "release": target.spec["release"], "missing": missing});
+        let mut spec_out =
+            json!({"cluster": spec.cluster, "release": target.spec["release"], "missing": missing});
         if let Some(ready) = target.spec.get("ready") {
             spec_out["ready"] = ready.clone();
         }
@@ -379,7 +396,13 @@ impl Releases {
         let client = clients.client(&endpoint, Some(&ca)).await?;
         let mut objects = recorded_objects(target);
         if objects.is_empty() {
-            objects = self.manifests(&spec).await?.objects.iter().map(ObjectRef::of).collect();
+            objects = self
+                .manifests(&spec)
+                .await?
+                .objects
+                .iter()
+                .map(ObjectRef::of)
+                .collect();
         }
         delete_all(clients, &client, &endpoint, objects).await?;
         Ok(Started::Done)
@@ -412,7 +435,11 @@ pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
             None => {
                 return Ok(OpStatus::Failed(CloudError::new(
                     ErrorClass::NotFound,
-                    format!("{} disappeared while waiting for it to be {}", object.display(), condition.name()),
+                    format!(
+                        "{} disappeared while waiting for it to be {}",
+                        object.display(),
+                        condition.name()
+                    ),
                 )));
             }
             Some(live) if !condition.holds(&live) => {
@@ -499,7 +526,11 @@ async fn api_of(
     let served = clients
         .resolve(client, endpoint, &object.api_version, &object.kind)
         .await?;
-    Ok(dynamic_api(client.clone(), &served, object.namespace.as_deref()))
+    Ok(dynamic_api(
+        client.clone(),
+        &served,
+        object.namespace.as_deref(),
+    ))
 }
 
 async fn apply_one(
@@ -538,8 +569,9 @@ async fn get(
     };
     let live = api.get_opt(&object.name).await.map_err(|e| classify(&e))?;
     live.map(|o| {
-        serde_json::to_value(o)
-            .map_err(|e| CloudError::new(ErrorClass::Other, format!("cannot encode an object: {e}")))
+        serde_json::to_value(o).map_err(|e| {
+            CloudError::new(ErrorClass::Other, format!("cannot encode an object: {e}"))
+        })
     })
     .transpose()
 }
@@ -584,10 +616,16 @@ mod tests {
         let o = ObjectRef::of(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"}}));
         assert_eq!(ObjectRef::parse(&o.to_key()), Some(o.clone()));
-        assert_eq!(o.display(), "Deployment kueue-system/kueue-controller-manager");
+        assert_eq!(
+            o.display(),
+            "Deployment kueue-system/kueue-controller-manager"
+        );
         let c = ObjectRef::of(&json!({"apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition", "metadata": {"name": "topologies.kueue.x-k8s.io"}}));
-        assert_eq!(c.to_key(), "apiextensions.k8s.io/v1|CustomResourceDefinition|-|topologies.kueue.x-k8s.io");
+        assert_eq!(
+            c.to_key(),
+            "apiextensions.k8s.io/v1|CustomResourceDefinition|-|topologies.kueue.x-k8s.io"
+        );
         assert_eq!(ObjectRef::parse(&c.to_key()), Some(c));
         assert_eq!(ObjectRef::parse("v1|Namespace"), None);
     }
@@ -611,7 +649,12 @@ mod tests {
             ..spec.clone()
         };
         let e = check_requires(&wrong, &[crd]).unwrap_err();
-        assert!(e.message.contains("do not serve Topology as kueue.x-k8s.io/v1beta2 (serves v1alpha1)"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("do not serve Topology as kueue.x-k8s.io/v1beta2 (serves v1alpha1)"),
+            "{}",
+            e.message
+        );
         let e = check_requires(&wrong, &[]).unwrap_err();
         assert!(e.message.contains("does not define it"));
     }
@@ -620,10 +663,18 @@ mod tests {
     fn github_urls_go_to_the_configured_endpoint() {
         let r = Releases::new(Some("http://127.0.0.1:9/github/".into()));
         assert_eq!(
-            r.url("https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"),
+            r.url(
+                "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
+            ),
             "http://127.0.0.1:9/github/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
         );
-        assert_eq!(r.url("https://mirror.internal/k.yaml"), "https://mirror.internal/k.yaml");
-        assert_eq!(Releases::new(None).url("https://github.com/x"), "https://github.com/x");
+        assert_eq!(
+            r.url("https://mirror.internal/k.yaml"),
+            "https://mirror.internal/k.yaml"
+        );
+        assert_eq!(
+            Releases::new(None).url("https://github.com/x"),
+            "https://github.com/x"
+        );
     }
 }

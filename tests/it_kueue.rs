@@ -1,0 +1,342 @@
+//! Kueue end to end: the real binary installs the release manifests (the v0.12.2 manifests of the
+//! reference, from a local file pinned by sha256, or the simulator's generated release through the
+//! GitHub endpoint), then the queue objects; kubectl, as an independent client, checks what the
+//! cluster holds. Covers the webhook race, a wrong pin, drift inside the release, pruning on
+//! upgrade and uninstalling.
+
+mod common;
+
+use a3ctl_sim::SimConfig;
+use a3ctl_sim::latency::Span;
+use common::TestContext;
+use common::kubectl::Kubectl;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// `../shared/reference/kueue/...` beside the project, found from the crate upwards.
+fn reference_manifests() -> std::path::PathBuf {
+    let relative = "shared/reference/kueue/kueue-v0.12.2-manifests.yaml";
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join(relative))
+        .find(|path| path.exists())
+        .expect("the Kueue manifests are in ../shared/reference/kueue")
+}
+
+fn sha256_of(path: &std::path::Path) -> String {
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The shipped A3 High blueprint with its `[software.kueue]` section replaced by `kueue`.
+fn a3_high_with(cx: &TestContext, file: &str, kueue: &str) -> String {
+    let text = std::fs::read_to_string(cx.path("blueprints/a3-high.toml")).unwrap();
+    let edited = text.replace(
+        "[software.kueue]\nenabled = true\nqueue = \"a3-queue\"\n",
+        &format!("[software.kueue]\n{kueue}\n"),
+    );
+    assert_ne!(
+        edited, text,
+        "the shipped blueprint has the expected Kueue section"
+    );
+    let path = format!("blueprints/{file}");
+    cx.write(&path, &edited);
+    path
+}
+
+fn state(cx: &TestContext) -> Value {
+    serde_json::from_slice(&std::fs::read(cx.path("state/a3high.a3state.json")).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pinned_reference_release_installs_and_the_queue_admits_every_gpu() {
+    let cx = TestContext::new().await;
+    let manifests = reference_manifests();
+    let sha = sha256_of(&manifests);
+    let bp = a3_high_with(
+        &cx,
+        "kueue-012.toml",
+        &format!(
+            "version = \"v0.12.2\"\nmanifest = \"{}\"\nsha256 = \"{sha}\"",
+            manifests.display()
+        ),
+    );
+    cx.run(&["apply", &bp, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+
+    let crds = kubectl.items(&["customresourcedefinitions"]).await;
+    let kueue: Vec<&Value> = crds
+        .iter()
+        .filter(|c| c["spec"]["group"] == "kueue.x-k8s.io")
+        .collect();
+    assert_eq!(kueue.len(), 11);
+    for crd in &kueue {
+        let established = crd["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True");
+        assert!(established, "{}", crd["metadata"]["name"]);
+    }
+    let deployment = kubectl.items(&["deployments", "-n", "kueue-system"]).await;
+    assert_eq!(
+        deployment[0]["metadata"]["name"],
+        "kueue-controller-manager"
+    );
+    assert_eq!(
+        deployment[0]["spec"]["template"]["spec"]["containers"][0]["image"],
+        "registry.k8s.io/kueue/kueue:v0.12.2"
+    );
+
+    let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+    assert_eq!(queues.len(), 1);
+    let queue = &queues[0];
+    assert_eq!(queue["metadata"]["name"], "a3-queue");
+    // 4 nodes × 8 GPUs, one flavor for the one GPU pool.
+    let flavors = &queue["spec"]["resourceGroups"][0]["flavors"];
+    assert_eq!(flavors[0]["name"], "a3high");
+    assert_eq!(flavors[0]["resources"][0]["name"], "nvidia.com/gpu");
+    assert_eq!(flavors[0]["resources"][0]["nominalQuota"], 32);
+    assert_eq!(queue["status"]["conditions"][0]["type"], "Active");
+    assert_eq!(queue["status"]["conditions"][0]["status"], "True");
+    let local = kubectl
+        .items(&["localqueues.kueue.x-k8s.io", "-n", "default"])
+        .await;
+    assert_eq!(local[0]["spec"]["clusterQueue"], "a3-queue");
+    // Topology is v1alpha1 in the v0.12 line.
+    let topology = kubectl.items(&["topologies.v1alpha1.kueue.x-k8s.io"]).await;
+    assert_eq!(topology[0]["metadata"]["name"], "gke-default");
+    assert_eq!(
+        topology[0]["spec"]["levels"][0]["nodeLabel"],
+        "cloud.google.com/gce-topology-block"
+    );
+    let flavor = kubectl.items(&["resourceflavors.kueue.x-k8s.io"]).await;
+    assert_eq!(
+        flavor[0]["spec"]["nodeLabels"]["cloud.google.com/gke-nodepool"],
+        "a3high"
+    );
+    let mut classes = kubectl.names(&["priorityclasses"]).await;
+    classes.retain(|c| !c.starts_with("system-"));
+    assert_eq!(classes, ["high", "low", "medium", "very-high", "very-low"]);
+
+    // The release is recorded with its digest and every object, no secrets.
+    let st = state(&cx);
+    let release = &st["resources"]["k8s.release/-/kueue"];
+    assert_eq!(release["outputs"]["sha256"], sha.as_str());
+    assert_eq!(release["outputs"]["objects"].as_array().unwrap().len(), 66);
+    cx.run(&["plan", &bp, "--detailed-exitcode"])
+        .await
+        .expect(0);
+
+    // The controller deleted behind a3ctl's back: drift, then repaired.
+    let (ok, _, err) = kubectl
+        .run(&[
+            "delete",
+            "deployment",
+            "kueue-controller-manager",
+            "-n",
+            "kueue-system",
+        ])
+        .await;
+    assert!(ok, "{err}");
+    let plan = cx
+        .run(&["plan", &bp, "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout
+            .contains("Deployment kueue-system/kueue-controller-manager"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("# k8s.release/-/kueue will be updated in-place"),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", &bp, "--auto-approve"]).await.expect(0);
+    assert_eq!(
+        kubectl.names(&["deployments", "-n", "kueue-system"]).await,
+        ["kueue-controller-manager"]
+    );
+    cx.run(&["plan", &bp, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pin_that_does_not_match_stops_kueue_and_only_kueue() {
+    let cx = TestContext::new().await;
+    let manifests = reference_manifests();
+    let bp = a3_high_with(
+        &cx,
+        "bad-pin.toml",
+        &format!(
+            "version = \"v0.12.2\"\nmanifest = \"{}\"\nsha256 = \"{}\"",
+            manifests.display(),
+            "0".repeat(64)
+        ),
+    );
+    let run = cx.run(&["apply", &bp, "--auto-approve"]).await.expect(1);
+    assert!(run.stderr.contains("have sha256"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("but the blueprint pins {}", "0".repeat(64))),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    assert!(
+        kubectl
+            .names(&["namespaces"])
+            .await
+            .iter()
+            .all(|n| n != "kueue-system")
+    );
+    // Everything that does not need Kueue was applied.
+    assert_eq!(
+        kubectl.items(&["networks.networking.gke.io"]).await.len(),
+        5
+    );
+    let st = state(&cx);
+    assert!(st["resources"].get("k8s.release/-/kueue").is_none());
+    assert!(st["resources"].get("k8s.priorityclass/-/high").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_objects_refused_by_the_starting_webhook_are_retried_until_it_answers() {
+    // Every operation is instant except Kueue's webhook, which answers 30 simulated seconds
+    // after its controller is available: on a manual clock, never until the test moves it.
+    let mut config = SimConfig::default();
+    config
+        .latency
+        .spans
+        .insert("kube.webhook.ready".into(), Span::Fixed(30.0));
+    let cx = TestContext::with(config).await;
+    let mut apply = cx.command(&["apply", "blueprints/a3-high.toml", "--auto-approve"]);
+    // Retries spread over seconds, so the test has time to see the refusal and move the clock.
+    apply.env("A3CTL_POLL_INTERVAL_MS", "100");
+    let child = apply
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requests = format!("{}/_sim/requests", cx.sim.base_url());
+    let refused = async {
+        loop {
+            let log: Value = reqwest::get(&requests).await.unwrap().json().await.unwrap();
+            let hit = log["entries"].as_array().unwrap().iter().any(|e| {
+                e["status"] == 500
+                    && e["path"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("/apis/kueue.x-k8s.io/")
+            });
+            if hit {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(120), refused)
+        .await
+        .expect("the webhook refused a queue object");
+    cx.sim.advance_secs(60.0);
+    let out = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Apply complete!"), "{stderr}");
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    assert_eq!(
+        kubectl.names(&["clusterqueues.kueue.x-k8s.io"]).await,
+        ["a3-queue"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_release_prunes_what_it_dropped_and_disabling_kueue_removes_it() {
+    let cx = TestContext::new().await;
+    // The simulator's v0.17.1 release, saved locally with one extra object.
+    let url = format!(
+        "{}/github/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml",
+        cx.sim.base_url()
+    );
+    let release = reqwest::get(&url).await.unwrap().text().await.unwrap();
+    let extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: kueue-system\ndata:\n  a: \"1\"\n";
+    cx.write("kueue-a.yaml", &format!("{release}{extra}"));
+    cx.write("kueue-b.yaml", &release);
+    let first = a3_high_with(
+        &cx,
+        "kueue-a.toml",
+        "version = \"v0.17.1\"\nmanifest = \"kueue-a.yaml\"",
+    );
+    cx.run(&["apply", &first, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    assert!(
+        kubectl
+            .names(&["configmaps", "-n", "kueue-system"])
+            .await
+            .contains(&"extra".to_string())
+    );
+    // v0.17 queues are written as v1beta2.
+    let queue = kubectl
+        .items(&["clusterqueues.v1beta2.kueue.x-k8s.io"])
+        .await;
+    assert_eq!(queue[0]["apiVersion"], "kueue.x-k8s.io/v1beta2");
+
+    let second = a3_high_with(
+        &cx,
+        "kueue-b.toml",
+        "version = \"v0.17.1\"\nmanifest = \"kueue-b.yaml\"",
+    );
+    let plan = cx.run(&["plan", &second]).await.expect(0);
+    assert!(
+        plan.stdout
+            .contains("~ release.manifest.location = \"kueue-a.yaml\" -> \"kueue-b.yaml\""),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", &second, "--auto-approve"])
+        .await
+        .expect(0);
+    assert!(
+        !kubectl
+            .names(&["configmaps", "-n", "kueue-system"])
+            .await
+            .contains(&"extra".to_string())
+    );
+
+    let off = a3_high_with(&cx, "kueue-off.toml", "enabled = false");
+    let plan = cx.run(&["plan", &off]).await.expect(0);
+    assert!(
+        plan.stdout
+            .contains("Plan: 0 to add, 0 to change, 10 to destroy."),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", &off, "--auto-approve"]).await.expect(0);
+    assert!(
+        kubectl
+            .names(&["namespaces"])
+            .await
+            .iter()
+            .all(|n| n != "kueue-system")
+    );
+    let crds = kubectl.items(&["customresourcedefinitions"]).await;
+    assert!(crds.iter().all(|c| c["spec"]["group"] != "kueue.x-k8s.io"));
+    assert!(
+        kubectl
+            .names(&["priorityclasses"])
+            .await
+            .iter()
+            .all(|n| n.starts_with("system-"))
+    );
+    cx.run(&["plan", &off, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
