@@ -129,6 +129,20 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
         run.stderr
     );
     assert_eq!(everything(&cx).await, expected_mega());
+    // The plan names the version tuple; the outputs give workloads what they reference.
+    for line in [
+        "Version stack:",
+        "NCCL stack             2026-01 (GPUDirect-TCPXO, tested)",
+        "RxDM sidecar           us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21",
+        "Kueue                  v0.17.1",
+        "gpu_networks = [\"vpc1\", \"vpc2\", \"vpc3\", \"vpc4\", \"vpc5\", \"vpc6\", \"vpc7\", \"vpc8\"]",
+        "  networking.gke.io/default-interface: eth0",
+        "      {\"interfaceName\":\"eth8\",\"network\":\"vpc8\"}",
+        "kueue_queue = \"a3-queue\"",
+        "volume_claims = [\"a3mega-filestore\", \"gcs-my-project-a3mega-ckpt\"]",
+    ] {
+        assert!(run.stdout.contains(line), "{line}\n{}", run.stdout);
+    }
 
     // The recipe's settings, as the APIs report them.
     let gpu_net = get(

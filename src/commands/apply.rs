@@ -200,6 +200,10 @@ fn finish(
             )
         };
         printer.err(&format!("\n{line}\n"));
+        if !destroy {
+            let outputs = crate::graph::outputs::workload_outputs(&session.blueprint);
+            printer.out(&crate::ui::outputs_view::render(printer, &outputs));
+        }
         return Ok(ExitStatus::Success);
     }
     let mut out = String::from("\n");

@@ -134,6 +134,9 @@ impl Session {
         let mut plan = planner::plan(self.graph.resources(), state, &refreshed, destroy)
             .map_err(|e| Failure::new(e.to_string()).hint(e.hint()))?;
         plan.format = PLAN_FORMAT;
+        if !destroy {
+            plan.versions = crate::graph::outputs::version_stack(&self.blueprint);
+        }
         Ok(plan)
     }
 }

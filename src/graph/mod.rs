@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod kueue;
+pub mod outputs;
 pub mod software;
 pub mod volumes;
 

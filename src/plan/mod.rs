@@ -100,6 +100,10 @@ pub struct Plan {
     pub changes: Vec<Change>,
     #[serde(default)]
     pub drift: Vec<Drift>,
+    /// The versions that must fit together (GKE, driver, NCCL stack, Kueue), shown on top of the
+    /// plan: `(component, version)`.
+    #[serde(default)]
+    pub versions: Vec<(String, String)>,
 }
 
 /// The counts in "Plan: X to add, Y to change, Z to destroy."

@@ -167,6 +167,7 @@ pub fn plan(
         destroy,
         changes,
         drift,
+        versions: vec![],
     })
 }
 

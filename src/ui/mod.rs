@@ -7,6 +7,7 @@
 //! terminal; progress bars are drawn only on a terminal and never when `A3CTL_NO_PROGRESS` is set.
 
 pub mod diagnostics;
+pub mod outputs_view;
 pub mod plan_view;
 pub mod progress;
 

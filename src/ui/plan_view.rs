@@ -9,6 +9,19 @@ use std::fmt::Write;
 /// The human view of a plan.
 pub fn render(printer: &Printer, plan: &Plan) -> String {
     let mut out = String::new();
+    if !plan.versions.is_empty() && !plan.is_empty() {
+        let _ = writeln!(out, "{}", printer.bold("Version stack:"));
+        let width = plan
+            .versions
+            .iter()
+            .map(|(c, _)| c.len())
+            .max()
+            .unwrap_or(0);
+        for (component, version) in &plan.versions {
+            let _ = writeln!(out, "  {component:<width$}  {version}");
+        }
+        out.push('\n');
+    }
     if !plan.drift.is_empty() {
         let _ = writeln!(
             out,
@@ -189,6 +202,7 @@ pub fn json(plan: &Plan) -> Value {
             "reason": c.reason,
         })).collect::<Vec<_>>(),
         "resource_drift": plan.drift,
+        "versions": plan.versions.iter().map(|(c, v)| json!({"component": c, "version": v})).collect::<Vec<_>>(),
     })
 }
 
@@ -207,6 +221,7 @@ mod tests {
             destroy: false,
             changes,
             drift: vec![],
+            versions: vec![],
         }
     }
 
