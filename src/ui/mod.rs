@@ -9,6 +9,7 @@
 pub mod diagnostics;
 pub mod plan_view;
 pub mod progress;
+pub mod verify_view;
 
 use std::io::{IsTerminal, Write};
 

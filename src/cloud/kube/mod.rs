@@ -21,6 +21,7 @@ pub mod conditions;
 pub mod errors;
 pub mod operation;
 pub mod project;
+pub mod read;
 
 pub use conditions::Condition;
 pub use operation::WaitFor;
