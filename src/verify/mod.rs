@@ -249,3 +249,6 @@ pub fn integer_quantity(v: &Value) -> Option<u64> {
     };
     number.parse::<u64>().ok().map(|n| n * factor)
 }
+
+#[cfg(test)]
+mod tests;

@@ -156,7 +156,7 @@ pub fn manifest(bp: &Blueprint, objects: &[Value]) -> String {
     let stack = &bp.software.stack;
     let mut out = format!(
         "# Two-node NCCL all-gather test for `{}` ({}, stack {}: plugin {}, RxDM {}), written by a3ctl.\n\
-         # Run it with `a3ctl verify --nccl-test --run`, or `kubectl apply --server-side -f` this file and read\n\
+         # Run it with `a3ctl verify <blueprint> --nccl-test --run`, or `kubectl apply --server-side -f` this file and read\n\
          # `kubectl logs job/{NAME} -c {TEST_CONTAINER}` (pod 0) for \"Avg bus bandwidth\".\n",
         bp.name,
         bp.family.display_name(),
