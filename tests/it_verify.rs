@@ -1,0 +1,463 @@
+//! `a3ctl verify` end to end: the real binary applies the shipped blueprints against the
+//! simulator and verifies them; damage made with kubectl behind a3ctl's back (a Network, an
+//! installer DaemonSet, the driver installer) fails exactly the check that names it, plan shows
+//! the drift and apply repairs it. Kueue is checked against queue objects made with kubectl
+//! (this branch's apply does not install Kueue yet). `--nccl-test` writes a manifest the
+//! simulated API server accepts, and `--run` times out with a clear message (the simulator runs
+//! no Job to completion).
+
+mod common;
+
+use common::TestContext;
+use common::kubectl::Kubectl;
+use serde_json::Value;
+
+const HIGH: &str = "blueprints/a3-high.toml";
+const MEGA: &str = "blueprints/a3-mega.toml";
+
+/// The failing checks of a `verify --json` report.
+fn failed(report: &Value) -> Vec<String> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn verify_json(cx: &TestContext, blueprint: &str, code: i32) -> Value {
+    let run = cx.run(&["verify", blueprint, "--json"]).await.expect(code);
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// What this branch's apply leaves out: Kueue (the integrator's Kueue objects make this empty).
+const NOT_INSTALLED_YET: [&str; 1] = ["kueue/clusterqueue/a3-queue"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_before_any_apply_is_a_clear_error_without_cloud_calls() {
+    let cx = TestContext::new().await;
+    let before = cx.sim.request_total();
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: Cluster `a3high` is not in state `state/a3high.a3state.json`: nothing has been applied yet"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: run `a3ctl apply blueprints/a3-high.toml` first"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(cx.sim.request_total(), before);
+    let run = cx
+        .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "soon"])
+        .await
+        .expect(1);
+    assert!(
+        run.stderr.contains("error: `soon` is not a duration"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(cx.sim.request_total(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+
+    // Everything a3ctl installs passes; Kueue is enabled but not installed by this branch.
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    for line in [
+        "nodes/a3high                         ok    4/4 node(s) Ready with 8 allocatable nvidia.com/gpu each",
+        "daemonset/kube-system/device-injector  ok    ready on 4/4 GPU node(s)",
+        "network/vpc4                         ok    Device network on `a3high-gpunet-3` / `a3high-gpunet-3-subnet`",
+        "networks/count                       ok    4 device Network object(s), 4 needed on A3 High",
+        "kueue/clusterqueue/a3-queue          FAIL  ClusterQueue `a3-queue` not found: the cluster does not serve the `kueue.x-k8s.io` API (Kueue is not installed)",
+    ] {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == words),
+            "{line}\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.ends_with("1 of 9 checks failed.\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
+
+    // A Network deleted behind a3ctl's back.
+    kubectl
+        .ok(&["delete", "networks.networking.gke.io", "vpc3"])
+        .await;
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(run.stdout.contains("network/vpc3"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("FAIL  Network `vpc3` is missing\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("hint: it was deleted outside a3ctl; run `a3ctl plan blueprints/a3-high.toml` to see the drift and `a3ctl apply blueprints/a3-high.toml` to put it back"),
+        "{}",
+        run.stdout
+    );
+    let report = verify_json(&cx, HIGH, 1).await;
+    let mut want = vec!["network/vpc3", "networks/count"];
+    want.extend(NOT_INSTALLED_YET);
+    assert_eq!(failed(&report), want);
+    let plan = cx
+        .run(&["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout
+            .contains("# k8s.network/-/vpc3 has been deleted"),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
+
+    // The NCCL installer deleted behind a3ctl's back.
+    kubectl
+        .ok(&[
+            "delete",
+            "daemonset",
+            "nccl-tcpx-installer",
+            "-n",
+            "kube-system",
+        ])
+        .await;
+    let report = verify_json(&cx, HIGH, 1).await;
+    let mut want = vec!["daemonset/kube-system/nccl-tcpx-installer"];
+    want.extend(NOT_INSTALLED_YET);
+    assert_eq!(failed(&report), want);
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "daemonset/kube-system/nccl-tcpx-installer")
+        .unwrap();
+    assert_eq!(
+        check["message"],
+        "DaemonSet `kube-system/nccl-tcpx-installer` is missing"
+    );
+    assert!(
+        check["hint"]
+            .as_str()
+            .unwrap()
+            .contains("a3ctl apply blueprints/a3-high.toml")
+    );
+    let plan = cx
+        .run(&["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout
+            .contains("# k8s.daemonset/kube-system/nccl-tcpx-installer has been deleted"),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
+
+    // Kueue's queues, made by hand with the ClusterQueue served at v1beta2 (found by discovery).
+    install_queue_crds(&kubectl, &cx).await;
+    let report = verify_json(&cx, HIGH, 1).await;
+    assert_eq!(
+        failed(&report),
+        [
+            "kueue/clusterqueue/a3-queue",
+            "kueue/localqueue/default/a3-queue"
+        ]
+    );
+    let message = |r: &Value, name: &str| {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        message(&report, "kueue/clusterqueue/a3-queue"),
+        "ClusterQueue `a3-queue` not found (kueue.x-k8s.io/v1beta2)"
+    );
+    cx.write("queues.yaml", &queues(16));
+    kubectl
+        .ok(&["apply", "-f", cx.path("queues.yaml").to_str().unwrap()])
+        .await;
+    let report = verify_json(&cx, HIGH, 1).await;
+    assert_eq!(
+        message(&report, "kueue/clusterqueue/a3-queue"),
+        "ClusterQueue `a3-queue` has a nvidia.com/gpu quota of 16, the GPU pools have 32 GPUs"
+    );
+    cx.write("queues.yaml", &queues(32));
+    kubectl
+        .ok(&["apply", "-f", cx.path("queues.yaml").to_str().unwrap()])
+        .await;
+    assert_eq!(
+        message(
+            &verify_json(&cx, HIGH, 1).await,
+            "kueue/clusterqueue/a3-queue"
+        ),
+        "ClusterQueue `a3-queue` reports no Active condition yet"
+    );
+    kubectl
+        .ok(&[
+            "patch",
+            "clusterqueues.kueue.x-k8s.io",
+            "a3-queue",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"Active","status":"True","reason":"Ready","message":"Can admit new workloads","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}"#,
+        ])
+        .await;
+    let report = verify_json(&cx, HIGH, 0).await;
+    assert_eq!(report["passed"], true);
+    assert_eq!(
+        message(&report, "kueue/clusterqueue/a3-queue"),
+        "Active with a quota of 32 nvidia.com/gpu"
+    );
+
+    // The NCCL test: written without cloud calls, accepted by the API server, and --run times out
+    // clearly since the simulator never completes a Job.
+    let before = cx.sim.request_total();
+    cx.run(&["verify", HIGH, "--nccl-test", "--out", "nccl.yaml"])
+        .await
+        .expect(0);
+    assert_eq!(cx.sim.request_total(), before);
+    let text = std::fs::read_to_string(cx.path("nccl.yaml")).unwrap();
+    let out = kubectl
+        .ok(&[
+            "apply",
+            "--dry-run=server",
+            "-f",
+            cx.path("nccl.yaml").to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        out.contains("job.batch/a3ctl-nccl-test created (server dry run)"),
+        "{out}"
+    );
+    assert!(
+        text.contains("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
+    );
+    let run = cx
+        .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "300ms"])
+        .await
+        .expect(1);
+    assert!(
+        run.stderr.contains("error: The NCCL test did not finish within 300ms: Job `default/a3ctl-nccl-test` has 0 of 2 pods succeeded"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl -n default delete job,service a3ctl-nccl-test"),
+        "{}",
+        run.stderr
+    );
+    let jobs = kubectl
+        .items(&["jobs", "-n", "default", "--show-managed-fields"])
+        .await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0]["metadata"]["managedFields"][0]["manager"], "a3ctl");
+    // A second run replaces the first Job.
+    cx.run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "300ms"])
+        .await
+        .expect(1);
+    assert_eq!(kubectl.items(&["jobs", "-n", "default"]).await.len(), 1);
+}
+
+/// Minimal ClusterQueue and LocalQueue CRDs, served at v1beta1 and v1beta2 (preferred).
+async fn install_queue_crds(kubectl: &Kubectl, cx: &TestContext) {
+    let crd = |kind: &str, plural: &str, scope: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.kueue.x-k8s.io\nspec:\n  group: kueue.x-k8s.io\n  scope: {scope}\n  names:\n    kind: {kind}\n    plural: {plural}\n    singular: {}\n    listKind: {kind}List\n  versions:\n  - name: v1beta2\n    served: true\n    storage: true\n    subresources:\n      status: {{}}\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n  - name: v1beta1\n    served: true\n    storage: false\n    subresources:\n      status: {{}}\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+            kind.to_ascii_lowercase()
+        )
+    };
+    let text = format!(
+        "{}---\n{}",
+        crd("ClusterQueue", "clusterqueues", "Cluster"),
+        crd("LocalQueue", "localqueues", "Namespaced")
+    );
+    let path = cx.write("queue-crds.yaml", &text);
+    kubectl.ok(&["apply", "-f", path.to_str().unwrap()]).await;
+    kubectl
+        .ok(&[
+            "wait",
+            "--for=condition=Established",
+            "crd/clusterqueues.kueue.x-k8s.io",
+            "crd/localqueues.kueue.x-k8s.io",
+        ])
+        .await;
+}
+
+fn queues(gpus: u32) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: a3-queue\nspec:\n  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: a3high\n      resources:\n      - name: nvidia.com/gpu\n        nominalQuota: {gpus}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: a3-queue\n  namespace: default\nspec:\n  clusterQueue: a3-queue\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_shape() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    let report = verify_json(&cx, MEGA, 1).await;
+    assert_eq!(failed(&report), NOT_INSTALLED_YET);
+    let keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "format",
+            "blueprint",
+            "cluster",
+            "endpoint",
+            "passed",
+            "checks"
+        ]
+    );
+    assert_eq!(report["format"], 1);
+    assert_eq!(report["blueprint"], "a3mega");
+    assert_eq!(report["cluster"], "a3mega");
+    assert_eq!(report["passed"], false);
+    let checks = report["checks"].as_array().unwrap();
+    for check in checks {
+        let keys: Vec<&str> = check
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["name", "status", "message", "hint"]);
+        assert_eq!(
+            check["hint"].is_null(),
+            check["status"] == "pass",
+            "{check}"
+        );
+    }
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let mut want = vec![
+        "nodes/a3mega",
+        "daemonset/kube-system/device-injector",
+        "daemonset/kube-system/nccl-tcpxo-installer",
+    ];
+    let networks: Vec<String> = (1..=8).map(|i| format!("network/vpc{i}")).collect();
+    want.extend(networks.iter().map(String::as_str));
+    want.extend(["networks/count", "kueue/clusterqueue/a3-queue"]);
+    assert_eq!(names, want);
+    assert_eq!(
+        checks[0]["message"],
+        "32/32 node(s) Ready with 8 allocatable nvidia.com/gpu each"
+    );
+    assert_eq!(checks[2]["message"], "ready on 32/32 GPU node(s)");
+
+    cx.run(&["verify", MEGA, "--nccl-test", "--out", "nccl.yaml"])
+        .await
+        .expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3mega").await;
+    let out = kubectl
+        .ok(&[
+            "apply",
+            "--dry-run=server",
+            "-f",
+            cx.path("nccl.yaml").to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        out.contains("job.batch/a3ctl-nccl-test created (server dry run)"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_driver_daemonset_the_gpus_are_not_allocatable_and_verify_says_why() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path(HIGH)).unwrap();
+    cx.write(
+        HIGH,
+        &text.replace("driver = \"default\"", "driver = \"daemonset\""),
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    kubectl
+        .ok(&[
+            "delete",
+            "daemonset",
+            "nvidia-driver-installer",
+            "-n",
+            "kube-system",
+        ])
+        .await;
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(
+        run.stdout.contains(
+            "FAIL  4 of 4 node(s) of pool `a3high` do not have 8 allocatable nvidia.com/gpu (gke-"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("hint: the NVIDIA driver is installed by DaemonSet `kube-system/nvidia-driver-installer` (driver = \"daemonset\")"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("FAIL  DaemonSet `kube-system/nvidia-driver-installer` is missing"),
+        "{}",
+        run.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_cluster_is_a_clear_error() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    // The recorded endpoint now points at a closed port.
+    let path = cx.path("state/a3high.a3state.json");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    state["resources"]["cluster.main"]["outputs"]["endpoint"] = Value::from("127.0.0.1:1");
+    std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: Cannot read cluster `a3high` through its Kubernetes API at https://127.0.0.1:1"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: `a3ctl plan blueprints/a3-high.toml` refreshes the cluster"),
+        "{}",
+        run.stderr
+    );
+}
