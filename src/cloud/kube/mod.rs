@@ -14,7 +14,8 @@
 //! - `delete`: DELETE (foreground for workloads).
 //!
 //! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
-//! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection).
+//! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection),
+//! [`read`] (direct reads and applies for `a3ctl verify`).
 
 pub mod client;
 pub mod conditions;
