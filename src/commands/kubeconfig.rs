@@ -79,10 +79,10 @@ pub fn entry_name(project: &str, location: &str, cluster: &str) -> String {
 
 /// The first path of `$KUBECONFIG`, else `~/.kube/config`.
 fn default_path() -> Option<PathBuf> {
-    if let Some(list) = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
-        if let Some(first) = std::env::split_paths(&list).find(|p| !p.as_os_str().is_empty()) {
-            return Some(first);
-        }
+    let first = std::env::var_os("KUBECONFIG")
+        .and_then(|list| std::env::split_paths(&list).find(|p| !p.as_os_str().is_empty()));
+    if first.is_some() {
+        return first;
     }
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
