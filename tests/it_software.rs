@@ -7,87 +7,9 @@
 mod common;
 
 use a3ctl_sim::SimConfig;
-use base64::Engine as _;
 use common::TestContext;
+use common::kubectl::{Kubectl, P};
 use serde_json::Value;
-
-const P: &str = "my-project";
-const R: &str = "us-central1";
-
-/// kubectl pointed at one simulated cluster: explicit server, CA and token, no user config.
-struct Kubectl {
-    server: String,
-    dir: tempfile::TempDir,
-}
-
-impl Kubectl {
-    async fn for_cluster(cx: &TestContext, cluster: &str) -> Kubectl {
-        let url = format!(
-            "{}/container/v1/projects/{P}/locations/{R}/clusters/{cluster}",
-            cx.sim.base_url()
-        );
-        let live: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
-        let endpoint = live["endpoint"].as_str().expect("endpoint").to_string();
-        let ca = base64::engine::general_purpose::STANDARD
-            .decode(
-                live["masterAuth"]["clusterCaCertificate"]
-                    .as_str()
-                    .expect("CA"),
-            )
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
-        std::fs::write(dir.path().join("kubeconfig"), "").unwrap();
-        Kubectl {
-            server: format!("https://{endpoint}"),
-            dir,
-        }
-    }
-
-    /// Runs kubectl; returns (success, stdout, stderr).
-    async fn run(&self, args: &[&str]) -> (bool, String, String) {
-        let ca = self.dir.path().join("ca.pem");
-        let out = tokio::process::Command::new("kubectl")
-            .args(["--server", &self.server, "--token", "t"])
-            .args(["--certificate-authority", ca.to_str().unwrap()])
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await
-            .expect("kubectl is installed");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// `kubectl get ARGS -o json`, asserted to succeed: the list's items.
-    async fn items(&self, args: &[&str]) -> Vec<Value> {
-        let mut all = vec!["get"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["-o", "json"]);
-        let (ok, out, err) = self.run(&all).await;
-        assert!(ok, "kubectl {all:?} failed:\n{out}\n{err}");
-        let list: Value = serde_json::from_str(&out).unwrap();
-        list["items"].as_array().cloned().unwrap_or_default()
-    }
-
-    async fn names(&self, args: &[&str]) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .items(args)
-            .await
-            .iter()
-            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
-            .collect();
-        names.sort();
-        names
-    }
-}
 
 /// `vpc1..vpcN` plus GKE's own `default` network, sorted.
 fn networks_with_default(n: usize) -> Vec<String> {

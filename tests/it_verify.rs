@@ -26,6 +26,16 @@ fn failed(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The check `name` of a report.
+fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {report}"))
+}
+
 async fn verify_json(cx: &TestContext, blueprint: &str, code: i32) -> Value {
     let run = cx.run(&["verify", blueprint, "--json"]).await.expect(code);
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
@@ -113,65 +123,41 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         "{}",
         run.stdout
     );
-    let report = verify_json(&cx, HIGH, 1).await;
-    let mut want = vec!["network/vpc3", "networks/count"];
-    want.extend(NOT_INSTALLED_YET);
-    assert_eq!(failed(&report), want);
-    let plan = cx
-        .run(&["plan", HIGH, "--detailed-exitcode"])
-        .await
-        .expect(2);
-    assert!(
-        plan.stdout
-            .contains("# k8s.network/-/vpc3 has been deleted"),
-        "{}",
-        plan.stdout
-    );
-    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
-    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
+    drift_is_named_planned_and_repaired(
+        &cx,
+        &kubectl,
+        &[],
+        &["network/vpc3", "networks/count"],
+        "k8s.network/-/vpc3",
+    )
+    .await;
 
     // The NCCL installer deleted behind a3ctl's back.
-    kubectl
-        .ok(&[
+    let report = drift_is_named_planned_and_repaired(
+        &cx,
+        &kubectl,
+        &[
             "delete",
             "daemonset",
             "nccl-tcpx-installer",
             "-n",
             "kube-system",
-        ])
-        .await;
-    let report = verify_json(&cx, HIGH, 1).await;
-    let mut want = vec!["daemonset/kube-system/nccl-tcpx-installer"];
-    want.extend(NOT_INSTALLED_YET);
-    assert_eq!(failed(&report), want);
-    let check = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "daemonset/kube-system/nccl-tcpx-installer")
-        .unwrap();
+        ],
+        &["daemonset/kube-system/nccl-tcpx-installer"],
+        "k8s.daemonset/kube-system/nccl-tcpx-installer",
+    )
+    .await;
+    let ds = check(&report, "daemonset/kube-system/nccl-tcpx-installer");
     assert_eq!(
-        check["message"],
+        ds["message"],
         "DaemonSet `kube-system/nccl-tcpx-installer` is missing"
     );
     assert!(
-        check["hint"]
+        ds["hint"]
             .as_str()
             .unwrap()
             .contains("a3ctl apply blueprints/a3-high.toml")
     );
-    let plan = cx
-        .run(&["plan", HIGH, "--detailed-exitcode"])
-        .await
-        .expect(2);
-    assert!(
-        plan.stdout
-            .contains("# k8s.daemonset/kube-system/nccl-tcpx-installer has been deleted"),
-        "{}",
-        plan.stdout
-    );
-    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
-    assert_eq!(failed(&verify_json(&cx, HIGH, 1).await), NOT_INSTALLED_YET);
 
     // Kueue's queues, made by hand with the ClusterQueue served at v1beta2 (found by discovery).
     install_queue_crds(&kubectl, &cx).await;
@@ -183,17 +169,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
             "kueue/localqueue/default/a3-queue"
         ]
     );
-    let message = |r: &Value, name: &str| {
-        r["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap()["message"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let message = |r: &Value, name: &str| check(r, name)["message"].as_str().unwrap().to_string();
     assert_eq!(
         message(&report, "kueue/clusterqueue/a3-queue"),
         "ClusterQueue `a3-queue` not found (kueue.x-k8s.io/v1beta2)"
@@ -239,23 +215,8 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
     // The NCCL test: written without cloud calls, accepted by the API server, and --run times out
     // clearly since the simulator never completes a Job.
     let before = cx.sim.request_total();
-    cx.run(&["verify", HIGH, "--nccl-test", "--out", "nccl.yaml"])
-        .await
-        .expect(0);
+    let text = nccl_test_is_accepted(&cx, &kubectl, HIGH).await;
     assert_eq!(cx.sim.request_total(), before);
-    let text = std::fs::read_to_string(cx.path("nccl.yaml")).unwrap();
-    let out = kubectl
-        .ok(&[
-            "apply",
-            "--dry-run=server",
-            "-f",
-            cx.path("nccl.yaml").to_str().unwrap(),
-        ])
-        .await;
-    assert!(
-        out.contains("job.batch/a3ctl-nccl-test created (server dry run)"),
-        "{out}"
-    );
     assert!(
         text.contains("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
     );
@@ -284,6 +245,37 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         .await
         .expect(1);
     assert_eq!(kubectl.items(&["jobs", "-n", "default"]).await.len(), 1);
+}
+
+/// Runs `kubectl DELETE` (when given), then: verify fails exactly `failing` (plus what this
+/// branch does not install), plan shows `addr` as deleted, apply repairs it and verify is back.
+/// Returns the report of the damaged cluster.
+async fn drift_is_named_planned_and_repaired(
+    cx: &TestContext,
+    kubectl: &Kubectl,
+    delete: &[&str],
+    failing: &[&str],
+    addr: &str,
+) -> Value {
+    if !delete.is_empty() {
+        kubectl.ok(delete).await;
+    }
+    let report = verify_json(cx, HIGH, 1).await;
+    let mut want = failing.to_vec();
+    want.extend(NOT_INSTALLED_YET);
+    assert_eq!(failed(&report), want);
+    let plan = cx
+        .run(&["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout.contains(&format!("# {addr} has been deleted")),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(cx, HIGH, 1).await), NOT_INSTALLED_YET);
+    report
 }
 
 /// Minimal ClusterQueue and LocalQueue CRDs, served at v1beta1 and v1beta2 (preferred).
@@ -375,22 +367,33 @@ async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_
     );
     assert_eq!(checks[2]["message"], "ready on 32/32 GPU node(s)");
 
-    cx.run(&["verify", MEGA, "--nccl-test", "--out", "nccl.yaml"])
+    let kubectl = Kubectl::for_cluster(&cx, "a3mega").await;
+    let text = nccl_test_is_accepted(&cx, &kubectl, MEGA).await;
+    assert!(
+        text.contains("devices.gke.io/container.tcpxo-daemon"),
+        "{text}"
+    );
+}
+
+/// Writes the NCCL test of `blueprint` (`--nccl-test --out`), checks that the API server accepts
+/// it (`kubectl apply --dry-run=server`) and returns its text.
+async fn nccl_test_is_accepted(cx: &TestContext, kubectl: &Kubectl, blueprint: &str) -> String {
+    cx.run(&["verify", blueprint, "--nccl-test", "--out", "nccl.yaml"])
         .await
         .expect(0);
-    let kubectl = Kubectl::for_cluster(&cx, "a3mega").await;
+    let path = cx.path("nccl.yaml");
     let out = kubectl
-        .ok(&[
-            "apply",
-            "--dry-run=server",
-            "-f",
-            cx.path("nccl.yaml").to_str().unwrap(),
-        ])
+        .ok(&["apply", "--dry-run=server", "-f", path.to_str().unwrap()])
         .await;
+    assert!(
+        out.contains("service/a3ctl-nccl-test created (server dry run)"),
+        "{out}"
+    );
     assert!(
         out.contains("job.batch/a3ctl-nccl-test created (server dry run)"),
         "{out}"
     );
+    std::fs::read_to_string(path).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -208,30 +208,79 @@ fn script(hosts: &[String], run: &str) -> String {
     )
 }
 
-/// A3 Mega: the TCPXO RxDM sidecar and the test container (FasTrak over the aperture devices).
-fn tcpxo_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Value, Value, Value) {
+/// The RxDM sidecar: the stack's `tcpgpudmarxd` image, restarted for the pod's life.
+fn rxdm(bp: &Blueprint, name: &str, command: Value, caps: &[&str], mounts: Vec<Value>) -> Value {
     let stack = &bp.software.stack;
-    let lib = "/usr/local/nvidia/lib64";
-    let sidecar = json!({
-        "name": sidecar_name,
+    json!({
+        "name": name,
         "image": format!("{}:{}", stack.rxdm_image, stack.rxdm_tag),
         "restartPolicy": "Always",
-        "command": ["/bin/sh", "-c", "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --uid= --alsologtostderr"],
-        "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
-        "env": env(&[("LD_LIBRARY_PATH", lib)]),
-        "volumeMounts": [mount("nvidia", lib), mount("sys", "/hostsysfs"), mount("proc-sys", "/hostprocsysfs")],
-    });
-    let run = format!(
-        "BENCHMARK=all_gather_perf NHOSTS={HOSTS} NCCL_LIB_DIR={lib} LD_LIBRARY_PATH={lib} /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh"
-    );
-    let test = json!({
+        "command": command,
+        "securityContext": {"capabilities": {"add": caps}},
+        "env": env(&[("LD_LIBRARY_PATH", LIB)]),
+        "volumeMounts": mounts,
+    })
+}
+
+/// The test container: the stack's plugin image with the whole node's GPUs, running `run`.
+fn test_container(
+    bp: &Blueprint,
+    hosts: &[String],
+    run: &str,
+    env: Value,
+    mounts: Vec<Value>,
+) -> Value {
+    let stack = &bp.software.stack;
+    json!({
         "name": TEST_CONTAINER,
         "image": format!("{}:{}", stack.plugin_image, stack.plugin_tag),
-        "command": ["/bin/bash", "-c", script(hosts, &run)],
-        "env": env(&[("LD_LIBRARY_PATH", lib), ("NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY", "/dev/aperture_devices")]),
+        "command": ["/bin/bash", "-c", script(hosts, run)],
+        "env": env,
         "resources": {"limits": {GPU_RESOURCE: bp.family.gpus_per_node()}},
-        "volumeMounts": [mount("nvidia", lib), mount("shared-memory", "/dev/shm"), mount("aperture-devices", "/dev/aperture_devices")],
-    });
+        "volumeMounts": mounts,
+    })
+}
+
+/// Where the containers see the host's NVIDIA libraries (and the NCCL plugin).
+const LIB: &str = "/usr/local/nvidia/lib64";
+
+/// A3 Mega: the TCPXO RxDM sidecar and the test container (FasTrak over the aperture devices).
+fn tcpxo_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Value, Value, Value) {
+    let sidecar = rxdm(
+        bp,
+        sidecar_name,
+        json!([
+            "/bin/sh",
+            "-c",
+            "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --uid= --alsologtostderr"
+        ]),
+        &["NET_ADMIN", "NET_BIND_SERVICE"],
+        vec![
+            mount("nvidia", LIB),
+            mount("sys", "/hostsysfs"),
+            mount("proc-sys", "/hostprocsysfs"),
+        ],
+    );
+    let run = format!(
+        "BENCHMARK=all_gather_perf NHOSTS={HOSTS} NCCL_LIB_DIR={LIB} LD_LIBRARY_PATH={LIB} /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh"
+    );
+    let test = test_container(
+        bp,
+        hosts,
+        &run,
+        env(&[
+            ("LD_LIBRARY_PATH", LIB),
+            (
+                "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY",
+                "/dev/aperture_devices",
+            ),
+        ]),
+        vec![
+            mount("nvidia", LIB),
+            mount("shared-memory", "/dev/shm"),
+            mount("aperture-devices", "/dev/aperture_devices"),
+        ],
+    );
     let volumes = json!([
         host_path("nvidia", HOST_NVIDIA_LIB),
         {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
@@ -245,19 +294,28 @@ fn tcpxo_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Va
 /// A3 High: the TCPX RxDM sidecar (sharing its socket directory with the test) and the test
 /// container; the image's `run-allgather.sh` passes the TCPX NCCL environment to every rank.
 fn tcpx_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Value, Value, Value) {
-    let stack = &bp.software.stack;
-    let lib = "/usr/local/nvidia/lib64";
-    let sidecar = json!({
-        "name": sidecar_name,
-        "image": format!("{}:{}", stack.rxdm_image, stack.rxdm_tag),
-        "restartPolicy": "Always",
-        "command": ["/tcpgpudmarxd/build/app/tcpgpudmarxd", "--gpu_nic_preset", "a3vm",
-                    "--gpu_shmem_type", "fd", "--uds_path", "/run/tcpx", "--setup_param", "--verbose 128 2 0"],
-        "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}},
-        "env": env(&[("LD_LIBRARY_PATH", lib)]),
-        "volumeMounts": [mount("nvidia", lib), mount("tcpx-socket", "/run/tcpx"),
-                         mount("sys", "/hostsysfs"), mount("proc-sys", "/hostprocsysfs")],
-    });
+    let sidecar = rxdm(
+        bp,
+        sidecar_name,
+        json!([
+            "/tcpgpudmarxd/build/app/tcpgpudmarxd",
+            "--gpu_nic_preset",
+            "a3vm",
+            "--gpu_shmem_type",
+            "fd",
+            "--uds_path",
+            "/run/tcpx",
+            "--setup_param",
+            "--verbose 128 2 0"
+        ]),
+        &["NET_ADMIN"],
+        vec![
+            mount("nvidia", LIB),
+            mount("tcpx-socket", "/run/tcpx"),
+            mount("sys", "/hostsysfs"),
+            mount("proc-sys", "/hostprocsysfs"),
+        ],
+    );
     let nics = (1..=bp.network.gpu_subnets.len())
         .map(|i| format!("eth{i}"))
         .collect::<Vec<_>>()
@@ -266,15 +324,14 @@ fn tcpx_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Val
         "/scripts/run-allgather.sh {} {nics} 1M 512M {HOSTS}",
         bp.family.gpus_per_node()
     );
-    let test = json!({
-        "name": TEST_CONTAINER,
-        "image": format!("{}:{}", stack.plugin_image, stack.plugin_tag),
-        "command": ["/bin/bash", "-c", script(hosts, &run)],
-        "env": env(&[("LD_LIBRARY_PATH", lib)]),
-        "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
-        "resources": {"limits": {GPU_RESOURCE: bp.family.gpus_per_node()}},
-        "volumeMounts": [mount("nvidia", lib), mount("tcpx-socket", "/tmp")],
-    });
+    let mut test = test_container(
+        bp,
+        hosts,
+        &run,
+        env(&[("LD_LIBRARY_PATH", LIB)]),
+        vec![mount("nvidia", LIB), mount("tcpx-socket", "/tmp")],
+    );
+    test["securityContext"] = json!({"capabilities": {"add": ["IPC_LOCK"]}});
     let volumes = json!([
         host_path("nvidia", HOST_NVIDIA_LIB),
         host_path("tcpx-socket", "/run/tcpx"),

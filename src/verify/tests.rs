@@ -4,17 +4,8 @@
 use super::nccl;
 use super::*;
 use crate::blueprint::Blueprint;
+use crate::blueprint::testing::shipped;
 use serde_json::{Value, json};
-use std::path::Path;
-
-fn shipped(name: &str) -> Blueprint {
-    crate::blueprint::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("blueprints")
-            .join(name),
-    )
-    .unwrap()
-}
 
 fn expected(bp: &Blueprint) -> Expected {
     let graph = ResourceGraph::from_blueprint(bp).unwrap();

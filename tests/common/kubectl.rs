@@ -74,4 +74,16 @@ impl Kubectl {
         let list: Value = serde_json::from_str(&self.ok(&all).await).unwrap();
         list["items"].as_array().cloned().unwrap_or_default()
     }
+
+    /// The sorted names of `kubectl get ARGS`.
+    pub async fn names(&self, args: &[&str]) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .items(args)
+            .await
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        names.sort();
+        names
+    }
 }
