@@ -214,9 +214,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
 
     // The NCCL test: written without cloud calls, accepted by the API server, and --run times out
     // clearly since the simulator never completes a Job.
-    let before = cx.sim.request_total();
     let text = nccl_test_is_accepted(&cx, &kubectl, HIGH).await;
-    assert_eq!(cx.sim.request_total(), before);
     assert!(
         text.contains("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
     );
@@ -376,11 +374,13 @@ async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_
 }
 
 /// Writes the NCCL test of `blueprint` (`--nccl-test --out`), checks that the API server accepts
-/// it (`kubectl apply --dry-run=server`) and returns its text.
+/// it (`kubectl apply --dry-run=server`) and returns its text. Writing it makes no cloud call.
 async fn nccl_test_is_accepted(cx: &TestContext, kubectl: &Kubectl, blueprint: &str) -> String {
+    let before = cx.sim.request_total();
     cx.run(&["verify", blueprint, "--nccl-test", "--out", "nccl.yaml"])
         .await
         .expect(0);
+    assert_eq!(cx.sim.request_total(), before);
     let path = cx.path("nccl.yaml");
     let out = kubectl
         .ok(&["apply", "--dry-run=server", "-f", path.to_str().unwrap()])
