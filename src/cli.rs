@@ -81,6 +81,32 @@ pub enum Command {
     /// Nothing outside the state is touched.
     Destroy(DestroyArgs),
 
+    /// Check that the cluster is ready for GPU training, and optionally measure its GPU network.
+    ///
+    /// Reads the cluster through its Kubernetes API (GET and LIST only; the endpoint and CA come
+    /// from state, so run it after `a3ctl apply`) and checks that: every GPU node of each GPU pool
+    /// is Ready with its 8 allocatable GPUs and the pool has its declared node count; the NCCL
+    /// installer, NRI device injector and (driver = "daemonset") driver DaemonSets are ready on
+    /// every GPU node; one Network and GKENetworkParamSet per GPU NIC exist with the blueprint's
+    /// names, VPCs and subnets; Kueue's ClusterQueue is Active with a GPU quota equal to the
+    /// pools' GPUs and its LocalQueue exists. Prints a table (or `--json`); exits with 0 only when
+    /// every check passes, 1 otherwise, each failure naming the object and what to do.
+    ///
+    /// With `--nccl-test`, writes a two-node NCCL all-gather test built from the blueprint's
+    /// GPUDirect stack instead (no cloud call); add `--run` to run it and compare its bus
+    /// bandwidth with the machine family's floor.
+    Verify(VerifyArgs),
+
+    /// Write a kubeconfig entry for the blueprint's cluster, as `gcloud container clusters
+    /// get-credentials` does.
+    ///
+    /// Adds (or replaces) the cluster, user and context `gke_<project>_<region>_<name>` with the
+    /// endpoint and CA recorded in state, authenticating through `gke-gcloud-auth-plugin` (no
+    /// token is written), and makes it the current context. Other entries of the file are kept.
+    /// The file is `--file`, else the first path of `$KUBECONFIG`, else `~/.kube/config`; it is
+    /// replaced atomically and readable by its owner only.
+    Kubeconfig(KubeconfigArgs),
+
     /// Remove a stale state lock left by a run that died on another machine.
     #[command(name = "force-unlock")]
     ForceUnlock {
@@ -138,4 +164,35 @@ pub struct DestroyArgs {
     /// Write every step's start and end as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub timings: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    pub blueprint: PathBuf,
+    /// Print the report as JSON on stdout (format in docs/cluster-software.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Write the two-node NCCL all-gather test (a headless Service and an Indexed Job) instead of
+    /// checking; stdout unless `--out`.
+    #[arg(long)]
+    pub nccl_test: bool,
+    /// With `--nccl-test`: write the manifest to FILE.
+    #[arg(long, value_name = "FILE", requires = "nccl_test")]
+    pub out: Option<PathBuf>,
+    /// With `--nccl-test`: apply the test to the cluster, wait for it, and check its bus
+    /// bandwidth against the family's floor (A3 High 25 GB/s, A3 Mega 50 GB/s).
+    #[arg(long, requires = "nccl_test")]
+    pub run: bool,
+    /// With `--run`: how long to wait for the test, e.g. `20m`, `90s`, `1h`.
+    #[arg(long, value_name = "DURATION", default_value = "20m", requires = "run")]
+    pub timeout: String,
+}
+
+#[derive(Args, Debug)]
+pub struct KubeconfigArgs {
+    pub blueprint: PathBuf,
+    /// The kubeconfig file to update (default: the first path of `$KUBECONFIG`, else
+    /// `~/.kube/config`).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
 }

@@ -17,3 +17,4 @@ pub mod plan;
 pub mod resource;
 pub mod state;
 pub mod ui;
+pub mod verify;

@@ -8,11 +8,8 @@ mod common;
 
 use a3ctl_sim::SimConfig;
 use common::TestContext;
-use common::kubectl::Kubectl;
+use common::kubectl::{Kubectl, P};
 use serde_json::Value;
-
-const P: &str = "my-project";
-const R: &str = "us-central1";
 
 /// `vpc1..vpcN` plus GKE's own `default` network, sorted.
 fn networks_with_default(n: usize) -> Vec<String> {

@@ -64,3 +64,13 @@ pub fn one_problem(text: &str, message: &str, line: usize, column: usize) -> Pro
 pub fn with(extra: &str) -> String {
     format!("{BASE}{extra}")
 }
+
+/// A shipped blueprint (`blueprints/<name>`), loaded and validated.
+pub fn shipped(name: &str) -> super::Blueprint {
+    super::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("blueprints")
+            .join(name),
+    )
+    .unwrap()
+}

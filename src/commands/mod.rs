@@ -3,10 +3,12 @@
 
 pub mod apply;
 pub mod graph;
+pub mod kubeconfig;
 pub mod plan;
 pub mod session;
 pub mod unlock;
 pub mod validate;
+pub mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::ui::Printer;
@@ -43,6 +45,8 @@ pub async fn run(cli: Cli) -> ExitStatus {
         Command::Destroy(args) => {
             apply::run(&cli.global, printer, apply::Request::Destroy(args)).await
         }
+        Command::Verify(args) => verify::run(&cli.global, printer, args).await,
+        Command::Kubeconfig(args) => kubeconfig::run(&cli.global, &printer, args),
         Command::ForceUnlock {
             id,
             blueprint,

@@ -93,29 +93,12 @@ impl Session {
 
     /// The recorded state, or a new one (with a fresh lineage) when there is none yet.
     pub fn load_state(&self) -> Result<(State, bool), Failure> {
-        match self.store.load() {
-            Ok(Some(state)) => {
-                if state.blueprint != self.blueprint.name {
-                    return Err(Failure::new(format!(
-                        "State `{}` belongs to blueprint `{}`, not `{}`",
-                        self.store.path().display(),
-                        state.blueprint,
-                        self.blueprint.name
-                    ))
-                    .hint("give each blueprint its own `[state] path`"));
-                }
-                Ok((state, true))
-            }
-            Ok(None) => Ok((
+        match read_state(&self.store, &self.blueprint)? {
+            Some(state) => Ok((state, true)),
+            None => Ok((
                 State::new(&self.blueprint.name, uuid::Uuid::new_v4().to_string()),
                 false,
             )),
-            Err(e) => Err(Failure::new(format!(
-                "Cannot load state `{}`",
-                self.store.path().display()
-            ))
-            .cause(e.to_string())
-            .maybe_hint(e.hint())),
         }
     }
 
@@ -138,6 +121,62 @@ impl Session {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);
         }
         Ok(plan)
+    }
+}
+
+/// The state recorded for `blueprint`, if any, read without connecting to any cloud.
+pub fn recorded_state(blueprint: &Blueprint, sandbox: bool) -> Result<Option<State>, Failure> {
+    read_state(&state_store(blueprint, sandbox)?, blueprint)
+}
+
+/// The state in `store`, refused when it belongs to another blueprint.
+fn read_state(store: &LocalStore, blueprint: &Blueprint) -> Result<Option<State>, Failure> {
+    match store.load() {
+        Ok(Some(state)) if state.blueprint != blueprint.name => Err(Failure::new(format!(
+            "State `{}` belongs to blueprint `{}`, not `{}`",
+            store.path().display(),
+            state.blueprint,
+            blueprint.name
+        ))
+        .hint("give each blueprint its own `[state] path`")),
+        Ok(found) => Ok(found),
+        Err(e) => Err(
+            Failure::new(format!("Cannot load state `{}`", store.path().display()))
+                .cause(e.to_string())
+                .maybe_hint(e.hint()),
+        ),
+    }
+}
+
+/// The GKE cluster's `(endpoint, ca_certificate)` as recorded in `state` by the last apply.
+pub fn recorded_cluster(
+    state: Option<&State>,
+    blueprint: &Blueprint,
+    blueprint_path: &Path,
+    state_path: &Path,
+    sandbox: bool,
+) -> Result<(String, String), Failure> {
+    let outputs = state
+        .and_then(|s| s.resources.get(&crate::graph::build::addr::cluster()))
+        .map(|r| &r.outputs);
+    let text = |key: &str| {
+        outputs
+            .and_then(|o| o[key].as_str())
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    match (text("endpoint"), text("ca_certificate")) {
+        (Some(endpoint), Some(ca)) => Ok((endpoint, ca)),
+        _ => Err(Failure::new(format!(
+            "Cluster `{}` is not in state `{}`: nothing has been applied yet, or its creation did not finish",
+            blueprint.name,
+            state_path.display()
+        ))
+        .hint(format!(
+            "run `a3ctl apply{} {}` first",
+            if sandbox { " --sandbox" } else { "" },
+            blueprint_path.display()
+        ))),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod outputs_view;
 pub mod plan_view;
 pub mod progress;
+pub mod verify_view;
 
 use std::io::{IsTerminal, Write};
 

@@ -1,17 +1,16 @@
-//! kubectl as an independent client of one simulated cluster: its endpoint and CA are taken from
-//! the simulator's GKE API, with an explicit server, CA and token and no user configuration.
+//! kubectl pointed at one simulated cluster (its endpoint and CA taken from the simulator's GKE
+//! API): explicit server, CA and token, no user config.
 
 use super::TestContext;
 use base64::Engine as _;
 use serde_json::Value;
 
-const P: &str = "my-project";
-const R: &str = "us-central1";
+pub const P: &str = "my-project";
+pub const R: &str = "us-central1";
 
-/// kubectl pointed at one simulated cluster: explicit server, CA and token, no user config.
 pub struct Kubectl {
-    server: String,
-    dir: tempfile::TempDir,
+    pub server: String,
+    pub dir: tempfile::TempDir,
 }
 
 impl Kubectl {
@@ -60,17 +59,23 @@ impl Kubectl {
         )
     }
 
+    /// Runs kubectl and asserts it succeeds; returns stdout.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.run(args).await;
+        assert!(ok, "kubectl {args:?} failed:\n{out}\n{err}");
+        out
+    }
+
     /// `kubectl get ARGS -o json`, asserted to succeed: the list's items.
     pub async fn items(&self, args: &[&str]) -> Vec<Value> {
         let mut all = vec!["get"];
         all.extend_from_slice(args);
         all.extend_from_slice(&["-o", "json"]);
-        let (ok, out, err) = self.run(&all).await;
-        assert!(ok, "kubectl {all:?} failed:\n{out}\n{err}");
-        let list: Value = serde_json::from_str(&out).unwrap();
+        let list: Value = serde_json::from_str(&self.ok(&all).await).unwrap();
         list["items"].as_array().cloned().unwrap_or_default()
     }
 
+    /// The sorted names of `kubectl get ARGS`.
     pub async fn names(&self, args: &[&str]) -> Vec<String> {
         let mut names: Vec<String> = self
             .items(args)

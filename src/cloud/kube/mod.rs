@@ -15,7 +15,8 @@
 //!
 //! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
 //! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection),
-//! [`release`] (upstream manifests applied as one resource, e.g. Kueue).
+//! [`release`] (upstream manifests applied as one resource, e.g. Kueue), [`read`] (direct reads
+//! and applies for `a3ctl verify`).
 //!
 //! A string value `${<address>.<output>}` anywhere in an object (e.g. a Filestore volume's IP,
 //! `${filestore.shared.ip_address}`) is replaced by that output of a resource the object depends
@@ -27,6 +28,7 @@ pub mod conditions;
 pub mod errors;
 pub mod operation;
 pub mod project;
+pub mod read;
 pub mod release;
 
 pub use conditions::Condition;

@@ -1,0 +1,420 @@
+//! The checks of `a3ctl verify`, pure functions of an [`Expected`] and a [`Snapshot`]: GPU nodes
+//! per pool, the installer DaemonSets on every GPU node, the GPU Network / GKENetworkParamSet
+//! pairs (and their count), and Kueue's ClusterQueue and LocalQueue.
+
+use super::{
+    Check, Expected, ExpectedNetwork, ExpectedQueue, GPU_RESOURCE, KueueSnapshot,
+    LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, Snapshot, integer_quantity,
+};
+use crate::blueprint::DriverMode;
+use crate::graph::software::{ACCELERATOR_LABEL, NAMESPACE};
+use serde_json::Value;
+
+/// Every check, in report order.
+pub fn check(expected: &Expected, snapshot: &Snapshot) -> Vec<Check> {
+    let mut out = Vec::new();
+    for pool in &expected.pools {
+        out.push(pool_check(
+            expected,
+            &pool.name,
+            pool.nodes,
+            &snapshot.nodes,
+        ));
+    }
+    let gpu_nodes = snapshot
+        .nodes
+        .iter()
+        .filter(|n| {
+            n["metadata"]["labels"][ACCELERATOR_LABEL] == expected.family.accelerator_type()
+        })
+        .count();
+    for name in &expected.daemonsets {
+        out.push(daemonset_check(
+            expected,
+            name,
+            gpu_nodes,
+            &snapshot.daemonsets,
+        ));
+    }
+    for network in &expected.networks {
+        out.push(network_check(expected, network, snapshot));
+    }
+    out.push(network_count_check(expected, snapshot));
+    if let Some(queue) = &expected.kueue {
+        out.extend(kueue_checks(expected, queue, &snapshot.kueue));
+    }
+    out
+}
+
+/// `a3ctl plan` / `a3ctl apply` advice for an object changed or deleted behind a3ctl's back.
+fn drift_hint(expected: &Expected, what: &str) -> String {
+    let bp = &expected.blueprint_path;
+    format!(
+        "{what} outside a3ctl; run `a3ctl plan {bp}` to see the drift and `a3ctl apply {bp}` to put it back"
+    )
+}
+
+fn name_of(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+fn find<'a>(objects: &'a [Value], name: &str) -> Option<&'a Value> {
+    objects.iter().find(|o| name_of(o) == name)
+}
+
+fn is_ready(node: &Value) -> bool {
+    node["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// `names` as "`a`, `b` and 3 more".
+fn listed(names: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+/// `nodes/<pool>`: the pool has its declared node count, every node Ready with the family's GPUs.
+fn pool_check(expected: &Expected, pool: &str, declared: u32, nodes: &[Value]) -> Check {
+    let name = format!("nodes/{pool}");
+    let gpus = u64::from(expected.gpus_per_node());
+    let members: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| n["metadata"]["labels"][NODE_POOL_LABEL] == pool)
+        .collect();
+    if members.len() != declared as usize {
+        return Check::fail(
+            name,
+            format!(
+                "node pool `{pool}` has {} node(s) registered, the blueprint declares {declared}",
+                members.len()
+            ),
+            format!(
+                "nodes still booting register within minutes; otherwise `a3ctl plan {}` shows whether the pool was resized outside a3ctl (`gcloud container node-pools describe {pool}` shows its status)",
+                expected.blueprint_path
+            ),
+        );
+    }
+    let not_ready: Vec<&str> = members
+        .iter()
+        .filter(|n| !is_ready(n))
+        .map(|n| name_of(n))
+        .collect();
+    if !not_ready.is_empty() {
+        return Check::fail(
+            name,
+            format!(
+                "{} of {declared} node(s) of pool `{pool}` are not Ready: {}",
+                not_ready.len(),
+                listed(&not_ready)
+            ),
+            format!(
+                "`kubectl describe node {}` shows the failing condition; GKE repairs broken nodes of pools with auto-repair",
+                not_ready[0]
+            ),
+        );
+    }
+    let short: Vec<(&str, u64)> = members
+        .iter()
+        .map(|n| {
+            let have = integer_quantity(&n["status"]["allocatable"][GPU_RESOURCE]).unwrap_or(0);
+            (name_of(n), have)
+        })
+        .filter(|(_, have)| *have != gpus)
+        .collect();
+    if let Some((first, have)) = short.first() {
+        let names: Vec<&str> = short.iter().map(|(n, _)| *n).collect();
+        let hint = match expected.driver {
+            DriverMode::Daemonset => format!(
+                "the NVIDIA driver is installed by DaemonSet `{NAMESPACE}/nvidia-driver-installer` (driver = \"daemonset\"); see its check below: if it is missing, it was deleted outside a3ctl; run `a3ctl plan {bp}` to see the drift and `a3ctl apply {bp}` to recreate it",
+                bp = expected.blueprint_path
+            ),
+            DriverMode::Default | DriverMode::Latest => format!(
+                "GKE installs the NVIDIA driver on these nodes itself; it may still be installing: `kubectl describe node {first}` and the `nvidia-gpu-device-plugin` pods in `{NAMESPACE}` show why the GPUs are not advertised"
+            ),
+        };
+        return Check::fail(
+            name,
+            format!(
+                "{} of {declared} node(s) of pool `{pool}` do not have {gpus} allocatable {GPU_RESOURCE} ({} has {have}): {}",
+                short.len(),
+                first,
+                listed(&names)
+            ),
+            hint,
+        );
+    }
+    Check::pass(
+        name,
+        format!("{declared}/{declared} node(s) Ready with {gpus} allocatable {GPU_RESOURCE} each"),
+    )
+}
+
+/// `daemonset/kube-system/<name>`: desired == ready == the number of GPU nodes.
+fn daemonset_check(expected: &Expected, ds: &str, gpu_nodes: usize, daemonsets: &[Value]) -> Check {
+    let name = format!("daemonset/{NAMESPACE}/{ds}");
+    let Some(live) = find(daemonsets, ds) else {
+        return Check::fail(
+            name,
+            format!("DaemonSet `{NAMESPACE}/{ds}` is missing"),
+            drift_hint(expected, "it was deleted"),
+        );
+    };
+    let count = |field: &str| live["status"][field].as_u64().unwrap_or(0) as usize;
+    let desired = count("desiredNumberScheduled");
+    let ready = count("numberReady");
+    if desired != gpu_nodes {
+        return Check::fail(
+            name,
+            format!(
+                "DaemonSet `{NAMESPACE}/{ds}` is scheduled on {desired} node(s), but the cluster has {gpu_nodes} GPU node(s)"
+            ),
+            format!(
+                "its node affinity or tolerations were changed outside a3ctl, or nodes carry an unexpected taint; `a3ctl plan {}` shows drift in the DaemonSet",
+                expected.blueprint_path
+            ),
+        );
+    }
+    if ready != gpu_nodes {
+        return Check::fail(
+            name,
+            format!("DaemonSet `{NAMESPACE}/{ds}` is ready on {ready} of {gpu_nodes} GPU node(s)"),
+            format!(
+                "`kubectl -n {NAMESPACE} get pods -l name={ds} -o wide` shows which nodes lag; pods stuck in Init usually could not pull their image"
+            ),
+        );
+    }
+    Check::pass(name, format!("ready on {ready}/{gpu_nodes} GPU node(s)"))
+}
+
+/// `network/<name>`: the Network and its GKENetworkParamSet, with the fields a3ctl set.
+fn network_check(expected: &Expected, network: &ExpectedNetwork, snapshot: &Snapshot) -> Check {
+    let n = &network.name;
+    let name = format!("network/{n}");
+    let mut problems = Vec::new();
+    let mut missing = false;
+    match snapshot.networks.as_deref().and_then(|all| find(all, n)) {
+        None => {
+            missing = true;
+            problems.push(format!("Network `{n}` is missing"));
+        }
+        Some(live) => {
+            let spec = &live["spec"];
+            if spec["type"] != "Device" {
+                problems.push(format!(
+                    "Network `{n}` has type {} instead of `Device`",
+                    shown(&spec["type"])
+                ));
+            }
+            let reference = &spec["parametersRef"];
+            if reference["group"] != "networking.gke.io"
+                || reference["kind"] != "GKENetworkParamSet"
+                || reference["name"] != n.as_str()
+            {
+                problems.push(format!(
+                    "Network `{n}` does not reference GKENetworkParamSet `{n}` (parametersRef is {})",
+                    shown(reference)
+                ));
+            }
+        }
+    }
+    match snapshot.param_sets.as_deref().and_then(|all| find(all, n)) {
+        None => {
+            missing = true;
+            problems.push(format!("GKENetworkParamSet `{n}` is missing"));
+        }
+        Some(live) => {
+            let spec = &live["spec"];
+            for (field, want) in [
+                ("vpc", network.vpc.as_str()),
+                ("vpcSubnet", network.subnet.as_str()),
+                ("deviceMode", "NetDevice"),
+            ] {
+                if spec[field] != want {
+                    problems.push(format!(
+                        "GKENetworkParamSet `{n}` has {field} {} instead of `{want}`",
+                        shown(&spec[field])
+                    ));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Check::pass(
+            name,
+            format!("Device network on `{}` / `{}`", network.vpc, network.subnet),
+        );
+    }
+    let what = if missing {
+        "it was deleted"
+    } else {
+        "it was changed"
+    };
+    Check::fail(name, problems.join("; "), drift_hint(expected, what))
+}
+
+/// A JSON value as shown in a message: strings in backticks, absent as "none".
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Null => "none".into(),
+        Value::String(s) => format!("`{s}`"),
+        other => format!("`{other}`"),
+    }
+}
+
+/// `networks/count`: at least one device Network per GPU NIC of the family (a cluster with zero
+/// Network objects must never pass).
+fn network_count_check(expected: &Expected, snapshot: &Snapshot) -> Check {
+    let name = "networks/count";
+    let want = expected.min_networks;
+    let family = expected.family.display_name();
+    let Some(networks) = &snapshot.networks else {
+        return Check::fail(
+            name,
+            "the cluster does not serve `networks.networking.gke.io`: multi-networking is off, so no GPU NIC can reach pods",
+            "multi-networking is fixed when the cluster is created; `a3ctl plan` shows whether the cluster must be replaced",
+        );
+    };
+    let devices = networks
+        .iter()
+        .filter(|n| n["spec"]["type"] == "Device")
+        .count();
+    if devices < want.max(1) {
+        return Check::fail(
+            name,
+            format!("{devices} device Network object(s), {family} needs {want} (one per GPU NIC)"),
+            drift_hint(expected, "they were deleted"),
+        );
+    }
+    Check::pass(
+        name,
+        format!("{devices} device Network object(s), {want} needed on {family}"),
+    )
+}
+
+/// `kueue/clusterqueue/<q>` and `kueue/localqueue/default/<q>`.
+fn kueue_checks(expected: &Expected, queue: &ExpectedQueue, kueue: &KueueSnapshot) -> Vec<Check> {
+    let q = &queue.name;
+    let cq_name = format!("kueue/clusterqueue/{q}");
+    let lq_name = format!("kueue/localqueue/{LOCAL_QUEUE_NAMESPACE}/{q}");
+    let apply_hint = || {
+        let bp = &expected.blueprint_path;
+        format!(
+            "Kueue is enabled in the blueprint (`software.kueue`); run `a3ctl plan {bp}` to see what is missing and `a3ctl apply {bp}` to install it"
+        )
+    };
+    let (version, cluster_queue, local_queue) = match kueue {
+        KueueSnapshot::Skipped => return vec![],
+        KueueSnapshot::NotServed => {
+            return vec![Check::fail(
+                cq_name,
+                format!(
+                    "ClusterQueue `{q}` not found: the cluster does not serve the `kueue.x-k8s.io` API (Kueue is not installed)"
+                ),
+                apply_hint(),
+            )];
+        }
+        KueueSnapshot::Served {
+            version,
+            cluster_queue,
+            local_queue,
+        } => (version, cluster_queue, local_queue),
+    };
+    let cq = match cluster_queue {
+        None => Check::fail(
+            cq_name,
+            format!("ClusterQueue `{q}` not found (kueue.x-k8s.io/{version})"),
+            apply_hint(),
+        ),
+        Some(live) => cluster_queue_check(expected, queue, cq_name, live),
+    };
+    let lq = match local_queue {
+        None => Check::fail(
+            lq_name,
+            format!(
+                "LocalQueue `{LOCAL_QUEUE_NAMESPACE}/{q}` not found: workloads cannot submit to `{q}`"
+            ),
+            apply_hint(),
+        ),
+        Some(live) => {
+            let target = &live["spec"]["clusterQueue"];
+            if target == q.as_str() {
+                Check::pass(lq_name, format!("submits to ClusterQueue `{q}`"))
+            } else {
+                Check::fail(
+                    lq_name,
+                    format!(
+                        "LocalQueue `{LOCAL_QUEUE_NAMESPACE}/{q}` submits to ClusterQueue {} instead of `{q}`",
+                        shown(target)
+                    ),
+                    drift_hint(expected, "it was changed"),
+                )
+            }
+        }
+    };
+    vec![cq, lq]
+}
+
+fn cluster_queue_check(
+    expected: &Expected,
+    queue: &ExpectedQueue,
+    name: String,
+    live: &Value,
+) -> Check {
+    let q = &queue.name;
+    let quota: u64 = live["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
+        .flat_map(|f| f["resources"].as_array().into_iter().flatten())
+        .filter(|r| r["name"] == GPU_RESOURCE)
+        .filter_map(|r| integer_quantity(&r["nominalQuota"]))
+        .sum();
+    if quota != queue.gpus {
+        return Check::fail(
+            name,
+            format!(
+                "ClusterQueue `{q}` has a {GPU_RESOURCE} quota of {quota}, the GPU pools have {} GPUs",
+                queue.gpus
+            ),
+            drift_hint(expected, "its quota was changed"),
+        );
+    }
+    let active = live["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Active");
+    match active {
+        Some(c) if c["status"] == "True" => Check::pass(
+            name,
+            format!("Active with a quota of {quota} {GPU_RESOURCE}"),
+        ),
+        Some(c) => Check::fail(
+            name,
+            format!(
+                "ClusterQueue `{q}` is not Active ({}: {})",
+                c["reason"].as_str().unwrap_or("no reason"),
+                c["message"].as_str().unwrap_or("no message")
+            ),
+            "an inactive ClusterQueue admits nothing; its ResourceFlavors must exist and the Kueue controller (`kueue-system/kueue-controller-manager`) must be running",
+        ),
+        None => Check::fail(
+            name,
+            format!("ClusterQueue `{q}` reports no Active condition yet"),
+            "the Kueue controller (`kueue-system/kueue-controller-manager`) sets it; check that it is running",
+        ),
+    }
+}

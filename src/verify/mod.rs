@@ -1,0 +1,254 @@
+//! `a3ctl verify` without I/O: what a blueprint's cluster must look like ([`Expected`], derived
+//! from the blueprint and its resource graph), what was read from the cluster ([`Snapshot`]), and
+//! the checks that compare them ([`check`], in [`checks`]). The command fetches the snapshot
+//! (`commands::verify`); the UI renders the [`Report`].
+//!
+//! [`nccl`] builds the two-node NCCL all-gather test and reads its bandwidth.
+
+pub mod checks;
+pub mod nccl;
+
+pub use checks::check;
+
+use crate::blueprint::{Blueprint, DriverMode, MachineFamily};
+use crate::graph::ResourceGraph;
+use crate::graph::build::addr;
+use crate::resource::Kind;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The format version of `verify --json`.
+pub const REPORT_FORMAT: u32 = 1;
+
+/// The resource name GKE gives GPUs.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// The node label naming a node's pool.
+pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// The API group of Kueue.
+pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
+/// The Kueue versions whose ClusterQueue and LocalQueue shapes the checks understand, preferred
+/// first.
+pub const KUEUE_VERSIONS: [&str; 2] = ["v1beta2", "v1beta1"];
+/// The namespace of the LocalQueue a3ctl creates.
+pub const LOCAL_QUEUE_NAMESPACE: &str = "default";
+
+/// One GPU pool as the blueprint declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedPool {
+    pub name: String,
+    pub nodes: u32,
+}
+
+/// One Network + GKENetworkParamSet pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedNetwork {
+    pub name: String,
+    /// The GCE VPC (`<name>-gpunet-<i>`).
+    pub vpc: String,
+    /// Its subnet.
+    pub subnet: String,
+}
+
+/// The Kueue queue the blueprint asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedQueue {
+    pub name: String,
+    /// GPUs of every GPU pool at its declared size: the ClusterQueue's GPU quota.
+    pub gpus: u64,
+}
+
+/// What a healthy cluster of the blueprint has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    /// The blueprint file, as given on the command line (for hints).
+    pub blueprint_path: String,
+    pub family: MachineFamily,
+    pub pools: Vec<ExpectedPool>,
+    /// `kube-system` DaemonSets that must run on every GPU node.
+    pub daemonsets: Vec<String>,
+    pub driver: DriverMode,
+    pub networks: Vec<ExpectedNetwork>,
+    /// The fewest device Networks a working cluster of the family can have (one per GPU NIC):
+    /// from the machine family, not from the names above, so an empty list cannot pass.
+    pub min_networks: usize,
+    pub kueue: Option<ExpectedQueue>,
+}
+
+impl Expected {
+    /// Expectations of `bp`, with names and specs taken from its resource graph (the objects
+    /// apply creates).
+    pub fn new(bp: &Blueprint, graph: &ResourceGraph, blueprint_path: &str) -> Expected {
+        let spec_name = |a| {
+            graph
+                .get(&a)
+                .and_then(|r| r.spec["name"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let networks = bp
+            .software
+            .network_names(bp.family.gpu_nics())
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| ExpectedNetwork {
+                name,
+                vpc: spec_name(addr::gpu_network(i)),
+                subnet: spec_name(addr::gpu_subnet(i)),
+            })
+            .collect();
+        let daemonsets = graph
+            .resources()
+            .iter()
+            .filter(|r| r.addr.kind == Kind::Kubernetes)
+            .map(|r| &r.spec["object"])
+            .filter(|o| o["kind"] == "DaemonSet")
+            .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        let kueue = bp.software.kueue.enabled.then(|| ExpectedQueue {
+            name: bp.software.kueue.queue.clone(),
+            gpus: bp.gpu_pools.iter().map(|p| u64::from(p.gpus())).sum(),
+        });
+        Expected {
+            blueprint_path: blueprint_path.to_string(),
+            family: bp.family,
+            pools: bp
+                .gpu_pools
+                .iter()
+                .map(|p| ExpectedPool {
+                    name: p.name.clone(),
+                    nodes: p.nodes,
+                })
+                .collect(),
+            daemonsets,
+            driver: bp.software.driver,
+            networks,
+            min_networks: bp.family.gpu_nics(),
+            kueue,
+        }
+    }
+
+    /// GPUs each node of the family has.
+    pub fn gpus_per_node(&self) -> u32 {
+        self.family.gpus_per_node()
+    }
+}
+
+/// Kueue as read from the cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KueueSnapshot {
+    /// Not read (the blueprint does not enable Kueue).
+    Skipped,
+    /// The cluster serves no `kueue.x-k8s.io` version the checks understand.
+    NotServed,
+    Served {
+        /// The version read, e.g. `v1beta2`.
+        version: String,
+        cluster_queue: Option<Value>,
+        local_queue: Option<Value>,
+    },
+}
+
+/// Everything the checks look at, as read from the cluster (GET and LIST only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub nodes: Vec<Value>,
+    /// DaemonSets of `kube-system`.
+    pub daemonsets: Vec<Value>,
+    /// `None` when the cluster does not serve `networking.gke.io` Networks.
+    pub networks: Option<Vec<Value>>,
+    pub param_sets: Option<Vec<Value>>,
+    pub kueue: KueueSnapshot,
+}
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Stable identifier, e.g. `nodes/a3mega`, `daemonset/kube-system/device-injector`,
+    /// `network/vpc3`, `networks/count`, `kueue/clusterqueue/a3-queue`.
+    pub name: String,
+    pub status: Status,
+    /// What was found; on failure, which object is wrong and how.
+    pub message: String,
+    /// What to do about a failure.
+    pub hint: Option<String>,
+}
+
+impl Check {
+    pub fn pass(name: impl Into<String>, message: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            status: Status::Pass,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn fail(
+        name: impl Into<String>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            status: Status::Fail,
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+/// The result of `a3ctl verify`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    pub format: u32,
+    pub blueprint: String,
+    pub cluster: String,
+    pub endpoint: String,
+    pub passed: bool,
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    pub fn new(blueprint: &str, cluster: &str, endpoint: &str, checks: Vec<Check>) -> Report {
+        Report {
+            format: REPORT_FORMAT,
+            blueprint: blueprint.to_string(),
+            cluster: cluster.to_string(),
+            endpoint: endpoint.to_string(),
+            passed: checks.iter().all(|c| c.status == Status::Pass),
+            checks,
+        }
+    }
+
+    pub fn failed(&self) -> usize {
+        self.checks
+            .iter()
+            .filter(|c| c.status == Status::Fail)
+            .count()
+    }
+}
+
+/// Parses a Kubernetes integer quantity (`"8"`, `8`, `"1k"`); fractional or unknown forms give
+/// `None`.
+pub fn integer_quantity(v: &Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let text = v.as_str()?.trim();
+    let (number, factor) = match text.strip_suffix('k') {
+        Some(n) => (n, 1000),
+        None => (text, 1),
+    };
+    number.parse::<u64>().ok().map(|n| n * factor)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,342 @@
+//! The two-node NCCL all-gather test of `a3ctl verify --nccl-test`, built from the blueprint's
+//! GPUDirect stack (a3-recipe.md §A.7.1–A.7.6), and the bus-bandwidth floor it is judged by.
+//!
+//! Objects: a headless Service and an Indexed Job (2 completions, 2 in parallel) whose pods get
+//! stable DNS names `<job>-<index>.<service>`. Each pod takes a whole GPU node (8 GPUs, the GPU
+//! taint tolerated, the pool selected by `cloud.google.com/gke-nodepool`), joins the device
+//! Networks through `networking.gke.io/interfaces` (eth0 on `default`, eth1..ethN on the
+//! blueprint's Network objects), and runs the stack's RxDM daemon as a native sidecar
+//! (`initContainers` with `restartPolicy: Always`) so the Job can complete. The test container
+//! runs the stack's plugin image, which ships the NCCL tests and their launch scripts: pod 1
+//! starts sshd and waits; pod 0 sets up ssh and the host files, runs `all_gather_perf` over both
+//! hosts through MPI, then tells pod 1 to stop. NCCL tests print `# Avg bus bandwidth : <GB/s>`.
+
+use crate::blueprint::{Blueprint, GpuDirect, MachineFamily};
+use crate::verify::{GPU_RESOURCE, NODE_POOL_LABEL};
+use serde_json::{Value, json};
+
+/// Name of the Job and of its headless Service.
+pub const NAME: &str = "a3ctl-nccl-test";
+/// Where the test runs.
+pub const TEST_NAMESPACE: &str = "default";
+/// The container whose log carries the result.
+pub const TEST_CONTAINER: &str = "nccl-test";
+/// The nodes the test needs.
+pub const HOSTS: u32 = 2;
+/// Where GKE puts the NVIDIA libraries (and the installers the NCCL plugin) on the host.
+const HOST_NVIDIA_LIB: &str = "/home/kubernetes/bin/nvidia/lib64";
+/// Pod 0 touches this file on pod 1 when the test is over.
+const DONE_MARKER: &str = "/tmp/a3ctl-nccl-test-done";
+
+/// The all-gather bus-bandwidth floor of a machine family, in GB/s, and where it comes from.
+///
+/// A3 High: the floor Cluster Toolkit's CI asserts for its A3 High example once nccl-config and
+/// NRI were added (raised from 18 to 25 GB/s, a3-recipe.md §A.7.4). A3 Mega: no published CI
+/// floor; 50 GB/s is the same fraction (a quarter) of the GPU NICs' line rate as the A3 High floor
+/// (8 × 200 Gb/s = 200 GB/s against 4 × 200 Gb/s = 100 GB/s), well below what a healthy TCPXO
+/// pair reaches and far above what a fallback to plain TCP on eth0 gives.
+pub fn floor(family: MachineFamily) -> (f64, &'static str) {
+    match family {
+        MachineFamily::A3High => (
+            25.0,
+            "Cluster Toolkit's A3 High CI floor for a 2-node all-gather",
+        ),
+        MachineFamily::A3Mega => (
+            50.0,
+            "a quarter of the 8 GPU NICs' line rate, the same share as the A3 High CI floor",
+        ),
+    }
+}
+
+/// The `# Avg bus bandwidth : 42.1` value of NCCL tests output (the last one), in GB/s.
+pub fn bus_bandwidth(log: &str) -> Option<f64> {
+    log.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start_matches('#').trim_start();
+            let value = rest.strip_prefix("Avg bus bandwidth")?;
+            value
+                .trim_start()
+                .strip_prefix(':')?
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .next_back()
+}
+
+/// Why the test cannot be built for a blueprint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoRoom {
+    pub largest: u32,
+}
+
+/// The test objects for `bp`, in apply order (Service, Job).
+pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
+    let Some(pool) = bp.gpu_pools.iter().find(|p| p.nodes >= HOSTS) else {
+        return Err(NoRoom {
+            largest: bp.gpu_pools.iter().map(|p| p.nodes).max().unwrap_or(0),
+        });
+    };
+    let labels =
+        json!({"app.kubernetes.io/name": NAME, crate::graph::software::MANAGED_BY: "a3ctl"});
+    let service = json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": NAME, "namespace": TEST_NAMESPACE, "labels": labels},
+        "spec": {"clusterIP": "None", "selector": {"job-name": NAME}, "publishNotReadyAddresses": true},
+    });
+    let stack = &bp.software.stack;
+    let networks = bp.software.network_names(bp.network.gpu_subnets.len());
+    let tcpxo = stack.gpudirect == GpuDirect::Tcpxo;
+    let sidecar_name = if tcpxo { "tcpxo-daemon" } else { "tcpx-daemon" };
+    let mut interfaces = vec![json!({"interfaceName": "eth0", "network": "default"})];
+    interfaces.extend(
+        networks
+            .iter()
+            .enumerate()
+            .map(|(i, n)| json!({"interfaceName": format!("eth{}", i + 1), "network": n})),
+    );
+    let gpus = bp.family.gpus_per_node();
+    let mut devices: Vec<String> = (0..gpus).map(|i| format!("/dev/nvidia{i}")).collect();
+    devices.extend(["/dev/nvidiactl".into(), "/dev/nvidia-uvm".into()]);
+    if tcpxo {
+        devices.push("/dev/dmabuf_import_helper".into());
+    }
+    let device_list: String = devices.iter().map(|d| format!("- path: {d}\n")).collect();
+    let mut annotations = serde_json::Map::new();
+    annotations.insert(
+        format!("devices.gke.io/container.{sidecar_name}"),
+        json!(device_list),
+    );
+    annotations.insert("networking.gke.io/default-interface".into(), json!("eth0"));
+    annotations.insert(
+        "networking.gke.io/interfaces".into(),
+        json!(Value::Array(interfaces).to_string()),
+    );
+    let hosts: Vec<String> = (0..HOSTS).map(|i| format!("{NAME}-{i}.{NAME}")).collect();
+    let (sidecar, test, volumes) = if tcpxo {
+        tcpxo_containers(bp, sidecar_name, &hosts)
+    } else {
+        tcpx_containers(bp, sidecar_name, &hosts)
+    };
+    // With Kueue, the Job waits in the blueprint's queue for 2 nodes' worth of GPU quota.
+    let mut job_labels = labels.clone();
+    if bp.software.kueue.enabled {
+        job_labels["kueue.x-k8s.io/queue-name"] = json!(bp.software.kueue.queue);
+    }
+    let job = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": NAME, "namespace": TEST_NAMESPACE, "labels": job_labels},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": HOSTS,
+            "parallelism": HOSTS,
+            "backoffLimit": 0,
+            "ttlSecondsAfterFinished": 3600,
+            "template": {
+                "metadata": {"labels": labels, "annotations": annotations},
+                "spec": {
+                    "subdomain": NAME,
+                    "restartPolicy": "Never",
+                    "nodeSelector": {NODE_POOL_LABEL: pool.name},
+                    "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
+                    "initContainers": [sidecar],
+                    "containers": [test],
+                    "volumes": volumes,
+                },
+            },
+        },
+    });
+    Ok(vec![service, job])
+}
+
+/// The objects as one multi-document YAML text.
+pub fn manifest(bp: &Blueprint, objects: &[Value]) -> String {
+    let stack = &bp.software.stack;
+    let mut out = format!(
+        "# Two-node NCCL all-gather test for `{}` ({}, stack {}: plugin {}, RxDM {}), written by a3ctl.\n\
+         # Run it with `a3ctl verify <blueprint> --nccl-test --run`, or `kubectl apply --server-side -f` this file and read\n\
+         # `kubectl logs job/{NAME} -c {TEST_CONTAINER}` (pod 0) for \"Avg bus bandwidth\".\n",
+        bp.name,
+        bp.family.display_name(),
+        stack.id,
+        stack.plugin_tag,
+        stack.rxdm_tag,
+    );
+    for object in objects {
+        out.push_str("---\n");
+        // Serializing plain JSON values to YAML cannot fail; fall back to JSON (valid YAML).
+        out.push_str(&serde_saphyr::to_string(object).unwrap_or_else(|_| object.to_string()));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn env(pairs: &[(&str, &str)]) -> Value {
+    Value::Array(
+        pairs
+            .iter()
+            .map(|(k, v)| json!({"name": k, "value": v}))
+            .collect(),
+    )
+}
+
+fn host_path(name: &str, path: &str) -> Value {
+    json!({"name": name, "hostPath": {"path": path}})
+}
+
+fn mount(name: &str, path: &str) -> Value {
+    json!({"name": name, "mountPath": path})
+}
+
+/// The shell script of the test container: pod 1 serves, pod 0 runs `run` against both hosts.
+fn script(hosts: &[String], run: &str) -> String {
+    let hosts = hosts.join(" ");
+    format!(
+        "set -e\nservice ssh restart\n\
+         if [ \"$JOB_COMPLETION_INDEX\" != 0 ]; then\n  \
+           while [ ! -e {DONE_MARKER} ]; do sleep 5; done\n  exit 0\nfi\n\
+         for h in {hosts}; do until getent hosts \"$h\" >/dev/null; do sleep 5; done; done\n\
+         /scripts/init_ssh.sh {hosts}\n\
+         cd /scripts && /scripts/gen_hostfiles.sh {hosts}\n\
+         status=0\n{run} || status=$?\n\
+         for h in {hosts}; do ssh -o StrictHostKeyChecking=no \"$h\" touch {DONE_MARKER} || true; done\n\
+         exit $status\n"
+    )
+}
+
+/// The RxDM sidecar: the stack's `tcpgpudmarxd` image, restarted for the pod's life.
+fn rxdm(bp: &Blueprint, name: &str, command: Value, caps: &[&str], mounts: Vec<Value>) -> Value {
+    let stack = &bp.software.stack;
+    json!({
+        "name": name,
+        "image": format!("{}:{}", stack.rxdm_image, stack.rxdm_tag),
+        "restartPolicy": "Always",
+        "command": command,
+        "securityContext": {"capabilities": {"add": caps}},
+        "env": env(&[("LD_LIBRARY_PATH", LIB)]),
+        "volumeMounts": mounts,
+    })
+}
+
+/// The test container: the stack's plugin image with the whole node's GPUs, running `run`.
+fn test_container(
+    bp: &Blueprint,
+    hosts: &[String],
+    run: &str,
+    env: Value,
+    mounts: Vec<Value>,
+) -> Value {
+    let stack = &bp.software.stack;
+    json!({
+        "name": TEST_CONTAINER,
+        "image": format!("{}:{}", stack.plugin_image, stack.plugin_tag),
+        "command": ["/bin/bash", "-c", script(hosts, run)],
+        "env": env,
+        "resources": {"limits": {GPU_RESOURCE: bp.family.gpus_per_node()}},
+        "volumeMounts": mounts,
+    })
+}
+
+/// Where the containers see the host's NVIDIA libraries (and the NCCL plugin).
+const LIB: &str = "/usr/local/nvidia/lib64";
+
+/// A3 Mega: the TCPXO RxDM sidecar and the test container (FasTrak over the aperture devices).
+fn tcpxo_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Value, Value, Value) {
+    let sidecar = rxdm(
+        bp,
+        sidecar_name,
+        json!([
+            "/bin/sh",
+            "-c",
+            "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --uid= --alsologtostderr"
+        ]),
+        &["NET_ADMIN", "NET_BIND_SERVICE"],
+        vec![
+            mount("nvidia", LIB),
+            mount("sys", "/hostsysfs"),
+            mount("proc-sys", "/hostprocsysfs"),
+        ],
+    );
+    let run = format!(
+        "BENCHMARK=all_gather_perf NHOSTS={HOSTS} NCCL_LIB_DIR={LIB} LD_LIBRARY_PATH={LIB} /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh"
+    );
+    let test = test_container(
+        bp,
+        hosts,
+        &run,
+        env(&[
+            ("LD_LIBRARY_PATH", LIB),
+            (
+                "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY",
+                "/dev/aperture_devices",
+            ),
+        ]),
+        vec![
+            mount("nvidia", LIB),
+            mount("shared-memory", "/dev/shm"),
+            mount("aperture-devices", "/dev/aperture_devices"),
+        ],
+    );
+    let volumes = json!([
+        host_path("nvidia", HOST_NVIDIA_LIB),
+        {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+        host_path("sys", "/sys"),
+        host_path("proc-sys", "/proc/sys"),
+        host_path("aperture-devices", "/dev/aperture_devices"),
+    ]);
+    (sidecar, test, volumes)
+}
+
+/// A3 High: the TCPX RxDM sidecar (sharing its socket directory with the test) and the test
+/// container; the image's `run-allgather.sh` passes the TCPX NCCL environment to every rank.
+fn tcpx_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Value, Value, Value) {
+    let sidecar = rxdm(
+        bp,
+        sidecar_name,
+        json!([
+            "/tcpgpudmarxd/build/app/tcpgpudmarxd",
+            "--gpu_nic_preset",
+            "a3vm",
+            "--gpu_shmem_type",
+            "fd",
+            "--uds_path",
+            "/run/tcpx",
+            "--setup_param",
+            "--verbose 128 2 0"
+        ]),
+        &["NET_ADMIN"],
+        vec![
+            mount("nvidia", LIB),
+            mount("tcpx-socket", "/run/tcpx"),
+            mount("sys", "/hostsysfs"),
+            mount("proc-sys", "/hostprocsysfs"),
+        ],
+    );
+    let nics = (1..=bp.network.gpu_subnets.len())
+        .map(|i| format!("eth{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let run = format!(
+        "/scripts/run-allgather.sh {} {nics} 1M 512M {HOSTS}",
+        bp.family.gpus_per_node()
+    );
+    let mut test = test_container(
+        bp,
+        hosts,
+        &run,
+        env(&[("LD_LIBRARY_PATH", LIB)]),
+        vec![mount("nvidia", LIB), mount("tcpx-socket", "/tmp")],
+    );
+    test["securityContext"] = json!({"capabilities": {"add": ["IPC_LOCK"]}});
+    let volumes = json!([
+        host_path("nvidia", HOST_NVIDIA_LIB),
+        host_path("tcpx-socket", "/run/tcpx"),
+        host_path("sys", "/sys"),
+        host_path("proc-sys", "/proc/sys"),
+    ]);
+    (sidecar, test, volumes)
+}

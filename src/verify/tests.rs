@@ -1,0 +1,428 @@
+//! Checks and the NCCL test over fabricated objects: a healthy A3 High and A3 Mega cluster pass,
+//! and each kind of damage fails the one check that names it.
+
+use super::nccl;
+use super::*;
+use crate::blueprint::Blueprint;
+use crate::blueprint::testing::shipped;
+use serde_json::{Value, json};
+
+fn expected(bp: &Blueprint) -> Expected {
+    let graph = ResourceGraph::from_blueprint(bp).unwrap();
+    Expected::new(bp, &graph, "bp.toml")
+}
+
+fn node(name: &str, pool: &str, accelerator: &str, gpus: &str) -> Value {
+    json!({"metadata": {"name": name, "labels": {NODE_POOL_LABEL: pool,
+        "cloud.google.com/gke-accelerator": accelerator}},
+        "status": {"allocatable": {GPU_RESOURCE: gpus},
+                   "conditions": [{"type": "Ready", "status": "True"}]}})
+}
+
+fn daemonset(name: &str, desired: u64, ready: u64) -> Value {
+    json!({"metadata": {"name": name, "namespace": "kube-system"},
+           "status": {"desiredNumberScheduled": desired, "numberReady": ready}})
+}
+
+fn cluster_queue(name: &str, quota: Value, active: &str) -> Value {
+    json!({"metadata": {"name": name}, "spec": {"resourceGroups": [
+        {"coveredResources": [GPU_RESOURCE], "flavors": [
+            {"name": "a3", "resources": [{"name": GPU_RESOURCE, "nominalQuota": quota}]}]}]},
+        "status": {"conditions": [{"type": "Active", "status": active, "reason": "FlavorNotFound",
+            "message": "Can't admit new workloads: references missing ResourceFlavor(s): a3."}]}})
+}
+
+/// A healthy cluster of `bp`.
+fn healthy(bp: &Blueprint) -> Snapshot {
+    let e = expected(bp);
+    let accelerator = bp.family.accelerator_type();
+    let mut nodes = vec![node("gke-sys-0", "system", "", "0")];
+    nodes[0]["metadata"]["labels"] = json!({NODE_POOL_LABEL: "system"});
+    let mut gpu_nodes = 0;
+    for pool in &bp.gpu_pools {
+        for i in 0..pool.nodes {
+            nodes.push(node(
+                &format!("gke-{}-{i}", pool.name),
+                &pool.name,
+                accelerator,
+                "8",
+            ));
+            gpu_nodes += 1;
+        }
+    }
+    let networks = e
+        .networks
+        .iter()
+        .map(|n| {
+            json!({"metadata": {"name": n.name}, "spec": {"type": "Device", "parametersRef":
+                {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": n.name}}})
+        })
+        .chain([json!({"metadata": {"name": "default"}, "spec": {"type": "L3"}})])
+        .collect();
+    let param_sets = e
+        .networks
+        .iter()
+        .map(|n| {
+            json!({"metadata": {"name": n.name},
+                   "spec": {"vpc": n.vpc, "vpcSubnet": n.subnet, "deviceMode": "NetDevice"}})
+        })
+        .collect();
+    let queue = e.kueue.as_ref().unwrap();
+    Snapshot {
+        nodes,
+        daemonsets: e
+            .daemonsets
+            .iter()
+            .map(|d| daemonset(d, gpu_nodes, gpu_nodes))
+            .collect(),
+        networks: Some(networks),
+        param_sets: Some(param_sets),
+        kueue: KueueSnapshot::Served {
+            version: "v1beta2".into(),
+            cluster_queue: Some(cluster_queue(
+                &queue.name,
+                json!(queue.gpus.to_string()),
+                "True",
+            )),
+            local_queue: Some(
+                json!({"metadata": {"name": queue.name, "namespace": "default"},
+                "spec": {"clusterQueue": queue.name}}),
+            ),
+        },
+    }
+}
+
+fn failures(bp: &Blueprint, snapshot: &Snapshot) -> Vec<Check> {
+    check(&expected(bp), snapshot)
+        .into_iter()
+        .filter(|c| c.status == Status::Fail)
+        .collect()
+}
+
+#[test]
+fn expectations_come_from_the_blueprint_and_its_graph() {
+    let mega = expected(&shipped("a3-mega.toml"));
+    assert_eq!(mega.networks.len(), 8);
+    assert_eq!(mega.min_networks, 8);
+    assert_eq!(mega.networks[2].name, "vpc3");
+    assert_eq!(mega.networks[2].vpc, "a3mega-gpunet-2");
+    assert_eq!(mega.networks[2].subnet, "a3mega-gpunet-2-subnet");
+    assert_eq!(mega.daemonsets, ["device-injector", "nccl-tcpxo-installer"]);
+    assert_eq!(mega.kueue.as_ref().unwrap().gpus, 32 * 8);
+    let mut bp = shipped("a3-high.toml");
+    bp.software.driver = crate::blueprint::DriverMode::Daemonset;
+    let high = expected(&bp);
+    assert_eq!(high.min_networks, 4);
+    assert_eq!(
+        high.daemonsets,
+        [
+            "device-injector",
+            "nccl-tcpx-installer",
+            "nvidia-driver-installer"
+        ]
+    );
+    assert_eq!(
+        high.kueue.as_ref().unwrap(),
+        &ExpectedQueue {
+            name: "a3-queue".into(),
+            gpus: 32
+        }
+    );
+}
+
+#[test]
+fn healthy_clusters_pass_every_check() {
+    for name in ["a3-high.toml", "a3-mega.toml"] {
+        let bp = shipped(name);
+        let checks = check(&expected(&bp), &healthy(&bp));
+        assert!(
+            checks.iter().all(|c| c.status == Status::Pass),
+            "{checks:#?}"
+        );
+        let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"networks/count"));
+        assert!(names.contains(&"kueue/clusterqueue/a3-queue"));
+        assert!(names.contains(&"kueue/localqueue/default/a3-queue"));
+    }
+}
+
+#[test]
+fn zero_network_objects_can_never_pass() {
+    let bp = shipped("a3-mega.toml");
+    let mut snapshot = healthy(&bp);
+    snapshot.networks = Some(vec![]);
+    snapshot.param_sets = Some(vec![]);
+    // Even with no expected names at all, the count comes from the machine family.
+    let mut e = expected(&bp);
+    e.networks.clear();
+    let failed: Vec<Check> = check(&e, &snapshot)
+        .into_iter()
+        .filter(|c| c.status == Status::Fail)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].name, "networks/count");
+    assert_eq!(
+        failed[0].message,
+        "0 device Network object(s), A3 Mega needs 8 (one per GPU NIC)"
+    );
+    // Not served at all (multi-networking off).
+    snapshot.networks = None;
+    let failed = failures(&bp, &snapshot);
+    assert!(failed.iter().any(|c| {
+        c.name == "networks/count"
+            && c.message
+                .contains("does not serve `networks.networking.gke.io`")
+    }));
+}
+
+#[test]
+fn a_deleted_network_fails_its_check_naming_it_with_the_drift_hint() {
+    let bp = shipped("a3-mega.toml");
+    let mut snapshot = healthy(&bp);
+    snapshot
+        .networks
+        .as_mut()
+        .unwrap()
+        .retain(|n| n["metadata"]["name"] != "vpc3");
+    let failed = failures(&bp, &snapshot);
+    let names: Vec<&str> = failed.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["network/vpc3", "networks/count"]);
+    assert_eq!(failed[0].message, "Network `vpc3` is missing");
+    assert_eq!(
+        failed[0].hint.as_deref(),
+        Some(
+            "it was deleted outside a3ctl; run `a3ctl plan bp.toml` to see the drift and `a3ctl apply bp.toml` to put it back"
+        )
+    );
+}
+
+#[test]
+fn wrong_fields_of_a_network_pair_are_each_named() {
+    let bp = shipped("a3-high.toml");
+    let mut snapshot = healthy(&bp);
+    let params = snapshot.param_sets.as_mut().unwrap();
+    params[1]["spec"]["vpcSubnet"] = json!("elsewhere");
+    params[1]["spec"]["deviceMode"] = json!("RDMA");
+    snapshot.networks.as_mut().unwrap()[1]["spec"]["parametersRef"]["name"] = json!("vpc1");
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].name, "network/vpc2");
+    assert_eq!(
+        failed[0].message,
+        "Network `vpc2` does not reference GKENetworkParamSet `vpc2` (parametersRef is `{\"group\":\"networking.gke.io\",\"kind\":\"GKENetworkParamSet\",\"name\":\"vpc1\"}`); GKENetworkParamSet `vpc2` has vpcSubnet `elsewhere` instead of `a3high-gpunet-1-subnet`; GKENetworkParamSet `vpc2` has deviceMode `RDMA` instead of `NetDevice`"
+    );
+    assert!(
+        failed[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .starts_with("it was changed outside a3ctl")
+    );
+}
+
+#[test]
+fn daemonsets_missing_or_not_ready_everywhere_fail() {
+    let bp = shipped("a3-high.toml");
+    let mut snapshot = healthy(&bp);
+    snapshot
+        .daemonsets
+        .retain(|d| d["metadata"]["name"] != "nccl-tcpx-installer");
+    snapshot.daemonsets[0]["status"]["numberReady"] = json!(3);
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(failed.len(), 2, "{failed:#?}");
+    assert_eq!(failed[0].name, "daemonset/kube-system/device-injector");
+    assert_eq!(
+        failed[0].message,
+        "DaemonSet `kube-system/device-injector` is ready on 3 of 4 GPU node(s)"
+    );
+    assert_eq!(
+        failed[1].message,
+        "DaemonSet `kube-system/nccl-tcpx-installer` is missing"
+    );
+    let mut snapshot = healthy(&bp);
+    snapshot.daemonsets[0]["status"]["desiredNumberScheduled"] = json!(2);
+    assert!(
+        failures(&bp, &snapshot)[0]
+            .message
+            .contains("is scheduled on 2 node(s), but the cluster has 4 GPU node(s)")
+    );
+}
+
+#[test]
+fn nodes_short_missing_not_ready_or_without_gpus_fail() {
+    let mut bp = shipped("a3-high.toml");
+    let mut snapshot = healthy(&bp);
+    snapshot.nodes.pop();
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(failed[0].name, "nodes/a3high");
+    assert_eq!(
+        failed[0].message,
+        "node pool `a3high` has 3 node(s) registered, the blueprint declares 4"
+    );
+
+    let mut snapshot = healthy(&bp);
+    snapshot.nodes[2]["status"]["conditions"][0]["status"] = json!("False");
+    assert_eq!(
+        failures(&bp, &snapshot)[0].message,
+        "1 of 4 node(s) of pool `a3high` are not Ready: `gke-a3high-1`"
+    );
+
+    bp.software.driver = crate::blueprint::DriverMode::Daemonset;
+    let mut snapshot = healthy(&bp);
+    for n in snapshot.nodes.iter_mut().skip(1) {
+        n["status"]["allocatable"] = json!({"cpu": "200"});
+    }
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(
+        failed[0].message,
+        "4 of 4 node(s) of pool `a3high` do not have 8 allocatable nvidia.com/gpu (gke-a3high-0 has 0): `gke-a3high-0`, `gke-a3high-1`, `gke-a3high-2` and 1 more"
+    );
+    assert!(
+        failed[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("kube-system/nvidia-driver-installer")
+    );
+}
+
+#[test]
+fn kueue_not_installed_missing_inactive_or_wrong_quota_fail() {
+    let bp = shipped("a3-high.toml");
+    let mut snapshot = healthy(&bp);
+    snapshot.kueue = KueueSnapshot::NotServed;
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].name, "kueue/clusterqueue/a3-queue");
+    assert!(
+        failed[0]
+            .message
+            .starts_with("ClusterQueue `a3-queue` not found"),
+        "{}",
+        failed[0].message
+    );
+
+    let served = |cq: Option<Value>, lq: Option<Value>| KueueSnapshot::Served {
+        version: "v1beta1".into(),
+        cluster_queue: cq,
+        local_queue: lq,
+    };
+    snapshot.kueue = served(None, None);
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(
+        failed[0].message,
+        "ClusterQueue `a3-queue` not found (kueue.x-k8s.io/v1beta1)"
+    );
+    assert_eq!(
+        failed[1].message,
+        "LocalQueue `default/a3-queue` not found: workloads cannot submit to `a3-queue`"
+    );
+
+    let lq = json!({"spec": {"clusterQueue": "a3-queue"}});
+    snapshot.kueue = served(
+        Some(cluster_queue("a3-queue", json!(16), "True")),
+        Some(lq.clone()),
+    );
+    assert_eq!(
+        failures(&bp, &snapshot)[0].message,
+        "ClusterQueue `a3-queue` has a nvidia.com/gpu quota of 16, the GPU pools have 32 GPUs"
+    );
+    snapshot.kueue = served(
+        Some(cluster_queue("a3-queue", json!("32"), "False")),
+        Some(lq),
+    );
+    assert_eq!(
+        failures(&bp, &snapshot)[0].message,
+        "ClusterQueue `a3-queue` is not Active (FlavorNotFound: Can't admit new workloads: references missing ResourceFlavor(s): a3.)"
+    );
+
+    let mut off = bp.clone();
+    off.software.kueue.enabled = false;
+    let checks = check(&expected(&off), &healthy(&bp));
+    assert!(checks.iter().all(|c| !c.name.starts_with("kueue/")));
+}
+
+#[test]
+fn quantities_parse() {
+    assert_eq!(integer_quantity(&json!("8")), Some(8));
+    assert_eq!(integer_quantity(&json!(256)), Some(256));
+    assert_eq!(integer_quantity(&json!("2k")), Some(2000));
+    assert_eq!(integer_quantity(&json!("500m")), None);
+    assert_eq!(integer_quantity(&Value::Null), None);
+}
+
+#[test]
+fn the_nccl_test_uses_the_stack_images_and_the_blueprint_networks() {
+    for (file, sidecar, devices, nics) in [
+        ("a3-mega.toml", "tcpxo-daemon", 11, 8),
+        ("a3-high.toml", "tcpx-daemon", 10, 4),
+    ] {
+        let bp = shipped(file);
+        let objects = nccl::objects(&bp).unwrap();
+        assert_eq!(objects[0]["kind"], "Service");
+        assert_eq!(objects[0]["spec"]["clusterIP"], "None");
+        let job = &objects[1];
+        assert_eq!(job["spec"]["completionMode"], "Indexed");
+        assert_eq!(job["spec"]["completions"], 2);
+        assert_eq!(job["spec"]["parallelism"], 2);
+        let pod = &job["spec"]["template"]["spec"];
+        assert_eq!(pod["subdomain"], nccl::NAME);
+        assert_eq!(pod["nodeSelector"][NODE_POOL_LABEL], bp.gpu_pools[0].name);
+        assert_eq!(pod["tolerations"][0]["key"], GPU_RESOURCE);
+        let stack = &bp.software.stack;
+        let rxdm = &pod["initContainers"][0];
+        assert_eq!(rxdm["name"], sidecar);
+        assert_eq!(rxdm["restartPolicy"], "Always");
+        assert_eq!(
+            rxdm["image"],
+            format!("{}:{}", stack.rxdm_image, stack.rxdm_tag)
+        );
+        let test = &pod["containers"][0];
+        assert_eq!(
+            test["image"],
+            format!("{}:{}", stack.plugin_image, stack.plugin_tag)
+        );
+        assert_eq!(test["resources"]["limits"][GPU_RESOURCE], 8);
+        let annotations = &job["spec"]["template"]["metadata"]["annotations"];
+        assert_eq!(annotations["networking.gke.io/default-interface"], "eth0");
+        let interfaces: Vec<Value> = serde_json::from_str(
+            annotations["networking.gke.io/interfaces"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(interfaces.len(), nics + 1);
+        assert_eq!(
+            interfaces[0],
+            json!({"interfaceName": "eth0", "network": "default"})
+        );
+        assert_eq!(
+            interfaces[nics],
+            json!({"interfaceName": format!("eth{nics}"), "network": format!("vpc{nics}")})
+        );
+        let device_list = annotations[format!("devices.gke.io/container.{sidecar}")]
+            .as_str()
+            .unwrap();
+        assert_eq!(device_list.lines().count(), devices);
+        assert_eq!(
+            job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+            "a3-queue"
+        );
+        // The YAML text parses back into the same objects.
+        let text = nccl::manifest(&bp, &objects);
+        let parsed = crate::cloud::kube::parse_manifests(&text).unwrap();
+        assert_eq!(parsed, objects);
+    }
+}
+
+#[test]
+fn the_nccl_test_needs_a_pool_of_two_and_reads_the_last_bandwidth_line() {
+    let mut bp = shipped("a3-high.toml");
+    bp.gpu_pools[0].nodes = 1;
+    assert_eq!(nccl::objects(&bp), Err(nccl::NoRoom { largest: 1 }));
+    let log = "# nccl-tests\n#  Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.5 \n#\n# Avg bus bandwidth    : 31.0412\n";
+    assert_eq!(nccl::bus_bandwidth(log), Some(31.0412));
+    assert_eq!(nccl::bus_bandwidth("no result\n"), None);
+    assert_eq!(nccl::floor(crate::blueprint::MachineFamily::A3High).0, 25.0);
+    assert_eq!(nccl::floor(crate::blueprint::MachineFamily::A3Mega).0, 50.0);
+}

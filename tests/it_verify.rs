@@ -1,0 +1,435 @@
+//! `a3ctl verify` end to end: the real binary applies the shipped blueprints against the
+//! simulator and verifies them; damage made with kubectl behind a3ctl's back (a Network, an
+//! installer DaemonSet, the driver installer) fails exactly the check that names it, plan shows
+//! the drift and apply repairs it. Kueue is checked against queue objects made with kubectl
+//! (this branch's apply does not install Kueue yet). `--nccl-test` writes a manifest the
+//! simulated API server accepts, and `--run` times out with a clear message (the simulator runs
+//! no Job to completion).
+
+mod common;
+
+use common::TestContext;
+use common::kubectl::Kubectl;
+use serde_json::Value;
+
+const HIGH: &str = "blueprints/a3-high.toml";
+const MEGA: &str = "blueprints/a3-mega.toml";
+
+/// The failing checks of a `verify --json` report.
+fn failed(report: &Value) -> Vec<String> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The check `name` of a report.
+fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {report}"))
+}
+
+async fn verify_json(cx: &TestContext, blueprint: &str, code: i32) -> Value {
+    let run = cx.run(&["verify", blueprint, "--json"]).await.expect(code);
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// No failed check.
+const NONE: [&str; 0] = [];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_before_any_apply_is_a_clear_error_without_cloud_calls() {
+    let cx = TestContext::new().await;
+    let before = cx.sim.request_total();
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: Cluster `a3high` is not in state `state/a3high.a3state.json`: nothing has been applied yet"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: run `a3ctl apply blueprints/a3-high.toml` first"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(cx.sim.request_total(), before);
+    let run = cx
+        .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "soon"])
+        .await
+        .expect(1);
+    assert!(
+        run.stderr.contains("error: `soon` is not a duration"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(cx.sim.request_total(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+
+    // Everything a3ctl installs passes.
+    let run = cx.run(&["verify", HIGH]).await.expect(0);
+    for line in [
+        "nodes/a3high                         ok    4/4 node(s) Ready with 8 allocatable nvidia.com/gpu each",
+        "daemonset/kube-system/device-injector  ok    ready on 4/4 GPU node(s)",
+        "network/vpc4                         ok    Device network on `a3high-gpunet-3` / `a3high-gpunet-3-subnet`",
+        "networks/count                       ok    4 device Network object(s), 4 needed on A3 High",
+        "kueue/clusterqueue/a3-queue          ok    Active with a quota of 32 nvidia.com/gpu",
+    ] {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == words),
+            "{line}\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.ends_with("All 10 checks passed.\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(failed(&verify_json(&cx, HIGH, 0).await), NONE);
+
+    // A Network deleted behind a3ctl's back.
+    kubectl
+        .ok(&["delete", "networks.networking.gke.io", "vpc3"])
+        .await;
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(run.stdout.contains("network/vpc3"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("FAIL  Network `vpc3` is missing\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("hint: it was deleted outside a3ctl; run `a3ctl plan blueprints/a3-high.toml` to see the drift and `a3ctl apply blueprints/a3-high.toml` to put it back"),
+        "{}",
+        run.stdout
+    );
+    drift_is_named_planned_and_repaired(
+        &cx,
+        &kubectl,
+        &[],
+        &["network/vpc3", "networks/count"],
+        "k8s.network/-/vpc3",
+    )
+    .await;
+
+    // The NCCL installer deleted behind a3ctl's back.
+    let report = drift_is_named_planned_and_repaired(
+        &cx,
+        &kubectl,
+        &[
+            "delete",
+            "daemonset",
+            "nccl-tcpx-installer",
+            "-n",
+            "kube-system",
+        ],
+        &["daemonset/kube-system/nccl-tcpx-installer"],
+        "k8s.daemonset/kube-system/nccl-tcpx-installer",
+    )
+    .await;
+    let ds = check(&report, "daemonset/kube-system/nccl-tcpx-installer");
+    assert_eq!(
+        ds["message"],
+        "DaemonSet `kube-system/nccl-tcpx-installer` is missing"
+    );
+    assert!(
+        ds["hint"]
+            .as_str()
+            .unwrap()
+            .contains("a3ctl apply blueprints/a3-high.toml")
+    );
+
+    // Kueue's quota changed behind a3ctl's back: named, planned as drift, repaired.
+    kubectl
+        .ok(&[
+            "patch",
+            "clusterqueues.kueue.x-k8s.io",
+            "a3-queue",
+            "--type=json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota","value":16}]"#,
+        ])
+        .await;
+    let report = verify_json(&cx, HIGH, 1).await;
+    assert_eq!(failed(&report), ["kueue/clusterqueue/a3-queue"]);
+    let message = |r: &Value, name: &str| check(r, name)["message"].as_str().unwrap().to_string();
+    assert_eq!(
+        message(&report, "kueue/clusterqueue/a3-queue"),
+        "ClusterQueue `a3-queue` has a nvidia.com/gpu quota of 16, the GPU pools have 32 GPUs"
+    );
+    let plan = cx
+        .run(&["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout.contains(
+            "~ object.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota = 16 -> 32"
+        ),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    let report = verify_json(&cx, HIGH, 0).await;
+    assert_eq!(
+        message(&report, "kueue/clusterqueue/a3-queue"),
+        "Active with a quota of 32 nvidia.com/gpu"
+    );
+    // The LocalQueue deleted.
+    drift_is_named_planned_and_repaired(
+        &cx,
+        &kubectl,
+        &[
+            "delete",
+            "localqueues.kueue.x-k8s.io",
+            "a3-queue",
+            "-n",
+            "default",
+        ],
+        &["kueue/localqueue/default/a3-queue"],
+        "k8s.localqueue/default/a3-queue",
+    )
+    .await;
+
+    // The NCCL test: written without cloud calls, accepted by the API server, and --run times out
+    // clearly since the simulator never completes a Job.
+    let text = nccl_test_is_accepted(&cx, &kubectl, HIGH).await;
+    assert!(
+        text.contains("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
+    );
+    let run = cx
+        .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "300ms"])
+        .await
+        .expect(1);
+    assert!(
+        run.stderr.contains("error: The NCCL test did not finish within 300ms: Job `default/a3ctl-nccl-test` has 0 of 2 pods succeeded"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl -n default delete job,service a3ctl-nccl-test"),
+        "{}",
+        run.stderr
+    );
+    let jobs = kubectl
+        .items(&["jobs", "-n", "default", "--show-managed-fields"])
+        .await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0]["metadata"]["managedFields"][0]["manager"], "a3ctl");
+    // A second run replaces the first Job.
+    cx.run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "300ms"])
+        .await
+        .expect(1);
+    assert_eq!(kubectl.items(&["jobs", "-n", "default"]).await.len(), 1);
+}
+
+/// Runs `kubectl DELETE` (when given), then: verify fails exactly `failing`, plan shows `addr` as
+/// deleted, apply repairs it and verify passes again.
+/// Returns the report of the damaged cluster.
+async fn drift_is_named_planned_and_repaired(
+    cx: &TestContext,
+    kubectl: &Kubectl,
+    delete: &[&str],
+    failing: &[&str],
+    addr: &str,
+) -> Value {
+    if !delete.is_empty() {
+        kubectl.ok(delete).await;
+    }
+    let report = verify_json(cx, HIGH, 1).await;
+    assert_eq!(failed(&report), failing);
+    let plan = cx
+        .run(&["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout.contains(&format!("# {addr} has been deleted")),
+        "{}",
+        plan.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(cx, HIGH, 0).await), NONE);
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_shape() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    let report = verify_json(&cx, MEGA, 0).await;
+    assert_eq!(failed(&report), NONE);
+    let keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "format",
+            "blueprint",
+            "cluster",
+            "endpoint",
+            "passed",
+            "checks"
+        ]
+    );
+    assert_eq!(report["format"], 1);
+    assert_eq!(report["blueprint"], "a3mega");
+    assert_eq!(report["cluster"], "a3mega");
+    assert_eq!(report["passed"], true);
+    let checks = report["checks"].as_array().unwrap();
+    for check in checks {
+        let keys: Vec<&str> = check
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["name", "status", "message", "hint"]);
+        assert_eq!(
+            check["hint"].is_null(),
+            check["status"] == "pass",
+            "{check}"
+        );
+    }
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let mut want = vec![
+        "nodes/a3mega",
+        "daemonset/kube-system/device-injector",
+        "daemonset/kube-system/nccl-tcpxo-installer",
+    ];
+    let networks: Vec<String> = (1..=8).map(|i| format!("network/vpc{i}")).collect();
+    want.extend(networks.iter().map(String::as_str));
+    want.extend([
+        "networks/count",
+        "kueue/clusterqueue/a3-queue",
+        "kueue/localqueue/default/a3-queue",
+    ]);
+    assert_eq!(names, want);
+    assert_eq!(
+        checks[0]["message"],
+        "32/32 node(s) Ready with 8 allocatable nvidia.com/gpu each"
+    );
+    assert_eq!(checks[2]["message"], "ready on 32/32 GPU node(s)");
+
+    let kubectl = Kubectl::for_cluster(&cx, "a3mega").await;
+    let text = nccl_test_is_accepted(&cx, &kubectl, MEGA).await;
+    assert!(
+        text.contains("devices.gke.io/container.tcpxo-daemon"),
+        "{text}"
+    );
+}
+
+/// Writes the NCCL test of `blueprint` (`--nccl-test --out`), checks that the API server accepts
+/// it (`kubectl apply --dry-run=server`) and returns its text. Writing it makes no cloud call.
+async fn nccl_test_is_accepted(cx: &TestContext, kubectl: &Kubectl, blueprint: &str) -> String {
+    let before = cx.sim.request_total();
+    cx.run(&["verify", blueprint, "--nccl-test", "--out", "nccl.yaml"])
+        .await
+        .expect(0);
+    assert_eq!(cx.sim.request_total(), before);
+    let path = cx.path("nccl.yaml");
+    let out = kubectl
+        .ok(&["apply", "--dry-run=server", "-f", path.to_str().unwrap()])
+        .await;
+    assert!(
+        out.contains("service/a3ctl-nccl-test created (server dry run)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("job.batch/a3ctl-nccl-test created (server dry run)"),
+        "{out}"
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_driver_daemonset_the_gpus_are_not_allocatable_and_verify_says_why() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path(HIGH)).unwrap();
+    cx.write(
+        HIGH,
+        &text.replace("driver = \"default\"", "driver = \"daemonset\""),
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(&cx, HIGH, 0).await), NONE);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    kubectl
+        .ok(&[
+            "delete",
+            "daemonset",
+            "nvidia-driver-installer",
+            "-n",
+            "kube-system",
+        ])
+        .await;
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(
+        run.stdout.contains(
+            "FAIL  4 of 4 node(s) of pool `a3high` do not have 8 allocatable nvidia.com/gpu (gke-"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("hint: the NVIDIA driver is installed by DaemonSet `kube-system/nvidia-driver-installer` (driver = \"daemonset\")"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("FAIL  DaemonSet `kube-system/nvidia-driver-installer` is missing"),
+        "{}",
+        run.stdout
+    );
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert_eq!(failed(&verify_json(&cx, HIGH, 0).await), NONE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_cluster_is_a_clear_error() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
+    // The recorded endpoint now points at a closed port.
+    let path = cx.path("state/a3high.a3state.json");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    state["resources"]["cluster.main"]["outputs"]["endpoint"] = Value::from("127.0.0.1:1");
+    std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();
+    let run = cx.run(&["verify", HIGH]).await.expect(1);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: Cannot read cluster `a3high` through its Kubernetes API at https://127.0.0.1:1"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: `a3ctl plan blueprints/a3-high.toml` refreshes the cluster"),
+        "{}",
+        run.stderr
+    );
+}
