@@ -5,6 +5,7 @@ pub mod apply;
 pub mod graph;
 pub mod plan;
 pub mod session;
+pub mod state;
 pub mod unlock;
 pub mod validate;
 
@@ -47,7 +48,8 @@ pub async fn run(cli: Cli) -> ExitStatus {
             id,
             blueprint,
             force,
-        } => unlock::run(&cli.global, &printer, &id, &blueprint, force),
+        } => unlock::run(&cli.global, &printer, &id, &blueprint, force).await,
+        Command::State(command) => state::run(&cli.global, &printer, command).await,
     };
     match result {
         Ok(status) => status,
