@@ -151,7 +151,9 @@ async fn create_bucket_turns_on_uniform_access_and_versioning_and_is_idempotent(
     gcs_minimal(&cx, "");
     let first = cx.run(&["state", "create-bucket", GCS_BP]).await.expect(0);
     assert!(
-        first.stderr.contains(&format!("Created bucket `gs://{BUCKET}`")),
+        first
+            .stderr
+            .contains(&format!("Created bucket `gs://{BUCKET}`")),
         "{}",
         first.stderr
     );
@@ -172,12 +174,18 @@ async fn create_bucket_turns_on_uniform_access_and_versioning_and_is_idempotent(
     assert_eq!(bucket["labels"]["a3ctl-blueprint"], "a3mini");
     let again = cx.run(&["state", "create-bucket", GCS_BP]).await.expect(0);
     assert!(
-        again.stderr.contains("already exists in project `my-project`")
+        again
+            .stderr
+            .contains("already exists in project `my-project`")
             && again.stderr.contains("versioning on"),
         "{}",
         again.stderr
     );
-    assert_eq!(buckets(&cx)[0]["bucket"]["metageneration"], "1", "untouched");
+    assert_eq!(
+        buckets(&cx)[0]["bucket"]["metageneration"],
+        "1",
+        "untouched"
+    );
 
     // A name another project holds is refused, naming why.
     make_bucket(&cx, "someone-elses-bucket", "other-project").await;
@@ -237,8 +245,9 @@ async fn a_missing_bucket_is_named_with_the_command_that_creates_it_and_nothing_
     assert!(!cx.path("state").exists(), "no local state either");
     let counts = cx.sim.request_counts();
     assert!(
-        counts.keys().all(|k| k.contains(" /storage/v1/b/")
-            || k.contains(" /upload/storage/v1/b/")),
+        counts
+            .keys()
+            .all(|k| k.contains(" /storage/v1/b/") || k.contains(" /upload/storage/v1/b/")),
         "nothing but the state store was called: {counts:?}"
     );
 }
@@ -260,7 +269,11 @@ async fn a_shipped_blueprint_applies_with_its_state_in_gcs_and_no_secret_in_it()
     let apply = cx.run(&["apply", bp, "--auto-approve"]).await.expect(0);
     assert!(apply.stderr.contains("Apply complete!"), "{}", apply.stderr);
     let object = "teams/ml/a3high.a3state.json";
-    assert_eq!(live_objects(&cx, BUCKET), vec![object], "state, and no lock left");
+    assert_eq!(
+        live_objects(&cx, BUCKET),
+        vec![object],
+        "state, and no lock left"
+    );
     assert!(!cx.path("state").exists(), "nothing written locally");
     let bytes = download(&cx, BUCKET, object).await.unwrap();
     let state: Value = serde_json::from_slice(&bytes).unwrap();
@@ -340,14 +353,18 @@ async fn a_write_based_on_a_stale_generation_is_refused_not_lost() {
     ));
 
     // The lock: one holder; released on drop; force-unlock needs the id.
-    let lock = first.lock(LockInfo::current("one".into(), "apply")).unwrap();
+    let lock = first
+        .lock(LockInfo::current("one".into(), "apply"))
+        .unwrap();
     let refused = second.lock(LockInfo::current("two".into(), "apply"));
     assert!(
         matches!(&refused, Err(LockError::Held { info, dead_here: false, .. }) if info.id == "one")
     );
     drop(lock);
     assert!(second.lock_holder().unwrap().is_none());
-    let _held = second.lock(LockInfo::current("two".into(), "apply")).unwrap();
+    let _held = second
+        .lock(LockInfo::current("two".into(), "apply"))
+        .unwrap();
     assert!(matches!(
         first.force_unlock("one"),
         Err(LockError::WrongId { .. })
@@ -400,7 +417,11 @@ async fn two_concurrent_applies_on_one_gcs_state_exactly_one_proceeds() {
     assert!(stderr.contains(&format!("force-unlock {}", lock["id"].as_str().unwrap())));
     let done = finish_with_time(&cx, &mut winner).await;
     assert_eq!(done.code, Some(0), "{}", done.stderr);
-    assert_eq!(live_objects(&cx, BUCKET), vec![OBJECT], "the lock is released");
+    assert_eq!(
+        live_objects(&cx, BUCKET),
+        vec![OBJECT],
+        "the lock is released"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -456,17 +477,27 @@ async fn an_apply_killed_holding_the_gcs_lock_is_named_and_force_unlock_clears_i
         .run(&["force-unlock", "not-the-id", GCS_BP, "--force"])
         .await
         .expect(1);
-    assert!(wrong.stderr.contains(&format!("the current lock id is `{id}`")));
+    assert!(
+        wrong
+            .stderr
+            .contains(&format!("the current lock id is `{id}`"))
+    );
     let unlocked = cx
         .run(&["force-unlock", &id, GCS_BP, "--force"])
         .await
         .expect(0);
-    assert!(unlocked.stderr.contains(&format!("Lock `{id}`")), "{}", unlocked.stderr);
+    assert!(
+        unlocked.stderr.contains(&format!("Lock `{id}`")),
+        "{}",
+        unlocked.stderr
+    );
     assert_eq!(live_objects(&cx, BUCKET), vec![OBJECT]);
     let rerun = run_with_time(&cx, &["apply", GCS_BP, "--auto-approve"]).await;
     assert_eq!(rerun.code, Some(0), "{}", rerun.stderr);
     assert!(rerun.stderr.contains("Resuming"), "{}", rerun.stderr);
-    cx.run(&["plan", GCS_BP, "--detailed-exitcode"]).await.expect(0);
+    cx.run(&["plan", GCS_BP, "--detailed-exitcode"])
+        .await
+        .expect(0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -494,13 +525,17 @@ async fn local_state_migrates_to_gcs_keeping_lineage_and_serial() {
     assert_eq!(remote["resources"], local["resources"]);
     let again = cx.run(&["state", "migrate", GCS_BP]).await.expect(0);
     assert!(again.stderr.contains("nothing to do"), "{}", again.stderr);
-    cx.run(&["plan", GCS_BP, "--detailed-exitcode"]).await.expect(0);
+    cx.run(&["plan", GCS_BP, "--detailed-exitcode"])
+        .await
+        .expect(0);
     let missing = cx
         .run(&["state", "migrate", GCS_BP, "--from", "nowhere.json"])
         .await
         .expect(1);
     assert!(
-        missing.stderr.contains("no local state file `nowhere.json`"),
+        missing
+            .stderr
+            .contains("no local state file `nowhere.json`"),
         "{}",
         missing.stderr
     );
@@ -509,4 +544,292 @@ async fn local_state_migrates_to_gcs_keeping_lineage_and_serial() {
         .await
         .expect(1);
     assert!(local_target.stderr.contains("nothing to migrate to"));
+}
+
+/// `a3ctl ARGS --state-bucket BUCKET` against the minimal blueprint (whose `[state]` is local).
+async fn in_bucket(cx: &TestContext, args: &[&str]) -> Run {
+    let mut all = args.to_vec();
+    all.extend(["blueprints/minimal.toml", "--state-bucket", BUCKET]);
+    cx.run(&all).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals() {
+    let cx = TestContext::new().await;
+    in_bucket(&cx, &["state", "create-bucket"]).await.expect(0);
+    in_bucket(&cx, &["apply", "--auto-approve"]).await.expect(0);
+    assert!(
+        !cx.path("state").exists(),
+        "--state-bucket moved the state to GCS"
+    );
+    let recorded = remote_state(&cx).await;
+    let serial = recorded["serial"].as_u64().unwrap();
+
+    let list = in_bucket(&cx, &["state", "list"]).await.expect(0);
+    let addrs: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(
+        addrs.len(),
+        recorded["resources"].as_object().unwrap().len()
+    );
+    assert!(addrs.contains(&"network.gpu-0") && addrs.contains(&"cluster.main"));
+
+    let show = in_bucket(&cx, &["state", "show", "network.gpu-7"])
+        .await
+        .expect(0);
+    let shown: Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(shown["address"], "network.gpu-7");
+    assert_eq!(shown["kind"], "network");
+    let id = shown["id"].as_str().unwrap().to_string();
+    let typo = in_bucket(&cx, &["state", "show", "network.gpu-O"])
+        .await
+        .expect(1);
+    assert!(
+        typo.stderr.contains("did you mean `network.gpu-0`?"),
+        "{}",
+        typo.stderr
+    );
+    let nonsense = in_bucket(&cx, &["state", "show", "gpu-0"]).await.expect(1);
+    assert!(nonsense.stderr.contains("is not a resource address"));
+
+    // mv renames the record and what depends on it, under the lock, bumping the serial.
+    let moved = in_bucket(&cx, &["state", "mv", "network.gpu-0", "network.renamed"])
+        .await
+        .expect(0);
+    assert!(
+        moved
+            .stderr
+            .contains("Moved `network.gpu-0` to `network.renamed`")
+    );
+    let after = remote_state(&cx).await;
+    assert_eq!(after["serial"].as_u64().unwrap(), serial + 1);
+    assert!(after["resources"].get("network.gpu-0").is_none());
+    assert!(after["resources"].get("network.renamed").is_some());
+    assert!(
+        after["resources"]
+            .as_object()
+            .unwrap()
+            .values()
+            .any(|r| r["dependencies"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("network.renamed"))),
+        "dependencies follow the move"
+    );
+    let kind = in_bucket(&cx, &["state", "mv", "network.renamed", "subnetwork.x"])
+        .await
+        .expect(1);
+    assert!(
+        kind.stderr.contains("a network cannot become a subnetwork"),
+        "{}",
+        kind.stderr
+    );
+    let taken = in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-1"])
+        .await
+        .expect(1);
+    assert!(
+        taken.stderr.contains("is already in state"),
+        "{}",
+        taken.stderr
+    );
+    in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-0"])
+        .await
+        .expect(0);
+    in_bucket(&cx, &["plan", "--detailed-exitcode"])
+        .await
+        .expect(0);
+
+    // rm forgets: the network stays in the cloud, and the next plan wants to create it.
+    let removed = in_bucket(&cx, &["state", "rm", "network.gpu-7"])
+        .await
+        .expect(0);
+    assert!(
+        removed
+            .stderr
+            .contains(&format!("`{id}` still exists in the cloud")),
+        "{}",
+        removed.stderr
+    );
+    let network = reqwest::get(format!("{}/compute/v1/{id}", cx.sim.base_url()))
+        .await
+        .unwrap();
+    assert!(
+        network.status().is_success(),
+        "the network itself is untouched"
+    );
+    let plan = in_bucket(&cx, &["plan", "--detailed-exitcode"])
+        .await
+        .expect(2);
+    assert!(
+        plan.stdout.contains("network.gpu-7 will be created"),
+        "{}",
+        plan.stdout
+    );
+
+    // pull prints the state; push refuses what would lose updates unless forced.
+    let pulled = in_bucket(&cx, &["state", "pull"]).await.expect(0);
+    let mut state: Value = serde_json::from_str(&pulled.stdout).unwrap();
+    assert_eq!(state, remote_state(&cx).await);
+    let write = |state: &Value| {
+        cx.write("pushed.json", &serde_json::to_string(state).unwrap());
+    };
+    write(&state);
+    let equal = in_bucket(&cx, &["state", "push", "pushed.json"])
+        .await
+        .expect(1);
+    assert!(
+        equal.stderr.contains("not newer than serial"),
+        "{}",
+        equal.stderr
+    );
+    assert!(equal.stderr.contains("--force"), "{}", equal.stderr);
+    state["serial"] = json!(state["serial"].as_u64().unwrap() + 5);
+    write(&state);
+    in_bucket(&cx, &["state", "push", "pushed.json"])
+        .await
+        .expect(0);
+    assert_eq!(remote_state(&cx).await["serial"], state["serial"]);
+    state["lineage"] = json!("another-history");
+    state["serial"] = json!(state["serial"].as_u64().unwrap() + 1);
+    write(&state);
+    let lineage = in_bucket(&cx, &["state", "push", "pushed.json"])
+        .await
+        .expect(1);
+    assert!(
+        lineage.stderr.contains("another state history"),
+        "{}",
+        lineage.stderr
+    );
+    in_bucket(&cx, &["state", "push", "pushed.json", "--force"])
+        .await
+        .expect(0);
+    assert_eq!(remote_state(&cx).await["lineage"], "another-history");
+    state["blueprint"] = json!("someone-else");
+    state["serial"] = json!(state["serial"].as_u64().unwrap() + 1);
+    write(&state);
+    let other = in_bucket(&cx, &["state", "push", "pushed.json"])
+        .await
+        .expect(1);
+    assert!(
+        other
+            .stderr
+            .contains("is the state of blueprint `someone-else`")
+    );
+    cx.write("garbage.json", "{not json");
+    let garbage = in_bucket(&cx, &["state", "push", "garbage.json"])
+        .await
+        .expect(1);
+    assert!(garbage.stderr.contains("is not an a3ctl state"));
+
+    // Overrides that make no sense are refused before any call.
+    let before = cx.sim.request_total();
+    let prefix = cx
+        .run(&["plan", "blueprints/minimal.toml", "--state-prefix", "x"])
+        .await
+        .expect(1);
+    assert!(
+        prefix
+            .stderr
+            .contains("`--state-prefix` applies only to a state kept in GCS")
+    );
+    let bad = cx
+        .run(&[
+            "plan",
+            "blueprints/minimal.toml",
+            "--state-bucket",
+            "No_Such!",
+        ])
+        .await
+        .expect(1);
+    assert!(
+        bad.stderr.contains("is not a bucket name"),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(cx.sim.request_total(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kms_key_encrypts_the_state_object_and_is_the_new_buckets_default() {
+    let cx = TestContext::new().await;
+    let key = "projects/my-project/locations/us-central1/keyRings/ring/cryptoKeys/state";
+    gcs_minimal(&cx, &format!("kms_key = \"{key}\""));
+    // A bucket without a default key: the key must come from the upload itself.
+    make_bucket(&cx, BUCKET, "my-project").await;
+    let mut state = State::new("a3mini", "lineage-1".into());
+    state.serial = 3;
+    cx.write("s.json", &serde_json::to_string(&state).unwrap());
+    cx.run(&["state", "push", "s.json", GCS_BP]).await.expect(0);
+    let objects = buckets(&cx)[0]["objects"].as_array().unwrap().clone();
+    // The released lock's generation was deleted for good: only the state is left.
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    assert_eq!(objects[0]["name"], OBJECT);
+    assert_eq!(
+        objects[0]["kmsKeyName"],
+        format!("{key}/cryptoKeyVersions/1")
+    );
+    cx.run(&[
+        "state",
+        "create-bucket",
+        GCS_BP,
+        "--state-bucket",
+        "my-project-other",
+    ])
+    .await
+    .expect(0);
+    let created = buckets(&cx)
+        .into_iter()
+        .find(|b| b["bucket"]["name"] == "my-project-other")
+        .unwrap();
+    assert_eq!(created["bucket"]["encryption"]["defaultKmsKeyName"], key);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_sandbox_a_gcs_state_lives_in_the_simulators_storage() {
+    let cx = TestContext::new().await;
+    gcs_minimal(&cx, "");
+    let sandbox = |args: &[&str]| {
+        let mut command = cx.command(args);
+        command
+            .arg("--sandbox")
+            .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
+        async move {
+            let output = command.output().await.unwrap();
+            Run {
+                code: output.status.code(),
+                stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            }
+        }
+    };
+    let missing = sandbox(&["apply", GCS_BP, "--auto-approve"])
+        .await
+        .expect(1);
+    assert!(
+        missing
+            .stderr
+            .contains(&format!("a3ctl state create-bucket --sandbox {GCS_BP}")),
+        "{}",
+        missing.stderr
+    );
+    sandbox(&["state", "create-bucket", GCS_BP]).await.expect(0);
+    sandbox(&["apply", GCS_BP, "--auto-approve"])
+        .await
+        .expect(0);
+    let world = std::fs::read_to_string(cx.path("state/sandbox/world.json")).unwrap();
+    assert!(world.contains(BUCKET) && world.contains(OBJECT));
+    let files: Vec<String> = std::fs::read_dir(cx.path("state/sandbox"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files, vec!["world.json"], "no local state file");
+    let list = sandbox(&["state", "list", GCS_BP]).await.expect(0);
+    assert!(list.stdout.lines().any(|l| l == "network.primary"));
+    sandbox(&["plan", GCS_BP, "--detailed-exitcode"])
+        .await
+        .expect(0);
+    assert_eq!(
+        cx.sim.request_total(),
+        0,
+        "the test's own simulator was not used"
+    );
 }
