@@ -3,6 +3,8 @@
 //!
 //! Bucket calls are synchronous: create, update and delete return [`Started::Done`]. Requests
 //! carry the `Authorization` header of the configured credentials (none when anonymous).
+//! [`StorageClient`] (endpoint, credentials, error classification) is shared with the GCS state
+//! backend (`crate::state::gcs`).
 //!
 //! A bucket that still holds objects cannot be deleted (409 "not empty", classified `InUse`).
 //! With `force_destroy` in the resource's lifecycle, every object version is deleted first
