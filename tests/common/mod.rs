@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod gcs;
+
 use a3ctl_sim::{SimConfig, SimHandle};
 use std::path::{Path, PathBuf};
 use std::process::Output;
