@@ -377,3 +377,45 @@ async fn local_state_migrates_to_gcs_keeping_lineage_and_serial() {
         .expect(1);
     assert!(local_target.stderr.contains("nothing to migrate to"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_gcs_state_or_lock_is_refused_pointing_at_the_way_out() {
+    let cx = TestContext::new().await;
+    gcs_minimal(&cx, "");
+    make_bucket(&cx, BUCKET, "my-project").await;
+    let upload = |object: &str, body: &'static str| {
+        let url = format!(
+            "{}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={object}",
+            cx.sim.base_url()
+        );
+        async move {
+            let response = reqwest::Client::new()
+                .post(url)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert!(response.status().is_success());
+        }
+    };
+    upload(OBJECT, "{not json").await;
+    let plan = cx.run(&["plan", GCS_BP]).await.expect(1);
+    assert!(
+        plan.stderr.contains("is not valid a3ctl state")
+            && plan
+                .stderr
+                .contains(&format!("gcloud storage ls -a gs://{BUCKET}/{OBJECT}")),
+        "{}",
+        plan.stderr
+    );
+    upload(&format!("{OBJECT}.lock"), "garbage").await;
+    let apply = cx.run(&["apply", GCS_BP, "--auto-approve"]).await.expect(1);
+    assert!(
+        apply.stderr.contains("is unreadable")
+            && apply
+                .stderr
+                .contains(&format!("gcloud storage rm gs://{BUCKET}/{OBJECT}.lock")),
+        "{}",
+        apply.stderr
+    );
+}

@@ -99,6 +99,9 @@ impl LockError {
                 info.id
             )),
             LockError::Store(e) => e.hint(),
+            LockError::Corrupt { location, .. } if location.starts_with("gs://") => Some(format!(
+                "delete it with `gcloud storage rm {location}` once you are sure no a3ctl is running"
+            )),
             LockError::Corrupt { .. } => {
                 Some("remove the lock file once you are sure no a3ctl is running".into())
             }
