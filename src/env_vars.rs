@@ -5,7 +5,8 @@ pub const NO_PROGRESS: &str = "A3CTL_NO_PROGRESS";
 /// Run every command against the built-in simulator (same as `--sandbox`).
 pub const SANDBOX: &str = "A3CTL_SANDBOX";
 /// Initial delay between polls of a long-running operation, in milliseconds (default 2000; the
-/// sandbox uses 20). Later polls back off up to 15× this.
+/// sandbox uses 20). Later polls back off up to 15× this. When set, it is also the first delay
+/// before retrying a GCS state request that failed transiently (default 1000).
 pub const POLL_INTERVAL_MS: &str = "A3CTL_POLL_INTERVAL_MS";
 /// Time scale of the sandbox simulator: real seconds per simulated second (default 0.0005: a
 /// 10-minute cluster creation takes 0.3 s).

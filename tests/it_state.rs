@@ -12,6 +12,7 @@ use a3ctl::state::lock::{LockError, LockInfo};
 use a3ctl::state::store::StoreError;
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::clock::ClockMode;
+use a3ctl_sim::faults::{FaultConfig, TransientFaults};
 use a3ctl_sim::latency::LatencyProfile;
 use common::gcs::{
     BUCKET, GCS_BP, OBJECT, buckets, download, gcs_minimal, live_objects, make_bucket, remote_state,
@@ -418,4 +419,34 @@ async fn a_corrupt_gcs_state_or_lock_is_refused_pointing_at_the_way_out() {
         "{}",
         apply.stderr
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gcs_state_survives_rate_limits_and_dropped_answers_on_every_storage_call() {
+    // One in five storage requests fails: 429, 503, or a connection dropped before or after the
+    // write happened. Writes are retried, and an upload whose answer was lost is recognised.
+    let mut faults = FaultConfig::default();
+    faults.transient.insert(
+        "storage".into(),
+        TransientFaults {
+            rate: 0.2,
+            kinds: vec![],
+            methods: vec![],
+        },
+    );
+    let cx = TestContext::with(SimConfig {
+        faults,
+        ..SimConfig::default()
+    })
+    .await;
+    gcs_minimal(&cx, "");
+    cx.run(&["state", "create-bucket", GCS_BP]).await.expect(0);
+    let apply = cx.run(&["apply", GCS_BP, "--auto-approve"]).await.expect(0);
+    assert!(apply.stderr.contains("Apply complete!"), "{}", apply.stderr);
+    assert_eq!(live_objects(&cx, BUCKET), vec![OBJECT], "no lock left");
+    let state = remote_state(&cx).await;
+    assert!(state["pending"].as_array().unwrap().is_empty());
+    cx.run(&["plan", GCS_BP, "--detailed-exitcode"])
+        .await
+        .expect(0);
 }

@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Where in a bucket a blueprint's state lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +80,8 @@ pub struct GcsStore {
     /// Generation of the state object as last read or written; `Some(0)` when there was none,
     /// `None` before the first read (a save then only creates).
     generation: Arc<Mutex<Option<i64>>>,
+    /// First delay before retrying a transient failure.
+    retry: Duration,
 }
 
 /// A held GCS lock, released (its generation deleted) on drop.
@@ -88,6 +91,7 @@ pub struct GcsLock {
     object: String,
     id: String,
     generation: i64,
+    retry: Duration,
 }
 
 impl GcsStore {
@@ -103,7 +107,14 @@ impl GcsStore {
             kms_key,
             create_command,
             generation: Arc::new(Mutex::new(None)),
+            retry: Duration::from_secs(1),
         }
+    }
+
+    /// Sets the first delay before retrying a transient failure (default 1 s).
+    pub fn with_retry_delay(mut self, delay: Duration) -> GcsStore {
+        self.retry = delay.max(Duration::from_millis(1));
+        self
     }
 
     pub fn location(&self) -> &GcsLocation {
@@ -172,6 +183,7 @@ impl GcsStore {
                         object,
                         id: info.id,
                         generation,
+                        retry: self.retry,
                     });
                 }
                 Err(e) if e.http_status == Some(412) => {
@@ -220,6 +232,7 @@ impl GcsStore {
             &self.location.bucket,
             &self.location.lock_object(),
             generation,
+            self.retry,
         )) {
             Ok(()) => Ok(held),
             Err(e) if matches!(e.http_status, Some(404 | 412)) => Err(LockError::NotLocked {
@@ -266,7 +279,12 @@ impl GcsStore {
     }
 
     fn check_bucket(&self) -> Result<(), StoreError> {
-        match block(self.client.get_bucket(&self.location.bucket)) {
+        let bucket = &self.location.bucket;
+        match block(async {
+            retrying(self.retry, || self.client.get_bucket(bucket))
+                .await
+                .0
+        }) {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(self.bucket_missing()),
             Err(e) => Err(self.remote("read", e)),
@@ -293,8 +311,12 @@ impl GcsStore {
         }
     }
 
-    /// An object's bytes and generation; `None` when it does not exist.
+    /// An object's bytes and generation; `None` when it does not exist. Retried while transient.
     async fn fetch(&self, object: &str) -> CloudResult<Option<(Vec<u8>, i64)>> {
+        retrying(self.retry, || self.fetch_once(object)).await.0
+    }
+
+    async fn fetch_once(&self, object: &str) -> CloudResult<Option<(Vec<u8>, i64)>> {
         let request = self
             .client
             .request(
@@ -332,8 +354,24 @@ impl GcsStore {
     }
 
     /// Uploads `bytes` as `object` only if its live generation is `expected` (0: none); returns
-    /// the new generation.
+    /// the new generation. Transient failures are retried; when a retry then finds the
+    /// precondition failed, an earlier attempt may have been written with its answer lost (a
+    /// dropped connection), so the object is read: holding exactly these bytes, it is ours.
     async fn upload(&self, object: &str, bytes: Vec<u8>, expected: i64) -> CloudResult<i64> {
+        let (result, retried) = retrying(self.retry, || {
+            self.upload_once(object, bytes.clone(), expected)
+        })
+        .await;
+        match result {
+            Err(e) if retried && e.http_status == Some(412) => match self.fetch(object).await? {
+                Some((current, generation)) if current == bytes => Ok(generation),
+                _ => Err(e),
+            },
+            other => other,
+        }
+    }
+
+    async fn upload_once(&self, object: &str, bytes: Vec<u8>, expected: i64) -> CloudResult<i64> {
         let mut request = self
             .client
             .upload(&self.location.bucket, object)
@@ -395,20 +433,28 @@ impl GcsStore {
         if let Some(key) = &self.kms_key {
             body["encryption"] = json!({ "defaultKmsKeyName": key });
         }
-        let client = &self.client;
+        let (client, retry) = (&self.client, self.retry);
         block(async move {
-            let insert = client
-                .request(Method::POST, "b")
-                .query(&[("project", project)])
-                .json(&body);
-            match client.json(insert).await {
+            let insert = || {
+                client.json(
+                    client
+                        .request(Method::POST, "b")
+                        .query(&[("project", project)])
+                        .json(&body),
+                )
+            };
+            match retrying(retry, insert).await.0 {
                 Ok(created) => Ok(BucketCreation::Created(created)),
                 Err(e) if e.http_status == Some(409) => {
                     // Bucket names are global: the conflict may be ours or anyone's.
-                    let list = client
-                        .request(Method::GET, "b")
-                        .query(&[("project", project), ("prefix", bucket)]);
-                    let listed = client.json(list).await?;
+                    let list = || {
+                        client.json(
+                            client
+                                .request(Method::GET, "b")
+                                .query(&[("project", project), ("prefix", bucket)]),
+                        )
+                    };
+                    let listed = retrying(retry, list).await.0?;
                     Ok(listed["items"]
                         .as_array()
                         .into_iter()
@@ -438,12 +484,27 @@ impl Drop for GcsLock {
             &self.bucket,
             &self.object,
             self.generation,
+            self.retry,
         ));
     }
 }
 
-/// Deletes exactly one generation of an object, only if it is still that generation.
+/// Deletes exactly one generation of an object, only if it is still that generation. Transient
+/// failures are retried; once retried, "not found" means an earlier attempt deleted it.
 async fn delete_generation(
+    client: &StorageClient,
+    bucket: &str,
+    object: &str,
+    generation: i64,
+    retry: Duration,
+) -> CloudResult<()> {
+    match retrying(retry, || delete_once(client, bucket, object, generation)).await {
+        (Err(e), true) if e.class == ErrorClass::NotFound => Ok(()),
+        (result, _) => result,
+    }
+}
+
+async fn delete_once(
     client: &StorageClient,
     bucket: &str,
     object: &str,
@@ -460,6 +521,32 @@ async fn delete_generation(
             ("ifGenerationMatch", generation.as_str()),
         ]);
     client.send(request).await.map(|_| ())
+}
+
+/// How many times a request that fails transiently (429, 5xx, a dropped connection) is sent.
+/// Cloud Storage allows about one write per second to one object name, and an apply saves state
+/// after every step, so bursts of saves meet 429s that backing off absorbs.
+const ATTEMPTS: u32 = 8;
+
+/// Sends `call` until it succeeds, fails for good, or [`ATTEMPTS`] are used, doubling the delay
+/// from `initial` (up to 32×). Also says whether it was retried.
+async fn retrying<T, F, Fut>(initial: Duration, mut call: F) -> (CloudResult<T>, bool)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = CloudResult<T>>,
+{
+    let mut delay = initial;
+    let mut attempt = 1;
+    loop {
+        match call().await {
+            Err(e) if e.class == ErrorClass::Transient && attempt < ATTEMPTS => {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(initial * 32);
+                attempt += 1;
+            }
+            result => return (result, attempt > 1),
+        }
+    }
 }
 
 /// Runs `future` to completion from synchronous code: on the current multi-threaded runtime
