@@ -17,6 +17,11 @@
 //! no longer runs: hosts can share a name, and the refusal says so and names the force-unlock
 //! command instead.
 //!
+//! Every request that fails transiently (429 — Cloud Storage allows about one write per second to
+//! an object — 5xx, a dropped connection) is retried with backoff. A retried upload that then meets
+//! 412 reads the object back: if it holds exactly the bytes being written, the earlier attempt
+//! succeeded and only its answer was lost.
+//!
 //! Previous copies of the state survive as noncurrent object versions when the bucket has
 //! versioning on (as `a3ctl state create-bucket` makes it).
 //!
@@ -119,11 +124,6 @@ impl GcsStore {
 
     pub fn location(&self) -> &GcsLocation {
         &self.location
-    }
-
-    /// The generation of the state object as last read or written (`0`: there was none).
-    pub fn generation(&self) -> Option<i64> {
-        *self.generation.lock()
     }
 
     /// Reads the state; `Ok(None)` when there is none yet. A missing bucket is an error.
