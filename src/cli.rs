@@ -34,6 +34,18 @@ pub struct Global {
     /// Print only errors and the requested data.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+
+    /// Keep state in this Cloud Storage bucket instead of where the blueprint's `[state]` says
+    /// (the object is `<prefix>/<blueprint name>.a3state.json`; the prefix defaults to the
+    /// blueprint's, or `a3ctl/<blueprint name>`). Create the bucket with `a3ctl state
+    /// create-bucket`.
+    #[arg(long, global = true, env = "A3CTL_STATE_BUCKET", value_name = "BUCKET")]
+    pub state_bucket: Option<String>,
+
+    /// Object name prefix of the state in its bucket, instead of the blueprint's `[state] prefix`.
+    /// Only for a state kept in GCS.
+    #[arg(long, global = true, env = "A3CTL_STATE_PREFIX", value_name = "PREFIX")]
+    pub state_prefix: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -108,6 +120,9 @@ pub enum Command {
     Kubeconfig(KubeconfigArgs),
 
     /// Remove a stale state lock left by a run that died on another machine.
+    ///
+    /// Works for a local state (the `<state>.lock` file) and a GCS state (the `<state>.lock`
+    /// object: exactly the generation holding this id is deleted).
     #[command(name = "force-unlock")]
     ForceUnlock {
         /// The lock id printed in the "is locked by" error.
@@ -117,6 +132,82 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+
+    /// Inspect and edit the recorded state, create the GCS state bucket, move state to GCS.
+    ///
+    /// Commands that change state take the state's lock and bump its serial. None of them
+    /// touches a cloud resource: `state rm` forgets a resource, it does not delete it.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// List the addresses recorded in state, one per line.
+    List { blueprint: PathBuf },
+
+    /// Print one recorded resource as JSON: its cloud id, spec as last applied, outputs and
+    /// dependencies.
+    Show {
+        /// A resource address, e.g. `network.primary` (see `a3ctl state list`).
+        addr: String,
+        blueprint: PathBuf,
+    },
+
+    /// Forget a resource: remove it from state without deleting it in the cloud.
+    ///
+    /// The next plan shows it as one to create; `a3ctl import` (or `plan --adopt`) takes it back.
+    Rm { addr: String, blueprint: PathBuf },
+
+    /// Rename a recorded resource, e.g. after renaming it in the blueprint, so the next plan
+    /// does not destroy and recreate it. Both addresses must be of the same kind.
+    Mv {
+        from: String,
+        to: String,
+        blueprint: PathBuf,
+    },
+
+    /// Print the state as JSON on stdout (to keep a copy, or to edit and `state push` it).
+    Pull { blueprint: PathBuf },
+
+    /// Replace the state with FILE (`-` reads standard input).
+    ///
+    /// Refused when FILE belongs to another history (lineage) or blueprint, or is not newer than
+    /// the current state (serial), unless `--force`. The file is written as it is, keeping its
+    /// lineage and serial.
+    Push {
+        /// A state file, e.g. one written by `a3ctl state pull`.
+        file: PathBuf,
+        blueprint: PathBuf,
+        /// Write it even when lineage, blueprint or serial say it would lose updates.
+        #[arg(long)]
+        force: bool,
+    },
+
+    /// Copy a local state file into the blueprint's GCS state, keeping lineage and serial.
+    ///
+    /// Point the blueprint's `[state]` at GCS first (or pass `--state-bucket`); both the local
+    /// file and the GCS state are locked while copying. The local file is left in place as a
+    /// backup. Running it again after success changes nothing.
+    Migrate {
+        blueprint: PathBuf,
+        /// The local state file (default: `state/<blueprint name>.a3state.json`, under
+        /// `state/sandbox/` with `--sandbox`).
+        #[arg(long, value_name = "PATH")]
+        from: Option<PathBuf>,
+        /// Overwrite a GCS state of another lineage, or with a serial not older than the file's.
+        #[arg(long)]
+        force: bool,
+    },
+
+    /// Create the Cloud Storage bucket that keeps the state (the bucket of `[state]` or
+    /// `--state-bucket`).
+    ///
+    /// In the blueprint's project and region, with uniform bucket-level access and object
+    /// versioning on (so earlier states can be recovered) and a3ctl's labels. Running it again
+    /// when the bucket exists in the project changes nothing.
+    #[command(name = "create-bucket")]
+    CreateBucket { blueprint: PathBuf },
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

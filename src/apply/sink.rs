@@ -2,6 +2,7 @@
 //! caller goes on, one at a time.
 
 use crate::state::State;
+use crate::state::backend::StateStore;
 use crate::state::store::{LocalStore, StoreError};
 use tokio::sync::Mutex;
 
@@ -13,6 +14,12 @@ pub trait Persist: Send + Sync {
 impl Persist for LocalStore {
     fn save(&self, state: &State) -> Result<(), StoreError> {
         LocalStore::save(self, state)
+    }
+}
+
+impl Persist for StateStore {
+    fn save(&self, state: &State) -> Result<(), StoreError> {
+        StateStore::save(self, state)
     }
 }
 

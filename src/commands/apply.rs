@@ -9,7 +9,8 @@ use crate::apply::sink::StateSink;
 use crate::apply::{ApplyReport, Outcome, StepKind, StepReport};
 use crate::cli::{ApplyArgs, DestroyArgs, Global};
 use crate::plan::Plan;
-use crate::state::lock::{Acquired, LocalLock, LockInfo};
+use crate::state::backend::{StateLock, StateStore};
+use crate::state::lock::Acquired;
 use crate::ui::diagnostics::Failure;
 use crate::ui::progress::Progress;
 use crate::ui::{Printer, plan_view};
@@ -64,17 +65,7 @@ pub async fn run(
     };
     let session = Session::open(global, printer, &blueprint_path).await?;
     let operation = if destroy { "destroy" } else { "apply" };
-    let (_lock, acquired) = LocalLock::acquire(
-        session.store.path(),
-        LockInfo::current(uuid::Uuid::new_v4().to_string(), operation),
-    )
-    .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
-    if let Acquired::TookOverStale(old) = acquired {
-        printer.info(&format!(
-            "warning: took over a stale lock of {} (pid {} no longer runs; `a3ctl {}` since {})",
-            old.holder, old.pid, old.operation, old.created
-        ));
-    }
+    let _lock = lock_state(&printer, &session.store, operation)?;
     let (state, existed) = session.load_state()?;
     let (initial_lineage, initial_serial) = (state.lineage.clone(), state.serial);
     let sink = Arc::new(StateSink::new(state, Box::new(session.store.clone())));
@@ -252,11 +243,29 @@ fn finish(
     }
     out.push_str(&format!(
         "\nState is saved in `{}` with everything that was created. Fix the cause and run `a3ctl {}` again to continue.\n",
-        session.store.path().display(),
+        session.store,
         if session.sandbox.is_some() { "apply --sandbox ..." } else { "apply ..." }
     ));
     printer.err(&out);
     Ok(ExitStatus::Failure)
+}
+
+/// Takes the state's lock for `operation`, warning when a stale local lock was taken over.
+pub fn lock_state(
+    printer: &Printer,
+    store: &StateStore,
+    operation: &str,
+) -> Result<StateLock, Failure> {
+    let (lock, acquired) = store
+        .lock(operation)
+        .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
+    if let Acquired::TookOverStale(old) = acquired {
+        printer.info(&format!(
+            "warning: took over a stale lock of {} (pid {} no longer runs; `a3ctl {}` since {})",
+            old.holder, old.pid, old.operation, old.created
+        ));
+    }
+    Ok(lock)
 }
 
 /// First Ctrl-C: start nothing new; second: stop waiting now.

@@ -14,20 +14,19 @@ use std::path::{Path, PathBuf};
 /// The exec credential plugin GKE clusters authenticate through.
 pub const AUTH_PLUGIN: &str = "gke-gcloud-auth-plugin";
 
-pub fn run(
+pub async fn run(
     global: &Global,
     printer: &Printer,
     args: KubeconfigArgs,
 ) -> Result<ExitStatus, Failure> {
     let bp =
         crate::blueprint::load(&args.blueprint).map_err(|e| Failure::blueprint(printer, &e))?;
-    let state = session::recorded_state(&bp, global.sandbox)?;
-    let state_path = session::state_path(&bp, global.sandbox)?;
+    let (state, location) = session::recorded_state(global, &bp, &args.blueprint).await?;
     let (endpoint, ca) = session::recorded_cluster(
         state.as_ref(),
         &bp,
         &args.blueprint,
-        &state_path,
+        &location,
         global.sandbox,
     )?;
     let path = match &args.file {

@@ -6,6 +6,7 @@ pub mod graph;
 pub mod kubeconfig;
 pub mod plan;
 pub mod session;
+pub mod state;
 pub mod unlock;
 pub mod validate;
 pub mod verify;
@@ -46,12 +47,13 @@ pub async fn run(cli: Cli) -> ExitStatus {
             apply::run(&cli.global, printer, apply::Request::Destroy(args)).await
         }
         Command::Verify(args) => verify::run(&cli.global, printer, args).await,
-        Command::Kubeconfig(args) => kubeconfig::run(&cli.global, &printer, args),
+        Command::Kubeconfig(args) => kubeconfig::run(&cli.global, &printer, args).await,
         Command::ForceUnlock {
             id,
             blueprint,
             force,
-        } => unlock::run(&cli.global, &printer, &id, &blueprint, force),
+        } => unlock::run(&cli.global, &printer, &id, &blueprint, force).await,
+        Command::State(command) => state::run(&cli.global, &printer, command).await,
     };
     match result {
         Ok(status) => status,

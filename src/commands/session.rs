@@ -3,9 +3,10 @@
 //! `--sandbox`), and the executor's options.
 
 use crate::apply::{Backoff, Options};
-use crate::blueprint::{self, Blueprint, StateBackend};
+use crate::blueprint::{self, Blueprint, StateBackend, names};
 use crate::cli::Global;
 use crate::cloud::Provider;
+use crate::cloud::gcp::storage::StorageClient;
 use crate::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig, GcpProvider};
 use crate::env_vars;
 use crate::graph::ResourceGraph;
@@ -13,7 +14,9 @@ use crate::plan::planner::{self, Refreshed};
 use crate::plan::refresh::refresh;
 use crate::plan::{PLAN_FORMAT, Plan};
 use crate::state::State;
-use crate::state::store::LocalStore;
+use crate::state::backend::StateStore;
+use crate::state::gcs::{GcsLocation, GcsStore};
+use crate::state::store::{LocalStore, StoreError};
 use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
 use std::path::{Path, PathBuf};
@@ -28,7 +31,7 @@ pub struct Session {
     pub blueprint: Blueprint,
     pub blueprint_path: PathBuf,
     pub graph: ResourceGraph,
-    pub store: LocalStore,
+    pub store: StateStore,
     pub provider: Arc<dyn Provider>,
     pub options: Options,
     /// The embedded simulator, kept alive for the session (and saved when dropped).
@@ -46,59 +49,46 @@ impl Session {
             ))
             .cause(e.to_string())
         })?;
-        let store = state_store(&blueprint, global.sandbox)?;
+        let connection = Connection::open(global, &blueprint, path, true).await?;
         let mut options = Options::default();
-        let poll_ms = std::env::var(env_vars::POLL_INTERVAL_MS)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok());
-        let (provider, sandbox): (Arc<dyn Provider>, _) = if global.sandbox {
-            let sim = start_sandbox().await?;
-            let config = GcpConfig {
-                project: blueprint.project.clone(),
-                endpoints: Endpoints::simulator(sim.base_url()),
-                credentials: CredentialsMode::Anonymous,
-                poll: Duration::from_millis(20),
-            };
-            let provider = GcpProvider::new(config)
-                .await
-                .map_err(|e| Failure::cloud("Cannot start the sandbox's clients", &e))?;
-            set_poll(&mut options, poll_ms.unwrap_or(20));
-            (Arc::new(provider), Some(sim))
-        } else {
-            let config = GcpConfig {
-                project: blueprint.project.clone(),
-                endpoints: Endpoints::from_env(),
-                credentials: CredentialsMode::from_env(),
-                poll: Duration::from_millis(poll_ms.unwrap_or(2000)),
-            };
-            let provider = GcpProvider::new(config)
-                .await
-                .map_err(|e| Failure::cloud("Cannot create the Google Cloud clients", &e))?;
-            if let Some(ms) = poll_ms {
-                set_poll(&mut options, ms);
-            }
-            (Arc::new(provider), None)
-        };
+        let provider = GcpProvider::new(connection.config.clone())
+            .await
+            .map_err(|e| {
+                if connection.sandbox.is_some() {
+                    Failure::cloud("Cannot start the sandbox's clients", &e)
+                } else {
+                    Failure::cloud("Cannot create the Google Cloud clients", &e)
+                }
+            })?;
+        match (&connection.sandbox, poll_ms()) {
+            (Some(_), ms) => set_poll(&mut options, ms.unwrap_or(20)),
+            (None, Some(ms)) => set_poll(&mut options, ms),
+            (None, None) => {}
+        }
         Ok(Session {
             printer,
             blueprint,
             blueprint_path: path.to_path_buf(),
             graph,
-            store,
-            provider,
+            store: connection.store,
+            provider: Arc::new(provider),
             options,
-            sandbox,
+            sandbox: connection.sandbox,
         })
     }
 
     /// The recorded state, or a new one (with a fresh lineage) when there is none yet.
     pub fn load_state(&self) -> Result<(State, bool), Failure> {
-        match read_state(&self.store, &self.blueprint)? {
-            Some(state) => Ok((state, true)),
-            None => Ok((
+        match self.store.load() {
+            Ok(Some(state)) => {
+                check_belongs(&state, &self.blueprint, &self.store)?;
+                Ok((state, true))
+            }
+            Ok(None) => Ok((
                 State::new(&self.blueprint.name, uuid::Uuid::new_v4().to_string()),
                 false,
             )),
+            Err(e) => Err(load_failure(&self.store, &e)),
         }
     }
 
@@ -124,27 +114,22 @@ impl Session {
     }
 }
 
-/// The state recorded for `blueprint`, if any, read without connecting to any cloud.
-pub fn recorded_state(blueprint: &Blueprint, sandbox: bool) -> Result<Option<State>, Failure> {
-    read_state(&state_store(blueprint, sandbox)?, blueprint)
-}
-
-/// The state in `store`, refused when it belongs to another blueprint.
-fn read_state(store: &LocalStore, blueprint: &Blueprint) -> Result<Option<State>, Failure> {
+/// The state recorded for `blueprint` (read from its backend, without the provider's clients),
+/// with where it lives for messages.
+pub async fn recorded_state(
+    global: &Global,
+    blueprint: &Blueprint,
+    path: &Path,
+) -> Result<(Option<State>, String), Failure> {
+    let connection = Connection::open(global, blueprint, path, false).await?;
+    let store = &connection.store;
     match store.load() {
-        Ok(Some(state)) if state.blueprint != blueprint.name => Err(Failure::new(format!(
-            "State `{}` belongs to blueprint `{}`, not `{}`",
-            store.path().display(),
-            state.blueprint,
-            blueprint.name
-        ))
-        .hint("give each blueprint its own `[state] path`")),
-        Ok(found) => Ok(found),
-        Err(e) => Err(
-            Failure::new(format!("Cannot load state `{}`", store.path().display()))
-                .cause(e.to_string())
-                .maybe_hint(e.hint()),
-        ),
+        Ok(Some(state)) => {
+            check_belongs(&state, blueprint, store)?;
+            Ok((Some(state), store.location()))
+        }
+        Ok(None) => Ok((None, store.location())),
+        Err(e) => Err(load_failure(store, &e)),
     }
 }
 
@@ -153,7 +138,7 @@ pub fn recorded_cluster(
     state: Option<&State>,
     blueprint: &Blueprint,
     blueprint_path: &Path,
-    state_path: &Path,
+    state_location: &str,
     sandbox: bool,
 ) -> Result<(String, String), Failure> {
     let outputs = state
@@ -170,7 +155,7 @@ pub fn recorded_cluster(
         _ => Err(Failure::new(format!(
             "Cluster `{}` is not in state `{}`: nothing has been applied yet, or its creation did not finish",
             blueprint.name,
-            state_path.display()
+            state_location
         ))
         .hint(format!(
             "run `a3ctl apply{} {}` first",
@@ -194,30 +179,173 @@ fn set_poll(options: &mut Options, ms: u64) {
     };
 }
 
-/// Where a blueprint's state lives.
-pub fn state_path(blueprint: &Blueprint, sandbox: bool) -> Result<PathBuf, Failure> {
-    state_store(blueprint, sandbox).map(|s| s.path().to_path_buf())
+/// How to reach Google Cloud (or the sandbox) and where a blueprint's state lives: everything a
+/// command needs short of the provider's clients (the `state` commands and force-unlock stop here).
+pub struct Connection {
+    pub config: GcpConfig,
+    pub store: StateStore,
+    /// The embedded simulator, started when `--sandbox` needs it (the provider, or a GCS state).
+    pub sandbox: Option<a3ctl_sim::SimHandle>,
 }
 
-/// The state store for a blueprint: its `[state]` path, or its sandbox copy.
-fn state_store(blueprint: &Blueprint, sandbox: bool) -> Result<LocalStore, Failure> {
-    match &blueprint.state {
-        StateBackend::Local { path } => {
-            if sandbox {
-                let file = path.file_name().map(PathBuf::from).unwrap_or_else(|| format!("{}.a3state.json", blueprint.name).into());
-                Ok(LocalStore::new(Path::new(SANDBOX_DIR).join(file)))
-            } else {
-                Ok(LocalStore::new(path.clone()))
+impl Connection {
+    /// Resolves the state backend (the blueprint's `[state]`, overridden by `--state-bucket` and
+    /// `--state-prefix`) and the endpoints. With `--sandbox`, the simulator is started when
+    /// `cloud` is set or the state lives in GCS; a local sandbox state lives under
+    /// `state/sandbox/`.
+    pub async fn open(
+        global: &Global,
+        blueprint: &Blueprint,
+        path: &Path,
+        cloud: bool,
+    ) -> Result<Connection, Failure> {
+        let backend = backend(global, blueprint)?;
+        let gcs = matches!(backend, StateBackend::Gcs { .. });
+        let sandbox = if global.sandbox && (cloud || gcs) {
+            Some(start_sandbox().await?)
+        } else {
+            None
+        };
+        let config = match &sandbox {
+            Some(sim) => GcpConfig {
+                project: blueprint.project.clone(),
+                endpoints: Endpoints::simulator(sim.base_url()),
+                credentials: CredentialsMode::Anonymous,
+                poll: Duration::from_millis(20),
+            },
+            None => GcpConfig {
+                project: blueprint.project.clone(),
+                endpoints: Endpoints::from_env(),
+                credentials: CredentialsMode::from_env(),
+                poll: Duration::from_millis(poll_ms().unwrap_or(2000)),
+            },
+        };
+        let store = match backend {
+            StateBackend::Local { path: file } if global.sandbox => {
+                let name = file
+                    .file_name()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| format!("{}.a3state.json", blueprint.name).into());
+                StateStore::Local(LocalStore::new(Path::new(SANDBOX_DIR).join(name)))
             }
-        }
-        StateBackend::Gcs { .. } if sandbox => {
-            Ok(LocalStore::new(Path::new(SANDBOX_DIR).join(format!("{}.a3state.json", blueprint.name))))
-        }
-        StateBackend::Gcs { bucket, .. } => Err(Failure::new(format!(
-            "The `gcs` state backend (bucket `{bucket}`) is not supported by this version of a3ctl yet"
-        ))
-        .hint("use `[state] backend = \"local\"` for now")),
+            StateBackend::Local { path: file } => StateStore::Local(LocalStore::new(file)),
+            StateBackend::Gcs {
+                bucket,
+                prefix,
+                kms_key,
+            } => {
+                let client = StorageClient::new(&config).map_err(|e| {
+                    Failure::cloud(format!("Cannot reach state bucket `{bucket}`"), &e)
+                })?;
+                let location = GcsLocation::new(&bucket, &prefix, &blueprint.name);
+                let create = format!(
+                    "a3ctl state create-bucket {}{}",
+                    state_flags(global),
+                    path.display()
+                );
+                let mut store = GcsStore::new(client, location, kms_key, create);
+                // Retries of a transient failure start at the poll interval when one is set.
+                if let Some(ms) = poll_ms().or(sandbox.as_ref().map(|_| 20)) {
+                    store = store.with_retry_delay(Duration::from_millis(ms));
+                }
+                StateStore::Gcs(store)
+            }
+        };
+        Ok(Connection {
+            config,
+            store,
+            sandbox,
+        })
     }
+}
+
+/// The blueprint's state backend with the command-line overrides applied.
+pub fn backend(global: &Global, blueprint: &Blueprint) -> Result<StateBackend, Failure> {
+    let declared = blueprint.state.clone();
+    match (&global.state_bucket, &global.state_prefix) {
+        (None, None) => Ok(declared),
+        (Some(bucket), prefix) => {
+            names::bucket(bucket).map_err(|why| {
+                Failure::new(format!("`--state-bucket {bucket}` is not a bucket name"))
+                    .cause(why)
+                    .hint("bucket names have 3 to 63 lowercase letters, digits, hyphens and underscores")
+            })?;
+            let (declared_prefix, kms_key) = match declared {
+                StateBackend::Gcs {
+                    prefix, kms_key, ..
+                } => (prefix, kms_key),
+                StateBackend::Local { .. } => (format!("a3ctl/{}", blueprint.name), None),
+            };
+            Ok(StateBackend::Gcs {
+                bucket: bucket.clone(),
+                prefix: prefix
+                    .as_deref()
+                    .map(|p| p.trim_matches('/').to_string())
+                    .unwrap_or(declared_prefix),
+                kms_key,
+            })
+        }
+        (None, Some(prefix)) => match declared {
+            StateBackend::Gcs {
+                bucket, kms_key, ..
+            } => Ok(StateBackend::Gcs {
+                bucket,
+                prefix: prefix.trim_matches('/').to_string(),
+                kms_key,
+            }),
+            StateBackend::Local { .. } => Err(Failure::new(
+                "`--state-prefix` applies only to a state kept in GCS",
+            )
+            .hint("add `--state-bucket BUCKET`, or set `backend = \"gcs\"` in the blueprint's [state]")),
+        },
+    }
+}
+
+/// The global flags that choose where state lives, to repeat them in suggested commands.
+pub fn state_flags(global: &Global) -> String {
+    let mut flags = String::new();
+    if global.sandbox {
+        flags.push_str("--sandbox ");
+    }
+    if let Some(bucket) = &global.state_bucket {
+        flags.push_str(&format!("--state-bucket {bucket} "));
+    }
+    if let Some(prefix) = &global.state_prefix {
+        flags.push_str(&format!("--state-prefix {prefix} "));
+    }
+    flags
+}
+
+/// Refuses a state recorded for another blueprint.
+pub fn check_belongs(
+    state: &State,
+    blueprint: &Blueprint,
+    store: &StateStore,
+) -> Result<(), Failure> {
+    if state.blueprint == blueprint.name {
+        return Ok(());
+    }
+    Err(Failure::new(format!(
+        "State `{store}` belongs to blueprint `{}`, not `{}`",
+        state.blueprint, blueprint.name
+    ))
+    .hint(match store {
+        StateStore::Local(_) => "give each blueprint its own `[state] path`",
+        StateStore::Gcs(_) => "give each blueprint its own `[state] prefix`",
+    }))
+}
+
+/// A state that cannot be read.
+pub fn load_failure(store: &StateStore, e: &StoreError) -> Failure {
+    Failure::new(format!("Cannot load state `{store}`"))
+        .cause(e.to_string())
+        .maybe_hint(e.hint())
+}
+
+fn poll_ms() -> Option<u64> {
+    std::env::var(env_vars::POLL_INTERVAL_MS)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
 }
 
 /// Starts the embedded simulator with its world persisted under `state/sandbox/`.

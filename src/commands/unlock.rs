@@ -1,14 +1,15 @@
-//! `a3ctl force-unlock ID BLUEPRINT`: remove a lock left by a run that died elsewhere.
+//! `a3ctl force-unlock ID BLUEPRINT`: remove a lock left by a run that died elsewhere, from a
+//! local state or a GCS one.
 
+use super::session::Connection;
 use super::{ExitStatus, confirm};
 use crate::blueprint;
 use crate::cli::Global;
-use crate::state::lock::LocalLock;
 use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
 use std::path::Path;
 
-pub fn run(
+pub async fn run(
     global: &Global,
     printer: &Printer,
     id: &str,
@@ -16,7 +17,7 @@ pub fn run(
     force: bool,
 ) -> Result<ExitStatus, Failure> {
     let bp = blueprint::load(path).map_err(|e| Failure::blueprint(printer, &e))?;
-    let state_path = super::session::state_path(&bp, global.sandbox)?;
+    let connection = Connection::open(global, &bp, path, false).await?;
     if !force
         && !confirm(
             printer,
@@ -26,11 +27,13 @@ pub fn run(
     {
         return Err(Failure::new("Force-unlock cancelled"));
     }
-    let held = LocalLock::force_unlock(&state_path, id)
+    let held = connection
+        .store
+        .force_unlock(id)
         .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
     printer.info(&format!(
-        "Lock `{}` held by {} (pid {}) since {} removed.",
-        held.id, held.holder, held.pid, held.created
+        "Lock `{}` held by {} (pid {}, `a3ctl {}`) since {} removed from `{}`.",
+        held.id, held.holder, held.pid, held.operation, held.created, connection.store
     ));
     Ok(ExitStatus::Success)
 }

@@ -37,7 +37,7 @@ pub async fn run(
         existed.then_some(&state),
         bp,
         &args.blueprint,
-        session.store.path(),
+        &session.store.location(),
         global.sandbox,
     )?;
     let config = GcpConfig {

@@ -53,33 +53,54 @@ impl LockInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error(
-        "state `{path}` is locked by {} (pid {}, running `a3ctl {}`) since {}; lock id `{}`",
+        "state `{location}` is locked by {} (pid {}, running `a3ctl {}`) since {}; lock id `{}`",
         .info.holder, .info.pid, .info.operation, .info.created, .info.id
     )]
-    Held { path: PathBuf, info: Box<LockInfo> },
-    #[error("cannot lock state `{path}`: {source}")]
+    Held {
+        location: String,
+        info: Box<LockInfo>,
+        /// The holder was a process of this host that no longer runs (only a remote lock is
+        /// refused in that case; a local one is taken over).
+        dead_here: bool,
+    },
+    #[error("cannot lock state `{location}`: {source}")]
     Io {
-        path: PathBuf,
+        location: String,
         source: std::io::Error,
     },
-    #[error("lock file `{path}` is unreadable: {message}")]
-    Corrupt { path: PathBuf, message: String },
-    #[error("state `{path}` is locked by lock id `{held}`, not `{given}`")]
+    #[error("lock `{location}` is unreadable: {message}")]
+    Corrupt { location: String, message: String },
+    #[error("state `{location}` is locked by lock id `{held}`, not `{given}`")]
     WrongId {
-        path: PathBuf,
+        location: String,
         held: String,
         given: String,
     },
-    #[error("state `{path}` is not locked")]
-    NotLocked { path: PathBuf },
+    #[error("state `{location}` is not locked")]
+    NotLocked { location: String },
+    /// The backend holding a remote lock failed.
+    #[error(transparent)]
+    Store(#[from] super::store::StoreError),
 }
 
 impl LockError {
     pub fn hint(&self) -> Option<String> {
         match self {
+            LockError::Held {
+                info,
+                dead_here: true,
+                ..
+            } => Some(format!(
+                "the run that took it (pid {} on this host) no longer runs: remove the lock with `a3ctl force-unlock {}`",
+                info.pid, info.id
+            )),
             LockError::Held { info, .. } => Some(format!(
                 "wait for that run to finish; if it died on another machine, run `a3ctl force-unlock {}`",
                 info.id
+            )),
+            LockError::Store(e) => e.hint(),
+            LockError::Corrupt { location, .. } if location.starts_with("gs://") => Some(format!(
+                "delete it with `gcloud storage rm {location}` once you are sure no a3ctl is running"
             )),
             LockError::Corrupt { .. } => {
                 Some("remove the lock file once you are sure no a3ctl is running".into())
@@ -114,7 +135,7 @@ impl LocalLock {
     pub fn acquire(state_path: &Path, info: LockInfo) -> Result<(LocalLock, Acquired), LockError> {
         let path = Self::lock_path(state_path);
         let io = |source| LockError::Io {
-            path: path.clone(),
+            location: path.display().to_string(),
             source,
         };
         std::fs::create_dir_all(parent_dir(&path)).map_err(io)?;
@@ -137,8 +158,9 @@ impl LocalLock {
                             continue;
                         }
                         return Err(LockError::Held {
-                            path: state_path.to_path_buf(),
+                            location: state_path.display().to_string(),
                             info: Box::new(held),
+                            dead_here: false,
                         });
                     }
                     Err(e) => return Err(io(e)),
@@ -164,17 +186,20 @@ impl LocalLock {
         let path = Self::lock_path(state_path);
         let Some(held) = Self::holder(state_path)? else {
             return Err(LockError::NotLocked {
-                path: state_path.to_path_buf(),
+                location: state_path.display().to_string(),
             });
         };
         if held.id != id {
             return Err(LockError::WrongId {
-                path: state_path.to_path_buf(),
+                location: state_path.display().to_string(),
                 held: held.id,
                 given: id.to_string(),
             });
         }
-        std::fs::remove_file(&path).map_err(|source| LockError::Io { path, source })?;
+        std::fs::remove_file(&path).map_err(|source| LockError::Io {
+            location: path.display().to_string(),
+            source,
+        })?;
         Ok(held)
     }
 
@@ -194,11 +219,11 @@ impl Drop for LocalLock {
 
 fn read_lock(path: &Path) -> Result<LockInfo, LockError> {
     let text = std::fs::read(path).map_err(|source| LockError::Io {
-        path: path.to_path_buf(),
+        location: path.display().to_string(),
         source,
     })?;
     serde_json::from_slice(&text).map_err(|e| LockError::Corrupt {
-        path: path.to_path_buf(),
+        location: path.display().to_string(),
         message: e.to_string(),
     })
 }

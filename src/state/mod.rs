@@ -9,8 +9,11 @@
 //! waiting on the next run instead of creating again.
 //!
 //! State never holds credentials: nothing from request headers or ADC ever reaches it.
-//! Persistence and locking live in [`store`] and [`lock`].
+//! Persistence and locking live in [`store`] and [`lock`] (a local file), [`gcs`] (an object in
+//! Cloud Storage), and [`backend`], the one interface commands use over both.
 
+pub mod backend;
+pub mod gcs;
 pub mod lock;
 pub mod store;
 

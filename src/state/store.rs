@@ -29,12 +29,33 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("state bucket `{bucket}` does not exist")]
+    BucketMissing {
+        bucket: String,
+        /// The a3ctl command that creates it, for the hint.
+        create: String,
+    },
+    #[error(
+        "state `{location}` changed since it was read: another run wrote {found}; nothing was overwritten"
+    )]
+    Conflict { location: String, found: String },
+    #[error("cannot {action} state `{location}`: {message}")]
+    Remote {
+        action: &'static str,
+        location: String,
+        message: String,
+        hint: Option<String>,
+    },
 }
 
 impl StoreError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
+            StoreError::Parse { path, .. } if path.starts_with("gs:") => Some(format!(
+                "bucket versioning keeps earlier copies: list them with `gcloud storage ls -a {}`, and restore one with `a3ctl state push`",
+                path.display()
+            )),
             StoreError::Parse { path, .. } => Some(format!(
                 "the previous copy is kept at `{}.backup`; inspect both files before replacing one with the other",
                 path.display()
@@ -44,6 +65,13 @@ impl StoreError {
                 Some("check free space and permissions of the state directory".into())
             }
             StoreError::Read { .. } => None,
+            StoreError::BucketMissing { create, .. } => Some(format!(
+                "create it with `{create}` (uniform bucket-level access and versioning on), or point `[state] bucket` or `--state-bucket` at an existing bucket"
+            )),
+            StoreError::Conflict { .. } => Some(
+                "re-run the command: it starts again from the state as it is now. Two runs write one state only when one of them holds no lock; `a3ctl state pull` shows the current copy".into(),
+            ),
+            StoreError::Remote { hint, .. } => hint.clone(),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod gcs;
 pub mod kubectl;
 
 use a3ctl_sim::{SimConfig, SimHandle};

@@ -8,7 +8,9 @@
 //! (0 = the object must not exist), `ifGenerationNotMatch`, `ifMetagenerationMatch` and
 //! `ifMetagenerationNotMatch` are honoured exactly (412 `conditionNotMet`; 304 on reads for the
 //! `NotMatch` ones), because a3ctl keeps its remote state and its lock here. With versioning
-//! enabled, overwritten and deleted objects become noncurrent versions.
+//! enabled, overwritten and deleted objects become noncurrent versions. An upload's `kmsKeyName`
+//! (or the bucket's `encryption.defaultKmsKeyName`) is recorded on the object as the key version
+//! that encrypted it.
 //!
 //! - [`buckets`]: bucket CRUD and the bucket naming rules.
 //! - [`objects`]: object metadata, listing, download, delete, patch and rewrite.

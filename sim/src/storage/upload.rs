@@ -103,6 +103,17 @@ pub fn store_object(
         )));
     }
     let mut fields = writable(&metadata);
+    // A customer-managed key: the request's, else the bucket's default. The object names the
+    // key version that encrypted it, as Cloud Storage does.
+    let key = metadata["kmsKeyName"]
+        .as_str()
+        .or_else(|| found.resource["encryption"]["defaultKmsKeyName"].as_str());
+    if let Some(key) = key {
+        fields.insert(
+            "kmsKeyName".into(),
+            json!(format!("{key}/cryptoKeyVersions/1")),
+        );
+    }
     fields
         .entry("contentType")
         .or_insert_with(|| json!("application/octet-stream"));
@@ -200,6 +211,9 @@ pub async fn upload(
             if !content_type.is_empty() {
                 metadata["contentType"] = json!(content_type);
             }
+            if let Some(key) = query.get("kmsKeyName") {
+                metadata["kmsKeyName"] = json!(key);
+            }
             shared.with_world(|world, cx| {
                 let object = store_object(
                     world,
@@ -219,6 +233,9 @@ pub async fn upload(
                 && let Some(part_type) = part_type
             {
                 metadata["contentType"] = json!(part_type);
+            }
+            if let Some(key) = query.get("kmsKeyName") {
+                metadata["kmsKeyName"] = json!(key);
             }
             let name = query
                 .get("name")

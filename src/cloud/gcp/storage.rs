@@ -3,6 +3,8 @@
 //!
 //! Bucket calls are synchronous: create, update and delete return [`Started::Done`]. Requests
 //! carry the `Authorization` header of the configured credentials (none when anonymous).
+//! [`StorageClient`] (endpoint, credentials, error classification) is shared with the GCS state
+//! backend (`crate::state::gcs`).
 //!
 //! A bucket that still holds objects cannot be deleted (409 "not empty", classified `InUse`).
 //! With `force_destroy` in the resource's lifecycle, every object version is deleted first
@@ -25,17 +27,20 @@ use serde_json::{Map, Value, json};
 /// Google's Cloud Storage endpoint.
 pub const DEFAULT_ENDPOINT: &str = "https://storage.googleapis.com";
 
-pub struct StorageAdapter {
+/// The Cloud Storage JSON API over HTTP: where it is, which credentials to send, and how an error
+/// answer is classified. Shared by the bucket adapter and the GCS state backend
+/// (`crate::state::gcs`).
+#[derive(Clone)]
+pub struct StorageClient {
     http: reqwest::Client,
-    /// Base URL without a trailing slash; paths start with `/storage/v1`.
+    /// Base URL without a trailing slash; paths start with `/storage/v1` or `/upload/storage/v1`.
     base: String,
-    project: String,
     /// `None` when anonymous.
     credentials: Option<super::Credentials>,
 }
 
-impl StorageAdapter {
-    pub async fn new(config: &GcpConfig) -> CloudResult<StorageAdapter> {
+impl StorageClient {
+    pub fn new(config: &GcpConfig) -> CloudResult<StorageClient> {
         let http = reqwest::Client::builder()
             .use_rustls_tls()
             .build()
@@ -49,7 +54,7 @@ impl StorageAdapter {
             super::CredentialsMode::Anonymous => None,
             super::CredentialsMode::Adc => Some(config.credentials()?),
         };
-        Ok(StorageAdapter {
+        Ok(StorageClient {
             http,
             base: config
                 .endpoints
@@ -58,17 +63,29 @@ impl StorageAdapter {
                 .unwrap_or(DEFAULT_ENDPOINT)
                 .trim_end_matches('/')
                 .to_string(),
-            project: config.project.clone(),
             credentials,
         })
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}/storage/v1/{path}", self.base)
+    /// A request to `storage/v1/<path>`.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, format!("{}/storage/v1/{path}", self.base))
+    }
+
+    /// A media upload of object `name` into `bucket` (`upload/storage/v1`, `uploadType=media`).
+    pub fn upload(&self, bucket: &str, name: &str) -> RequestBuilder {
+        self.http
+            .post(format!(
+                "{}/upload/storage/v1/b/{}/o",
+                self.base,
+                encode(bucket)
+            ))
+            .query(&[("uploadType", "media"), ("name", name)])
     }
 
     /// Sends a request with the credentials' headers; error statuses become classified errors.
-    async fn send(&self, request: RequestBuilder) -> CloudResult<Response> {
+    pub async fn send(&self, request: RequestBuilder) -> CloudResult<Response> {
         let mut request = request;
         if let Some(creds) = &self.credentials {
             let headers = creds.headers(Default::default()).await.map_err(|e| {
@@ -94,7 +111,8 @@ impl StorageAdapter {
         Err(error_of(response).await)
     }
 
-    async fn json(&self, request: RequestBuilder) -> CloudResult<Value> {
+    /// Sends a request and decodes its JSON answer (`Null` for 204).
+    pub async fn json(&self, request: RequestBuilder) -> CloudResult<Value> {
         let response = self.send(request).await?;
         if response.status() == reqwest::StatusCode::NO_CONTENT {
             return Ok(Value::Null);
@@ -107,11 +125,8 @@ impl StorageAdapter {
         })
     }
 
-    fn request(&self, method: Method, path: &str) -> RequestBuilder {
-        self.http.request(method, self.url(path))
-    }
-
-    async fn get_bucket(&self, name: &str) -> CloudResult<Option<Value>> {
+    /// The bucket resource, or `None` when there is no such bucket.
+    pub async fn get_bucket(&self, name: &str) -> CloudResult<Option<Value>> {
         match self
             .json(self.request(Method::GET, &format!("b/{}", encode(name))))
             .await
@@ -120,6 +135,36 @@ impl StorageAdapter {
             Err(e) if e.class == ErrorClass::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+}
+
+pub struct StorageAdapter {
+    client: StorageClient,
+    project: String,
+}
+
+impl StorageAdapter {
+    pub async fn new(config: &GcpConfig) -> CloudResult<StorageAdapter> {
+        Ok(StorageAdapter {
+            client: StorageClient::new(config)?,
+            project: config.project.clone(),
+        })
+    }
+
+    async fn send(&self, request: RequestBuilder) -> CloudResult<Response> {
+        self.client.send(request).await
+    }
+
+    async fn json(&self, request: RequestBuilder) -> CloudResult<Value> {
+        self.client.json(request).await
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, path)
+    }
+
+    async fn get_bucket(&self, name: &str) -> CloudResult<Option<Value>> {
+        self.client.get_bucket(name).await
     }
 
     /// Deletes every object version in `bucket`: lists a page (`versions=true`), deletes each
@@ -176,7 +221,7 @@ impl StorageAdapter {
 }
 
 /// Percent-encodes a path segment (object names may contain `/`).
-fn encode(segment: &str) -> String {
+pub fn encode(segment: &str) -> String {
     let mut out = String::with_capacity(segment.len());
     for b in segment.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {

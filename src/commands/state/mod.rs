@@ -1,0 +1,468 @@
+//! `a3ctl state list|show|rm|mv|pull|push|migrate|create-bucket`: read and edit the recorded
+//! state through the blueprint's store (local file or GCS), never touching a cloud resource.
+//!
+//! Commands that change the state take its lock, check that it belongs to the blueprint, bump
+//! the serial (except `push` and `migrate`, which write a given state exactly as it is) and save
+//! it through the store, so a GCS write still refuses to overwrite a concurrent one.
+//! Creating the state bucket lives in [`bucket`].
+
+mod bucket;
+
+use super::ExitStatus;
+use super::apply::lock_state;
+use super::session::{Connection, check_belongs, load_failure, state_flags};
+use crate::blueprint::{self, Blueprint};
+use crate::cli::{Global, StateCommand};
+use crate::resource::Addr;
+use crate::state::State;
+use crate::state::backend::StateStore;
+use crate::state::lock::LocalLock;
+use crate::state::store::{self, LocalStore};
+use crate::ui::Printer;
+use crate::ui::diagnostics::Failure;
+use std::path::{Path, PathBuf};
+
+/// The blueprint and its state store, for one `state` command.
+struct Target {
+    blueprint: Blueprint,
+    path: PathBuf,
+    connection: Connection,
+    /// The global flags that chose the store, to repeat in suggested commands.
+    flags: String,
+}
+
+impl Target {
+    async fn open(global: &Global, printer: &Printer, path: &Path) -> Result<Target, Failure> {
+        let blueprint = blueprint::load(path).map_err(|e| Failure::blueprint(printer, &e))?;
+        let connection = Connection::open(global, &blueprint, path, false).await?;
+        Ok(Target {
+            blueprint,
+            path: path.to_path_buf(),
+            connection,
+            flags: state_flags(global),
+        })
+    }
+
+    fn store(&self) -> &StateStore {
+        &self.connection.store
+    }
+
+    /// The recorded state, or `None` when there is none yet.
+    fn load(&self) -> Result<Option<State>, Failure> {
+        let state = self
+            .store()
+            .load()
+            .map_err(|e| load_failure(self.store(), &e))?;
+        if let Some(state) = &state {
+            check_belongs(state, &self.blueprint, self.store())?;
+        }
+        Ok(state)
+    }
+
+    /// The recorded state; having none is an error.
+    fn existing(&self) -> Result<State, Failure> {
+        self.load()?.ok_or_else(|| {
+            Failure::new(format!("No state is recorded in `{}` yet", self.store())).hint(format!(
+                "`a3ctl apply {}{}` records one",
+                self.flags,
+                self.path.display()
+            ))
+        })
+    }
+
+    fn save(&self, state: &State) -> Result<(), Failure> {
+        self.store().save(state).map_err(|e| {
+            Failure::new(format!("Cannot save state `{}`", self.store()))
+                .cause(e.to_string())
+                .maybe_hint(e.hint())
+        })
+    }
+
+    /// Parses an address the user typed and finds it in `state`.
+    fn recorded(&self, state: &State, text: &str) -> Result<Addr, Failure> {
+        let addr = parse_addr(text)?;
+        if state.resources.contains_key(&addr) {
+            return Ok(addr);
+        }
+        let closest = state
+            .resources
+            .keys()
+            .map(|a| (strsim::levenshtein(&a.to_string(), text), a))
+            .min_by_key(|(distance, _)| *distance)
+            .filter(|(distance, _)| *distance <= 3);
+        Err(
+            Failure::new(format!("`{addr}` is not in state `{}`", self.store())).hint(
+                match closest {
+                    Some((_, a)) => format!("did you mean `{a}`?"),
+                    None => format!(
+                        "`a3ctl state list {}{}` lists the recorded addresses",
+                        self.flags,
+                        self.path.display()
+                    ),
+                },
+            ),
+        )
+    }
+}
+
+pub async fn run(
+    global: &Global,
+    printer: &Printer,
+    command: StateCommand,
+) -> Result<ExitStatus, Failure> {
+    match command {
+        StateCommand::List { blueprint } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            let state = target.existing()?;
+            let mut out = String::new();
+            for addr in state.resources.keys() {
+                out.push_str(&format!("{addr}\n"));
+            }
+            printer.out(&out);
+            warn_pending(printer, &state);
+        }
+        StateCommand::Show { addr, blueprint } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            let state = target.existing()?;
+            let addr = target.recorded(&state, &addr)?;
+            let mut shown = serde_json::Map::new();
+            shown.insert("address".into(), addr.to_string().into());
+            if let Ok(serde_json::Value::Object(fields)) =
+                serde_json::to_value(&state.resources[&addr])
+            {
+                shown.extend(fields);
+            }
+            printer.out(&format!("{}\n", pretty(&shown)?));
+        }
+        StateCommand::Rm { addr, blueprint } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            let _lock = lock_state(printer, target.store(), "state rm")?;
+            let mut state = target.existing()?;
+            let addr = target.recorded(&state, &addr)?;
+            refuse_pending(&state, &addr)?;
+            let record = state.resources.remove(&addr).ok_or_else(|| {
+                Failure::new(format!("`{addr}` disappeared from state while removing it"))
+            })?;
+            bump(&mut state);
+            target.save(&state)?;
+            printer.info(&format!(
+                "Removed `{addr}` from state `{}` (serial {}).\nOnly the record is gone: `{}` still exists in the cloud. The next plan shows `{addr}` as one to create; `a3ctl import` takes it back.",
+                target.store(),
+                state.serial,
+                record.id
+            ));
+        }
+        StateCommand::Mv {
+            from,
+            to,
+            blueprint,
+        } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            let _lock = lock_state(printer, target.store(), "state mv")?;
+            let mut state = target.existing()?;
+            let from = target.recorded(&state, &from)?;
+            let to = parse_addr(&to)?;
+            if to.kind != from.kind {
+                return Err(Failure::new(format!(
+                    "Cannot move `{from}` to `{to}`: a {} cannot become a {}",
+                    from.kind, to.kind
+                ))
+                .hint(format!("the new address must start with `{}.`", from.kind)));
+            }
+            if state.resources.contains_key(&to) {
+                return Err(Failure::new(format!(
+                    "Cannot move `{from}` to `{to}`: `{to}` is already in state `{}`",
+                    target.store()
+                ))
+                .hint(format!(
+                    "remove it first with `a3ctl state rm {to} ...` if it is obsolete"
+                )));
+            }
+            refuse_pending(&state, &from)?;
+            move_record(&mut state, &from, &to);
+            bump(&mut state);
+            target.save(&state)?;
+            printer.info(&format!(
+                "Moved `{from}` to `{to}` in state `{}` (serial {}).",
+                target.store(),
+                state.serial
+            ));
+        }
+        StateCommand::Pull { blueprint } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            let state = target.existing()?;
+            printer.out(&format!("{}\n", pretty(&state)?));
+        }
+        StateCommand::Push {
+            file,
+            blueprint,
+            force,
+        } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            let incoming = read_state_file(&file)?;
+            let _lock = lock_state(printer, target.store(), "state push")?;
+            let source = if file == Path::new("-") {
+                "standard input".to_string()
+            } else {
+                format!("`{}`", file.display())
+            };
+            replace(printer, &target, incoming, &source, force)?;
+        }
+        StateCommand::Migrate {
+            blueprint,
+            from,
+            force,
+        } => migrate(global, printer, &blueprint, from, force).await?,
+        StateCommand::CreateBucket { blueprint } => {
+            let target = Target::open(global, printer, &blueprint).await?;
+            bucket::create(printer, &target)?;
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Copies a local state file into the blueprint's GCS state, under both locks.
+async fn migrate(
+    global: &Global,
+    printer: &Printer,
+    blueprint: &Path,
+    from: Option<PathBuf>,
+    force: bool,
+) -> Result<(), Failure> {
+    let target = Target::open(global, printer, blueprint).await?;
+    if let StateStore::Local(_) = target.store() {
+        return Err(Failure::new(format!(
+            "The state of `{}` is kept in a local file: there is nothing to migrate to",
+            blueprint.display()
+        ))
+        .hint("set `backend = \"gcs\"` and `bucket` in the blueprint's [state] (or pass `--state-bucket`), then run this again"));
+    }
+    let from = from.unwrap_or_else(|| {
+        let dir = if global.sandbox {
+            super::session::SANDBOX_DIR
+        } else {
+            "state"
+        };
+        Path::new(dir).join(format!("{}.a3state.json", target.blueprint.name))
+    });
+    let local = LocalStore::new(&from);
+    let incoming = match local.load() {
+        Ok(Some(state)) => state,
+        Ok(None) => {
+            return Err(
+                Failure::new(format!("There is no local state file `{}`", from.display()))
+                    .hint("name the file with `--from PATH`"),
+            );
+        }
+        Err(e) => {
+            return Err(Failure::new(format!("Cannot read `{}`", from.display()))
+                .cause(e.to_string())
+                .maybe_hint(e.hint()));
+        }
+    };
+    // No local run may change the file while it is copied, nor a remote one the target.
+    let (_local_lock, _) = LocalLock::acquire(
+        &from,
+        crate::state::lock::LockInfo::current(uuid::Uuid::new_v4().to_string(), "state migrate"),
+    )
+    .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
+    let _lock = lock_state(printer, target.store(), "state migrate")?;
+    if let Some(current) = target.load()?
+        && current == incoming
+    {
+        printer.info(&format!(
+            "`{}` already holds this state (lineage {}, serial {}); nothing to do.",
+            target.store(),
+            current.lineage,
+            current.serial
+        ));
+        return Ok(());
+    }
+    replace(
+        printer,
+        &target,
+        incoming,
+        &format!("`{}`", from.display()),
+        force,
+    )?;
+    printer.info(&format!(
+        "The local file `{}` is no longer read: keep it as a backup, or delete it.",
+        from.display()
+    ));
+    Ok(())
+}
+
+/// Writes `incoming` as the state, as it is, after the lineage, blueprint and serial checks.
+fn replace(
+    printer: &Printer,
+    target: &Target,
+    incoming: State,
+    source: &str,
+    force: bool,
+) -> Result<(), Failure> {
+    let store = target.store();
+    let current = store.load().map_err(|e| load_failure(store, &e))?;
+    let mut refusals = Vec::new();
+    if incoming.blueprint != target.blueprint.name {
+        refusals.push(format!(
+            "{source} is the state of blueprint `{}`, not `{}`",
+            incoming.blueprint, target.blueprint.name
+        ));
+    }
+    if let Some(current) = &current {
+        if current.lineage != incoming.lineage {
+            refusals.push(format!(
+                "{source} belongs to another state history: lineage `{}`, while `{store}` has lineage `{}`",
+                incoming.lineage, current.lineage
+            ));
+        } else if incoming.serial <= current.serial {
+            refusals.push(format!(
+                "{source} has serial {}, not newer than serial {} in `{store}`: writing it would undo changes",
+                incoming.serial, current.serial
+            ));
+        }
+    }
+    if !refusals.is_empty() && !force {
+        let mut failure = Failure::new(format!("Refusing to replace state `{store}`"));
+        for refusal in refusals {
+            failure = failure.cause(refusal);
+        }
+        return Err(failure.hint(format!(
+            "check with `a3ctl state pull {}{}`; pass `--force` to write it anyway ({})",
+            target.flags,
+            target.path.display(),
+            store.earlier_copies()
+        )));
+    }
+    target.save(&incoming)?;
+    printer.info(&format!(
+        "Wrote {source} to `{store}` (lineage {}, serial {}).",
+        incoming.lineage, incoming.serial
+    ));
+    Ok(())
+}
+
+fn read_state_file(file: &Path) -> Result<State, Failure> {
+    let bytes = if file == Path::new("-") {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::new("Cannot read standard input").cause(e.to_string()))?;
+        bytes
+    } else {
+        std::fs::read(file).map_err(|e| {
+            Failure::new(format!("Cannot read `{}`", file.display())).cause(e.to_string())
+        })?
+    };
+    store::parse(&bytes, file).map_err(|e| {
+        Failure::new(format!("`{}` is not an a3ctl state", file.display())).cause(e.to_string())
+    })
+}
+
+fn parse_addr(text: &str) -> Result<Addr, Failure> {
+    text.parse::<Addr>().map_err(|e| {
+        Failure::new(e.to_string()).hint("`a3ctl state list` lists the recorded addresses")
+    })
+}
+
+/// Renames `from` to `to`: the record, the dependencies on it, and its journal entries.
+fn move_record(state: &mut State, from: &Addr, to: &Addr) {
+    if let Some(record) = state.resources.remove(from) {
+        state.resources.insert(to.clone(), record);
+    }
+    for record in state.resources.values_mut() {
+        for dependency in &mut record.dependencies {
+            if dependency == from {
+                *dependency = to.clone();
+            }
+        }
+    }
+    for pending in &mut state.pending {
+        for dependency in &mut pending.dependencies {
+            if dependency == from {
+                *dependency = to.clone();
+            }
+        }
+    }
+}
+
+/// A resource with an operation in flight cannot be edited: the next apply finishes it first.
+fn refuse_pending(state: &State, addr: &Addr) -> Result<(), Failure> {
+    match state.pending_for(addr) {
+        Some(pending) => Err(Failure::new(format!(
+            "`{addr}` has an unfinished {:?} operation recorded by an interrupted apply",
+            pending.action
+        ))
+        .hint("run `a3ctl apply` to finish it first")),
+        None => Ok(()),
+    }
+}
+
+fn warn_pending(printer: &Printer, state: &State) {
+    if !state.pending.is_empty() {
+        printer.info(&format!(
+            "warning: {} operation(s) from an interrupted apply are still recorded; `a3ctl apply` finishes them.",
+            state.pending.len()
+        ));
+    }
+}
+
+fn bump(state: &mut State) {
+    state.serial += 1;
+    state.a3ctl_version = env!("CARGO_PKG_VERSION").to_string();
+}
+
+fn pretty(value: &impl serde::Serialize) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::new("Cannot encode the state").cause(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::Kind;
+    use crate::state::{PendingAction, PendingOperation, Record};
+    use serde_json::json;
+
+    fn record(dependencies: Vec<Addr>) -> Record {
+        Record {
+            kind: Kind::Network,
+            id: "projects/p/global/networks/n".into(),
+            spec: json!({}),
+            outputs: json!({}),
+            dependencies,
+            tainted: false,
+            lifecycle: Default::default(),
+            updated_at: "2026-11-21T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_move_renames_the_record_and_every_reference_to_it() {
+        let (a, b, c) = (
+            Addr::new(Kind::Network, "a"),
+            Addr::new(Kind::Network, "b"),
+            Addr::new(Kind::Subnetwork, "c"),
+        );
+        let mut state = State::new("x", "l".into());
+        state.resources.insert(a.clone(), record(vec![]));
+        state.resources.insert(c.clone(), record(vec![a.clone()]));
+        state.set_pending(PendingOperation {
+            addr: Addr::new(Kind::Subnetwork, "d"),
+            action: PendingAction::Create,
+            id: "d".into(),
+            operation: None,
+            spec: json!({}),
+            dependencies: vec![a.clone()],
+            lifecycle: Default::default(),
+            started_at: "t".into(),
+        });
+        move_record(&mut state, &a, &b);
+        assert!(!state.resources.contains_key(&a) && state.resources.contains_key(&b));
+        assert_eq!(state.resources[&c].dependencies, vec![b.clone()]);
+        assert_eq!(state.pending[0].dependencies, vec![b]);
+        assert!(refuse_pending(&state, &c).is_ok());
+        assert!(refuse_pending(&state, &Addr::new(Kind::Subnetwork, "d")).is_err());
+    }
+}
