@@ -205,9 +205,13 @@ fn location(
         && offering(&region).is_empty()
     {
         let regions: Vec<&str> = choices.iter().map(|c| c.value.as_str()).collect();
+        let (flag, value) = match (&args.region, &args.zone) {
+            (None, Some(zone)) => ("--zone", zone.as_str()),
+            _ => ("--region", region.as_str()),
+        };
         w.reject(
-            "--region",
-            &region,
+            flag,
+            value,
             &format!(
                 "no zone of `{region}` offers `{}`; regions that do: {}",
                 family.machine_type(),
