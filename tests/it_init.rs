@@ -631,3 +631,25 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
     assert!(home.read("ci.toml").contains("a3-megagpu-8g"));
     assert!(!Path::new(&home.path("ci.toml.tmp")).exists());
 }
+
+#[test]
+fn editing_to_another_family_moves_the_zone_and_stack_with_it() {
+    let home = Home::new();
+    let mega = "# ours\nname = \"a3mega\"\nproject = \"my-project\"\nregion = \"asia-northeast1\"\nzone = \"asia-northeast1-b\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n\n[software]\nstack = \"2025-11\" # pinned\n";
+    std::fs::write(home.path("edit.toml"), mega).expect("write");
+    let out = home.run(
+        &["init", "edit.toml", "--edit", "--machine", "a3-high"],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = home.read("edit.toml");
+    assert!(text.starts_with("# ours\nname = \"a3mega\""), "{text}");
+    assert!(text.contains("zone = \"asia-northeast1-a\""), "{text}");
+    assert!(text.contains("stack = \"2026-01\" # pinned"), "{text}");
+    home.assert_valid("edit.toml");
+}

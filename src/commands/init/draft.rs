@@ -13,7 +13,6 @@
 //! newly causes elsewhere, except inside keys still to be asked (their turn comes).
 
 use crate::blueprint::{self, Blueprint, BlueprintError, Problem};
-use miette::Diagnostic;
 use std::ops::Range;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, TableLike, Value};
 
@@ -281,18 +280,14 @@ fn signature(problem: &Problem) -> (String, String) {
     (problem.message.clone(), problem.label.clone())
 }
 
-/// Whether any of `problem`'s labelled spans lies inside one of `spans`. Inside, not overlapping:
-/// a problem about a whole table ("missing key") spans the values in it without being theirs.
+/// Whether the span `problem` points at lies inside one of `spans`. Inside, not overlapping: a
+/// problem about a whole table ("missing key") spans the values in it without being theirs.
+/// Secondary labels do not count: "zone not in region, the region is set here" is the zone's.
 fn touches(problem: &Problem, spans: &[Range<usize>]) -> bool {
-    let mut labelled: Vec<Range<usize>> = vec![problem.span()];
-    if let Some(labels) = problem.labels() {
-        labelled.extend(labels.map(|l| l.offset()..l.offset() + l.len()));
-    }
-    labelled.iter().any(|label| {
-        spans
-            .iter()
-            .any(|span| span.start <= label.start && label.end <= span.end)
-    })
+    let label = problem.span();
+    spans
+        .iter()
+        .any(|span| span.start <= label.start && label.end <= span.end)
 }
 
 /// The spans of every value at or under `item`.
@@ -396,5 +391,93 @@ fn find_in<'a>(table: &'a dyn TableLike, segs: &[Segment<'_>]) -> Option<&'a Ite
         }
         [Segment::Key(key), rest @ ..] => find_in(table.get(key)?.as_table_like()?, rest),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EDITED: &str = "# my header\nname = \"a3mega\" # short\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n# our pool\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2 # for now\n\n[[bucket]]\nname = \"my-project-a\"\n\n[[bucket]]\nname = \"my-project-b\"\n";
+
+    #[test]
+    fn setting_a_value_keeps_the_comments_around_it() {
+        let mut draft = Draft::parse(EDITED, "t.toml").expect("TOML");
+        draft.set("gpu_pool.0.nodes", 4, None);
+        draft.set("name", "a3big", None);
+        let text = draft.text();
+        assert_eq!(
+            text,
+            EDITED
+                .replace("nodes = 2 #", "nodes = 4 #")
+                .replace("\"a3mega\" #", "\"a3big\" #")
+        );
+        assert_eq!(draft.get_text("gpu_pool.0.nodes").as_deref(), Some("4"));
+    }
+
+    #[test]
+    fn tables_are_created_with_their_comment_and_removed_cleanly() {
+        let mut draft = Draft::parse(EDITED, "t.toml").expect("TOML");
+        draft.set("filestore.tier", "BASIC_SSD", None);
+        draft.set("bucket.2.name", "my-project-c", None);
+        draft.remove("bucket.0");
+        draft.order_tables(&["gpu_pool", "filestore", "bucket"]);
+        let text = draft.text();
+        assert!(text.contains("# A Filestore NFS share"), "{text}");
+        assert!(
+            text.find("[filestore]") < text.find("[[bucket]]"),
+            "a new table goes after the table before it in the order:\n{text}"
+        );
+        assert_eq!(draft.count("bucket"), 2);
+        assert_eq!(
+            draft.get_str("bucket.1.name").as_deref(),
+            Some("my-project-c")
+        );
+        draft.remove("bucket.1");
+        draft.remove("bucket.0");
+        assert!(!draft.has("bucket") && !draft.text().contains("[[bucket]]"));
+        // Absent paths are no-ops.
+        draft.remove("artifact_registry.3");
+        draft.remove("nothing.here");
+    }
+
+    #[test]
+    fn inline_tables_become_tables_when_a_key_is_added() {
+        let mut draft = Draft::parse("software = { nccl = true }\n", "t.toml").expect("TOML");
+        draft.set("software.kueue.queue", "q", None);
+        assert_eq!(draft.get_bool("software.nccl"), Some(true));
+        assert_eq!(draft.get_str("software.kueue.queue").as_deref(), Some("q"));
+    }
+
+    #[test]
+    fn an_answer_is_blamed_only_for_its_own_problems() {
+        let draft = Draft::parse(EDITED, "t.toml").expect("TOML");
+        let keys = |key: &str| vec![key.to_string()];
+        // Its own value.
+        let found = draft.check(&keys("gpu_pool.0.nodes"), &[], |d| {
+            d.set("gpu_pool.0.nodes", 2000, None)
+        });
+        assert_eq!(found.len(), 1);
+        assert!(found[0].message.contains("between 0 and 1000"));
+        // A problem it causes at another value (the zone no longer offers the machine), but not
+        // one under a key still to be asked.
+        let found = draft.check(&keys("zone"), &[], |d| d.set("zone", "us-central1-b", None));
+        assert!(
+            found
+                .iter()
+                .any(|p| p.message.contains("not offered in zone")),
+            "{found:?}"
+        );
+        let found = draft.check(&keys("region"), &["zone"], |d| {
+            d.set("region", "europe-west4", None)
+        });
+        assert!(found.is_empty(), "{found:?}");
+        // Problems that were there before stay someone else's.
+        let broken =
+            Draft::parse(&EDITED.replace("my-project-b", "Bad_Bucket"), "t.toml").expect("TOML");
+        let found = broken.check(&keys("gpu_pool.0.nodes"), &[], |d| {
+            d.set("gpu_pool.0.nodes", 3, None)
+        });
+        assert!(found.is_empty(), "{found:?}");
     }
 }

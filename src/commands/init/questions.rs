@@ -131,8 +131,15 @@ fn location(
     let existing = non_empty(w.draft.get_str("gpu_pool.0.machine_type"));
     let write = |draft: &mut Draft, machine_type: &str| {
         draft.set("gpu_pool.0.machine_type", machine_type, None);
-        // A stack names versions for one family; a new family gets its newest stack.
+        // A stack names versions for one family; a new family gets its newest stack. A zone
+        // that does not offer the new family is asked again (it comes later).
         if let Some(family) = MachineFamily::from_machine_type(machine_type) {
+            if draft
+                .get_str("zone")
+                .is_some_and(|zone| !family.offered_in(&zone))
+            {
+                draft.set("zone", "", None);
+            }
             let stack = draft.get_str("software.stack");
             if stack
                 .as_deref()
