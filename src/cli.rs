@@ -51,9 +51,12 @@ pub enum Command {
     /// without asking. It ends with the validation result, what an apply will create, how long
     /// it should take, and the command to run next.
     ///
-    /// Every question has a flag. Flags answer their question (it is not asked); with
-    /// `--non-interactive`, or when standard input is not a terminal, nothing is asked: the
-    /// defaults fill the rest, and missing answers are listed as an error.
+    /// Every question has a flag. A flag answers its question, which is then not asked (on a
+    /// terminal, a flag that breaks a rule is reported and the question asked). With
+    /// `--non-interactive`, or when standard input or standard error is not a terminal, nothing
+    /// is asked: the defaults fill the rest, and every missing or invalid answer is listed in one
+    /// error before anything is written. The defaults named below are a new file's; when editing,
+    /// the file's own values come first.
     ///
     /// Example: `a3ctl init a3.toml --non-interactive --project my-project --region us-central1
     /// --machine a3-mega --nodes 32 --capacity reservation --reservation a3mega-reservation`
@@ -167,7 +170,7 @@ pub struct InitArgs {
     #[arg(default_value = "a3ctl.toml")]
     pub path: PathBuf,
     /// Ask nothing: take the answers from the flags and the defaults, or fail listing what is
-    /// missing. Implied when standard input is not a terminal.
+    /// missing. Implied when standard input or standard error is not a terminal.
     #[arg(long)]
     pub non_interactive: bool,
     /// When PATH exists, edit it in place (its values become the defaults, comments are kept).

@@ -34,6 +34,9 @@ pub const ORDER: &[&str] = &[
     "network",
 ];
 
+/// Writes an answer into the draft.
+pub type Writer = dyn Fn(&mut Draft, &str);
+
 /// One question.
 pub struct Question<'a> {
     /// The dotted key the answer is written to.
@@ -45,7 +48,7 @@ pub struct Question<'a> {
     pub help: &'a str,
     /// Writes the answer when more than the key changes with it; by default the answer is
     /// written to the key.
-    pub write: Option<&'a dyn Fn(&mut Draft, &str)>,
+    pub write: Option<&'a Writer>,
 }
 
 /// How a typed answer becomes a TOML value.
