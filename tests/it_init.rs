@@ -653,3 +653,53 @@ fn editing_to_another_family_moves_the_zone_and_stack_with_it() {
     assert!(text.contains("stack = \"2026-01\" # pinned"), "{text}");
     home.assert_valid("edit.toml");
 }
+
+#[test]
+fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
+    let home = Home::new();
+    let flags = [
+        "--project",
+        "my-project",
+        "--region",
+        "us-central1",
+        "--machine",
+        "a3-mega",
+        "--nodes",
+        "1",
+    ];
+    std::fs::create_dir(home.path("dir.toml")).expect("dir");
+    let out = home.run(&[&["init", "dir.toml"][..], &flags].concat(), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("Cannot read `dir.toml`"), "{stderr}");
+
+    std::fs::write(home.path("broken.toml"), "name = [\n").expect("write");
+    let out = home.run(
+        &[&["init", "broken.toml", "--edit"][..], &flags].concat(),
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("Cannot edit `broken.toml`: it is not valid TOML")
+            && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(home.read("broken.toml"), "name = [\n");
+
+    // A problem in a key the wizard does not ask about is shown, and nothing is written.
+    let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+    std::fs::write(home.path("odd.toml"), odd).expect("write");
+    let out = home.run(&["init", "odd.toml", "--edit"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("`release_channel` must be") && stderr.contains("nightly"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was written to `odd.toml`"),
+        "{stderr}"
+    );
+    assert_eq!(home.read("odd.toml"), odd);
+}

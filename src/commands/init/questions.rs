@@ -391,17 +391,17 @@ fn storage(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
             label: format!("{name}: {min} to {max} GiB, {place}"),
         });
     }
-    let given = args.filestore.map(|tier| match tier {
-        FilestoreChoice::None => "none".to_string(),
-        other => format!("{other:?}")
-            .chars()
-            .fold(String::new(), |mut out, c| {
-                if c.is_uppercase() && !out.is_empty() {
-                    out.push('_');
-                }
-                out.push(c.to_ascii_uppercase());
-                out
-            }),
+    let given = args.filestore.map(|tier| {
+        match tier {
+            FilestoreChoice::None => "none",
+            FilestoreChoice::BasicHdd => FilestoreTier::BasicHdd.api_value(),
+            FilestoreChoice::BasicSsd => FilestoreTier::BasicSsd.api_value(),
+            FilestoreChoice::HighScaleSsd => FilestoreTier::HighScaleSsd.api_value(),
+            FilestoreChoice::Zonal => FilestoreTier::Zonal.api_value(),
+            FilestoreChoice::Regional => FilestoreTier::Regional.api_value(),
+            FilestoreChoice::Enterprise => FilestoreTier::Enterprise.api_value(),
+        }
+        .to_string()
     });
     let existing = if w.draft.has("filestore") {
         w.draft

@@ -209,10 +209,7 @@ impl Wizard {
         if !self.interactive {
             let Some((given, why)) = given else {
                 return Ok(match default {
-                    Some(default)
-                        if kind == Kind::Optional
-                            || self.problem_of(q, kind, &default).is_none() =>
-                    {
+                    Some(default) if self.problem_of(q, kind, &default).is_none() => {
                         write(&mut self.draft, q, kind, &default);
                         Some(default)
                     }
