@@ -77,6 +77,30 @@ impl Home {
         cmd.output().expect("a3ctl runs")
     }
 
+    /// Runs `a3ctl init FILE ARGS` without a terminal, expecting it to fail and leave FILE
+    /// alone (absent, or as it was); returns standard error.
+    fn init_fails(&self, file: &str, args: &[&str]) -> String {
+        let before = std::fs::read_to_string(self.path(file)).ok();
+        let out = self.run(&[&["init", file][..], args].concat(), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(self.path(file)).ok(),
+            before,
+            "{file} changed"
+        );
+        stderr
+    }
+
+    /// Runs `a3ctl init FILE ARGS` without a terminal, expecting success; returns standard
+    /// output.
+    fn init_ok(&self, file: &str, args: &[&str]) -> String {
+        let out = self.run(&[&["init", file][..], args].concat(), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.path(name)).expect("blueprint written")
     }
@@ -215,6 +239,13 @@ impl Session {
         self.writer.flush().expect("flush");
     }
 
+    /// Takes the default of each question in turn.
+    fn defaults(&mut self, prompts: &[&str]) {
+        for prompt in prompts {
+            self.answer(prompt, ENTER);
+        }
+    }
+
     /// Waits for the program to end; returns its exit code and the final screen.
     fn finish(mut self) -> (u32, String) {
         let deadline = Instant::now() + DEADLINE;
@@ -273,13 +304,13 @@ fn a3_high_path_with_invalid_answers_asked_again() {
     s.answer("GPU nodes", "2000\r");
     s.expect("`nodes` must be between 0 and 1000, found 2000");
     s.answer("GPU nodes", "4\r");
-    s.answer("System pool nodes", ENTER);
-    s.answer("Filestore", ENTER);
-    s.answer("Create an Artifact Registry repository?", ENTER);
-    s.answer("Create Cloud Storage buckets?", ENTER);
-    s.answer("Install Kueue?", ENTER);
-    s.answer("Queue name", ENTER);
-    s.answer("State backend", ENTER);
+    s.defaults(&[
+        "System pool nodes",
+        "Filestore",
+        "Create an Artifact Registry repository?",
+        "Create Cloud Storage buckets?",
+    ]);
+    s.defaults(&["Install Kueue?", "Queue name", "State backend"]);
     s.expect("4 GPU subnets, 192.168.0.0/24 to 192.168.3.0/24");
     s.answer("Keep these ranges?", ENTER);
     s.expect("Next:");
@@ -344,11 +375,13 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
     s.answer("Repository name", ENTER);
     s.answer("Create Cloud Storage buckets?", "y");
     s.answer("Bucket names", ENTER);
-    s.answer("Mount the buckets in pods with GCS FUSE?", ENTER);
-    s.answer("Install Kueue?", ENTER);
-    s.answer("Queue name", ENTER);
-    s.answer("State backend", ENTER);
-    s.answer("Keep these ranges?", ENTER);
+    s.defaults(&[
+        "Mount the buckets in pods with GCS FUSE?",
+        "Install Kueue?",
+        "Queue name",
+        "State backend",
+        "Keep these ranges?",
+    ]);
     s.expect("Next:");
     let (code, screen) = s.finish();
     assert_eq!(code, 0, "{screen}");
@@ -378,7 +411,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
     std::fs::write(home.path("mega.toml"), &commented).expect("write");
     let mut s = Session::start(&home, &["init", "mega.toml"], &env);
     s.answer("`mega.toml` exists", ENTER); // edit
-    for prompt in [
+    s.defaults(&[
         "Project id",
         "Machine family",
         "Deployment name",
@@ -387,12 +420,10 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Capacity",
         "Reservation",
         "Reservation block",
-    ] {
-        s.answer(prompt, ENTER);
-    }
+    ]);
     s.expect("GPU nodes (32)");
     s.answer("", "16\r");
-    for prompt in [
+    s.defaults(&[
         "System pool nodes",
         "Filestore",
         "Filestore capacity",
@@ -405,9 +436,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Queue name",
         "State backend",
         "Keep these ranges?",
-    ] {
-        s.answer(prompt, ENTER);
-    }
+    ]);
     let (code, screen) = s.finish();
     assert_eq!(code, 0, "{screen}");
     let edited = home.read("mega.toml");
@@ -438,31 +467,20 @@ fn an_existing_file_is_not_replaced_without_confirmation() {
     assert_eq!(code, 0);
     assert_eq!(home.read("keep.toml"), "# mine\n");
 
-    let out = home.run(
-        &[
-            "init",
-            "keep.toml",
-            "--non-interactive",
-            "--project",
-            "my-project",
-        ],
-        &[],
+    let stderr = home.init_fails(
+        "keep.toml",
+        &["--non-interactive", "--project", "my-project"],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr.contains("Refusing to overwrite `keep.toml`") && stderr.contains("--edit"),
         "{stderr}"
     );
-    assert_eq!(home.read("keep.toml"), "# mine\n");
 }
 
 #[test]
 fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
     let home = Home::new();
-    let out = home.run(&["init", "ci.toml", "--region", "us-central1"], &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = home.init_fails("ci.toml", &["--region", "us-central1"]);
     assert!(
         stderr.contains("Cannot write `ci.toml` without asking"),
         "{stderr}"
@@ -471,26 +489,13 @@ fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
         stderr.contains("missing: --project, --machine, --nodes"),
         "{stderr}"
     );
-    assert!(!home.path("ci.toml").exists());
 
     // A flag that breaks a rule is reported with the rule's message.
-    let out = home.run(
-        &[
-            "init",
-            "ci.toml",
-            "--project",
-            "my-project",
-            "--machine",
-            "a3-mega",
-            "--zone",
-            "us-west4-a",
-            "--nodes",
-            "2000",
-        ],
-        &[],
+    let mega = ["--project", "my-project", "--machine", "a3-mega"];
+    let stderr = home.init_fails(
+        "ci.toml",
+        &[&mega[..], &["--zone", "us-west4-a", "--nodes", "2000"]].concat(),
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("--zone us-west4-a: no zone of `us-west4` offers `a3-megagpu-8g`"),
         "{stderr}"
@@ -499,42 +504,36 @@ fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
         stderr.contains("--nodes 2000: `nodes` must be between 0 and 1000, found 2000"),
         "{stderr}"
     );
-    assert!(!home.path("ci.toml").exists());
 
-    let out = home.run(
+    let stderr = home.init_fails(
+        "ci.toml",
         &[
-            "init",
-            "ci.toml",
-            "--project",
-            "my-project",
-            "--machine",
-            "a3-mega",
-            "--zone",
-            "us-central1-b",
-            "--nodes",
-            "2",
-            "--capacity",
-            "reservation",
-        ],
-        &[],
+            &mega[..],
+            &[
+                "--zone",
+                "us-central1-b",
+                "--nodes",
+                "2",
+                "--capacity",
+                "reservation",
+            ],
+        ]
+        .concat(),
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("`a3-megagpu-8g` is not offered in zone `us-central1-b`"),
         "{stderr}"
     );
     assert!(stderr.contains("missing: --reservation"), "{stderr}");
-    assert!(!home.path("ci.toml").exists());
 }
 
 #[test]
 fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults() {
     let home = Home::new();
     home.gcloud("[core]\nproject = cfg-project\n[compute]\nregion = europe-west4\n");
-    let out = home.run(
+    let stdout = home.init_ok(
+        "ci.toml",
         &[
-            "init",
-            "ci.toml",
             "--non-interactive",
             "--machine",
             "a3-high",
@@ -555,14 +554,6 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
             "--pods",
             "10.8.0.0/14",
         ],
-        &[],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert!(
         stdout.contains("Blueprint `ci.toml` is valid: deployment `a3high` in `europe-west4-b`"),
@@ -591,42 +582,12 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
     home.assert_valid("ci.toml");
 
     // --edit changes an existing file in place without asking; --force replaces it.
-    let out = home.run(
-        &[
-            "init",
-            "ci.toml",
-            "--non-interactive",
-            "--edit",
-            "--nodes",
-            "2",
-        ],
-        &[],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    home.init_ok("ci.toml", &["--non-interactive", "--edit", "--nodes", "2"]);
     let edited = home.read("ci.toml");
     assert_eq!(edited, text.replace("nodes = 8", "nodes = 2"));
-    let out = home.run(
-        &[
-            "init",
-            "ci.toml",
-            "--force",
-            "--machine",
-            "a3-mega",
-            "--nodes",
-            "1",
-        ],
-        &[],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    home.init_ok(
+        "ci.toml",
+        &["--force", "--machine", "a3-mega", "--nodes", "1"],
     );
     assert!(home.read("ci.toml").contains("a3-megagpu-8g"));
     assert!(!Path::new(&home.path("ci.toml.tmp")).exists());
@@ -668,31 +629,21 @@ fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
         "1",
     ];
     std::fs::create_dir(home.path("dir.toml")).expect("dir");
-    let out = home.run(&[&["init", "dir.toml"][..], &flags].concat(), &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
+    let stderr = home.init_fails("dir.toml", &flags);
     assert!(stderr.contains("Cannot read `dir.toml`"), "{stderr}");
 
     std::fs::write(home.path("broken.toml"), "name = [\n").expect("write");
-    let out = home.run(
-        &[&["init", "broken.toml", "--edit"][..], &flags].concat(),
-        &[],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
+    let stderr = home.init_fails("broken.toml", &[&["--edit"][..], &flags].concat());
     assert!(
         stderr.contains("Cannot edit `broken.toml`: it is not valid TOML")
             && stderr.contains("--force"),
         "{stderr}"
     );
-    assert_eq!(home.read("broken.toml"), "name = [\n");
 
     // A problem in a key the wizard does not ask about is shown, and nothing is written.
     let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
     std::fs::write(home.path("odd.toml"), odd).expect("write");
-    let out = home.run(&["init", "odd.toml", "--edit"], &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = home.init_fails("odd.toml", &["--edit"]);
     assert!(
         stderr.contains("`release_channel` must be") && stderr.contains("nightly"),
         "{stderr}"
@@ -701,5 +652,4 @@ fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
         stderr.contains("nothing was written to `odd.toml`"),
         "{stderr}"
     );
-    assert_eq!(home.read("odd.toml"), odd);
 }

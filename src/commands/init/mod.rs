@@ -27,19 +27,6 @@ use std::io::IsTerminal;
 use std::path::Path;
 use wizard::{Choice, Question, Wizard};
 
-/// The order of a blueprint's tables, as in the shipped examples and docs/blueprint.md.
-const TABLES: &[&str] = &[
-    "network",
-    "cluster",
-    "system_pool",
-    "gpu_pool",
-    "filestore",
-    "artifact_registry",
-    "bucket",
-    "software",
-    "state",
-];
-
 pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     let interactive =
         !args.non_interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -98,7 +85,7 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
         return Err(unanswered(&wizard, &shown));
     }
 
-    wizard.draft.order_tables(TABLES);
+    wizard.draft.order_tables(blueprint::ROOT_KEYS);
     if !edit {
         wizard.draft.set_header(draft::HEADER);
     }

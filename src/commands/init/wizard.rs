@@ -175,6 +175,23 @@ impl Wizard {
         }
     }
 
+    /// Keeps an answer given by a flag that passed the checks.
+    fn take_flag(&mut self, q: &Question<'_>, kind: Kind, given: String) -> String {
+        write(&mut self.draft, q, kind, &given);
+        self.took_flag(q, &given);
+        given
+    }
+
+    /// Shows an answer given by a flag where the question would have been.
+    fn took_flag(&self, q: &Question<'_>, answer: &str) {
+        self.say(&format!(
+            "{} {} · {answer} ({})",
+            style("✔").green(),
+            q.prompt,
+            q.flag
+        ));
+    }
+
     /// Asks for text (or a number); returns the answer, `None` when it is missing.
     pub fn text(
         &mut self,
@@ -192,16 +209,7 @@ impl Wizard {
             .map(|d| d.to_string());
         let given = match given {
             Some(given) => match self.problem_of(q, kind, &given) {
-                None => {
-                    write(&mut self.draft, q, kind, &given);
-                    self.say(&format!(
-                        "{} {} · {given} ({})",
-                        style("✔").green(),
-                        q.prompt,
-                        q.flag
-                    ));
-                    return Ok(Some(given));
-                }
+                None => return Ok(Some(self.take_flag(q, kind, given))),
                 Some(why) => Some((given, why)),
             },
             None => None,
@@ -271,16 +279,7 @@ impl Wizard {
         let mut complaint = None;
         if let Some(given) = given {
             match check(self, &given) {
-                None => {
-                    write(&mut self.draft, q, Kind::Text, &given);
-                    self.say(&format!(
-                        "{} {} · {given} ({})",
-                        style("✔").green(),
-                        q.prompt,
-                        q.flag
-                    ));
-                    return Ok(Some(given));
-                }
+                None => return Ok(Some(self.take_flag(q, Kind::Text, given))),
                 Some(why) if !self.interactive => {
                     self.rejected.push(format!("{} {given}: {why}", q.flag));
                     return Ok(None);
@@ -344,13 +343,7 @@ impl Wizard {
     ) -> Result<bool, Interrupted> {
         let answer = match given {
             Some(given) => {
-                self.say(&format!(
-                    "{} {} · {} ({})",
-                    style("✔").green(),
-                    q.prompt,
-                    if given { "yes" } else { "no" },
-                    q.flag
-                ));
+                self.took_flag(q, if given { "yes" } else { "no" });
                 given
             }
             None if !self.interactive => default,
