@@ -175,7 +175,8 @@ impl Session {
             loop {
                 let n = reader.read(&mut buf).unwrap_or(0);
                 let (lock, changed) = &*feed;
-                let mut screen = lock.lock().expect("screen lock");
+                // A test that failed while holding the lock has already said why.
+                let mut screen = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 if n == 0 {
                     screen.closed = true;
                     changed.notify_all();
@@ -651,5 +652,47 @@ fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
     assert!(
         stderr.contains("nothing was written to `odd.toml`"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
+    let home = Home::new();
+    let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+    std::fs::write(home.path("odd.toml"), odd).expect("write");
+    let mut s = Session::start(&home, &["init", "odd.toml", "--edit", "--nodes", "3"], &[]);
+    s.defaults(&[
+        "Project id",
+        "Machine family",
+        "Deployment name",
+        "Region",
+        "Zone",
+        "Capacity",
+    ]);
+    s.expect("✔ GPU nodes · 3 (--nodes)");
+    s.defaults(&[
+        "System pool nodes",
+        "Filestore",
+        "Create an Artifact Registry repository?",
+    ]);
+    s.defaults(&[
+        "Create Cloud Storage buckets?",
+        "Install Kueue?",
+        "Queue name",
+        "State backend",
+    ]);
+    s.answer("Keep these ranges?", ENTER);
+    s.expect("`release_channel` must be");
+    s.answer(
+        "The blueprint has the problems above. Write it anyway?",
+        "y",
+    );
+    s.expect("Wrote `odd.toml`");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 1, "{screen}");
+    let text = home.read("odd.toml");
+    assert!(
+        text.contains("release_channel = \"nightly\"") && text.contains("nodes = 3"),
+        "{text}"
     );
 }
