@@ -4,15 +4,14 @@
 //! one-operation-per-cluster rule serialises a cluster's node pools — plus the API requests made per
 //! resource. Numbers, not assertions: this is a benchmark, not a test.
 
+use a3ctl::apply::estimate;
 use a3ctl::apply::executor::{Executor, Stop};
-use a3ctl::apply::schedule::{self, Step, StepKind};
+use a3ctl::apply::schedule;
 use a3ctl::apply::sink::{Discard, StateSink};
 use a3ctl::apply::{Backoff, Options, Silent};
 use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig, GcpProvider};
 use a3ctl::graph::ResourceGraph;
-use a3ctl::plan::Plan;
 use a3ctl::plan::planner::{Refreshed, plan};
-use a3ctl::resource::Kind;
 use a3ctl::state::State;
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::latency::LatencyProfile;
@@ -22,40 +21,6 @@ use std::time::Duration;
 
 /// Real seconds per simulated second.
 const SCALE: f64 = 0.001;
-
-/// The mean simulated duration, in seconds, of creating one resource of `step`'s kind.
-fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
-    let change = &plan.changes[step.change];
-    let gpu = change
-        .after
-        .as_ref()
-        .is_some_and(|s| s["accelerator"].is_object());
-    let key = match step.addr.kind {
-        Kind::Network => "compute.network.insert",
-        Kind::Subnetwork => "compute.subnetwork.insert",
-        Kind::Firewall => "compute.firewall.insert",
-        Kind::Router => "compute.router.insert",
-        Kind::ResourcePolicy => "compute.resourcePolicy.insert",
-        Kind::Cluster => "container.cluster.create",
-        Kind::NodePool if gpu => "container.nodePool.create.gpu",
-        Kind::NodePool => "container.nodePool.create",
-        Kind::Filestore => "file.instance.create",
-        Kind::Repository => "artifactregistry.repository.create",
-        Kind::Bucket | Kind::Kubernetes => return 0.0,
-    };
-    let mean = |k: &str| match profile.spans.get(k) {
-        Some(a3ctl_sim::latency::Span::Fixed(s)) => *s,
-        Some(a3ctl_sim::latency::Span::Range([a, b])) => (a + b) / 2.0,
-        None => 0.0,
-    };
-    // A cluster is created with a bootstrap pool that is deleted before it is usable.
-    let extra = if step.addr.kind == Kind::Cluster {
-        mean("container.nodePool.delete")
-    } else {
-        0.0
-    };
-    mean(key) + extra
-}
 
 async fn bench(name: &str) {
     let blueprint = a3ctl::blueprint::load(
@@ -84,27 +49,8 @@ async fn bench(name: &str) {
 
     // Lower bounds from the graph with the profile's mean durations.
     let steps = schedule::steps(&the_plan, &state);
-    let profile = LatencyProfile::realistic();
-    let weight = |s: &Step| expected_secs(&profile, &the_plan, s);
-    let critical = schedule::critical_path(&steps, weight);
-    // GKE serialises a cluster's operations: its pools run one after another after the cluster.
-    let cluster_chain: f64 = steps
-        .iter()
-        .filter(|s| {
-            matches!(s.addr.kind, Kind::Cluster | Kind::NodePool) && s.kind == StepKind::Create
-        })
-        .map(weight)
-        .sum();
-    let before_cluster = steps
-        .iter()
-        .position(|s| s.addr.kind == Kind::Cluster)
-        .map(|i| {
-            let mut prefix = steps.clone();
-            prefix.truncate(i + 1);
-            schedule::critical_path(&prefix, weight) - weight(&steps[i])
-        })
-        .unwrap_or(0.0);
-    let laned = critical.max(before_cluster + cluster_chain);
+    let bounds = estimate::estimate(&LatencyProfile::realistic(), &the_plan, &steps);
+    let (critical, laned) = (bounds.critical_path, bounds.seconds());
 
     let options = Options {
         poll: Backoff {

@@ -50,6 +50,30 @@ pub struct Global {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Write a blueprint by answering questions: project, location, machine family, capacity,
+    /// storage, Kueue, state and network ranges.
+    ///
+    /// Each answer is checked at once with the rules of `a3ctl validate` and asked again, with the
+    /// reason, when it breaks one; only zones offering the chosen machine are offered. Project,
+    /// region and zone default to gcloud's (`CLOUDSDK_CORE_PROJECT`, `CLOUDSDK_COMPUTE_REGION`,
+    /// `CLOUDSDK_COMPUTE_ZONE`, `GOOGLE_CLOUD_PROJECT`, then the active configuration under
+    /// `CLOUDSDK_CONFIG` or `~/.config/gcloud`); gcloud itself is never run. The file is written
+    /// with a comment on each section. Run on an existing blueprint, it offers to edit it: the
+    /// current values become the defaults and your comments are kept. It never replaces a file
+    /// without asking. It ends with the validation result, what an apply will create, how long
+    /// it should take, and the command to run next.
+    ///
+    /// Every question has a flag. A flag answers its question, which is then not asked (on a
+    /// terminal, a flag that breaks a rule is reported and the question asked). With
+    /// `--non-interactive`, or when standard input or standard error is not a terminal, nothing
+    /// is asked: the defaults fill the rest, and every missing or invalid answer is listed in one
+    /// error before anything is written. The defaults named below are a new file's; when editing,
+    /// the file's own values come first.
+    ///
+    /// Example: `a3ctl init a3.toml --non-interactive --project my-project --region us-central1
+    /// --machine a3-mega --nodes 32 --capacity reservation --reservation a3mega-reservation`
+    Init(Box<InitArgs>),
+
     /// Check a blueprint without calling any cloud API.
     ///
     /// Reports every problem at once, each with its file, line and column, the offending text
@@ -286,4 +310,140 @@ pub struct KubeconfigArgs {
     /// `~/.kube/config`).
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct InitArgs {
+    /// Where to write the blueprint.
+    #[arg(default_value = "a3ctl.toml")]
+    pub path: PathBuf,
+    /// Ask nothing: take the answers from the flags and the defaults, or fail listing what is
+    /// missing. Implied when standard input or standard error is not a terminal.
+    #[arg(long)]
+    pub non_interactive: bool,
+    /// When PATH exists, edit it in place (its values become the defaults, comments are kept).
+    #[arg(long, conflicts_with = "force")]
+    pub edit: bool,
+    /// When PATH exists, replace it with a new blueprint without asking.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Google Cloud project id. Default: gcloud's project.
+    #[arg(long, help_heading = "Answers")]
+    pub project: Option<String>,
+    /// Machine family: `a3-high` (a3-highgpu-8g: 8 H100 80GB, 4 GPU NICs, GPUDirect-TCPX) or
+    /// `a3-mega` (a3-megagpu-8g: 8 H100 Mega 80GB, 8 GPU NICs, GPUDirect-TCPXO).
+    #[arg(long, value_enum, help_heading = "Answers")]
+    pub machine: Option<Machine>,
+    /// Deployment name: the GKE cluster name and the prefix of every resource (at most 20
+    /// characters). Default: `a3high` or `a3mega`.
+    #[arg(long, help_heading = "Answers")]
+    pub name: Option<String>,
+    /// Region. Default: gcloud's region, or the region of `--zone`.
+    #[arg(long, help_heading = "Answers")]
+    pub region: Option<String>,
+    /// Zone of the GPU nodes; it must offer the machine type. Default: gcloud's zone when it
+    /// offers it, else the first zone of the region that does.
+    #[arg(long, help_heading = "Answers")]
+    pub zone: Option<String>,
+    /// Number of GPU nodes (8 GPUs each), 1 to 1000 (0 only with flex-start).
+    #[arg(long, help_heading = "Answers")]
+    pub nodes: Option<String>,
+    /// Where the GPU capacity comes from. Default: `on-demand`.
+    #[arg(long, value_enum, help_heading = "Answers")]
+    pub capacity: Option<CapacityChoice>,
+    /// Reservation to consume (`capacity = reservation`): its name, or
+    /// `projects/<project>/reservations/<name>` for a shared one.
+    #[arg(long, help_heading = "Answers")]
+    pub reservation: Option<String>,
+    /// One block of the reservation (`gcloud beta compute reservations blocks list`). Default:
+    /// none (any block).
+    #[arg(long, help_heading = "Answers")]
+    pub reservation_block: Option<String>,
+    /// Nodes of the CPU system pool. Default: 2.
+    #[arg(long, help_heading = "Answers")]
+    pub system_nodes: Option<String>,
+    /// Filestore tier (`basic-hdd`, `basic-ssd`, `high-scale-ssd`, `zonal`, `regional`,
+    /// `enterprise`), or `none`. Default: none.
+    #[arg(long, value_enum, help_heading = "Answers")]
+    pub filestore: Option<FilestoreChoice>,
+    /// Filestore capacity in GiB. Default: the tier's minimum.
+    #[arg(long, help_heading = "Answers")]
+    pub filestore_capacity: Option<String>,
+    /// Artifact Registry repository to create (Docker format), or `none`. Default: none.
+    #[arg(long, help_heading = "Answers")]
+    pub registry: Option<String>,
+    /// Cloud Storage bucket to create in the region (repeat or comma-separate for several), or
+    /// `none`. Default: none.
+    #[arg(long, value_delimiter = ',', help_heading = "Answers")]
+    pub bucket: Vec<String>,
+    /// Mount the buckets in pods with GCS FUSE (`--bucket-mount=false` not to). Default: true.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Answers")]
+    pub bucket_mount: Option<bool>,
+    /// Install Kueue (`--kueue=false` not to). Default: true.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Answers")]
+    pub kueue: Option<bool>,
+    /// Name of Kueue's LocalQueue for GPU jobs. Default: `a3-queue`.
+    #[arg(long, help_heading = "Answers")]
+    pub queue: Option<String>,
+    /// State backend: `local` (a file under `state/`) or `gcs` (a bucket, shared and locked).
+    /// Default: local.
+    #[arg(long, value_enum, help_heading = "Answers")]
+    pub state_backend: Option<StateChoice>,
+    /// Bucket holding the state (`--state-backend gcs`).
+    #[arg(long, help_heading = "Answers")]
+    pub state_bucket: Option<String>,
+    /// Object prefix of the state in that bucket. Default: `a3ctl/<name>`.
+    #[arg(long, help_heading = "Answers")]
+    pub state_prefix: Option<String>,
+    /// Node IP range of the primary subnet. Default: `10.0.0.0/20`.
+    #[arg(long, help_heading = "Answers")]
+    pub primary_subnet: Option<String>,
+    /// Pod IP range. Default: `10.4.0.0/14`.
+    #[arg(long, help_heading = "Answers")]
+    pub pods: Option<String>,
+    /// Service IP range. Default: `10.0.32.0/20`.
+    #[arg(long, help_heading = "Answers")]
+    pub services: Option<String>,
+    /// Range the GPU subnets are carved from, one /24 per GPU NIC. Default: `192.168.0.0/16`.
+    #[arg(long, help_heading = "Answers")]
+    pub gpu_range: Option<String>,
+    /// Control-plane range, a /28. Default: `172.16.0.32/28`.
+    #[arg(long, help_heading = "Answers")]
+    pub master_cidr: Option<String>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Machine {
+    /// a3-highgpu-8g
+    #[value(alias = "a3-highgpu-8g")]
+    A3High,
+    /// a3-megagpu-8g
+    #[value(alias = "a3-megagpu-8g")]
+    A3Mega,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapacityChoice {
+    Reservation,
+    OnDemand,
+    Spot,
+    FlexStart,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilestoreChoice {
+    None,
+    BasicHdd,
+    BasicSsd,
+    HighScaleSsd,
+    Zonal,
+    Regional,
+    Enterprise,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateChoice {
+    Local,
+    Gcs,
 }

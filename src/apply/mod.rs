@@ -14,6 +14,7 @@
 //! - the first interrupt stops starting new steps and lets in-flight ones finish; the second stops
 //!   waiting at once (operations stay journaled). State is saved either way.
 
+pub mod estimate;
 pub mod executor;
 pub mod schedule;
 pub mod sink;

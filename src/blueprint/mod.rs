@@ -50,6 +50,9 @@ pub use versions::{GkeVersion, VersionSpec};
 
 use error::{Finding, Findings};
 
+/// The top-level keys and tables of a blueprint, in the documented order.
+pub(crate) use schema::ROOT_KEYS;
+
 /// Reads and validates the blueprint at `path`.
 pub fn load(path: &Path) -> Result<Blueprint, BlueprintError> {
     let text = std::fs::read_to_string(path).map_err(|source| BlueprintError::Read {

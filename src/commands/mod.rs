@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod graph;
+pub mod init;
 pub mod kubeconfig;
 pub mod plan;
 pub mod session;
@@ -39,6 +40,7 @@ impl From<ExitStatus> for ExitCode {
 pub async fn run(cli: Cli) -> ExitStatus {
     let printer = Printer::from_env(cli.global.quiet);
     let result = match cli.command {
+        Command::Init(args) => init::run(&printer, *args),
         Command::Validate { blueprint } => validate::run(&printer, &blueprint),
         Command::Graph { blueprint, format } => graph::run(&printer, &blueprint, format),
         Command::Plan(args) => plan::run(&cli.global, printer, args).await,

@@ -1,0 +1,142 @@
+//! How long an apply should take, worked out from the plan alone: no cloud, no simulator run.
+//!
+//! Each step is weighted with the mean duration the simulator's realistic latency profile
+//! (`a3ctl_sim::latency::DEFAULTS`, taken from field figures) gives its operation. Two lower
+//! bounds follow from the step graph ([`super::schedule`]): its critical path, and the critical
+//! path once GKE's rule of one operation at a time per cluster serialises the cluster and its node
+//! pools. The larger is the estimate. `a3ctl init` prints it and `cargo bench --bench apply`
+//! compares it with the makespan of real (simulated) applies; real applies also wait on quota,
+//! stock-outs and retries, so it is an estimate, not a promise.
+
+use super::schedule::{self, Step, StepKind};
+use crate::plan::Plan;
+use crate::resource::Kind;
+use a3ctl_sim::latency::{LatencyProfile, Span};
+
+/// The two lower bounds of an apply, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The longest dependency chain.
+    pub critical_path: f64,
+    /// The critical path with the cluster's operations run one at a time.
+    pub one_op_per_cluster: f64,
+}
+
+impl Estimate {
+    /// The estimate: the larger bound.
+    pub fn seconds(&self) -> f64 {
+        self.critical_path.max(self.one_op_per_cluster)
+    }
+}
+
+/// The mean simulated duration, in seconds, of carrying out `step` of `plan` (creates only;
+/// other steps weigh nothing).
+pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
+    if step.kind != StepKind::Create {
+        return 0.0;
+    }
+    let change = &plan.changes[step.change];
+    let gpu = change
+        .after
+        .as_ref()
+        .is_some_and(|s| s["accelerator"].is_object());
+    let key = match step.addr.kind {
+        Kind::Network => "compute.network.insert",
+        Kind::Subnetwork => "compute.subnetwork.insert",
+        Kind::Firewall => "compute.firewall.insert",
+        Kind::Router => "compute.router.insert",
+        Kind::ResourcePolicy => "compute.resourcePolicy.insert",
+        Kind::Cluster => "container.cluster.create",
+        Kind::NodePool if gpu => "container.nodePool.create.gpu",
+        Kind::NodePool => "container.nodePool.create",
+        Kind::Filestore => "file.instance.create",
+        Kind::Repository => "artifactregistry.repository.create",
+        Kind::Bucket | Kind::Kubernetes => return 0.0,
+    };
+    let mean = |key: &str| match profile.spans.get(key) {
+        Some(Span::Fixed(s)) => *s,
+        Some(Span::Range([a, b])) => (a + b) / 2.0,
+        None => 0.0,
+    };
+    // A cluster is created with a bootstrap pool that is deleted before it is usable.
+    let extra = if step.addr.kind == Kind::Cluster {
+        mean("container.nodePool.delete")
+    } else {
+        0.0
+    };
+    mean(key) + extra
+}
+
+/// Both bounds of applying `steps` of `plan` under `profile`.
+pub fn estimate(profile: &LatencyProfile, plan: &Plan, steps: &[Step]) -> Estimate {
+    let weight = |s: &Step| expected_secs(profile, plan, s);
+    let critical_path = schedule::critical_path(steps, weight);
+    // GKE serialises a cluster's operations: its pools run one after another after the cluster.
+    let cluster_chain: f64 = steps
+        .iter()
+        .filter(|s| matches!(s.addr.kind, Kind::Cluster | Kind::NodePool))
+        .map(weight)
+        .sum();
+    let before_cluster = steps
+        .iter()
+        .position(|s| s.addr.kind == Kind::Cluster && s.kind == StepKind::Create)
+        .map(|i| schedule::critical_path(&steps[..=i], weight) - weight(&steps[i]))
+        .unwrap_or(0.0);
+    Estimate {
+        critical_path,
+        one_op_per_cluster: before_cluster + cluster_chain,
+    }
+}
+
+/// `12 min`, `1 h 05 min`: minutes are the resolution an estimate deserves.
+pub fn human(seconds: f64) -> String {
+    let minutes = (seconds / 60.0).round().max(1.0) as u64;
+    if minutes < 60 {
+        format!("{minutes} min")
+    } else {
+        format!("{} h {:02} min", minutes / 60, minutes % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::ResourceGraph;
+    use crate::plan::planner::{Refreshed, plan};
+    use crate::state::State;
+
+    fn shipped(name: &str) -> Estimate {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("blueprints")
+            .join(name);
+        let blueprint = crate::blueprint::load(&path).expect("shipped blueprint");
+        let graph = ResourceGraph::from_blueprint(&blueprint).expect("graph");
+        let state = State::new(&blueprint.name, "estimate".into());
+        let plan = plan(graph.resources(), &state, &Refreshed::new(), false).expect("plan");
+        let steps = schedule::steps(&plan, &state);
+        estimate(&LatencyProfile::realistic(), &plan, &steps)
+    }
+
+    #[test]
+    fn gke_serialisation_dominates_and_filestore_adds_nothing_to_it() {
+        let mega = shipped("a3-mega.toml");
+        let high = shipped("a3-high.toml");
+        // Cluster (480 s) + bootstrap pool delete (210 s) + system pool (180 s) + GPU pool
+        // (600 s), after the networks: about 25 minutes.
+        for estimate in [mega, high] {
+            assert!(estimate.one_op_per_cluster >= estimate.critical_path);
+            assert!(
+                (1400.0..1700.0).contains(&estimate.seconds()),
+                "{estimate:?}"
+            );
+        }
+        assert_eq!(human(mega.seconds()), human(high.seconds()));
+    }
+
+    #[test]
+    fn durations_read_in_minutes() {
+        assert_eq!(human(10.0), "1 min");
+        assert_eq!(human(1500.0), "25 min");
+        assert_eq!(human(3900.0), "1 h 05 min");
+    }
+}

@@ -1,0 +1,231 @@
+//! `a3ctl init`: writes a valid, commented blueprint from a conversation (or from flags).
+//!
+//! The flow: decide what to do with an existing file (edit it, replace it, or stop); start from
+//! it or from a commented skeleton ([`questions::template`]); put every question
+//! ([`questions::ask`]) through the [`wizard::Wizard`], which checks each answer with the rules of
+//! `a3ctl validate`; without a terminal, stop listing missing or rejected flags; write the file
+//! atomically; then report what `a3ctl validate` would, the resources an apply creates, how long
+//! the simulator's latency profile says it takes ([`crate::apply::estimate`]) and the next
+//! command. Nothing is written before the last question is answered.
+
+mod defaults;
+mod draft;
+mod questions;
+mod wizard;
+
+use super::ExitStatus;
+use crate::apply::{estimate, schedule};
+use crate::blueprint::{self, Blueprint};
+use crate::cli::InitArgs;
+use crate::graph::ResourceGraph;
+use crate::plan::planner::{Refreshed, plan};
+use crate::state::State;
+use crate::ui::diagnostics::{Failure, render_blueprint_error};
+use crate::ui::{Printer, plan_view};
+use draft::Draft;
+use std::io::IsTerminal;
+use std::path::Path;
+use wizard::{Choice, Question, Wizard};
+
+pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
+    let interactive =
+        !args.non_interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let path = args.path.clone();
+    let shown = path.display().to_string();
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(Failure::new(format!("Cannot read `{shown}`"))
+                .cause(e.to_string())
+                .hint("pass another path: `a3ctl init <file>`"));
+        }
+    };
+    let mut wizard = Wizard::new(Draft::new(&shown), interactive);
+    let edit = match &existing {
+        None => false,
+        Some(_) if args.edit => true,
+        Some(_) if args.force => false,
+        Some(_) if interactive => match ask_existing(&mut wizard, &shown)? {
+            Some(edit) => edit,
+            None => {
+                printer.info(&format!("Left `{shown}` as it was"));
+                return Ok(ExitStatus::Success);
+            }
+        },
+        Some(_) => {
+            return Err(Failure::new(format!(
+                "Refusing to overwrite `{shown}`: it exists and nothing may be asked"
+            ))
+            .hint("pass --edit to change it (its values become the defaults, comments are kept), --force to replace it, or another path"));
+        }
+    };
+    wizard.draft = match (&existing, edit) {
+        (Some(text), true) => Draft::parse(text, &shown).map_err(|e| {
+            Failure::new(format!("Cannot edit `{shown}`: it is not valid TOML"))
+                .cause(e.to_string().trim().to_string())
+                .hint("fix the syntax first (`a3ctl validate` shows where), or pass --force to replace the file")
+        })?,
+        _ => {
+            let mut draft = Draft::new(&shown);
+            questions::template(&mut draft);
+            draft
+        }
+    };
+    if interactive {
+        wizard.say(&format!(
+            "{} a blueprint for A3 GPU training on GKE. Each answer is checked as you go;\nnothing is written until the end (Ctrl-C stops).",
+            if edit { "Editing" } else { "Writing" }
+        ));
+    }
+
+    questions::ask(&mut wizard, &args, &defaults::from_env())
+        .map_err(|e| Failure::new("Stopped: the terminal went away").cause(e.0))?;
+    if !wizard.missing.is_empty() || !wizard.rejected.is_empty() {
+        return Err(unanswered(&wizard, &shown));
+    }
+
+    wizard.draft.order_tables(blueprint::ROOT_KEYS);
+    if !edit {
+        wizard.draft.set_header(draft::HEADER);
+    }
+    let text = wizard.draft.text();
+    let checked = blueprint::parse(&text, &shown);
+    if let Err(error) = &checked {
+        // Only keys the wizard does not ask about can be wrong here (an edited file's own).
+        let keep = interactive && {
+            printer.err(&render_blueprint_error(printer, error));
+            wizard
+                .confirm(
+                    &Question {
+                        key: "",
+                        flag: "",
+                        prompt: "The blueprint has the problems above. Write it anyway?",
+                        help: "",
+                        write: None,
+                    },
+                    None,
+                    false,
+                )
+                .unwrap_or(false)
+        };
+        if !keep {
+            return Err(Failure::blueprint(printer, error)
+                .hint(format!("nothing was written to `{shown}`")));
+        }
+    }
+    write(&path, &text)?;
+    printer.info(&format!("\nWrote `{shown}`"));
+    match checked {
+        Ok(blueprint) => {
+            printer.out(&report(printer, &blueprint, &path));
+            Ok(ExitStatus::Success)
+        }
+        Err(_) => Ok(ExitStatus::Failure),
+    }
+}
+
+/// Edit, replace or leave an existing file; `None` to leave it.
+fn ask_existing(wizard: &mut Wizard, shown: &str) -> Result<Option<bool>, Failure> {
+    let choices = [
+        Choice {
+            value: "edit".into(),
+            label: "edit it: its values become the defaults, comments are kept".into(),
+        },
+        Choice {
+            value: "replace".into(),
+            label: "replace it with a new blueprint".into(),
+        },
+        Choice {
+            value: "cancel".into(),
+            label: "leave it as it is".into(),
+        },
+    ];
+    let prompt = format!("`{shown}` exists");
+    let answer = wizard
+        .choose(
+            &Question {
+                key: "",
+                flag: "--edit/--force",
+                prompt: &prompt,
+                help: "",
+                write: None,
+            },
+            &choices,
+            None,
+            Some("edit".into()),
+        )
+        .map_err(|e| Failure::new("Stopped: the terminal went away").cause(e.0))?;
+    Ok(match answer.as_deref() {
+        Some("edit") => Some(true),
+        Some("replace") => Some(false),
+        _ => None,
+    })
+}
+
+/// Every missing and rejected flag of a run that could not ask.
+fn unanswered(wizard: &Wizard, shown: &str) -> Failure {
+    let mut failure = Failure::new(format!(
+        "Cannot write `{shown}` without asking: {}",
+        match (wizard.missing.len(), wizard.rejected.len()) {
+            (_, 0) => "answers are missing".to_string(),
+            (0, _) => "some answers break the blueprint's rules".to_string(),
+            _ => "answers are missing and some break the blueprint's rules".to_string(),
+        }
+    ));
+    if !wizard.missing.is_empty() {
+        failure = failure.cause(format!("missing: {}", wizard.missing.join(", ")));
+    }
+    for rejected in &wizard.rejected {
+        failure = failure.cause(rejected.clone());
+    }
+    failure.hint("pass the flags listed (`a3ctl init --help` explains each), or run `a3ctl init` in a terminal to be asked; nothing was written")
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, creating the directory.
+fn write(path: &Path, text: &str) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| {
+        Failure::new(format!("Cannot write `{}`", path.display())).cause(e.to_string())
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text).map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(fail)
+}
+
+/// The validation result, what an apply creates and how long it should take, and what to run.
+fn report(printer: &Printer, blueprint: &Blueprint, path: &Path) -> String {
+    let mut out = format!("\n{}", super::validate::summary(blueprint, path));
+    let created = ResourceGraph::from_blueprint(blueprint)
+        .ok()
+        .and_then(|graph| {
+            let state = State::new(&blueprint.name, "init".into());
+            let plan = plan(graph.resources(), &state, &Refreshed::new(), false).ok()?;
+            let steps = schedule::steps(&plan, &state);
+            Some((
+                plan_view::summary_line(printer, &plan),
+                estimate::estimate(
+                    &a3ctl_sim::latency::LatencyProfile::realistic(),
+                    &plan,
+                    &steps,
+                ),
+            ))
+        });
+    if let Some((line, bounds)) = created {
+        out.push_str(&format!(
+            "{}\nAn apply should take about {}: the longest chain runs through the networks, the cluster and its\nnode pools, which GKE creates one operation at a time. This is an estimate from the mean durations\nof the simulator's latency profile; real applies also wait on capacity, quota and retries.\n",
+            line.trim_end(),
+            estimate::human(bounds.seconds())
+        ));
+    }
+    let shown = path.display();
+    out.push_str(&format!(
+        "\nNext:\n  a3ctl apply --sandbox {shown}   try it against the built-in simulator, no account needed\n  a3ctl apply {shown}             create it in project `{}`\n",
+        blueprint.project
+    ));
+    out
+}

@@ -1,0 +1,740 @@
+//! What `a3ctl init` asks, in order, with the help text of each choice, its flag and its
+//! defaults (the blueprint being edited, then gcloud's configuration, then a3ctl's own).
+//!
+//! Machine family comes before location so that only zones offering the machine are offered, and
+//! capacity comes before the node count because only flex-start pools may start empty. Facts
+//! (zones, GPU NICs, Filestore capacity ranges, stacks) come from `blueprint::presets` and the
+//! blueprint model; rules are checked by validating the draft ([`super::draft::Draft::check`]).
+
+use super::defaults::Found;
+use super::draft::Draft;
+use super::wizard::{Choice, Interrupted, Kind, Question, Wizard};
+use crate::blueprint::FilestoreTier;
+use crate::blueprint::presets::{self, FAMILIES, MachineFamily};
+use crate::cli::{CapacityChoice, FilestoreChoice, InitArgs, Machine, StateChoice};
+
+/// The skeleton of a new blueprint: placeholders for the required keys (so they come first, in
+/// the shipped order) and the sections the wizard does not ask about, with their comments.
+pub fn template(draft: &mut Draft) {
+    for key in [
+        "name",
+        "project",
+        "region",
+        "zone",
+        "gpu_pool.0.machine_type",
+        "gpu_pool.0.nodes",
+    ] {
+        draft.set(key, "", None);
+    }
+    draft.set("cluster.release_channel", "regular", None);
+    draft.set(
+        "cluster.version",
+        "1.33",
+        Some("# A minor version, resolved to the newest build; a3ctl refuses builds below the\n# GPUDirect minimum of the machine family.\n"),
+    );
+    draft.set("cluster.private_nodes", true, None);
+    draft.set("cluster.deletion_protection", false, None);
+    draft.set("system_pool.machine_type", "e2-standard-4", None);
+    draft.set("software.driver", "default", None);
+    draft.set("software.nccl", true, None);
+    draft.set("software.network_prefix", "vpc", None);
+}
+
+fn non_empty(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+/// Asks every question.
+pub fn ask(w: &mut Wizard, args: &InitArgs, found: &Found) -> Result<(), Interrupted> {
+    let family = location(w, args, found)?;
+    capacity(w, args)?;
+    let nodes_help = format!(
+        "How many {} nodes, 8 GPUs each: 1 to 1000 per pool (GKE's limit), 0 only with flex-start.",
+        family.map_or("A3", MachineFamily::display_name)
+    );
+    let existing = non_empty(w.draft.get_text("gpu_pool.0.nodes"));
+    w.text(
+        &q("gpu_pool.0.nodes", "--nodes", "GPU nodes", &nodes_help),
+        Kind::Number,
+        args.nodes.clone(),
+        &[existing],
+    )?;
+    let existing = w.draft.get_text("system_pool.nodes");
+    w.text(
+        &q(
+            "system_pool.nodes",
+            "--system-nodes",
+            "System pool nodes",
+            "CPU nodes (e2-standard-4) for system pods and controllers such as Kueue and JobSet.",
+        ),
+        Kind::Number,
+        args.system_nodes.clone(),
+        &[existing, Some("2".into())],
+    )?;
+    storage(w, args)?;
+    kueue(w, args)?;
+    state(w, args)?;
+    network(w, args)
+}
+
+fn q<'a>(key: &'a str, flag: &'static str, prompt: &'a str, help: &'a str) -> Question<'a> {
+    Question {
+        key,
+        flag,
+        prompt,
+        help,
+        write: None,
+    }
+}
+
+/// Project, machine family, deployment name, region and zone; returns the family.
+fn location(
+    w: &mut Wizard,
+    args: &InitArgs,
+    found: &Found,
+) -> Result<Option<MachineFamily>, Interrupted> {
+    w.section("Project and machines");
+    let from = found
+        .project
+        .as_ref()
+        .map(|(_, from)| format!("\nDefault from {from}."))
+        .unwrap_or_default();
+    let help = format!(
+        "The Google Cloud project that holds everything: 6 to 30 lowercase letters, digits and hyphens.{from}"
+    );
+    let existing = non_empty(w.draft.get_str("project"));
+    w.text(
+        &q("project", "--project", "Project id", &help),
+        Kind::Text,
+        args.project.clone(),
+        &[existing, found.project().map(String::from)],
+    )?;
+
+    let choices: Vec<Choice> = FAMILIES
+        .iter()
+        .map(|family| Choice {
+            value: family.machine_type().to_string(),
+            label: format!(
+                "{} ({}): 8 × {}, {} GPU NICs, GPUDirect-{}",
+                family.display_name(),
+                family.machine_type(),
+                family.accelerator_type(),
+                family.gpu_nics(),
+                family.gpudirect().as_str()
+            ),
+        })
+        .collect();
+    let given = args.machine.map(|m| match m {
+        Machine::A3High => MachineFamily::A3High.machine_type().to_string(),
+        Machine::A3Mega => MachineFamily::A3Mega.machine_type().to_string(),
+    });
+    let existing = non_empty(w.draft.get_str("gpu_pool.0.machine_type"));
+    let write = |draft: &mut Draft, machine_type: &str| {
+        draft.set("gpu_pool.0.machine_type", machine_type, None);
+        // A stack names versions for one family; a new family gets its newest stack. A zone
+        // that does not offer the new family is asked again (it comes later).
+        if let Some(family) = MachineFamily::from_machine_type(machine_type) {
+            if draft
+                .get_str("zone")
+                .is_some_and(|zone| !family.offered_in(&zone))
+            {
+                draft.set("zone", "", None);
+            }
+            let stack = draft.get_str("software.stack");
+            if stack
+                .as_deref()
+                .is_none_or(|id| presets::stack(family, id).is_none())
+            {
+                draft.set("software.stack", presets::latest_stack(family).id, None);
+            }
+        }
+    };
+    let machine = w.choose(
+        &Question {
+            write: Some(&write),
+            ..q(
+                "gpu_pool.0.machine_type",
+                "--machine",
+                "Machine family",
+                "Both have 8 H100 GPUs per node. GPUDirect moves data between GPUs of different nodes without\nthe host CPU: A3 High uses GPUDirect-TCPX over 4 GPU NICs, A3 Mega GPUDirect-TCPXO over 8,\nwith twice the network bandwidth, the choice of the large training recipes. Each NIC gets a VPC.",
+            )
+        },
+        &choices,
+        given,
+        existing.or_else(|| w.interactive().then(|| MachineFamily::A3Mega.machine_type().to_string())),
+    )?;
+    let family = machine
+        .as_deref()
+        .and_then(MachineFamily::from_machine_type);
+
+    let Some(family) = family else {
+        // Without a machine, neither a name nor zones can be suggested; the missing or rejected
+        // `--machine` is already reported.
+        return Ok(None);
+    };
+    let existing = non_empty(w.draft.get_str("name"));
+    let suggested = Some(family.display_name().replace(' ', "").to_lowercase());
+    w.text(
+        &q("name", "--name", "Deployment name", "Names the GKE cluster and prefixes every resource: lowercase letters, digits and hyphens,\nstarting with a letter, at most 20 characters."),
+        Kind::Text,
+        args.name.clone(),
+        &[existing, suggested],
+    )?;
+
+    let offering = |region: &str| -> Vec<&'static str> {
+        family
+            .zones()
+            .iter()
+            .copied()
+            .filter(|zone| presets::region_of_zone(zone) == Some(region))
+            .collect()
+    };
+    let choices: Vec<Choice> = presets::region_names()
+        .into_iter()
+        .filter(|region| !offering(region).is_empty())
+        .map(|region| Choice {
+            value: region.to_string(),
+            label: format!(
+                "{region} ({} in {})",
+                family.display_name(),
+                offering(region).join(", ")
+            ),
+        })
+        .collect();
+    let mut given_region = args.region.clone().or_else(|| {
+        args.zone
+            .as_deref()
+            .and_then(presets::region_of_zone)
+            .map(String::from)
+    });
+    if let Some(region) = given_region.clone()
+        && presets::region_exists(&region)
+        && offering(&region).is_empty()
+    {
+        let regions: Vec<&str> = choices.iter().map(|c| c.value.as_str()).collect();
+        let (flag, value) = match (&args.region, &args.zone) {
+            (None, Some(zone)) => ("--zone", zone.as_str()),
+            _ => ("--region", region.as_str()),
+        };
+        w.reject(
+            flag,
+            value,
+            &format!(
+                "no zone of `{region}` offers `{}`; regions that do: {}",
+                family.machine_type(),
+                regions.join(", ")
+            ),
+        );
+        if !w.interactive() {
+            return Ok(Some(family));
+        }
+        given_region = None;
+    }
+    let existing = non_empty(w.draft.get_str("region"));
+    let env_region = found.region().map(String::from).or_else(|| {
+        found
+            .zone()
+            .and_then(presets::region_of_zone)
+            .map(String::from)
+    });
+    let default = [existing, env_region]
+        .into_iter()
+        .flatten()
+        .find(|region| !offering(region).is_empty());
+    let help = format!("Regions with zones offering `{}`.", family.machine_type());
+    let region = w.choose(
+        &q("region", "--region", "Region", &help),
+        &choices,
+        given_region,
+        default,
+    )?;
+    let Some(region) = region else {
+        return Ok(Some(family));
+    };
+
+    let zones = offering(&region);
+    let choices: Vec<Choice> = zones
+        .iter()
+        .map(|zone| Choice {
+            value: zone.to_string(),
+            label: zone.to_string(),
+        })
+        .collect();
+    let existing = non_empty(w.draft.get_str("zone"));
+    let default = [existing, found.zone().map(String::from)]
+        .into_iter()
+        .flatten()
+        .find(|zone| zones.contains(&zone.as_str()))
+        .or_else(|| zones.first().map(|z| z.to_string()));
+    let help = format!(
+        "Zones of {region} offering `{}`; the GPU nodes (and a zonal Filestore) live here.",
+        family.machine_type()
+    );
+    w.choose(
+        &q("zone", "--zone", "Zone", &help),
+        &choices,
+        args.zone.clone(),
+        default,
+    )?;
+    Ok(Some(family))
+}
+
+/// Capacity, with the reservation when there is one.
+fn capacity(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("GPU capacity");
+    let choices = [
+        (
+            "reservation",
+            "reservation: capacity reserved for you (name, optionally one block); compact placement",
+        ),
+        (
+            "on-demand",
+            "on-demand: no reservation; may fail on stock-outs when nodes are created",
+        ),
+        (
+            "spot",
+            "spot: preemptible, cheaper; no reservation, no compact placement, no periodic maintenance",
+        ),
+        (
+            "flex-start",
+            "flex-start: Dynamic Workload Scheduler starts nodes when capacity frees; may start at 0",
+        ),
+    ];
+    let choices: Vec<Choice> = choices
+        .iter()
+        .map(|(value, label)| Choice {
+            value: value.to_string(),
+            label: label.to_string(),
+        })
+        .collect();
+    let given = args.capacity.map(|c| {
+        match c {
+            CapacityChoice::Reservation => "reservation",
+            CapacityChoice::OnDemand => "on-demand",
+            CapacityChoice::Spot => "spot",
+            CapacityChoice::FlexStart => "flex-start",
+        }
+        .to_string()
+    });
+    let existing = w
+        .draft
+        .get_str("gpu_pool.0.capacity")
+        .or_else(|| Some("on-demand".into()));
+    let write = |draft: &mut Draft, capacity: &str| {
+        draft.set("gpu_pool.0.capacity", capacity, None);
+        if capacity != "reservation" {
+            draft.remove("gpu_pool.0.reservation");
+            draft.remove("gpu_pool.0.reservation_block");
+        } else if draft.get_str("gpu_pool.0.reservation").is_none() {
+            // Asked next; until then a placeholder keeps the capacity itself valid.
+            draft.set("gpu_pool.0.reservation", "reservation-name", None);
+        }
+        if capacity == "spot" {
+            // Spot VMs can neither be packed by compact placement nor restart after periodic
+            // maintenance; drop those settings rather than refuse the answer.
+            if draft.get_str("gpu_pool.0.placement").as_deref() == Some("compact") {
+                draft.remove("gpu_pool.0.placement");
+            }
+            if draft.get_str("gpu_pool.0.host_maintenance").as_deref() == Some("periodic") {
+                draft.remove("gpu_pool.0.host_maintenance");
+            }
+        }
+    };
+    let had_reservation = w.draft.get_str("gpu_pool.0.reservation");
+    let capacity = w.choose(
+        &Question {
+            write: Some(&write),
+            ..q("gpu_pool.0.capacity", "--capacity", "Capacity", "Where the GPU nodes come from. A3 Mega capacity is usually reserved (the recipes use a\nreservation with compact placement); spot and flex-start suit short or interruptible jobs.")
+        },
+        &choices,
+        given,
+        existing,
+    )?;
+    if capacity.as_deref() != Some("reservation") {
+        return Ok(());
+    }
+    w.text(
+        &q("gpu_pool.0.reservation", "--reservation", "Reservation", "The reservation's name (in this project and zone, for this machine type), or\nprojects/<project>/reservations/<name> for one shared from another project."),
+        Kind::Text,
+        args.reservation.clone(),
+        &[had_reservation],
+    )?;
+    let existing = w.draft.get_str("gpu_pool.0.reservation_block");
+    w.text(
+        &q("gpu_pool.0.reservation_block", "--reservation-block", "Reservation block (empty for any)", "Name one block to keep every node in it (`gcloud beta compute reservations blocks list`)."),
+        Kind::Optional,
+        args.reservation_block.clone(),
+        &[existing],
+    )?;
+    Ok(())
+}
+
+/// Filestore, Artifact Registry and buckets.
+fn storage(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("Storage");
+    let mut choices = vec![Choice {
+        value: "none".into(),
+        label: "none".into(),
+    }];
+    for name in FilestoreTier::NAMES {
+        let Some(tier) = FilestoreTier::parse(name) else {
+            continue;
+        };
+        let (min, max) = tier.capacity_range();
+        let place = if tier.is_regional() {
+            "regional"
+        } else {
+            "zonal"
+        };
+        choices.push(Choice {
+            value: name.to_string(),
+            label: format!("{name}: {min} to {max} GiB, {place}"),
+        });
+    }
+    let given = args.filestore.map(|tier| {
+        match tier {
+            FilestoreChoice::None => "none",
+            FilestoreChoice::BasicHdd => FilestoreTier::BasicHdd.api_value(),
+            FilestoreChoice::BasicSsd => FilestoreTier::BasicSsd.api_value(),
+            FilestoreChoice::HighScaleSsd => FilestoreTier::HighScaleSsd.api_value(),
+            FilestoreChoice::Zonal => FilestoreTier::Zonal.api_value(),
+            FilestoreChoice::Regional => FilestoreTier::Regional.api_value(),
+            FilestoreChoice::Enterprise => FilestoreTier::Enterprise.api_value(),
+        }
+        .to_string()
+    });
+    let existing = if w.draft.has("filestore") {
+        w.draft
+            .get_str("filestore.tier")
+            .or_else(|| Some("BASIC_SSD".into()))
+    } else {
+        Some("none".into())
+    };
+    let tier = w.choose(
+        &q("", "--filestore", "Filestore", "An NFS share for datasets and code, mounted in pods through the Filestore CSI driver.\nBASIC_SSD suits most training; capacity is billed whether used or not."),
+        &choices,
+        given,
+        existing,
+    )?;
+    match tier.as_deref().and_then(FilestoreTier::parse) {
+        None => w.draft.remove("filestore"),
+        Some(tier) => {
+            w.draft.set("filestore.tier", tier.api_value(), None);
+            if w.draft.get("filestore.share").is_none() {
+                w.draft.set("filestore.share", "nfsshare", None);
+            }
+            let existing = w.draft.get_text("filestore.capacity_gb");
+            let (min, max) = tier.capacity_range();
+            let help = format!("{} allows {min} to {max} GiB.", tier.api_value());
+            w.text(
+                &q(
+                    "filestore.capacity_gb",
+                    "--filestore-capacity",
+                    "Filestore capacity (GiB)",
+                    &help,
+                ),
+                Kind::Number,
+                args.filestore_capacity.clone(),
+                &[existing, Some(min.to_string())],
+            )?;
+        }
+    }
+
+    let given = args.registry.as_deref().map(|name| name != "none");
+    let wanted = w.confirm(
+        &q(
+            "",
+            "--registry",
+            "Create an Artifact Registry repository?",
+            "A Docker repository in the region for your training images.",
+        ),
+        given,
+        w.draft.count("artifact_registry") > 0,
+    )?;
+    if wanted {
+        let existing = w.draft.get_str("artifact_registry.0.name");
+        w.text(
+            &q(
+                "artifact_registry.0.name",
+                "--registry",
+                "Repository name",
+                "Lowercase letters, digits and hyphens.",
+            ),
+            Kind::Text,
+            args.registry.clone().filter(|name| name != "none"),
+            &[existing, Some("training".into())],
+        )?;
+        if w.draft.get("artifact_registry.0.format").is_none() {
+            w.draft.set("artifact_registry.0.format", "docker", None);
+        }
+    } else {
+        w.draft.remove("artifact_registry");
+    }
+
+    let given = match args.bucket.as_slice() {
+        [] => None,
+        [only] if only == "none" => Some(false),
+        _ => Some(true),
+    };
+    let count = w.draft.count("bucket");
+    let wanted = w.confirm(
+        &q(
+            "",
+            "--bucket",
+            "Create Cloud Storage buckets?",
+            "Regional buckets next to the nodes, for checkpoints and data.",
+        ),
+        given,
+        count > 0,
+    )?;
+    if !wanted {
+        w.draft.remove("bucket");
+        return Ok(());
+    }
+    let existing: Vec<String> = (0..count)
+        .filter_map(|i| w.draft.get_str(&format!("bucket.{i}.name")))
+        .collect();
+    let suggested = match (w.draft.get_str("project"), w.draft.get_str("name")) {
+        (Some(project), Some(name)) => Some(format!("{project}-{name}-ckpt")),
+        _ => None,
+    };
+    let given = given.filter(|b| *b).map(|_| args.bucket.join(","));
+    let names = w.text(
+        &q("bucket.*.name", "--bucket", "Bucket names (comma-separated)", "Bucket names are global: start them with the project id. 3 to 63 lowercase letters,\ndigits, hyphens and underscores."),
+        Kind::List,
+        given,
+        &[non_empty(Some(existing.join(", "))), suggested],
+    )?;
+    let count = names.map_or(0, |names| {
+        names.split(',').filter(|n| !n.trim().is_empty()).count()
+    });
+    let mounted = (0..count).any(|i| w.draft.get_bool(&format!("bucket.{i}.mount")) == Some(true));
+    let mount = w.confirm(
+        &q(
+            "",
+            "--bucket-mount",
+            "Mount the buckets in pods with GCS FUSE?",
+            "Pods then read and write them as files (the GCS FUSE CSI driver is turned on).",
+        ),
+        args.bucket_mount,
+        mounted || w.draft.get("bucket.0.mount").is_none(),
+    )?;
+    let region = w.draft.get_str("region").unwrap_or_default();
+    for i in 0..count {
+        // Buckets must be in the cluster's region; keep them there when the region changes.
+        w.draft
+            .set(&format!("bucket.{i}.location"), region.as_str(), None);
+        w.draft.set(&format!("bucket.{i}.mount"), mount, None);
+    }
+    Ok(())
+}
+
+fn kueue(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("Scheduling");
+    let enabled = w.draft.get_bool("software.kueue.enabled").unwrap_or(true);
+    let enabled = w.confirm(
+        &q("software.kueue.enabled", "--kueue", "Install Kueue?", "Kueue admits a GPU job only when all of it fits, as the training recipes submit them, and\nqueues the rest."),
+        args.kueue,
+        enabled,
+    )?;
+    if enabled {
+        let existing = w.draft.get_str("software.kueue.queue");
+        w.text(
+            &q(
+                "software.kueue.queue",
+                "--queue",
+                "Queue name",
+                "The LocalQueue jobs name in `kueue.x-k8s.io/queue-name`.",
+            ),
+            Kind::Text,
+            args.queue.clone(),
+            &[existing, Some("a3-queue".into())],
+        )?;
+    }
+    Ok(())
+}
+
+fn state(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("State");
+    let name = w.draft.get_str("name").unwrap_or_default();
+    let choices = [
+        Choice {
+            value: "local".into(),
+            label: format!("local: a file, state/{name}.a3state.json; for one person"),
+        },
+        Choice {
+            value: "gcs".into(),
+            label: "gcs: an existing Cloud Storage bucket, locked; for a team or CI".into(),
+        },
+    ];
+    let given = args.state_backend.map(|b| match b {
+        StateChoice::Local => "local".to_string(),
+        StateChoice::Gcs => "gcs".to_string(),
+    });
+    let existing = w
+        .draft
+        .get_str("state.backend")
+        .or_else(|| Some("local".into()));
+    let write = |draft: &mut Draft, backend: &str| {
+        draft.set("state.backend", backend, None);
+        let stale: &[&str] = if backend == "gcs" {
+            &["state.path"]
+        } else {
+            &["state.bucket", "state.prefix", "state.kms_key"]
+        };
+        for key in stale {
+            draft.remove(key);
+        }
+        if backend == "gcs" && draft.get_str("state.bucket").is_none() {
+            // Asked next; until then a placeholder keeps the backend itself valid.
+            draft.set("state.bucket", "state-bucket", None);
+        }
+    };
+    let had_bucket = w.draft.get_str("state.bucket");
+    let backend = w.choose(
+        &Question {
+            write: Some(&write),
+            ..q(
+                "state.backend",
+                "--state-backend",
+                "State backend",
+                "a3ctl records what it created here, and refreshes it on every plan.",
+            )
+        },
+        &choices,
+        given,
+        existing,
+    )?;
+    if backend.as_deref() == Some("gcs") {
+        w.text(
+            &q(
+                "state.bucket",
+                "--state-bucket",
+                "State bucket",
+                "The bucket must exist; a3ctl locks the state there while it works.",
+            ),
+            Kind::Text,
+            args.state_bucket.clone(),
+            &[had_bucket],
+        )?;
+        let existing = w.draft.get_str("state.prefix");
+        w.text(
+            &q(
+                "state.prefix",
+                "--state-prefix",
+                "Object prefix",
+                "Where in the bucket this deployment's state lives.",
+            ),
+            Kind::Text,
+            args.state_prefix.clone(),
+            &[existing, Some(format!("a3ctl/{name}"))],
+        )?;
+    }
+    Ok(())
+}
+
+/// The network ranges: the computed defaults are shown and kept unless the user changes them.
+fn network(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("Network ranges");
+    let ranges: [(&str, &'static str, &str, &Option<String>); 5] = [
+        (
+            "network.primary_subnet",
+            "--primary-subnet",
+            "Node range (primary subnet)",
+            &args.primary_subnet,
+        ),
+        ("network.pods", "--pods", "Pod range", &args.pods),
+        (
+            "network.services",
+            "--services",
+            "Service range",
+            &args.services,
+        ),
+        (
+            "network.gpu_range",
+            "--gpu-range",
+            "GPU range (GPU subnets are carved from it)",
+            &args.gpu_range,
+        ),
+        (
+            "network.master_ipv4_cidr",
+            "--master-cidr",
+            "Control-plane range (a /28)",
+            &args.master_cidr,
+        ),
+    ];
+    // The computed values come from validating the draft: the same defaults `a3ctl validate`
+    // applies, and the GPU subnets it carves.
+    let computed = w.draft.validate().ok().map(|bp| bp.network);
+    if let Some(net) = &computed {
+        let current = [
+            net.primary_subnet,
+            net.pods,
+            net.services,
+            net.gpu_range,
+            net.master_ipv4_cidr,
+        ];
+        for ((key, ..), value) in ranges.iter().zip(current) {
+            if w.draft.get(key).is_none() {
+                w.draft.set(key, value.to_string(), None);
+            }
+        }
+        if w.draft.get("network.gpu_subnet_prefix").is_none() {
+            w.draft.set(
+                "network.gpu_subnet_prefix",
+                i64::from(net.gpu_subnet_prefix),
+                None,
+            );
+        }
+        if w.draft.get("network.nat").is_none() {
+            w.draft.set(
+                "network.nat",
+                net.nat,
+                Some("# Cloud NAT lets private nodes pull public images.\n"),
+            );
+        }
+        if w.draft.get("network.gpu_mtu").is_none() {
+            w.draft.set(
+                "network.gpu_mtu",
+                i64::from(net.gpu_mtu),
+                Some("# GPUDirect needs MTU 8244 on every GPU VPC.\n"),
+            );
+        }
+        let gpu = match (net.gpu_subnets.first(), net.gpu_subnets.last()) {
+            (Some(first), Some(last)) => {
+                format!("{} GPU subnets, {first} to {last}", net.gpu_subnets.len())
+            }
+            _ => String::new(),
+        };
+        w.say(&format!(
+            "  nodes {}, pods {}, services {}, {gpu}, control plane {}",
+            net.primary_subnet, net.pods, net.services, net.master_ipv4_cidr
+        ));
+    }
+    let all_given = ranges.iter().all(|(.., given)| given.is_some());
+    let change = w.interactive()
+        && !all_given
+        && !w.confirm(
+            &q(
+                "",
+                "",
+                "Keep these ranges?",
+                "They must not overlap each other or any network you peer or connect to.",
+            ),
+            None,
+            true,
+        )?;
+    for (key, flag, prompt, given) in ranges {
+        if given.is_none() && !change {
+            continue;
+        }
+        let existing = w.draft.get_str(key);
+        w.text(
+            &q(key, flag, prompt, ""),
+            Kind::Text,
+            given.clone(),
+            &[existing],
+        )?;
+    }
+    Ok(())
+}

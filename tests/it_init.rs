@@ -1,0 +1,698 @@
+//! `a3ctl init` as people and scripts use it: driven through a pseudo-terminal (keystrokes in,
+//! screen read back through a terminal emulator) along the A3 High and A3 Mega paths, through
+//! invalid answers and the edit mode; and without a terminal, from flags.
+//!
+//! Every run gets its own HOME and gcloud configuration directory, so defaults come only from
+//! what a test writes there. Waits are for text to appear, with a generous deadline; nothing
+//! sleeps and hopes.
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+const ROWS: NonZeroU16 = NonZeroU16::new(50).expect("non-zero");
+const COLS: NonZeroU16 = NonZeroU16::new(140).expect("non-zero");
+const DEADLINE: Duration = Duration::from_secs(60);
+const ENTER: &str = "\r";
+const UP: &str = "\x1b[A";
+const DOWN: &str = "\x1b[B";
+
+/// Environment variables that would leak the host's gcloud defaults into a run.
+const HOST_VARS: &[&str] = &[
+    "CLOUDSDK_CORE_PROJECT",
+    "CLOUDSDK_COMPUTE_REGION",
+    "CLOUDSDK_COMPUTE_ZONE",
+    "GOOGLE_CLOUD_PROJECT",
+    "CLOUDSDK_ACTIVE_CONFIG_NAME",
+    "A3CTL_SANDBOX",
+];
+
+/// A temporary working directory with its own HOME and gcloud configuration.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("gcloud/configurations")).expect("gcloud dir");
+        Home { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes gcloud's active configuration.
+    fn gcloud(&self, ini: &str) {
+        std::fs::write(self.path("gcloud/active_config"), "default").expect("write");
+        std::fs::write(self.path("gcloud/configurations/config_default"), ini).expect("write");
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        let home = self.dir.path().display().to_string();
+        vec![
+            ("HOME".into(), home.clone()),
+            ("CLOUDSDK_CONFIG".into(), format!("{home}/gcloud")),
+            ("NO_COLOR".into(), "1".into()),
+            ("A3CTL_NO_PROGRESS".into(), "1".into()),
+            ("TERM".into(), "xterm".into()),
+        ]
+    }
+
+    /// Runs `a3ctl ARGS` with standard input from /dev/null.
+    fn run(&self, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_a3ctl"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .stdin(std::process::Stdio::null());
+        for var in HOST_VARS {
+            cmd.env_remove(var);
+        }
+        cmd.envs(self.env()).envs(extra_env.iter().copied());
+        cmd.output().expect("a3ctl runs")
+    }
+
+    /// Runs `a3ctl init FILE ARGS` without a terminal, expecting it to fail and leave FILE
+    /// alone (absent, or as it was); returns standard error.
+    fn init_fails(&self, file: &str, args: &[&str]) -> String {
+        let before = std::fs::read_to_string(self.path(file)).ok();
+        let out = self.run(&[&["init", file][..], args].concat(), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(self.path(file)).ok(),
+            before,
+            "{file} changed"
+        );
+        stderr
+    }
+
+    /// Runs `a3ctl init FILE ARGS` without a terminal, expecting success; returns standard
+    /// output.
+    fn init_ok(&self, file: &str, args: &[&str]) -> String {
+        let out = self.run(&[&["init", file][..], args].concat(), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).expect("blueprint written")
+    }
+
+    /// `a3ctl validate FILE` exits with 0.
+    fn assert_valid(&self, name: &str) {
+        let out = self.run(&["validate", name], &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// What the terminal shows, fed by a reader thread.
+struct Screen {
+    parser: vt100::Parser,
+    /// Everything written, escape sequences and all, to find text written after a point.
+    raw: String,
+    closed: bool,
+}
+
+/// An `a3ctl` run on a pseudo-terminal.
+struct Session {
+    screen: Arc<(Mutex<Screen>, Condvar)>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Where in `raw` the next wait starts looking.
+    cursor: usize,
+}
+
+impl Session {
+    fn start(home: &Home, args: &[&str], extra_env: &[(&str, &str)]) -> Session {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS.get(),
+                cols: COLS.get(),
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("pty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_a3ctl"));
+        cmd.args(args);
+        cmd.cwd(home.dir.path());
+        for var in HOST_VARS {
+            cmd.env_remove(var);
+        }
+        for (key, value) in home.env() {
+            cmd.env(key, value);
+        }
+        for (key, value) in extra_env {
+            cmd.env(key, value);
+        }
+        let child = pty.slave.spawn_command(cmd).expect("spawn a3ctl");
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().expect("reader");
+        let writer = pty.master.take_writer().expect("writer");
+        let screen = Arc::new((
+            Mutex::new(Screen {
+                parser: vt100::Parser::new(ROWS, COLS, 0),
+                raw: String::new(),
+                closed: false,
+            }),
+            Condvar::new(),
+        ));
+        let feed = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let _master = pty.master;
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = reader.read(&mut buf).unwrap_or(0);
+                let (lock, changed) = &*feed;
+                // A test that failed while holding the lock has already said why.
+                let mut screen = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if n == 0 {
+                    screen.closed = true;
+                    changed.notify_all();
+                    return;
+                }
+                screen.parser.process(&buf[..n]);
+                screen.raw.push_str(&String::from_utf8_lossy(&buf[..n]));
+                changed.notify_all();
+            }
+        });
+        Session {
+            screen,
+            writer,
+            child,
+            cursor: 0,
+        }
+    }
+
+    /// The visible screen, as text.
+    fn contents(&self) -> String {
+        let lock = self.screen.0.lock().expect("screen lock");
+        lock.parser.screen().contents()
+    }
+
+    /// Waits until `text` is written after the previous wait's match; moves past it.
+    fn expect(&mut self, text: &str) {
+        let deadline = Instant::now() + DEADLINE;
+        let (lock, changed) = &*self.screen;
+        let mut screen = lock.lock().expect("screen lock");
+        loop {
+            if let Some(at) = screen
+                .raw
+                .get(self.cursor..)
+                .and_then(|rest| rest.find(text))
+            {
+                self.cursor += at + text.len();
+                return;
+            }
+            let now = Instant::now();
+            if screen.closed || now >= deadline {
+                let shown = screen.parser.screen().contents();
+                panic!(
+                    "`{text}` did not appear (closed: {}); the screen shows:\n{shown}",
+                    screen.closed
+                );
+            }
+            screen = changed
+                .wait_timeout(screen, deadline - now)
+                .expect("screen lock")
+                .0;
+        }
+    }
+
+    /// Waits for the question `prompt` (dialoguer marks questions with `? `; an empty prompt
+    /// waits for nothing), then types `keys`.
+    fn answer(&mut self, prompt: &str, keys: &str) {
+        if !prompt.is_empty() {
+            self.expect(&format!("? {prompt}"));
+        }
+        self.writer.write_all(keys.as_bytes()).expect("type");
+        self.writer.flush().expect("flush");
+    }
+
+    /// Takes the default of each question in turn.
+    fn defaults(&mut self, prompts: &[&str]) {
+        for prompt in prompts {
+            self.answer(prompt, ENTER);
+        }
+    }
+
+    /// Waits for the program to end; returns its exit code and the final screen.
+    fn finish(mut self) -> (u32, String) {
+        let deadline = Instant::now() + DEADLINE;
+        {
+            let (lock, changed) = &*self.screen;
+            let mut screen = lock.lock().expect("screen lock");
+            while !screen.closed {
+                let now = Instant::now();
+                assert!(now < deadline, "a3ctl did not exit");
+                screen = changed
+                    .wait_timeout(screen, deadline - now)
+                    .expect("screen lock")
+                    .0;
+            }
+        }
+        let status = self.child.wait().expect("exit status");
+        (status.exit_code(), self.contents())
+    }
+}
+
+fn value_line<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find(|line| line.starts_with(&format!("{key} = ")))
+}
+
+#[test]
+fn a3_high_path_with_invalid_answers_asked_again() {
+    let home = Home::new();
+    // gcloud's zone does not offer A3 machines: it only decides the region.
+    home.gcloud("[core]\nproject = my-project\n\n[compute]\nzone = us-central1-b\n");
+    let mut s = Session::start(&home, &["init", "high.toml"], &[]);
+    s.expect("Default from");
+    s.answer("Project id", "Bad_Project\r");
+    s.expect("Project id `Bad_Project` is not valid");
+    assert!(
+        s.contents()
+            .contains("Project id `Bad_Project` is not valid")
+    );
+    s.answer("Project id", ENTER); // the default from gcloud's configuration
+    s.answer("Machine family", &format!("{UP}{ENTER}"));
+    s.answer("Deployment name", ENTER);
+    s.answer("Region", ENTER);
+    s.expect("Zones of us-central1 offering `a3-highgpu-8g`");
+    s.expect("us-central1-c");
+    let zones = s.contents();
+    let offered = zones
+        .split("Zones of us-central1")
+        .last()
+        .unwrap_or_default();
+    assert!(
+        offered.contains("us-central1-a") && !offered.contains("us-central1-b"),
+        "{zones}"
+    );
+    s.answer("", &format!("{DOWN}{ENTER}"));
+    s.answer("Capacity", ENTER); // on-demand
+    s.answer("GPU nodes", "2000\r");
+    s.expect("`nodes` must be between 0 and 1000, found 2000");
+    s.answer("GPU nodes", "4\r");
+    s.defaults(&[
+        "System pool nodes",
+        "Filestore",
+        "Create an Artifact Registry repository?",
+        "Create Cloud Storage buckets?",
+    ]);
+    s.defaults(&["Install Kueue?", "Queue name", "State backend"]);
+    s.expect("4 GPU subnets, 192.168.0.0/24 to 192.168.3.0/24");
+    s.answer("Keep these ranges?", ENTER);
+    s.expect("Next:");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("a3ctl apply --sandbox high.toml"),
+        "{screen}"
+    );
+    assert!(screen.contains("An apply should take about"), "{screen}");
+
+    let text = home.read("high.toml");
+    assert_eq!(
+        value_line(&text, "project"),
+        Some("project = \"my-project\"")
+    );
+    assert_eq!(value_line(&text, "zone"), Some("zone = \"us-central1-c\""));
+    assert!(
+        text.contains("machine_type = \"a3-highgpu-8g\"") && text.contains("nodes = 4"),
+        "{text}"
+    );
+    assert!(text.contains("# The GPU node pool."), "{text}");
+    home.assert_valid("high.toml");
+}
+
+#[test]
+fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
+    let home = Home::new();
+    let env = [("CLOUDSDK_CORE_PROJECT", "mega-project")];
+    // The flags answer the region and propose a zone that does not offer A3 Mega.
+    let mut s = Session::start(
+        &home,
+        &[
+            "init",
+            "mega.toml",
+            "--region",
+            "us-central1",
+            "--zone",
+            "us-central1-b",
+        ],
+        &env,
+    );
+    s.answer("Project id", ENTER);
+    s.answer("Machine family", ENTER); // A3 Mega is the default
+    s.answer("Deployment name", ENTER);
+    s.expect("--zone us-central1-b: `a3-megagpu-8g` is not offered in zone `us-central1-b`");
+    s.answer("Zone", ENTER);
+    s.answer("Capacity", &format!("{UP}{ENTER}"));
+    s.answer("Reservation", "My Reservation\r");
+    s.expect("is not valid");
+    s.answer("Reservation", "a3mega-res\r");
+    s.answer("Reservation block", ENTER);
+    s.answer("GPU nodes", "0\r");
+    s.expect("only flex-start pools may start empty");
+    s.answer("GPU nodes", "32\r");
+    s.answer("System pool nodes", ENTER);
+    s.answer("Filestore", &format!("{DOWN}{DOWN}{ENTER}"));
+    s.answer("Filestore capacity", "1024\r");
+    s.expect("capacity must be 2560 to 65433 GiB, found 1024");
+    s.answer("Filestore capacity", ENTER);
+    s.answer("Create an Artifact Registry repository?", "y");
+    s.answer("Repository name", ENTER);
+    s.answer("Create Cloud Storage buckets?", "y");
+    s.answer("Bucket names", ENTER);
+    s.defaults(&[
+        "Mount the buckets in pods with GCS FUSE?",
+        "Install Kueue?",
+        "Queue name",
+        "State backend",
+        "Keep these ranges?",
+    ]);
+    s.expect("Next:");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 0, "{screen}");
+    let text = home.read("mega.toml");
+    for expected in [
+        "zone = \"us-central1-a\"",
+        "capacity = \"reservation\"",
+        "reservation = \"a3mega-res\"",
+        "nodes = 32",
+        "tier = \"BASIC_SSD\"",
+        "capacity_gb = 2560",
+        "name = \"mega-project-a3mega-ckpt\"",
+        "mount = true",
+        "stack = \"2026-01\"",
+    ] {
+        assert!(text.contains(expected), "{expected} missing from:\n{text}");
+    }
+    home.assert_valid("mega.toml");
+
+    // The user comments the file, then edits it with the wizard: only the node count changes.
+    let commented = text
+        .replace(
+            "[[gpu_pool]]",
+            "# Sized for our reservation, ask infra before changing.\n[[gpu_pool]]",
+        )
+        .replace("nodes = 32", "nodes = 32 # whole reservation");
+    std::fs::write(home.path("mega.toml"), &commented).expect("write");
+    let mut s = Session::start(&home, &["init", "mega.toml"], &env);
+    s.answer("`mega.toml` exists", ENTER); // edit
+    s.defaults(&[
+        "Project id",
+        "Machine family",
+        "Deployment name",
+        "Region",
+        "Zone",
+        "Capacity",
+        "Reservation",
+        "Reservation block",
+    ]);
+    s.expect("GPU nodes (32)");
+    s.answer("", "16\r");
+    s.defaults(&[
+        "System pool nodes",
+        "Filestore",
+        "Filestore capacity",
+        "Create an Artifact Registry repository?",
+        "Repository name",
+        "Create Cloud Storage buckets?",
+        "Bucket names",
+        "Mount the buckets in pods with GCS FUSE?",
+        "Install Kueue?",
+        "Queue name",
+        "State backend",
+        "Keep these ranges?",
+    ]);
+    let (code, screen) = s.finish();
+    assert_eq!(code, 0, "{screen}");
+    let edited = home.read("mega.toml");
+    assert!(
+        edited.contains("# Sized for our reservation, ask infra before changing.\n[[gpu_pool]]"),
+        "{edited}"
+    );
+    assert!(
+        edited.contains("nodes = 16 # whole reservation"),
+        "{edited}"
+    );
+    assert_eq!(
+        edited.replace("nodes = 16", "nodes = 32"),
+        commented,
+        "only the answer changed"
+    );
+    home.assert_valid("mega.toml");
+}
+
+#[test]
+fn an_existing_file_is_not_replaced_without_confirmation() {
+    let home = Home::new();
+    std::fs::write(home.path("keep.toml"), "# mine\n").expect("write");
+    let mut s = Session::start(&home, &["init", "keep.toml"], &[]);
+    s.answer("`keep.toml` exists", &format!("{DOWN}{DOWN}{ENTER}"));
+    s.expect("Left `keep.toml` as it was");
+    let (code, _) = s.finish();
+    assert_eq!(code, 0);
+    assert_eq!(home.read("keep.toml"), "# mine\n");
+
+    let stderr = home.init_fails(
+        "keep.toml",
+        &["--non-interactive", "--project", "my-project"],
+    );
+    assert!(
+        stderr.contains("Refusing to overwrite `keep.toml`") && stderr.contains("--edit"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
+    let home = Home::new();
+    let stderr = home.init_fails("ci.toml", &["--region", "us-central1"]);
+    assert!(
+        stderr.contains("Cannot write `ci.toml` without asking"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("missing: --project, --machine, --nodes"),
+        "{stderr}"
+    );
+
+    // A flag that breaks a rule is reported with the rule's message.
+    let mega = ["--project", "my-project", "--machine", "a3-mega"];
+    let stderr = home.init_fails(
+        "ci.toml",
+        &[&mega[..], &["--zone", "us-west4-a", "--nodes", "2000"]].concat(),
+    );
+    assert!(
+        stderr.contains("--zone us-west4-a: no zone of `us-west4` offers `a3-megagpu-8g`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--nodes 2000: `nodes` must be between 0 and 1000, found 2000"),
+        "{stderr}"
+    );
+
+    let stderr = home.init_fails(
+        "ci.toml",
+        &[
+            &mega[..],
+            &[
+                "--zone",
+                "us-central1-b",
+                "--nodes",
+                "2",
+                "--capacity",
+                "reservation",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(
+        stderr.contains("`a3-megagpu-8g` is not offered in zone `us-central1-b`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("missing: --reservation"), "{stderr}");
+}
+
+#[test]
+fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults() {
+    let home = Home::new();
+    home.gcloud("[core]\nproject = cfg-project\n[compute]\nregion = europe-west4\n");
+    let stdout = home.init_ok(
+        "ci.toml",
+        &[
+            "--non-interactive",
+            "--machine",
+            "a3-high",
+            "--nodes",
+            "8",
+            "--capacity",
+            "spot",
+            "--filestore",
+            "zonal",
+            "--bucket",
+            "cfg-project-data,cfg-project-ckpt",
+            "--bucket-mount=false",
+            "--kueue=false",
+            "--state-backend",
+            "gcs",
+            "--state-bucket",
+            "cfg-project-state",
+            "--pods",
+            "10.8.0.0/14",
+        ],
+    );
+    assert!(
+        stdout.contains("Blueprint `ci.toml` is valid: deployment `a3high` in `europe-west4-b`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Plan: ") && stdout.contains("a3ctl apply --sandbox ci.toml"),
+        "{stdout}"
+    );
+    let text = home.read("ci.toml");
+    for expected in [
+        "project = \"cfg-project\"",
+        "capacity = \"spot\"",
+        "tier = \"ZONAL\"",
+        "capacity_gb = 1024",
+        "name = \"cfg-project-ckpt\"",
+        "mount = false",
+        "enabled = false",
+        "backend = \"gcs\"",
+        "bucket = \"cfg-project-state\"",
+        "prefix = \"a3ctl/a3high\"",
+        "pods = \"10.8.0.0/14\"",
+    ] {
+        assert!(text.contains(expected), "{expected} missing from:\n{text}");
+    }
+    home.assert_valid("ci.toml");
+
+    // --edit changes an existing file in place without asking; --force replaces it.
+    home.init_ok("ci.toml", &["--non-interactive", "--edit", "--nodes", "2"]);
+    let edited = home.read("ci.toml");
+    assert_eq!(edited, text.replace("nodes = 8", "nodes = 2"));
+    home.init_ok(
+        "ci.toml",
+        &["--force", "--machine", "a3-mega", "--nodes", "1"],
+    );
+    assert!(home.read("ci.toml").contains("a3-megagpu-8g"));
+    assert!(!Path::new(&home.path("ci.toml.tmp")).exists());
+}
+
+#[test]
+fn editing_to_another_family_moves_the_zone_and_stack_with_it() {
+    let home = Home::new();
+    let mega = "# ours\nname = \"a3mega\"\nproject = \"my-project\"\nregion = \"asia-northeast1\"\nzone = \"asia-northeast1-b\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n\n[software]\nstack = \"2025-11\" # pinned\n";
+    std::fs::write(home.path("edit.toml"), mega).expect("write");
+    let out = home.run(
+        &["init", "edit.toml", "--edit", "--machine", "a3-high"],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = home.read("edit.toml");
+    assert!(text.starts_with("# ours\nname = \"a3mega\""), "{text}");
+    assert!(text.contains("zone = \"asia-northeast1-a\""), "{text}");
+    assert!(text.contains("stack = \"2026-01\" # pinned"), "{text}");
+    home.assert_valid("edit.toml");
+}
+
+#[test]
+fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
+    let home = Home::new();
+    let flags = [
+        "--project",
+        "my-project",
+        "--region",
+        "us-central1",
+        "--machine",
+        "a3-mega",
+        "--nodes",
+        "1",
+    ];
+    std::fs::create_dir(home.path("dir.toml")).expect("dir");
+    let stderr = home.init_fails("dir.toml", &flags);
+    assert!(stderr.contains("Cannot read `dir.toml`"), "{stderr}");
+
+    std::fs::write(home.path("broken.toml"), "name = [\n").expect("write");
+    let stderr = home.init_fails("broken.toml", &[&["--edit"][..], &flags].concat());
+    assert!(
+        stderr.contains("Cannot edit `broken.toml`: it is not valid TOML")
+            && stderr.contains("--force"),
+        "{stderr}"
+    );
+
+    // A problem in a key the wizard does not ask about is shown, and nothing is written.
+    let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+    std::fs::write(home.path("odd.toml"), odd).expect("write");
+    let stderr = home.init_fails("odd.toml", &["--edit"]);
+    assert!(
+        stderr.contains("`release_channel` must be") && stderr.contains("nightly"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was written to `odd.toml`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
+    let home = Home::new();
+    let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+    std::fs::write(home.path("odd.toml"), odd).expect("write");
+    let mut s = Session::start(&home, &["init", "odd.toml", "--edit", "--nodes", "3"], &[]);
+    s.defaults(&[
+        "Project id",
+        "Machine family",
+        "Deployment name",
+        "Region",
+        "Zone",
+        "Capacity",
+    ]);
+    s.expect("✔ GPU nodes · 3 (--nodes)");
+    s.defaults(&[
+        "System pool nodes",
+        "Filestore",
+        "Create an Artifact Registry repository?",
+    ]);
+    s.defaults(&[
+        "Create Cloud Storage buckets?",
+        "Install Kueue?",
+        "Queue name",
+        "State backend",
+    ]);
+    s.answer("Keep these ranges?", ENTER);
+    s.expect("`release_channel` must be");
+    s.answer(
+        "The blueprint has the problems above. Write it anyway?",
+        "y",
+    );
+    s.expect("Wrote `odd.toml`");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 1, "{screen}");
+    let text = home.read("odd.toml");
+    assert!(
+        text.contains("release_channel = \"nightly\"") && text.contains("nodes = 3"),
+        "{text}"
+    );
+}
