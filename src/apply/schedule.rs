@@ -225,6 +225,7 @@ mod tests {
             destroy: false,
             changes,
             drift: vec![],
+            adoptions: vec![],
         }
     }
 

@@ -5,9 +5,19 @@
 //! provider's ForceNew knowledge (`engine-and-gcp-apis.md` §2.5) — and how live values are compared
 //! to desired ones (a version `1.32` is satisfied by a cluster running `1.32.9-gke.1130000`).
 //! Fields not listed are never diffed.
+//!
+//! Ownership marks are not configuration: the `a3ctl-blueprint` label and the description a3ctl
+//! writes on Compute resources (which take no labels) only let an apply recognise its own objects
+//! after a lost answer. They are never diffed, so a resource built by hand and then imported or
+//! adopted does not plan a label update or, worse, a replacement for a description
+//! ([`Compare::OwnershipMark`], [`Compare::LabelsExceptMark`]). A later update of the labels
+//! writes the mark along with them.
 
 use super::Kind;
 use serde_json::Value;
+
+/// The label key (and description mark) of everything a blueprint creates.
+pub const OWNERSHIP_LABEL: &str = "a3ctl-blueprint";
 
 /// How a change to a field is carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +39,13 @@ pub enum Compare {
     VersionPrefix,
     /// Lists compared as sets.
     Unordered,
+    /// A description that carries a3ctl's ownership mark: never differs.
+    OwnershipMark,
+    /// Labels compared without the ownership label.
+    LabelsExceptMark,
+    /// Master authorized networks: compared as a set of CIDR blocks; a live block without a
+    /// display name (gcloud cannot set one) matches any desired name.
+    CidrBlocks,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -54,11 +71,28 @@ const fn set(name: &'static str, change: Change) -> Field {
     }
 }
 
+/// The `description` a3ctl fills with its ownership mark.
+const fn mark(change: Change) -> Field {
+    Field {
+        name: "description",
+        change,
+        compare: Compare::OwnershipMark,
+    }
+}
+
+const fn labels() -> Field {
+    Field {
+        name: "labels",
+        change: InPlace,
+        compare: Compare::LabelsExceptMark,
+    }
+}
+
 use Change::{ForceNew, GrowOnly, InPlace};
 
 const NETWORK: &[Field] = &[
     f("name", ForceNew),
-    f("description", ForceNew),
+    mark(ForceNew),
     f("auto_create_subnetworks", ForceNew),
     f("mtu", InPlace),
     f("routing_mode", InPlace),
@@ -68,9 +102,9 @@ const SUBNETWORK: &[Field] = &[
     f("name", ForceNew),
     f("network", ForceNew),
     f("region", ForceNew),
-    f("description", ForceNew),
+    mark(ForceNew),
     f("ip_cidr_range", GrowOnly),
-    f("secondary_ranges", InPlace),
+    set("secondary_ranges", InPlace),
     f("private_ip_google_access", InPlace),
 ];
 
@@ -78,7 +112,7 @@ const FIREWALL: &[Field] = &[
     f("name", ForceNew),
     f("network", ForceNew),
     f("direction", ForceNew),
-    f("description", InPlace),
+    mark(InPlace),
     f("priority", InPlace),
     set("allowed", InPlace),
     set("source_ranges", InPlace),
@@ -115,8 +149,12 @@ const CLUSTER: &[Field] = &[
         change: InPlace,
         compare: Compare::VersionPrefix,
     },
-    set("authorized_networks", InPlace),
-    f("labels", InPlace),
+    Field {
+        name: "authorized_networks",
+        change: InPlace,
+        compare: Compare::CidrBlocks,
+    },
+    labels(),
     f("filestore_csi", InPlace),
     f("gcsfuse_csi", InPlace),
     f("workload_pool", InPlace),
@@ -135,7 +173,7 @@ const NODE_POOL: &[Field] = &[
     f("local_ssd_count", ForceNew),
     f("max_pods", ForceNew),
     f("node_count", InPlace),
-    f("labels", InPlace),
+    labels(),
     set("taints", InPlace),
     f("gvnic", InPlace),
     f("image_type", InPlace),
@@ -151,15 +189,15 @@ const FILESTORE: &[Field] = &[
     f("share", ForceNew),
     f("network", ForceNew),
     f("capacity_gb", GrowOnly),
-    f("labels", InPlace),
+    labels(),
 ];
 
 const REPOSITORY: &[Field] = &[
     f("name", ForceNew),
     f("location", ForceNew),
     f("format", ForceNew),
-    f("description", InPlace),
-    f("labels", InPlace),
+    mark(InPlace),
+    labels(),
 ];
 
 const BUCKET: &[Field] = &[
@@ -169,7 +207,7 @@ const BUCKET: &[Field] = &[
     f("storage_class", InPlace),
     f("uniform_access", InPlace),
     f("versioning", InPlace),
-    f("labels", InPlace),
+    labels(),
 ];
 
 /// Kubernetes objects: the managed object body is diffed as a whole and applied server-side.
@@ -211,6 +249,37 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
             }
             _ => desired == live,
         },
+        Compare::OwnershipMark => true,
+        Compare::LabelsExceptMark => without_mark(desired) == without_mark(live),
+        Compare::CidrBlocks => match (desired.as_array(), live.as_array()) {
+            (Some(d), Some(l)) => {
+                let block = |v: &Value| v.get("cidr").cloned().unwrap_or(Value::Null);
+                let name = |v: &Value| v.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+                d.len() == l.len()
+                    && l.iter().all(|live| {
+                        d.iter().any(|want| {
+                            block(want) == block(live)
+                                && (name(live).is_empty() || name(live) == name(want))
+                        })
+                    })
+                    && d.iter().all(|want| l.iter().any(|live| block(live) == block(want)))
+            }
+            _ => desired == live,
+        },
+    }
+}
+
+/// Labels without the ownership label (an absent map counts as empty).
+fn without_mark(labels: &Value) -> Value {
+    match labels {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != OWNERSHIP_LABEL)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        Value::Null => Value::Object(Default::default()),
+        other => other.clone(),
     }
 }
 

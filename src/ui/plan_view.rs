@@ -207,6 +207,7 @@ mod tests {
             destroy: false,
             changes,
             drift: vec![],
+            adoptions: vec![],
         }
     }
 
