@@ -812,6 +812,7 @@ fn context_from(state: &State, deps: &[Addr]) -> BTreeMap<Addr, serde_json::Valu
         .collect()
 }
 
-fn now_rfc3339() -> String {
+/// The current time as state records it (RFC 3339, seconds).
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

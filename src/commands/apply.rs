@@ -29,15 +29,26 @@ pub async fn run(
     // Before anything else, so an early Ctrl-C is handled the same way as a late one.
     let stop = Stop::default();
     watch_interrupts(printer, stop.clone());
-    let (target, destroy, auto_approve, timings) = match request {
-        Request::Apply(a) => (a.target, false, a.auto_approve, a.timings),
-        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings),
+    if let Request::Apply(a) = &request
+        && a.refresh_only
+    {
+        return super::refresh_only::apply(global, printer, &a.target, a.auto_approve).await;
+    }
+    let (target, destroy, auto_approve, timings, adopt) = match request {
+        Request::Apply(a) => (a.target, false, a.auto_approve, a.timings, a.adopt),
+        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings, false),
     };
     let saved = if destroy {
         None
     } else {
         read_plan_file(&target)?
     };
+    if adopt && saved.is_some() {
+        return Err(Failure::new(
+            "--adopt cannot be used with a saved plan: the plan file already says what it adopts",
+        )
+        .hint("make the plan with `a3ctl plan --adopt --out FILE`, then run `a3ctl apply FILE`"));
+    }
     let blueprint_path: PathBuf = match &saved {
         Some(file) => {
             if file.sandbox != global.sandbox {
@@ -64,17 +75,7 @@ pub async fn run(
     };
     let session = Session::open(global, printer, &blueprint_path).await?;
     let operation = if destroy { "destroy" } else { "apply" };
-    let (_lock, acquired) = LocalLock::acquire(
-        session.store.path(),
-        LockInfo::current(uuid::Uuid::new_v4().to_string(), operation),
-    )
-    .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
-    if let Acquired::TookOverStale(old) = acquired {
-        printer.info(&format!(
-            "warning: took over a stale lock of {} (pid {} no longer runs; `a3ctl {}` since {})",
-            old.holder, old.pid, old.operation, old.created
-        ));
-    }
+    let _lock = lock_state(&session, operation)?;
     let (state, existed) = session.load_state()?;
     let (initial_lineage, initial_serial) = (state.lineage.clone(), state.serial);
     let sink = Arc::new(StateSink::new(state, Box::new(session.store.clone())));
@@ -113,7 +114,7 @@ pub async fn run(
             }
             file.plan
         }
-        None => session.plan(&state, destroy).await?,
+        None => session.plan_adopting(&state, destroy, adopt).await?,
     };
     printer.out(&plan_view::render(&printer, &plan));
     if plan.is_empty() {
@@ -124,6 +125,7 @@ pub async fn run(
             timings,
             stop.starting.is_cancelled(),
             destroy,
+            0,
         );
     }
     if !auto_approve && target.extension().is_some_and(|e| e == "toml") {
@@ -145,6 +147,26 @@ pub async fn run(
             )));
         }
     }
+    if !plan.adoptions.is_empty() {
+        let now = crate::apply::executor::now_rfc3339();
+        sink.update(|s| {
+            for a in &plan.adoptions {
+                s.resources.insert(a.addr.clone(), a.record(now.clone()));
+            }
+        })
+        .await
+        .map_err(|e| {
+            Failure::new(format!(
+                "Cannot record the adopted resources in state `{}`",
+                session.store.path().display()
+            ))
+            .cause(e.to_string())
+            .maybe_hint(e.hint())
+        })?;
+        for a in &plan.adoptions {
+            printer.info(&format!("{}: adopted existing {}", a.addr, a.id));
+        }
+    }
     let applied = executor.apply(&plan).await;
     progress.finish();
     report.steps.extend(applied.steps);
@@ -156,7 +178,24 @@ pub async fn run(
         timings,
         stop.starting.is_cancelled(),
         destroy,
+        plan.adoptions.len(),
     )
+}
+
+/// Takes the state's lock for `operation` (released when the guard is dropped).
+pub(super) fn lock_state(session: &Session, operation: &str) -> Result<LocalLock, Failure> {
+    let (lock, acquired) = LocalLock::acquire(
+        session.store.path(),
+        LockInfo::current(uuid::Uuid::new_v4().to_string(), operation),
+    )
+    .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
+    if let Acquired::TookOverStale(old) = acquired {
+        session.printer.info(&format!(
+            "warning: took over a stale lock of {} (pid {} no longer runs; `a3ctl {}` since {})",
+            old.holder, old.pid, old.operation, old.created
+        ));
+    }
+    Ok(lock)
 }
 
 /// Prints the outcome, writes timings, picks the exit status.
@@ -167,6 +206,7 @@ fn finish(
     timings: Option<PathBuf>,
     interrupted: bool,
     destroy: bool,
+    adopted: usize,
 ) -> Result<ExitStatus, Failure> {
     if let Some(path) = timings {
         let text = serde_json::to_vec_pretty(&report.timings())
@@ -194,8 +234,13 @@ fn finish(
                 printer.bold("Destroy complete!")
             )
         } else {
+            let adopted = if adopted > 0 {
+                format!("{adopted} adopted, ")
+            } else {
+                String::new()
+            };
             format!(
-                "{} Resources: {added} added, {changed} changed, {destroyed} destroyed.",
+                "{} Resources: {adopted}{added} added, {changed} changed, {destroyed} destroyed.",
                 printer.bold("Apply complete!")
             )
         };

@@ -3,7 +3,9 @@
 
 pub mod apply;
 pub mod graph;
+pub mod import;
 pub mod plan;
+pub mod refresh_only;
 pub mod session;
 pub mod unlock;
 pub mod validate;
@@ -43,6 +45,11 @@ pub async fn run(cli: Cli) -> ExitStatus {
         Command::Destroy(args) => {
             apply::run(&cli.global, printer, apply::Request::Destroy(args)).await
         }
+        Command::Import {
+            addr,
+            id,
+            blueprint,
+        } => import::run(&cli.global, printer, &addr, &id, &blueprint).await,
         Command::ForceUnlock {
             id,
             blueprint,

@@ -29,6 +29,9 @@ pub struct PlanFile {
 }
 
 pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<ExitStatus, Failure> {
+    if args.refresh_only {
+        return super::refresh_only::plan(global, printer, &args).await;
+    }
     let session = Session::open(global, printer, &args.blueprint).await?;
     let (state, existed) = session.load_state()?;
     if !state.pending.is_empty() {
@@ -37,7 +40,9 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
             state.pending.len()
         ));
     }
-    let mut plan = session.plan(&state, args.destroy).await?;
+    let mut plan = session
+        .plan_adopting(&state, args.destroy, args.adopt)
+        .await?;
     if !existed {
         plan.lineage = String::new();
         plan.serial = 0;

@@ -120,6 +120,21 @@ impl Session {
         }
     }
 
+    /// Saves a state changed outside an apply (import, refresh-only): one more serial, written
+    /// atomically. The caller holds the lock.
+    pub fn save_state(&self, state: &mut State) -> Result<(), Failure> {
+        state.serial += 1;
+        state.a3ctl_version = env!("CARGO_PKG_VERSION").to_string();
+        self.store.save(state).map_err(|e| {
+            Failure::new(format!(
+                "Cannot save state `{}`",
+                self.store.path().display()
+            ))
+            .cause(e.to_string())
+            .maybe_hint(e.hint())
+        })
+    }
+
     /// Reads every recorded resource from the cloud.
     pub async fn refresh(&self, state: &State) -> Result<Refreshed, Failure> {
         refresh(self.provider.as_ref(), state, 16)

@@ -254,7 +254,12 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
         Compare::CidrBlocks => match (desired.as_array(), live.as_array()) {
             (Some(d), Some(l)) => {
                 let block = |v: &Value| v.get("cidr").cloned().unwrap_or(Value::Null);
-                let name = |v: &Value| v.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+                let name = |v: &Value| {
+                    v.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
                 d.len() == l.len()
                     && l.iter().all(|live| {
                         d.iter().any(|want| {
@@ -262,7 +267,8 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
                                 && (name(live).is_empty() || name(live) == name(want))
                         })
                     })
-                    && d.iter().all(|want| l.iter().any(|live| block(live) == block(want)))
+                    && d.iter()
+                        .all(|want| l.iter().any(|live| block(live) == block(want)))
             }
             _ => desired == live,
         },
