@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+/// gcloud pointed at a simulator (the simulator's own test harness).
+#[path = "../../sim/tests/gcloud_support/mod.rs"]
+pub mod gcloud;
+
 use a3ctl_sim::{SimConfig, SimHandle};
 use std::path::{Path, PathBuf};
 use std::process::Output;
