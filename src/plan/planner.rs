@@ -445,4 +445,38 @@ mod tests {
         let all = plan(&[], &state, &Refreshed::new(), true).unwrap();
         assert_eq!(all.summary().destroy, 2);
     }
+
+    #[test]
+    fn drift_lists_changed_and_deleted_records_only() {
+        let (cluster, pool) = cluster_and_pool(4, "a3-highgpu-8g");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster);
+        record(&mut state, &pool);
+        let mut refreshed = Refreshed::new();
+        refreshed.insert(
+            cluster.addr.clone(),
+            Some(Observed {
+                spec: json!({"name": "c", "version": "1.32.9-gke.1130000"}),
+                outputs: json!({}),
+            }),
+        );
+        assert!(
+            drift(&state, &refreshed).is_empty(),
+            "a version prefix is not drift"
+        );
+        refreshed.insert(
+            pool.addr.clone(),
+            Some(Observed {
+                spec: json!({"name": "gpu", "node_count": 3, "machine_type": "a3-highgpu-8g"}),
+                outputs: json!({}),
+            }),
+        );
+        let found = drift(&state, &refreshed);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].addr, pool.addr);
+        assert_eq!(found[0].diffs[0].field, "node_count");
+        refreshed.insert(cluster.addr.clone(), None);
+        let found = drift(&state, &refreshed);
+        assert!(found.iter().any(|d| d.addr == cluster.addr && d.gone));
+    }
 }

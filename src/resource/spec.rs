@@ -391,4 +391,64 @@ mod tests {
         assert!(matches(&ranges, &json!(["a", "b"]), &json!(["b", "a"])));
         assert!(!matches(&ranges, &json!(["a", "b"]), &json!(["a"])));
     }
+
+    #[test]
+    fn ownership_marks_never_differ_but_other_labels_do() {
+        let labels = field(Kind::Cluster, "labels");
+        let marked = json!({OWNERSHIP_LABEL: "bp"});
+        assert!(matches(&labels, &marked, &json!({})));
+        assert!(matches(&labels, &marked, &Value::Null));
+        assert!(matches(
+            &labels,
+            &marked,
+            &json!({OWNERSHIP_LABEL: "other"})
+        ));
+        assert!(!matches(&labels, &marked, &json!({"team": "ml"})));
+        assert!(!matches(
+            &labels,
+            &json!({OWNERSHIP_LABEL: "bp", "team": "ml"}),
+            &json!({})
+        ));
+        let description = field(Kind::Network, "description");
+        assert!(matches(
+            &description,
+            &json!("Managed by a3ctl (a3ctl-blueprint=bp)"),
+            &json!("")
+        ));
+    }
+
+    #[test]
+    fn authorized_networks_match_by_block_and_unnamed_live_blocks_match_any_name() {
+        let authorized = field(Kind::Cluster, "authorized_networks");
+        let want = json!([{"cidr": "0.0.0.0/0", "name": "anywhere"}]);
+        assert!(matches(
+            &authorized,
+            &want,
+            &json!([{"cidr": "0.0.0.0/0", "name": ""}])
+        ));
+        assert!(matches(&authorized, &want, &want));
+        assert!(!matches(
+            &authorized,
+            &want,
+            &json!([{"cidr": "0.0.0.0/0", "name": "office"}])
+        ));
+        assert!(!matches(
+            &authorized,
+            &want,
+            &json!([{"cidr": "10.0.0.0/8", "name": ""}])
+        ));
+        assert!(!matches(&authorized, &want, &json!([])));
+        let two = json!([{"cidr": "10.0.0.0/8", "name": "a"}, {"cidr": "0.0.0.0/0", "name": "b"}]);
+        assert!(matches(
+            &authorized,
+            &two,
+            &json!([{"cidr": "0.0.0.0/0", "name": ""}, {"cidr": "10.0.0.0/8", "name": ""}])
+        ));
+        let ranges = field(Kind::Subnetwork, "secondary_ranges");
+        assert!(matches(
+            &ranges,
+            &json!([{"name": "pods", "cidr": "a"}, {"name": "services", "cidr": "b"}]),
+            &json!([{"name": "services", "cidr": "b"}, {"name": "pods", "cidr": "a"}])
+        ));
+    }
 }

@@ -348,4 +348,37 @@ mod tests {
                 .contains("No changes. Your infrastructure matches the blueprint.")
         );
     }
+
+    #[test]
+    fn adoptions_are_listed_and_counted() {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let mut p = plan(vec![]);
+        p.adoptions.push(crate::plan::Adoption {
+            addr: Addr::new(Kind::Network, "primary"),
+            id: "projects/p/global/networks/n".into(),
+            spec: json!({}),
+            outputs: json!({}),
+            dependencies: vec![],
+            lifecycle: Lifecycle::default(),
+        });
+        assert!(!p.is_empty());
+        let text = render(&printer, &p);
+        assert!(
+            text.contains("  network.primary: adopted existing projects/p/global/networks/n\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("The adopted resources match the blueprint"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Plan: 1 to adopt, 0 to add, 0 to change, 0 to destroy.\n"),
+            "{text}"
+        );
+        assert_eq!(json(&p)["summary"]["adopt"], 1);
+    }
 }
