@@ -153,7 +153,10 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     let g = gcloud(&cx);
     build_a3_high_by_hand(&g).await;
 
-    let plan = cx.run(&["plan", "--adopt", BLUEPRINT]).await.expect(0);
+    let plan = cx
+        .run(&["plan", "--adopt", "--out", "adopt.plan", BLUEPRINT])
+        .await
+        .expect(0);
     for (addr, id) in [
         (
             "network.primary",
@@ -216,11 +219,9 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     // A plan records nothing.
     assert!(!cx.path("state/a3high.a3state.json").exists());
 
+    // The saved plan carries the adoptions: applying it records them, then creates the rest.
     let inventory_before = cx.inventory_text();
-    let apply = cx
-        .run(&["apply", "--adopt", "--auto-approve", BLUEPRINT])
-        .await
-        .expect(0);
+    let apply = cx.run(&["apply", "adopt.plan"]).await.expect(0);
     assert!(
         apply.stderr.contains("cluster.main: adopted existing"),
         "{}",
@@ -332,6 +333,40 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
         "{}",
         refused.stderr
     );
+
+    // Applying adopts, then changes exactly what differs: the MTU in place, the subnet replaced.
+    let apply = cx
+        .run(&["apply", "--adopt", "--auto-approve", BLUEPRINT])
+        .await
+        .expect(0);
+    assert!(
+        apply.stderr.contains("subnetwork.gpu-1: adopted existing"),
+        "{}",
+        apply.stderr
+    );
+    assert!(
+        apply.stderr.contains("Resources: 3 adopted,"),
+        "{}",
+        apply.stderr
+    );
+    let net = g
+        .json(&["compute", "networks", "describe", "a3high-gpunet-0"])
+        .await;
+    assert_eq!(net["mtu"], 8244);
+    let subnet = g
+        .json(&[
+            "compute",
+            "networks",
+            "subnets",
+            "describe",
+            "a3high-gpunet-1-subnet",
+            &format!("--region={R}"),
+        ])
+        .await;
+    assert_eq!(subnet["ipCidrRange"], "192.168.1.0/24");
+    cx.run(&["plan", "--detailed-exitcode", BLUEPRINT])
+        .await
+        .expect(0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
