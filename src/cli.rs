@@ -98,6 +98,7 @@ pub enum Command {
         /// The cloud identity, e.g. `projects/my-project/global/networks/a3high-net` or
         /// `a3high-net`.
         id: String,
+        /// The blueprint that declares ADDR, e.g. `blueprints/a3-high.toml`.
         blueprint: PathBuf,
     },
 
@@ -125,7 +126,8 @@ pub struct PlanArgs {
     /// Print the plan as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Exit with 0 when there are no changes, 2 when there are, 1 on error.
+    /// Exit with 0 when there are no changes, 2 when there are (with --refresh-only: when
+    /// something changed outside a3ctl), 1 on error.
     #[arg(long)]
     pub detailed_exitcode: bool,
     /// Save the plan to FILE; `a3ctl apply FILE` carries out exactly this plan, and refuses it if

@@ -361,7 +361,7 @@ impl Executor {
                         Ok(Some(_)) => {
                             self.save(|s| s.clear_pending(&target.addr)).await;
                             Outcome::Failed(e.with_hint(format!(
-                                "`{}` exists but was not created by this blueprint; import it with `a3ctl import {} {}`, or give the blueprint another name",
+                                "`{}` exists but was not created by this blueprint; take it over with `a3ctl import {} {} BLUEPRINT` (or everything at once with `a3ctl apply --adopt BLUEPRINT`), or give the blueprint another name",
                                 target.id, target.addr, target.id
                             )))
                         }
