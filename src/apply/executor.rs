@@ -301,13 +301,13 @@ impl Executor {
             outputs: record
                 .map(|r| r.outputs.clone())
                 .unwrap_or(serde_json::Value::Null),
-            context: context_from(&state, &deps),
+            context: state.context(&deps),
             lifecycle: change.lifecycle.clone(),
         }
     }
 
     async fn context_of(&self, deps: &[Addr]) -> BTreeMap<Addr, serde_json::Value> {
-        context_from(&self.sink.snapshot().await, deps)
+        self.sink.snapshot().await.context(deps)
     }
 
     // ----- create ---------------------------------------------------------------------------
@@ -799,17 +799,6 @@ impl Executor {
             format!("cannot save state: {message}"),
         ))
     }
-}
-
-fn context_from(state: &State, deps: &[Addr]) -> BTreeMap<Addr, serde_json::Value> {
-    deps.iter()
-        .filter_map(|d| {
-            state
-                .resources
-                .get(d)
-                .map(|r| (d.clone(), r.outputs.clone()))
-        })
-        .collect()
 }
 
 /// The current time as state records it (RFC 3339, seconds).

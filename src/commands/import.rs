@@ -84,16 +84,7 @@ pub async fn run(
         id: id.clone(),
         spec: desired.spec.clone(),
         outputs: Value::Null,
-        context: desired
-            .dependencies
-            .iter()
-            .filter_map(|d| {
-                state
-                    .resources
-                    .get(d)
-                    .map(|r| (d.clone(), r.outputs.clone()))
-            })
-            .collect(),
+        context: state.context(&desired.dependencies),
         lifecycle: desired.lifecycle.clone(),
     };
     let observed = read(session.provider.as_ref(), &target)

@@ -26,16 +26,7 @@ pub async fn refresh(
             id: record.id.clone(),
             spec: record.spec.clone(),
             outputs: record.outputs.clone(),
-            context: record
-                .dependencies
-                .iter()
-                .filter_map(|d| {
-                    state
-                        .resources
-                        .get(d)
-                        .map(|r| (d.clone(), r.outputs.clone()))
-                })
-                .collect(),
+            context: state.context(&record.dependencies),
             lifecycle: record.lifecycle.clone(),
         })
         .collect();
