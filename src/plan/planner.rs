@@ -409,11 +409,14 @@ mod tests {
         assert_eq!(p.drift[0].diffs[0].before, json!(4));
         assert_eq!(p.drift[0].diffs[0].after, json!(2));
         assert_eq!(p.change(&pool.addr).unwrap().action, Action::Update);
+        // Refresh-only sees the same drift, without a blueprint.
+        assert_eq!(drift(&state, &refreshed), p.drift);
 
         refreshed.insert(pool.addr.clone(), None);
         let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
         assert_eq!(p.change(&pool.addr).unwrap().action, Action::Create);
         assert!(p.drift.iter().any(|d| d.addr == pool.addr && d.gone));
+        assert_eq!(drift(&state, &refreshed), p.drift);
     }
 
     #[test]
@@ -444,39 +447,5 @@ mod tests {
         assert_eq!(delete.action, Action::Delete);
         let all = plan(&[], &state, &Refreshed::new(), true).unwrap();
         assert_eq!(all.summary().destroy, 2);
-    }
-
-    #[test]
-    fn drift_lists_changed_and_deleted_records_only() {
-        let (cluster, pool) = cluster_and_pool(4, "a3-highgpu-8g");
-        let mut state = State::new("bp", "l".into());
-        record(&mut state, &cluster);
-        record(&mut state, &pool);
-        let mut refreshed = Refreshed::new();
-        refreshed.insert(
-            cluster.addr.clone(),
-            Some(Observed {
-                spec: json!({"name": "c", "version": "1.32.9-gke.1130000"}),
-                outputs: json!({}),
-            }),
-        );
-        assert!(
-            drift(&state, &refreshed).is_empty(),
-            "a version prefix is not drift"
-        );
-        refreshed.insert(
-            pool.addr.clone(),
-            Some(Observed {
-                spec: json!({"name": "gpu", "node_count": 3, "machine_type": "a3-highgpu-8g"}),
-                outputs: json!({}),
-            }),
-        );
-        let found = drift(&state, &refreshed);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].addr, pool.addr);
-        assert_eq!(found[0].diffs[0].field, "node_count");
-        refreshed.insert(cluster.addr.clone(), None);
-        let found = drift(&state, &refreshed);
-        assert!(found.iter().any(|d| d.addr == cluster.addr && d.gone));
     }
 }
