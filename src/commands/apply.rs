@@ -1,5 +1,6 @@
 //! `a3ctl apply` and `a3ctl destroy`: lock the state, finish what an interrupted run left
-//! journaled, plan (or take a saved plan), confirm, execute, report.
+//! journaled, plan (or take a saved plan), confirm, record what the plan adopts, execute, report.
+//! `apply --refresh-only` is [`super::refresh_only`].
 
 use super::plan::{read_plan_file, sha256_file};
 use super::session::Session;

@@ -9,8 +9,9 @@ use crate::ui::{Printer, plan_view};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The format version of saved plan files.
-pub const PLAN_FILE_FORMAT: u32 = 1;
+/// The format version of saved plan files. 2: a plan may carry adoptions, which an a3ctl that
+/// reads format 1 would silently drop (and then try to create what exists).
+pub const PLAN_FILE_FORMAT: u32 = 2;
 
 /// A saved plan: the plan plus what it was made from, so `apply` can refuse it when any of that
 /// has moved.
