@@ -153,10 +153,15 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     let g = gcloud(&cx);
     build_a3_high_by_hand(&g).await;
 
+    clear_requests(&cx).await;
     let plan = cx
         .run(&["plan", "--adopt", "--out", "adopt.plan", BLUEPRINT])
         .await
         .expect(0);
+    // Adoption is a refresh-time read: the plan makes no mutating request.
+    let log = requests(&cx).await;
+    let mutating: Vec<&Value> = log.iter().filter(|e| e["method"] != "GET").collect();
+    assert!(mutating.is_empty(), "plan --adopt mutated: {mutating:?}");
     for (addr, id) in [
         (
             "network.primary",
