@@ -41,8 +41,10 @@ impl Gcloud {
             let output = tokio::process::Command::new("gcloud")
                 .args(&args)
                 .envs(env)
-                .env("CLOUDSDK_CONFIG", config)
+                .env("CLOUDSDK_CONFIG", &config)
                 .env("CLOUDSDK_CORE_PROJECT", project)
+                // `clusters create` writes a kubeconfig entry: keep it out of $HOME.
+                .env("KUBECONFIG", config.join("kubeconfig"))
                 .output()
                 .await
                 .expect("gcloud runs");
