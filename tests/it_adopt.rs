@@ -437,6 +437,17 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         "{}",
         other.stderr
     );
+    let orphan = cx
+        .run(&["import", "k8s.network/-/vpc1", "vpc1", BLUEPRINT])
+        .await
+        .expect(1);
+    assert!(
+        orphan
+            .stderr
+            .contains("`k8s.network/-/vpc1` lives in `cluster.main`, which is not in state yet"),
+        "{}",
+        orphan.stderr
+    );
     assert_eq!(cx.sim.request_total(), before, "bad input made cloud calls");
 
     // Nothing under that name.
@@ -555,6 +566,40 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         !out.contains("will be"),
         "a refresh-only plan plans no action:\n{out}"
     );
+
+    // A saved plan is not what refresh-only applies; an interrupted apply must finish first.
+    cx.run(&["plan", "--out", "p.json", bp]).await.expect(0);
+    let saved = cx
+        .run(&["apply", "--refresh-only", "--auto-approve", "p.json"])
+        .await
+        .expect(1);
+    assert!(
+        saved
+            .stderr
+            .contains("`p.json` is a saved plan; --refresh-only takes a blueprint"),
+        "{}",
+        saved.stderr
+    );
+    let path = cx.path("state/a3mini.a3state.json");
+    let clean = std::fs::read(&path).unwrap();
+    let mut journaled: Value = serde_json::from_slice(&clean).unwrap();
+    journaled["pending"] = serde_json::json!([{
+        "addr": "network.gpu-1", "action": "update", "id": "x", "operation": null,
+        "started_at": "2026-11-21T00:00:00Z"
+    }]);
+    std::fs::write(&path, serde_json::to_vec(&journaled).unwrap()).unwrap();
+    let pending = cx
+        .run(&["apply", "--refresh-only", "--auto-approve", bp])
+        .await
+        .expect(1);
+    assert!(
+        pending
+            .stderr
+            .contains("1 operation(s) from an interrupted apply are still recorded in state"),
+        "{}",
+        pending.stderr
+    );
+    std::fs::write(&path, clean).unwrap();
 
     clear_requests(&cx).await;
     let apply = cx
