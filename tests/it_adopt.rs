@@ -122,6 +122,12 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
     all(g, vec![pool]).await;
 }
 
+/// Asserts that `text` contains `part`, showing the whole text when it does not.
+#[track_caller]
+fn has(text: &str, part: &str) {
+    assert!(text.contains(part), "expected {part:?} in:\n{text}");
+}
+
 /// Lines of a plan that announce an action (`  # addr will be created` ...).
 fn headlines(run: &Run) -> Vec<String> {
     run.stdout
@@ -196,19 +202,10 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
             format!("projects/{P}/locations/{R}/clusters/a3high/nodePools/a3high"),
         ),
     ] {
-        assert!(
-            plan.stdout
-                .contains(&format!("{addr}: adopted existing {id}")),
-            "{addr} not adopted:\n{}",
-            plan.stdout
-        );
+        has(&plan.stdout, &format!("{addr}: adopted existing {id}"));
     }
     // 5 networks, 5 subnets, 5 firewalls, router, placement, cluster, 2 pools.
-    assert!(
-        plan.stdout.contains("Plan: 20 to adopt,"),
-        "{}",
-        plan.stdout
-    );
+    has(&plan.stdout, "Plan: 20 to adopt,");
     // Only what gcloud did not build (the cluster's Kubernetes objects) is created; nothing
     // adopted is updated or replaced — not even for the ownership marks gcloud never wrote.
     let actions = headlines(&plan);
@@ -227,16 +224,8 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     // The saved plan carries the adoptions: applying it records them, then creates the rest.
     let inventory_before = cx.inventory_text();
     let apply = cx.run(&["apply", "adopt.plan"]).await.expect(0);
-    assert!(
-        apply.stderr.contains("cluster.main: adopted existing"),
-        "{}",
-        apply.stderr
-    );
-    assert!(
-        apply.stderr.contains("Resources: 20 adopted,"),
-        "{}",
-        apply.stderr
-    );
+    has(&apply.stderr, "cluster.main: adopted existing");
+    has(&apply.stderr, "Resources: 20 adopted,");
     let recorded = state(&cx, "a3high");
     assert_eq!(
         recorded["resources"]["network.gpu-0"]["id"],
@@ -264,12 +253,9 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
         .run(&["plan", "--detailed-exitcode", BLUEPRINT])
         .await
         .expect(0);
-    assert!(
-        again
-            .stdout
-            .contains("No changes. Your infrastructure matches the blueprint."),
-        "{}",
-        again.stdout
+    has(
+        &again.stdout,
+        "No changes. Your infrastructure matches the blueprint.",
     );
 }
 
@@ -293,23 +279,18 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
         .await
         .expect(2);
     let out = &plan.stdout;
-    assert!(out.contains("network.gpu-0: adopted existing"), "{out}");
-    assert!(out.contains("subnetwork.gpu-1: adopted existing"), "{out}");
-    assert!(
-        out.contains("# network.gpu-0 will be updated in-place"),
-        "{out}"
-    );
-    assert!(out.contains("~ mtu = 1460 -> 8244\n"), "{out}");
-    assert!(out.contains("# subnetwork.gpu-1 must be replaced"), "{out}");
-    assert!(
-        out.contains(
-            "~ ip_cidr_range = \"192.168.11.0/24\" -> \"192.168.1.0/24\" # forces replacement"
-        ),
-        "{out}"
+    has(&out, "network.gpu-0: adopted existing");
+    has(&out, "subnetwork.gpu-1: adopted existing");
+    has(&out, "# network.gpu-0 will be updated in-place");
+    has(&out, "~ mtu = 1460 -> 8244\n");
+    has(&out, "# subnetwork.gpu-1 must be replaced");
+    has(
+        &out,
+        "~ ip_cidr_range = \"192.168.11.0/24\" -> \"192.168.1.0/24\" # forces replacement",
     );
     // network.gpu-1 matches: adopted, no action.
     assert!(!out.contains("# network.gpu-1 "), "{out}");
-    assert!(out.contains("# network.gpu-2 will be created"), "{out}");
+    has(&out, "# network.gpu-2 will be created");
 
     // The saved plan carries the adoptions; applying it records them before anything else.
     cx.run(&["plan", "--adopt", "--out", "adopt.plan", BLUEPRINT])
@@ -331,29 +312,15 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
         .run(&["apply", "--adopt", "--auto-approve", "adopt.plan"])
         .await
         .expect(1);
-    assert!(
-        refused
-            .stderr
-            .contains("--adopt cannot be used with a saved plan"),
-        "{}",
-        refused.stderr
-    );
+    has(&refused.stderr, "--adopt cannot be used with a saved plan");
 
     // Applying adopts, then changes exactly what differs: the MTU in place, the subnet replaced.
     let apply = cx
         .run(&["apply", "--adopt", "--auto-approve", BLUEPRINT])
         .await
         .expect(0);
-    assert!(
-        apply.stderr.contains("subnetwork.gpu-1: adopted existing"),
-        "{}",
-        apply.stderr
-    );
-    assert!(
-        apply.stderr.contains("Resources: 3 adopted,"),
-        "{}",
-        apply.stderr
-    );
+    has(&apply.stderr, "subnetwork.gpu-1: adopted existing");
+    has(&apply.stderr, "Resources: 3 adopted,");
     let net = g
         .json(&["compute", "networks", "describe", "a3high-gpunet-0"])
         .await;
@@ -393,60 +360,36 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         .run(&["import", "network.primay", "a3high-net", BLUEPRINT])
         .await
         .expect(1);
-    assert!(
-        unknown
-            .stderr
-            .contains("Blueprint `a3high` declares no resource `network.primay`"),
-        "{}",
-        unknown.stderr
+    has(
+        &unknown.stderr,
+        "Blueprint `a3high` declares no resource `network.primay`",
     );
-    assert!(
-        unknown.stderr.contains("did you mean `network.primary`?"),
-        "{}",
-        unknown.stderr
-    );
+    has(&unknown.stderr, "did you mean `network.primary`?");
     let garbled = cx
         .run(&["import", "netwrk.primary", "x", BLUEPRINT])
         .await
         .expect(1);
-    assert!(
-        garbled.stderr.contains("is not a resource address"),
-        "{}",
-        garbled.stderr
-    );
-    assert!(
-        garbled.stderr.contains("did you mean `network.primary`?"),
-        "{}",
-        garbled.stderr
-    );
+    has(&garbled.stderr, "is not a resource address");
+    has(&garbled.stderr, "did you mean `network.primary`?");
     let other = cx
         .run(&["import", "network.primary", "someone-elses-net", BLUEPRINT])
         .await
         .expect(1);
-    assert!(
-        other.stderr.contains(
-            "`someone-elses-net` is not the object the blueprint calls `network.primary`"
-        ),
-        "{}",
-        other.stderr
+    has(
+        &other.stderr,
+        "`someone-elses-net` is not the object the blueprint calls `network.primary`",
     );
-    assert!(
-        other
-            .stderr
-            .contains(&format!("projects/{P}/global/networks/a3high-net")),
-        "{}",
-        other.stderr
+    has(
+        &other.stderr,
+        &format!("projects/{P}/global/networks/a3high-net"),
     );
     let orphan = cx
         .run(&["import", "k8s.network/-/vpc1", "vpc1", BLUEPRINT])
         .await
         .expect(1);
-    assert!(
-        orphan
-            .stderr
-            .contains("`k8s.network/-/vpc1` lives in `cluster.main`, which is not in state yet"),
-        "{}",
-        orphan.stderr
+    has(
+        &orphan.stderr,
+        "`k8s.network/-/vpc1` lives in `cluster.main`, which is not in state yet",
     );
     assert_eq!(cx.sim.request_total(), before, "bad input made cloud calls");
 
@@ -455,12 +398,11 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         .run(&["import", "network.gpu-1", "a3high-gpunet-1", BLUEPRINT])
         .await
         .expect(1);
-    assert!(
-        missing.stderr.contains(&format!(
+    has(
+        &missing.stderr,
+        &format!(
             "`projects/{P}/global/networks/a3high-gpunet-1` does not exist, so there is nothing to import"
-        )),
-        "{}",
-        missing.stderr
+        ),
     );
     assert!(!cx.path("state/a3high.a3state.json").exists());
 
@@ -471,12 +413,8 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         .run(&["import", "network.primary", &link, BLUEPRINT])
         .await
         .expect(0);
-    assert!(ok.stderr.contains("Import successful!"), "{}", ok.stderr);
-    assert!(
-        ok.stderr.contains("a3ctl plan blueprints/a3-high.toml"),
-        "{}",
-        ok.stderr
-    );
+    has(&ok.stderr, "Import successful!");
+    has(&ok.stderr, "a3ctl plan blueprints/a3-high.toml");
     let recorded = state(&cx, "a3high");
     let record = &recorded["resources"]["network.primary"];
     assert_eq!(
@@ -493,13 +431,7 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         .run(&["import", "network.primary", "a3high-net", BLUEPRINT])
         .await
         .expect(1);
-    assert!(
-        again
-            .stderr
-            .contains("`network.primary` is already managed"),
-        "{}",
-        again.stderr
-    );
+    has(&again.stderr, "`network.primary` is already managed");
 
     cx.run(&["import", "network.gpu-0", "a3high-gpunet-0", BLUEPRINT])
         .await
@@ -511,21 +443,9 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         "{}",
         plan.stdout
     );
-    assert!(
-        actions.contains(&"# network.gpu-0 will be updated in-place".to_string()),
-        "{}",
-        plan.stdout
-    );
-    assert!(
-        plan.stdout.contains("~ mtu = 1460 -> 8244\n"),
-        "{}",
-        plan.stdout
-    );
-    assert!(
-        actions.contains(&"# network.gpu-1 will be created".to_string()),
-        "{}",
-        plan.stdout
-    );
+    has(&plan.stdout, "# network.gpu-0 will be updated in-place");
+    has(&plan.stdout, "~ mtu = 1460 -> 8244\n");
+    has(&plan.stdout, "# network.gpu-1 will be created");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -551,17 +471,11 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .await
         .expect(2);
     let out = &plan.stdout;
-    assert!(out.contains("# node_pool.system has changed"), "{out}");
-    assert!(out.contains("~ node_count = 2 -> 3"), "{out}");
-    assert!(
-        out.contains("# firewall.primary-internal has changed"),
-        "{out}"
-    );
-    assert!(
-        out.contains("# firewall.gpu-0-internal has been deleted"),
-        "{out}"
-    );
-    assert!(out.contains("forgets the 1 deleted resource(s)"), "{out}");
+    has(&out, "# node_pool.system has changed");
+    has(&out, "~ node_count = 2 -> 3");
+    has(&out, "# firewall.primary-internal has changed");
+    has(&out, "# firewall.gpu-0-internal has been deleted");
+    has(&out, "forgets the 1 deleted resource(s)");
     assert!(
         !out.contains("will be"),
         "a refresh-only plan plans no action:\n{out}"
@@ -573,12 +487,9 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .run(&["apply", "--refresh-only", "--auto-approve", "p.json"])
         .await
         .expect(1);
-    assert!(
-        saved
-            .stderr
-            .contains("`p.json` is a saved plan; --refresh-only takes a blueprint"),
-        "{}",
-        saved.stderr
+    has(
+        &saved.stderr,
+        "`p.json` is a saved plan; --refresh-only takes a blueprint",
     );
     let path = cx.path("state/a3mini.a3state.json");
     let clean = std::fs::read(&path).unwrap();
@@ -592,12 +503,9 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .run(&["apply", "--refresh-only", "--auto-approve", bp])
         .await
         .expect(1);
-    assert!(
-        pending
-            .stderr
-            .contains("1 operation(s) from an interrupted apply are still recorded in state"),
-        "{}",
-        pending.stderr
+    has(
+        &pending.stderr,
+        "1 operation(s) from an interrupted apply are still recorded in state",
     );
     std::fs::write(&path, clean).unwrap();
 
@@ -606,12 +514,9 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .run(&["apply", "--refresh-only", "--auto-approve", bp])
         .await
         .expect(0);
-    assert!(
-        apply
-            .stderr
-            .contains("Forgot 1 resource(s) that no longer exist: `firewall.gpu-0-internal`"),
-        "{}",
-        apply.stderr
+    has(
+        &apply.stderr,
+        "Forgot 1 resource(s) that no longer exist: `firewall.gpu-0-internal`",
     );
     let log = requests(&cx).await;
     assert!(!log.is_empty());
@@ -639,20 +544,10 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .expect(0);
     let plan = cx.run(&["plan", bp]).await.expect(0);
     assert!(!plan.stdout.contains("changed outside"), "{}", plan.stdout);
-    let actions = headlines(&plan);
-    assert!(
-        actions.contains(&"# node_pool.system will be updated in-place".to_string()),
-        "{}",
-        plan.stdout
-    );
-    assert!(
-        actions.contains(&"# firewall.gpu-0-internal will be created".to_string()),
-        "{}",
-        plan.stdout
-    );
-    assert!(
-        actions.contains(&"# firewall.primary-internal will be updated in-place".to_string()),
-        "{}",
-        plan.stdout
+    has(&plan.stdout, "# node_pool.system will be updated in-place");
+    has(&plan.stdout, "# firewall.gpu-0-internal will be created");
+    has(
+        &plan.stdout,
+        "# firewall.primary-internal will be updated in-place",
     );
 }
