@@ -279,18 +279,18 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
         .await
         .expect(2);
     let out = &plan.stdout;
-    has(&out, "network.gpu-0: adopted existing");
-    has(&out, "subnetwork.gpu-1: adopted existing");
-    has(&out, "# network.gpu-0 will be updated in-place");
-    has(&out, "~ mtu = 1460 -> 8244\n");
-    has(&out, "# subnetwork.gpu-1 must be replaced");
+    has(out, "network.gpu-0: adopted existing");
+    has(out, "subnetwork.gpu-1: adopted existing");
+    has(out, "# network.gpu-0 will be updated in-place");
+    has(out, "~ mtu = 1460 -> 8244\n");
+    has(out, "# subnetwork.gpu-1 must be replaced");
     has(
-        &out,
+        out,
         "~ ip_cidr_range = \"192.168.11.0/24\" -> \"192.168.1.0/24\" # forces replacement",
     );
     // network.gpu-1 matches: adopted, no action.
     assert!(!out.contains("# network.gpu-1 "), "{out}");
-    has(&out, "# network.gpu-2 will be created");
+    has(out, "# network.gpu-2 will be created");
 
     // The saved plan carries the adoptions; applying it records them before anything else.
     cx.run(&["plan", "--adopt", "--out", "adopt.plan", BLUEPRINT])
@@ -471,11 +471,11 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .await
         .expect(2);
     let out = &plan.stdout;
-    has(&out, "# node_pool.system has changed");
-    has(&out, "~ node_count = 2 -> 3");
-    has(&out, "# firewall.primary-internal has changed");
-    has(&out, "# firewall.gpu-0-internal has been deleted");
-    has(&out, "forgets the 1 deleted resource(s)");
+    has(out, "# node_pool.system has changed");
+    has(out, "~ node_count = 2 -> 3");
+    has(out, "# firewall.primary-internal has changed");
+    has(out, "# firewall.gpu-0-internal has been deleted");
+    has(out, "forgets the 1 deleted resource(s)");
     assert!(
         !out.contains("will be"),
         "a refresh-only plan plans no action:\n{out}"
