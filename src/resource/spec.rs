@@ -43,6 +43,10 @@ pub enum Compare {
     OwnershipMark,
     /// Labels compared without the ownership label.
     LabelsExceptMark,
+    /// Firewall rules `[{protocol, ports?}]`, as a set: a rule for every port (`0-65535`) is the
+    /// same as a rule without ports (`--allow=tcp` and `--allow=tcp:0-65535` both appear in the
+    /// guides).
+    FirewallRules,
     /// Master authorized networks: compared as a set of CIDR blocks; a live block without a
     /// display name (gcloud cannot set one) matches any desired name.
     CidrBlocks,
@@ -114,7 +118,11 @@ const FIREWALL: &[Field] = &[
     f("direction", ForceNew),
     mark(InPlace),
     f("priority", InPlace),
-    set("allowed", InPlace),
+    Field {
+        name: "allowed",
+        change: InPlace,
+        compare: Compare::FirewallRules,
+    },
     set("source_ranges", InPlace),
 ];
 
@@ -250,6 +258,30 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
             _ => desired == live,
         },
         Compare::OwnershipMark => true,
+        Compare::FirewallRules => {
+            let rules = |v: &Value| -> Value {
+                Value::Array(
+                    v.as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|rule| {
+                            let mut rule = rule.clone();
+                            if rule.get("ports") == Some(&serde_json::json!(["0-65535"]))
+                                && let Some(map) = rule.as_object_mut()
+                            {
+                                map.remove("ports");
+                            }
+                            rule
+                        })
+                        .collect(),
+                )
+            };
+            let unordered = Field {
+                compare: Compare::Unordered,
+                ..*field
+            };
+            matches(&unordered, &rules(desired), &rules(live))
+        }
         Compare::LabelsExceptMark => without_mark(desired) == without_mark(live),
         Compare::CidrBlocks => match (desired.as_array(), live.as_array()) {
             (Some(d), Some(l)) => {
@@ -443,6 +475,17 @@ mod tests {
             &authorized,
             &two,
             &json!([{"cidr": "0.0.0.0/0", "name": ""}, {"cidr": "10.0.0.0/8", "name": ""}])
+        ));
+        let allowed = field(Kind::Firewall, "allowed");
+        assert!(matches(
+            &allowed,
+            &json!([{"protocol": "icmp"}, {"protocol": "tcp", "ports": ["0-65535"]}]),
+            &json!([{"protocol": "tcp"}, {"protocol": "icmp"}])
+        ));
+        assert!(!matches(
+            &allowed,
+            &json!([{"protocol": "tcp", "ports": ["0-65535"]}]),
+            &json!([{"protocol": "tcp", "ports": ["22"]}])
         ));
         let ranges = field(Kind::Subnetwork, "secondary_ranges");
         assert!(matches(
