@@ -143,6 +143,27 @@ pub enum Command {
     /// replaced atomically and readable by its owner only.
     Kubeconfig(KubeconfigArgs),
 
+    /// Bring one existing cloud resource under the blueprint's management without changing it.
+    ///
+    /// ADDR is the resource's address in the blueprint's graph (`a3ctl graph BLUEPRINT` lists
+    /// them, e.g. `network.primary`, `cluster.main`, `node_pool.system`). ID is its identity in
+    /// the cloud, and must be the one the blueprint gives it (a3ctl names everything from the
+    /// blueprint's `name`); it may be written as a bare name (`a3high-net`), a path
+    /// (`projects/P/global/networks/a3high-net`, `projects/P/locations/R/clusters/a3high`) or a
+    /// gcloud selfLink / URL. a3ctl reads the live resource and records its live configuration in
+    /// state, so `a3ctl plan` then shows exactly how it differs from the blueprint. Nothing in the
+    /// cloud is changed. To take over everything a blueprint declares at once, use
+    /// `a3ctl plan --adopt` / `a3ctl apply --adopt`.
+    Import {
+        /// The resource address, e.g. `network.primary`.
+        addr: String,
+        /// The cloud identity, e.g. `projects/my-project/global/networks/a3high-net` or
+        /// `a3high-net`.
+        id: String,
+        /// The blueprint that declares ADDR, e.g. `blueprints/a3-high.toml`.
+        blueprint: PathBuf,
+    },
+
     /// Remove a stale state lock left by a run that died on another machine.
     ///
     /// Works for a local state (the `<state>.lock` file) and a GCS state (the `<state>.lock`
@@ -246,7 +267,8 @@ pub struct PlanArgs {
     /// Print the plan as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Exit with 0 when there are no changes, 2 when there are, 1 on error.
+    /// Exit with 0 when there are no changes, 2 when there are (with --refresh-only: when
+    /// something changed outside a3ctl), 1 on error.
     #[arg(long)]
     pub detailed_exitcode: bool,
     /// Save the plan to FILE; `a3ctl apply FILE` carries out exactly this plan, and refuses it if
@@ -254,8 +276,21 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Plan the destruction of everything in state.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["adopt", "refresh_only"])]
     pub destroy: bool,
+    /// Take over resources that already exist: every resource the blueprint declares that state
+    /// does not record is looked for under its blueprint name, and one that exists (built by hand
+    /// with gcloud, or by another tool) is adopted instead of created. The plan lists them
+    /// ("adopted existing ...") and then shows only their real differences from the blueprint;
+    /// ownership labels and description marks are never a difference. Nothing is recorded until
+    /// the plan is applied (`a3ctl apply --adopt`, or `a3ctl apply FILE` with `--out FILE`).
+    #[arg(long)]
+    pub adopt: bool,
+    /// Show only what changed outside a3ctl since the last apply (drift between state and the
+    /// cloud), without planning any change to the cloud. `a3ctl apply --refresh-only` accepts
+    /// that drift into state.
+    #[arg(long, conflicts_with_all = ["adopt", "out"])]
+    pub refresh_only: bool,
 }
 
 #[derive(Args, Debug)]
@@ -268,6 +303,16 @@ pub struct ApplyArgs {
     /// Write every step's start and end (milliseconds since the apply started) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub timings: Option<PathBuf>,
+    /// Adopt resources that already exist under the blueprint's names instead of creating them
+    /// (see `a3ctl plan --adopt`): they are recorded in state first, then only their real
+    /// differences from the blueprint are applied.
+    #[arg(long)]
+    pub adopt: bool,
+    /// Accept the changes made outside a3ctl into state: re-read every recorded resource and
+    /// record its live values, and forget resources that no longer exist. No cloud resource is
+    /// created, changed or deleted. Asks for confirmation unless --auto-approve.
+    #[arg(long, conflicts_with_all = ["adopt", "timings"])]
+    pub refresh_only: bool,
 }
 
 #[derive(Args, Debug)]

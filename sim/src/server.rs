@@ -331,6 +331,11 @@ impl SimHandle {
                 "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE".into(),
                 format!("{base}/"),
             ),
+            // gcloud asks Service Usage whether an API is enabled before some creates.
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE".into(),
+                format!("{base}/serviceusage/"),
+            ),
             ("CLOUDSDK_AUTH_DISABLE_CREDENTIALS".into(), "true".into()),
             ("CLOUDSDK_CORE_DISABLE_PROMPTS".into(), "1".into()),
             (

@@ -25,13 +25,9 @@ impl Cli {
         let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
         env.push(("CLOUDSDK_CONFIG".into(), path("gcloud")));
         env.push(("CLOUDSDK_CORE_PROJECT".into(), PROJECT.into()));
-        // `clusters create` writes a kubeconfig entry and asks Service Usage whether the API is
-        // enabled (a 404 there is only logged).
+        // `clusters create` writes a kubeconfig entry (Service Usage, which it also asks, is in
+        // `gcloud_env`).
         env.push(("KUBECONFIG".into(), path("kubeconfig")));
-        env.push((
-            "CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE".into(),
-            format!("{}/serviceusage/", handle.base_url()),
-        ));
         Cli { env, _dir: dir }
     }
 

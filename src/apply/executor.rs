@@ -301,13 +301,13 @@ impl Executor {
             outputs: record
                 .map(|r| r.outputs.clone())
                 .unwrap_or(serde_json::Value::Null),
-            context: context_from(&state, &deps),
+            context: state.context(&deps),
             lifecycle: change.lifecycle.clone(),
         }
     }
 
     async fn context_of(&self, deps: &[Addr]) -> BTreeMap<Addr, serde_json::Value> {
-        context_from(&self.sink.snapshot().await, deps)
+        self.sink.snapshot().await.context(deps)
     }
 
     // ----- create ---------------------------------------------------------------------------
@@ -361,7 +361,7 @@ impl Executor {
                         Ok(Some(_)) => {
                             self.save(|s| s.clear_pending(&target.addr)).await;
                             Outcome::Failed(e.with_hint(format!(
-                                "`{}` exists but was not created by this blueprint; import it with `a3ctl import {} {}`, or give the blueprint another name",
+                                "`{}` exists but was not created by this blueprint; take it over with `a3ctl import {} {} BLUEPRINT` (or everything at once with `a3ctl apply --adopt BLUEPRINT`), or give the blueprint another name",
                                 target.id, target.addr, target.id
                             )))
                         }
@@ -801,17 +801,7 @@ impl Executor {
     }
 }
 
-fn context_from(state: &State, deps: &[Addr]) -> BTreeMap<Addr, serde_json::Value> {
-    deps.iter()
-        .filter_map(|d| {
-            state
-                .resources
-                .get(d)
-                .map(|r| (d.clone(), r.outputs.clone()))
-        })
-        .collect()
-}
-
-fn now_rfc3339() -> String {
+/// The current time as state records it (RFC 3339, seconds).
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

@@ -226,6 +226,7 @@ mod tests {
             changes,
             drift: vec![],
             versions: vec![],
+            adoptions: vec![],
         }
     }
 

@@ -38,6 +38,7 @@ use std::sync::Arc;
 
 use toml::de::DeTable;
 
+pub(crate) use decode::did_you_mean;
 pub use error::{BlueprintError, Problem, Span};
 pub use model::{
     ArtifactRegistry, AuthorizedNetwork, Blueprint, Bucket, Capacity, Cluster, DriverMode,

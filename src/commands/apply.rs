@@ -1,5 +1,6 @@
 //! `a3ctl apply` and `a3ctl destroy`: lock the state, finish what an interrupted run left
-//! journaled, plan (or take a saved plan), confirm, execute, report.
+//! journaled, plan (or take a saved plan), confirm, record what the plan adopts, execute, report.
+//! `apply --refresh-only` is [`super::refresh_only`].
 
 use super::plan::{read_plan_file, sha256_file};
 use super::session::Session;
@@ -30,15 +31,26 @@ pub async fn run(
     // Before anything else, so an early Ctrl-C is handled the same way as a late one.
     let stop = Stop::default();
     watch_interrupts(printer, stop.clone());
-    let (target, destroy, auto_approve, timings) = match request {
-        Request::Apply(a) => (a.target, false, a.auto_approve, a.timings),
-        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings),
+    if let Request::Apply(a) = &request
+        && a.refresh_only
+    {
+        return super::refresh_only::apply(global, printer, &a.target, a.auto_approve).await;
+    }
+    let (target, destroy, auto_approve, timings, adopt) = match request {
+        Request::Apply(a) => (a.target, false, a.auto_approve, a.timings, a.adopt),
+        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings, false),
     };
     let saved = if destroy {
         None
     } else {
         read_plan_file(&target)?
     };
+    if adopt && saved.is_some() {
+        return Err(Failure::new(
+            "--adopt cannot be used with a saved plan: the plan file already says what it adopts",
+        )
+        .hint("make the plan with `a3ctl plan --adopt --out FILE`, then run `a3ctl apply FILE`"));
+    }
     let blueprint_path: PathBuf = match &saved {
         Some(file) => {
             if file.sandbox != global.sandbox {
@@ -104,7 +116,7 @@ pub async fn run(
             }
             file.plan
         }
-        None => session.plan(&state, destroy).await?,
+        None => session.plan_adopting(&state, destroy, adopt).await?,
     };
     printer.out(&plan_view::render(&printer, &plan));
     if plan.is_empty() {
@@ -115,6 +127,7 @@ pub async fn run(
             timings,
             stop.starting.is_cancelled(),
             destroy,
+            0,
         );
     }
     if !auto_approve && target.extension().is_some_and(|e| e == "toml") {
@@ -136,6 +149,26 @@ pub async fn run(
             )));
         }
     }
+    if !plan.adoptions.is_empty() {
+        let now = crate::apply::executor::now_rfc3339();
+        sink.update(|s| {
+            for a in &plan.adoptions {
+                s.resources.insert(a.addr.clone(), a.record(now.clone()));
+            }
+        })
+        .await
+        .map_err(|e| {
+            Failure::new(format!(
+                "Cannot record the adopted resources in state `{}`",
+                session.store.location()
+            ))
+            .cause(e.to_string())
+            .maybe_hint(e.hint())
+        })?;
+        for a in &plan.adoptions {
+            printer.info(&format!("{}: adopted existing {}", a.addr, a.id));
+        }
+    }
     let applied = executor.apply(&plan).await;
     progress.finish();
     report.steps.extend(applied.steps);
@@ -147,6 +180,7 @@ pub async fn run(
         timings,
         stop.starting.is_cancelled(),
         destroy,
+        plan.adoptions.len(),
     )
 }
 
@@ -158,6 +192,7 @@ fn finish(
     timings: Option<PathBuf>,
     interrupted: bool,
     destroy: bool,
+    adopted: usize,
 ) -> Result<ExitStatus, Failure> {
     if let Some(path) = timings {
         let text = serde_json::to_vec_pretty(&report.timings())
@@ -185,8 +220,13 @@ fn finish(
                 printer.bold("Destroy complete!")
             )
         } else {
+            let adopted = if adopted > 0 {
+                format!("{adopted} adopted, ")
+            } else {
+                String::new()
+            };
             format!(
-                "{} Resources: {added} added, {changed} changed, {destroyed} destroyed.",
+                "{} Resources: {adopted}{added} added, {changed} changed, {destroyed} destroyed.",
                 printer.bold("Apply complete!")
             )
         };

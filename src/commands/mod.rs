@@ -3,9 +3,11 @@
 
 pub mod apply;
 pub mod graph;
+pub mod import;
 pub mod init;
 pub mod kubeconfig;
 pub mod plan;
+pub mod refresh_only;
 pub mod session;
 pub mod state;
 pub mod unlock;
@@ -50,6 +52,11 @@ pub async fn run(cli: Cli) -> ExitStatus {
         }
         Command::Verify(args) => verify::run(&cli.global, printer, args).await,
         Command::Kubeconfig(args) => kubeconfig::run(&cli.global, &printer, args).await,
+        Command::Import {
+            addr,
+            id,
+            blueprint,
+        } => import::run(&cli.global, printer, &addr, &id, &blueprint).await,
         Command::ForceUnlock {
             id,
             blueprint,

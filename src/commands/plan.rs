@@ -9,8 +9,9 @@ use crate::ui::{Printer, plan_view};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The format version of saved plan files.
-pub const PLAN_FILE_FORMAT: u32 = 1;
+/// The format version of saved plan files. 2: a plan may carry adoptions, which an a3ctl that
+/// reads format 1 would silently drop (and then try to create what exists).
+pub const PLAN_FILE_FORMAT: u32 = 2;
 
 /// A saved plan: the plan plus what it was made from, so `apply` can refuse it when any of that
 /// has moved.
@@ -29,6 +30,9 @@ pub struct PlanFile {
 }
 
 pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<ExitStatus, Failure> {
+    if args.refresh_only {
+        return super::refresh_only::plan(global, printer, &args).await;
+    }
     let session = Session::open(global, printer, &args.blueprint).await?;
     let (state, existed) = session.load_state()?;
     if !state.pending.is_empty() {
@@ -37,7 +41,9 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
             state.pending.len()
         ));
     }
-    let mut plan = session.plan(&state, args.destroy).await?;
+    let mut plan = session
+        .plan_adopting(&state, args.destroy, args.adopt)
+        .await?;
     if !existed {
         plan.lineage = String::new();
         plan.serial = 0;

@@ -11,8 +11,9 @@ use crate::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig, GcpProvider};
 use crate::env_vars;
 use crate::graph::ResourceGraph;
 use crate::plan::planner::{self, Refreshed};
-use crate::plan::refresh::refresh;
+use crate::plan::refresh::{discover, refresh};
 use crate::plan::{PLAN_FORMAT, Plan};
+use crate::resource::Observed;
 use crate::state::State;
 use crate::state::backend::StateStore;
 use crate::state::gcs::{GcsLocation, GcsStore};
@@ -92,24 +93,82 @@ impl Session {
         }
     }
 
+    /// Saves a state changed outside an apply (import, refresh-only): one more serial, written
+    /// atomically. The caller holds the lock.
+    pub fn save_state(&self, state: &mut State) -> Result<(), Failure> {
+        state.serial += 1;
+        state.a3ctl_version = env!("CARGO_PKG_VERSION").to_string();
+        self.store.save(state).map_err(|e| {
+            Failure::new(format!("Cannot save state `{}`", self.store.location()))
+                .cause(e.to_string())
+                .maybe_hint(e.hint())
+        })
+    }
+
+    /// Reads every recorded resource from the cloud.
+    pub async fn refresh(&self, state: &State) -> Result<Refreshed, Failure> {
+        refresh(self.provider.as_ref(), state, 16)
+            .await
+            .map_err(|(addr, e)| {
+                Failure::cloud(
+                    format!("Cannot read `{addr}` ({})", state.resources[&addr].id),
+                    &e,
+                )
+            })
+    }
+
     /// Refreshes every recorded resource and plans the blueprint (or the destruction of
     /// everything) against it.
     pub async fn plan(&self, state: &State, destroy: bool) -> Result<Plan, Failure> {
-        let refreshed: Refreshed =
-            refresh(self.provider.as_ref(), state, 16)
+        self.plan_adopting(state, destroy, false).await
+    }
+
+    /// [`Session::plan`]; with `adopt`, every resource the blueprint declares that state does not
+    /// record is looked for under its blueprint identity first, and those that exist are adopted
+    /// (diffed as if recorded with their live configuration) instead of created.
+    pub async fn plan_adopting(
+        &self,
+        state: &State,
+        destroy: bool,
+        adopt: bool,
+    ) -> Result<Plan, Failure> {
+        let mut refreshed = self.refresh(state).await?;
+        let adoptions = if adopt && !destroy {
+            discover(self.provider.as_ref(), self.graph.resources(), state, 16)
                 .await
                 .map_err(|(addr, e)| {
-                    Failure::cloud(
-                        format!("Cannot read `{addr}` ({})", state.resources[&addr].id),
-                        &e,
-                    )
-                })?;
-        let mut plan = planner::plan(self.graph.resources(), state, &refreshed, destroy)
+                    let id = self
+                        .graph
+                        .resources()
+                        .iter()
+                        .find(|d| d.addr == addr)
+                        .map(|d| d.id.clone())
+                        .unwrap_or_default();
+                    Failure::cloud(format!("Cannot look for `{addr}` ({id})"), &e)
+                })?
+        } else {
+            Vec::new()
+        };
+        let mut with_adopted = state.clone();
+        for a in &adoptions {
+            with_adopted
+                .resources
+                .insert(a.addr.clone(), a.record(String::new()));
+            refreshed.insert(
+                a.addr.clone(),
+                Some(Observed {
+                    spec: a.spec.clone(),
+                    outputs: a.outputs.clone(),
+                }),
+            );
+        }
+        let mut plan = planner::plan(self.graph.resources(), &with_adopted, &refreshed, destroy)
             .map_err(|e| Failure::new(e.to_string()).hint(e.hint()))?;
         plan.format = PLAN_FORMAT;
         if !destroy {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);
         }
+        plan.adoptions = adoptions;
         Ok(plan)
     }
 }

@@ -15,7 +15,7 @@ use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::{Value, json};
 
 /// The label key (and description mark) of everything a blueprint creates.
-pub const LABEL: &str = "a3ctl-blueprint";
+pub const LABEL: &str = crate::resource::spec::OWNERSHIP_LABEL;
 
 /// Local SSDs attached to A3 nodes as ephemeral storage (a3-recipe.md §A.4.2).
 const A3_LOCAL_SSDS: u32 = 16;

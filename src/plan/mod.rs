@@ -5,11 +5,17 @@
 //! or no-op) with the field-level differences and, for replacements, the fields that force them;
 //! plus the drift found by refresh. It records the lineage and serial of the state it was made
 //! from, so `apply PLANFILE` can refuse a plan whose state has moved since.
+//!
+//! With `plan --adopt`, resources the blueprint declares that are not in state but already exist
+//! under the blueprint's names are [`Adoption`]s: refresh reads them, the planner diffs them like
+//! recorded resources, and applying the plan (or the saved plan file, which carries them) records
+//! them in state before anything else, instead of creating them.
 
 pub mod planner;
 pub mod refresh;
 
 use crate::resource::{Addr, Lifecycle};
+use crate::state::Record;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -88,6 +94,39 @@ pub struct Drift {
     pub diffs: Vec<FieldDiff>,
 }
 
+/// An existing resource taken into state instead of created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Adoption {
+    pub addr: Addr,
+    /// Identity in the cloud (the blueprint's).
+    pub id: String,
+    /// The live configuration, projected onto the spec fields.
+    pub spec: Value,
+    pub outputs: Value,
+    /// From the blueprint's graph.
+    #[serde(default)]
+    pub dependencies: Vec<Addr>,
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
+}
+
+impl Adoption {
+    /// The state record of the adopted resource: the live configuration as the recorded one, so
+    /// the next plan shows only how it differs from the blueprint.
+    pub fn record(&self, updated_at: String) -> Record {
+        Record {
+            kind: self.addr.kind,
+            id: self.id.clone(),
+            spec: self.spec.clone(),
+            outputs: self.outputs.clone(),
+            dependencies: self.dependencies.clone(),
+            tainted: false,
+            lifecycle: self.lifecycle.clone(),
+            updated_at,
+        }
+    }
+}
+
 /// Everything an apply needs to carry out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -104,6 +143,9 @@ pub struct Plan {
     /// plan: `(component, version)`.
     #[serde(default)]
     pub versions: Vec<(String, String)>,
+    /// Existing resources recorded in state by the apply instead of being created.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adoptions: Vec<Adoption>,
 }
 
 /// The counts in "Plan: X to add, Y to change, Z to destroy."
@@ -120,8 +162,9 @@ impl Plan {
         self.changes.iter().filter(|c| c.action != Action::NoOp)
     }
 
+    /// Nothing to change and nothing to adopt.
     pub fn is_empty(&self) -> bool {
-        self.actions().next().is_none()
+        self.actions().next().is_none() && self.adoptions.is_empty()
     }
 
     /// A replacement counts once as an add and once as a destroy, as in Terraform.

@@ -17,7 +17,7 @@
 use super::{Action, Change, Drift, FieldDiff, PLAN_FORMAT, Plan};
 use crate::resource::spec::{self, Field};
 use crate::resource::{Addr, Desired, Observed};
-use crate::state::State;
+use crate::state::{Record, State};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -83,14 +83,7 @@ pub fn plan(
             None => &record.spec,
         };
         let fields = spec::fields(d.addr.kind);
-        let recorded_drift = field_diffs(fields, &record.spec, live, false);
-        if !recorded_drift.is_empty() {
-            drift.push(Drift {
-                addr: d.addr.clone(),
-                gone: false,
-                diffs: recorded_drift,
-            });
-        }
+        drift.extend(changed_outside(&d.addr, record, live));
         let diffs = field_diffs(fields, live, &d.spec, true);
         let (action, reason) = if record.tainted {
             (
@@ -168,6 +161,35 @@ pub fn plan(
         changes,
         drift,
         versions: vec![],
+        adoptions: vec![],
+    })
+}
+
+/// What changed outside a3ctl, for every recorded resource refresh looked at: the resources that
+/// are gone and the fields whose live value differs from the recorded one. This is what
+/// `--refresh-only` shows and accepts into state.
+pub fn drift(state: &State, refreshed: &Refreshed) -> Vec<Drift> {
+    state
+        .resources
+        .iter()
+        .filter_map(|(addr, record)| match refreshed.get(addr)? {
+            None => Some(Drift {
+                addr: addr.clone(),
+                gone: true,
+                diffs: vec![],
+            }),
+            Some(observed) => changed_outside(addr, record, &observed.spec),
+        })
+        .collect()
+}
+
+/// The drift of a resource that still exists: recorded value → live value, per field.
+fn changed_outside(addr: &Addr, record: &Record, live: &Value) -> Option<Drift> {
+    let diffs = field_diffs(spec::fields(addr.kind), &record.spec, live, false);
+    (!diffs.is_empty()).then(|| Drift {
+        addr: addr.clone(),
+        gone: false,
+        diffs,
     })
 }
 
@@ -399,11 +421,14 @@ mod tests {
         assert_eq!(p.drift[0].diffs[0].before, json!(4));
         assert_eq!(p.drift[0].diffs[0].after, json!(2));
         assert_eq!(p.change(&pool.addr).unwrap().action, Action::Update);
+        // Refresh-only sees the same drift, without a blueprint.
+        assert_eq!(drift(&state, &refreshed), p.drift);
 
         refreshed.insert(pool.addr.clone(), None);
         let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
         assert_eq!(p.change(&pool.addr).unwrap().action, Action::Create);
         assert!(p.drift.iter().any(|d| d.addr == pool.addr && d.gone));
+        assert_eq!(drift(&state, &refreshed), p.drift);
     }
 
     #[test]

@@ -1,11 +1,15 @@
-//! Refresh: read every resource recorded in state from the cloud, concurrently. The only I/O in
-//! `plan/`. What it finds feeds [`super::planner::plan`] as the live view.
+//! Refresh: read every resource recorded in state from the cloud, concurrently; and, for
+//! `--adopt`, look for the resources the blueprint declares that state does not record yet. The
+//! only I/O in `plan/`. What it finds feeds [`super::planner::plan`] as the live view.
 
+use super::Adoption;
 use super::planner::Refreshed;
-use crate::cloud::{CloudError, Provider, Target};
-use crate::resource::Addr;
+use crate::cloud::{CloudError, CloudResult, Provider, Target};
+use crate::resource::{Addr, Desired, Observed};
 use crate::state::State;
 use futures_util::stream::{self, StreamExt};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Reads every recorded resource, at most `concurrency` at a time. Fails on the first error that
 /// is not "not found", naming the resource.
@@ -22,46 +26,129 @@ pub async fn refresh(
             id: record.id.clone(),
             spec: record.spec.clone(),
             outputs: record.outputs.clone(),
-            context: record
-                .dependencies
-                .iter()
-                .filter_map(|d| {
-                    state
-                        .resources
-                        .get(d)
-                        .map(|r| (d.clone(), r.outputs.clone()))
-                })
-                .collect(),
+            context: state.context(&record.dependencies),
             lifecycle: record.lifecycle.clone(),
         })
         .collect();
-    let results: Vec<(Addr, Result<_, CloudError>)> = stream::iter(targets)
-        .map(|target| async move {
-            let mut attempt: u32 = 0;
-            loop {
-                match provider.read(&target).await {
-                    Err(e) if e.class.is_retryable() && attempt < 5 => {
-                        attempt += 1;
-                        tokio::time::sleep(std::time::Duration::from_millis(
-                            200 * u64::from(attempt),
-                        ))
-                        .await;
-                    }
-                    other => return (target.addr.clone(), other),
+    let mut refreshed = Refreshed::new();
+    for (target, result) in read_all(provider, targets, concurrency).await {
+        let observed = result.map_err(|e| (target.addr.clone(), e))?;
+        refreshed.insert(target.addr, observed);
+    }
+    Ok(refreshed)
+}
+
+/// Looks for every resource of `desired` that `state` does not record (nor has an operation
+/// pending for) under the blueprint's identity, and returns those that exist, in `desired`'s
+/// order. Reads go in dependency waves so that a resource is read with its dependencies' outputs
+/// (a node pool counts its nodes, a Kubernetes object reaches its cluster); a resource deleted
+/// with a parent that does not exist (a node pool of a missing cluster) is not looked for.
+pub async fn discover(
+    provider: &dyn Provider,
+    desired: &[Desired],
+    state: &State,
+    concurrency: usize,
+) -> Result<Vec<Adoption>, (Addr, CloudError)> {
+    let mut outputs: BTreeMap<Addr, Value> = state
+        .resources
+        .iter()
+        .map(|(a, r)| (a.clone(), r.outputs.clone()))
+        .collect();
+    let mut remaining: Vec<&Desired> = desired
+        .iter()
+        .filter(|d| !state.resources.contains_key(&d.addr) && state.pending_for(&d.addr).is_none())
+        .collect();
+    let mut found: BTreeMap<Addr, Observed> = BTreeMap::new();
+    let mut missing: BTreeSet<Addr> = BTreeSet::new();
+    while !remaining.is_empty() {
+        let waiting: BTreeSet<&Addr> = remaining.iter().map(|d| &d.addr).collect();
+        let (ready, later): (Vec<&Desired>, Vec<&Desired>) = remaining
+            .iter()
+            .partition(|d| d.dependencies.iter().all(|dep| !waiting.contains(dep)));
+        if ready.is_empty() {
+            // A dependency cycle cannot come out of the graph; stop rather than spin.
+            break;
+        }
+        let mut targets = Vec::new();
+        for d in ready {
+            let orphan = d
+                .lifecycle
+                .deleted_with
+                .as_ref()
+                .is_some_and(|parent| missing.contains(parent));
+            if orphan {
+                missing.insert(d.addr.clone());
+                continue;
+            }
+            targets.push(Target {
+                addr: d.addr.clone(),
+                id: d.id.clone(),
+                spec: d.spec.clone(),
+                outputs: Value::Null,
+                context: d
+                    .dependencies
+                    .iter()
+                    .filter_map(|dep| outputs.get(dep).map(|o| (dep.clone(), o.clone())))
+                    .collect(),
+                lifecycle: d.lifecycle.clone(),
+            });
+        }
+        for (target, result) in read_all(provider, targets, concurrency).await {
+            match result.map_err(|e| (target.addr.clone(), e))? {
+                Some(observed) => {
+                    outputs.insert(target.addr.clone(), observed.outputs.clone());
+                    found.insert(target.addr, observed);
+                }
+                None => {
+                    missing.insert(target.addr);
                 }
             }
+        }
+        remaining = later;
+    }
+    Ok(desired
+        .iter()
+        .filter_map(|d| {
+            let observed = found.remove(&d.addr)?;
+            Some(Adoption {
+                addr: d.addr.clone(),
+                id: d.id.clone(),
+                spec: observed.spec,
+                outputs: observed.outputs,
+                dependencies: d.dependencies.clone(),
+                lifecycle: d.lifecycle.clone(),
+            })
+        })
+        .collect())
+}
+
+/// Reads `targets`, at most `concurrency` at a time.
+async fn read_all(
+    provider: &dyn Provider,
+    targets: Vec<Target>,
+    concurrency: usize,
+) -> Vec<(Target, CloudResult<Option<Observed>>)> {
+    stream::iter(targets)
+        .map(|target| async move {
+            let result = read(provider, &target).await;
+            (target, result)
         })
         .buffer_unordered(concurrency.max(1))
         .collect()
-        .await;
-    let mut refreshed = Refreshed::new();
-    for (addr, result) in results {
-        match result {
-            Ok(observed) => {
-                refreshed.insert(addr, observed);
+        .await
+}
+
+/// Reads one resource, retrying transient errors a few times.
+pub async fn read(provider: &dyn Provider, target: &Target) -> CloudResult<Option<Observed>> {
+    let mut attempt: u32 = 0;
+    loop {
+        match provider.read(target).await {
+            Err(e) if e.class.is_retryable() && attempt < 5 => {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(attempt)))
+                    .await;
             }
-            Err(e) => return Err((addr, e)),
+            other => return other,
         }
     }
-    Ok(refreshed)
 }

@@ -5,9 +5,19 @@
 //! provider's ForceNew knowledge (`engine-and-gcp-apis.md` §2.5) — and how live values are compared
 //! to desired ones (a version `1.32` is satisfied by a cluster running `1.32.9-gke.1130000`).
 //! Fields not listed are never diffed.
+//!
+//! Ownership marks are not configuration: the `a3ctl-blueprint` label and the description a3ctl
+//! writes on Compute resources (which take no labels) only let an apply recognise its own objects
+//! after a lost answer. They are never diffed, so a resource built by hand and then imported or
+//! adopted does not plan a label update or, worse, a replacement for a description
+//! ([`Compare::OwnershipMark`], [`Compare::LabelsExceptMark`]). A later update of the labels
+//! writes the mark along with them.
 
 use super::Kind;
 use serde_json::Value;
+
+/// The label key (and description mark) of everything a blueprint creates.
+pub const OWNERSHIP_LABEL: &str = "a3ctl-blueprint";
 
 /// How a change to a field is carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +42,17 @@ pub enum Compare {
     /// Compared exactly, but reported leaf by leaf (`object.spec.replicas`): for whole
     /// documents such as Kubernetes objects.
     Deep,
+    /// A description that carries a3ctl's ownership mark: never differs.
+    OwnershipMark,
+    /// Labels compared without the ownership label.
+    LabelsExceptMark,
+    /// Firewall rules `[{protocol, ports?}]`, as a set: a rule for every port (`0-65535`) is the
+    /// same as a rule without ports (`--allow=tcp` and `--allow=tcp:0-65535` both appear in the
+    /// guides).
+    FirewallRules,
+    /// Master authorized networks: compared as a set of CIDR blocks; a live block without a
+    /// display name (gcloud cannot set one) matches any desired name.
+    CidrBlocks,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -65,11 +86,28 @@ const fn deep(name: &'static str, change: Change) -> Field {
     }
 }
 
+/// The `description` a3ctl fills with its ownership mark.
+const fn mark(change: Change) -> Field {
+    Field {
+        name: "description",
+        change,
+        compare: Compare::OwnershipMark,
+    }
+}
+
+const fn labels() -> Field {
+    Field {
+        name: "labels",
+        change: InPlace,
+        compare: Compare::LabelsExceptMark,
+    }
+}
+
 use Change::{ForceNew, GrowOnly, InPlace};
 
 const NETWORK: &[Field] = &[
     f("name", ForceNew),
-    f("description", ForceNew),
+    mark(ForceNew),
     f("auto_create_subnetworks", ForceNew),
     f("mtu", InPlace),
     f("routing_mode", InPlace),
@@ -79,9 +117,9 @@ const SUBNETWORK: &[Field] = &[
     f("name", ForceNew),
     f("network", ForceNew),
     f("region", ForceNew),
-    f("description", ForceNew),
+    mark(ForceNew),
     f("ip_cidr_range", GrowOnly),
-    f("secondary_ranges", InPlace),
+    set("secondary_ranges", InPlace),
     f("private_ip_google_access", InPlace),
 ];
 
@@ -89,9 +127,13 @@ const FIREWALL: &[Field] = &[
     f("name", ForceNew),
     f("network", ForceNew),
     f("direction", ForceNew),
-    f("description", InPlace),
+    mark(InPlace),
     f("priority", InPlace),
-    set("allowed", InPlace),
+    Field {
+        name: "allowed",
+        change: InPlace,
+        compare: Compare::FirewallRules,
+    },
     set("source_ranges", InPlace),
 ];
 
@@ -126,8 +168,12 @@ const CLUSTER: &[Field] = &[
         change: InPlace,
         compare: Compare::VersionPrefix,
     },
-    set("authorized_networks", InPlace),
-    f("labels", InPlace),
+    Field {
+        name: "authorized_networks",
+        change: InPlace,
+        compare: Compare::CidrBlocks,
+    },
+    labels(),
     f("filestore_csi", InPlace),
     f("gcsfuse_csi", InPlace),
     f("workload_pool", InPlace),
@@ -146,7 +192,7 @@ const NODE_POOL: &[Field] = &[
     f("local_ssd_count", ForceNew),
     f("max_pods", ForceNew),
     f("node_count", InPlace),
-    f("labels", InPlace),
+    labels(),
     set("taints", InPlace),
     f("gvnic", InPlace),
     f("image_type", InPlace),
@@ -162,15 +208,15 @@ const FILESTORE: &[Field] = &[
     f("share", ForceNew),
     f("network", ForceNew),
     f("capacity_gb", GrowOnly),
-    f("labels", InPlace),
+    labels(),
 ];
 
 const REPOSITORY: &[Field] = &[
     f("name", ForceNew),
     f("location", ForceNew),
     f("format", ForceNew),
-    f("description", InPlace),
-    f("labels", InPlace),
+    mark(InPlace),
+    labels(),
 ];
 
 const BUCKET: &[Field] = &[
@@ -180,7 +226,7 @@ const BUCKET: &[Field] = &[
     f("storage_class", InPlace),
     f("uniform_access", InPlace),
     f("versioning", InPlace),
-    f("labels", InPlace),
+    labels(),
 ];
 
 /// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
@@ -229,6 +275,67 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
             }
             _ => desired == live,
         },
+        Compare::OwnershipMark => true,
+        Compare::FirewallRules => {
+            let rules = |v: &Value| -> Value {
+                Value::Array(
+                    v.as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|rule| {
+                            let mut rule = rule.clone();
+                            if rule.get("ports") == Some(&serde_json::json!(["0-65535"]))
+                                && let Some(map) = rule.as_object_mut()
+                            {
+                                map.remove("ports");
+                            }
+                            rule
+                        })
+                        .collect(),
+                )
+            };
+            let unordered = Field {
+                compare: Compare::Unordered,
+                ..*field
+            };
+            matches(&unordered, &rules(desired), &rules(live))
+        }
+        Compare::LabelsExceptMark => without_mark(desired) == without_mark(live),
+        Compare::CidrBlocks => match (desired.as_array(), live.as_array()) {
+            (Some(d), Some(l)) => {
+                let block = |v: &Value| v.get("cidr").cloned().unwrap_or(Value::Null);
+                let name = |v: &Value| {
+                    v.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                d.len() == l.len()
+                    && l.iter().all(|live| {
+                        d.iter().any(|want| {
+                            block(want) == block(live)
+                                && (name(live).is_empty() || name(live) == name(want))
+                        })
+                    })
+                    && d.iter()
+                        .all(|want| l.iter().any(|live| block(live) == block(want)))
+            }
+            _ => desired == live,
+        },
+    }
+}
+
+/// Labels without the ownership label (an absent map counts as empty).
+fn without_mark(labels: &Value) -> Value {
+    match labels {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != OWNERSHIP_LABEL)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        Value::Null => Value::Object(Default::default()),
+        other => other.clone(),
     }
 }
 
@@ -378,5 +485,76 @@ mod tests {
         let ranges = field(Kind::Firewall, "source_ranges");
         assert!(matches(&ranges, &json!(["a", "b"]), &json!(["b", "a"])));
         assert!(!matches(&ranges, &json!(["a", "b"]), &json!(["a"])));
+    }
+
+    #[test]
+    fn ownership_marks_never_differ_but_other_labels_do() {
+        let labels = field(Kind::Cluster, "labels");
+        let marked = json!({OWNERSHIP_LABEL: "bp"});
+        assert!(matches(&labels, &marked, &json!({})));
+        assert!(matches(&labels, &marked, &Value::Null));
+        assert!(matches(
+            &labels,
+            &marked,
+            &json!({OWNERSHIP_LABEL: "other"})
+        ));
+        assert!(!matches(&labels, &marked, &json!({"team": "ml"})));
+        assert!(!matches(
+            &labels,
+            &json!({OWNERSHIP_LABEL: "bp", "team": "ml"}),
+            &json!({})
+        ));
+        let description = field(Kind::Network, "description");
+        assert!(matches(
+            &description,
+            &json!("Managed by a3ctl (a3ctl-blueprint=bp)"),
+            &json!("")
+        ));
+    }
+
+    #[test]
+    fn authorized_networks_match_by_block_and_unnamed_live_blocks_match_any_name() {
+        let authorized = field(Kind::Cluster, "authorized_networks");
+        let want = json!([{"cidr": "0.0.0.0/0", "name": "anywhere"}]);
+        assert!(matches(
+            &authorized,
+            &want,
+            &json!([{"cidr": "0.0.0.0/0", "name": ""}])
+        ));
+        assert!(matches(&authorized, &want, &want));
+        assert!(!matches(
+            &authorized,
+            &want,
+            &json!([{"cidr": "0.0.0.0/0", "name": "office"}])
+        ));
+        assert!(!matches(
+            &authorized,
+            &want,
+            &json!([{"cidr": "10.0.0.0/8", "name": ""}])
+        ));
+        assert!(!matches(&authorized, &want, &json!([])));
+        let two = json!([{"cidr": "10.0.0.0/8", "name": "a"}, {"cidr": "0.0.0.0/0", "name": "b"}]);
+        assert!(matches(
+            &authorized,
+            &two,
+            &json!([{"cidr": "0.0.0.0/0", "name": ""}, {"cidr": "10.0.0.0/8", "name": ""}])
+        ));
+        let allowed = field(Kind::Firewall, "allowed");
+        assert!(matches(
+            &allowed,
+            &json!([{"protocol": "icmp"}, {"protocol": "tcp", "ports": ["0-65535"]}]),
+            &json!([{"protocol": "tcp"}, {"protocol": "icmp"}])
+        ));
+        assert!(!matches(
+            &allowed,
+            &json!([{"protocol": "tcp", "ports": ["0-65535"]}]),
+            &json!([{"protocol": "tcp", "ports": ["22"]}])
+        ));
+        let ranges = field(Kind::Subnetwork, "secondary_ranges");
+        assert!(matches(
+            &ranges,
+            &json!([{"name": "pods", "cidr": "a"}, {"name": "services", "cidr": "b"}]),
+            &json!([{"name": "services", "cidr": "b"}, {"name": "pods", "cidr": "a"}])
+        ));
     }
 }

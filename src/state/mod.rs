@@ -131,6 +131,18 @@ impl State {
         self.pending.retain(|p| &p.addr != addr);
     }
 
+    /// The recorded outputs of `deps` (those in state): what an adapter finds in
+    /// [`crate::cloud::Target::context`].
+    pub fn context(&self, deps: &[Addr]) -> BTreeMap<Addr, Value> {
+        deps.iter()
+            .filter_map(|d| {
+                self.resources
+                    .get(d)
+                    .map(|r| (d.clone(), r.outputs.clone()))
+            })
+            .collect()
+    }
+
     /// True when nothing is recorded and nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty() && self.pending.is_empty()

@@ -33,12 +33,37 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
         }
         out.push('\n');
     }
-    if plan.is_empty() {
+    if !plan.adoptions.is_empty() {
         let _ = writeln!(
             out,
-            "{}",
-            printer.bold("No changes. Your infrastructure matches the blueprint.")
+            "{}\n",
+            printer.bold(
+                "These resources already exist and are adopted instead of created (applying the plan records them in state; nothing is created):"
+            )
         );
+        for a in &plan.adoptions {
+            let _ = writeln!(
+                out,
+                "  {}: adopted existing {}",
+                printer.bold(&a.addr.to_string()),
+                a.id
+            );
+        }
+        out.push('\n');
+    }
+    if plan.actions().next().is_none() {
+        let text = if plan.adoptions.is_empty() {
+            "No changes. Your infrastructure matches the blueprint.".to_string()
+        } else {
+            format!(
+                "No changes. The adopted resources match the blueprint; applying records {} resource(s) in state.",
+                plan.adoptions.len()
+            )
+        };
+        let _ = writeln!(out, "{}", printer.bold(&text));
+        if !plan.adoptions.is_empty() {
+            out.push_str(&summary_line(printer, plan));
+        }
         return out;
     }
     let _ = writeln!(
@@ -64,11 +89,65 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
     out
 }
 
+/// The human view of a refresh-only plan: what changed outside a3ctl, and what accepting it does.
+pub fn render_refresh_only(printer: &Printer, drift: &[Drift]) -> String {
+    let mut out = String::new();
+    if drift.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            printer.bold("No changes. The state matches the cloud: nothing changed outside a3ctl.")
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{}\n",
+        printer.bold("Objects have changed outside of a3ctl:")
+    );
+    for d in drift {
+        render_drift(printer, &mut out, d);
+    }
+    let gone = drift.iter().filter(|d| d.gone).count();
+    let _ = writeln!(
+        out,
+        "\nThis is a refresh-only plan: applying it (`a3ctl apply --refresh-only`) records these live values in state{} and changes no cloud resource. To make the cloud match the blueprint instead, run `a3ctl plan`.",
+        if gone > 0 {
+            format!(" and forgets the {gone} deleted resource(s)")
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        out,
+        "{} {} changed outside a3ctl, {gone} deleted.",
+        printer.bold("Refresh:"),
+        drift.len() - gone
+    );
+    out
+}
+
+/// The machine view of a refresh-only plan.
+pub fn json_refresh_only(blueprint: &str, lineage: &str, serial: u64, drift: &[Drift]) -> Value {
+    json!({
+        "format_version": "1",
+        "refresh_only": true,
+        "blueprint": blueprint,
+        "lineage": lineage,
+        "serial": serial,
+        "resource_drift": drift,
+    })
+}
+
 /// `Plan: X to add, Y to change, Z to destroy.`
 pub fn summary_line(printer: &Printer, plan: &Plan) -> String {
     let s = plan.summary();
+    let adopt = match plan.adoptions.len() {
+        0 => String::new(),
+        n => format!(" {n} to adopt,"),
+    };
     format!(
-        "{} {} to add, {} to change, {} to destroy.\n",
+        "{}{adopt} {} to add, {} to change, {} to destroy.\n",
         printer.bold("Plan:"),
         s.add,
         s.change,
@@ -191,7 +270,7 @@ pub fn json(plan: &Plan) -> Value {
         "lineage": plan.lineage,
         "serial": plan.serial,
         "destroy": plan.destroy,
-        "summary": { "add": s.add, "change": s.change, "destroy": s.destroy },
+        "summary": { "adopt": plan.adoptions.len(), "add": s.add, "change": s.change, "destroy": s.destroy },
         "resource_changes": plan.changes.iter().map(|c| json!({
             "address": c.addr.to_string(),
             "id": c.id,
@@ -203,6 +282,11 @@ pub fn json(plan: &Plan) -> Value {
         })).collect::<Vec<_>>(),
         "resource_drift": plan.drift,
         "versions": plan.versions.iter().map(|(c, v)| json!({"component": c, "version": v})).collect::<Vec<_>>(),
+        "adoptions": plan.adoptions.iter().map(|a| json!({
+            "address": a.addr.to_string(),
+            "id": a.id,
+            "live": a.spec,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -222,6 +306,7 @@ mod tests {
             changes,
             drift: vec![],
             versions: vec![],
+            adoptions: vec![],
         }
     }
 
@@ -277,5 +362,38 @@ mod tests {
             render(&printer, &plan(vec![]))
                 .contains("No changes. Your infrastructure matches the blueprint.")
         );
+    }
+
+    #[test]
+    fn adoptions_are_listed_and_counted() {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let mut p = plan(vec![]);
+        p.adoptions.push(crate::plan::Adoption {
+            addr: Addr::new(Kind::Network, "primary"),
+            id: "projects/p/global/networks/n".into(),
+            spec: json!({}),
+            outputs: json!({}),
+            dependencies: vec![],
+            lifecycle: Lifecycle::default(),
+        });
+        assert!(!p.is_empty());
+        let text = render(&printer, &p);
+        assert!(
+            text.contains("  network.primary: adopted existing projects/p/global/networks/n\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("The adopted resources match the blueprint"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Plan: 1 to adopt, 0 to add, 0 to change, 0 to destroy.\n"),
+            "{text}"
+        );
+        assert_eq!(json(&p)["summary"]["adopt"], 1);
     }
 }

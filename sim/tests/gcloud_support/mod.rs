@@ -11,13 +11,20 @@ pub const PROJECT: &str = "sim-proj";
 pub struct Gcloud {
     env: Vec<(String, String)>,
     config: tempfile::TempDir,
+    project: String,
 }
 
 impl Gcloud {
     pub fn new(handle: &SimHandle) -> Gcloud {
+        Gcloud::in_project(handle, PROJECT)
+    }
+
+    /// gcloud with `project` as its default project.
+    pub fn in_project(handle: &SimHandle, project: &str) -> Gcloud {
         Gcloud {
             env: handle.gcloud_env(),
             config: tempfile::tempdir().expect("tempdir"),
+            project: project.to_string(),
         }
     }
 
@@ -29,12 +36,15 @@ impl Gcloud {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let env = self.env.clone();
         let config = self.config.path().to_path_buf();
+        let project = self.project.clone();
         async move {
             let output = tokio::process::Command::new("gcloud")
                 .args(&args)
                 .envs(env)
-                .env("CLOUDSDK_CONFIG", config)
-                .env("CLOUDSDK_CORE_PROJECT", PROJECT)
+                .env("CLOUDSDK_CONFIG", &config)
+                .env("CLOUDSDK_CORE_PROJECT", project)
+                // `clusters create` writes a kubeconfig entry: keep it out of $HOME.
+                .env("KUBECONFIG", config.join("kubeconfig"))
                 .output()
                 .await
                 .expect("gcloud runs");

@@ -103,9 +103,15 @@ pub(super) fn project(cluster: &Cluster) -> Observed {
     let master_cidr = live["privateClusterConfig"]["masterIpv4CidrBlock"]
         .as_str()
         .filter(|c| !c.is_empty() && private);
-    let authorized: Vec<Value> = if live["masterAuthorizedNetworksConfig"]["enabled"] == json!(true)
-    {
-        live["masterAuthorizedNetworksConfig"]["cidrBlocks"]
+    // gcloud (since ~v500) sets them through `controlPlaneEndpointsConfig`, which GKE keeps in
+    // step with the older `masterAuthorizedNetworksConfig`; read whichever is enabled.
+    let authorized_config = if live["masterAuthorizedNetworksConfig"]["enabled"] == json!(true) {
+        &live["masterAuthorizedNetworksConfig"]
+    } else {
+        &live["controlPlaneEndpointsConfig"]["ipEndpointsConfig"]["authorizedNetworksConfig"]
+    };
+    let authorized: Vec<Value> = if authorized_config["enabled"] == json!(true) {
+        authorized_config["cidrBlocks"]
             .as_array()
             .into_iter()
             .flatten()
