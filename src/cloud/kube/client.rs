@@ -81,6 +81,15 @@ pub fn ca_der(ca: &str) -> CloudResult<Vec<Vec<u8>>> {
     Ok(certs)
 }
 
+/// How an error about a kind the cluster does not serve begins.
+const UNSERVED: &str = "the cluster does not serve";
+
+/// Whether `error` says the cluster does not serve the object's kind (its CRD is not installed):
+/// for a read, the object does not exist.
+pub fn is_unserved(error: &CloudError) -> bool {
+    error.class == ErrorClass::Invalid && error.message.starts_with(UNSERVED)
+}
+
 impl Clients {
     pub fn new(config: &GcpConfig) -> CloudResult<Clients> {
         let auth = match config.credentials {
@@ -221,7 +230,7 @@ impl Clients {
         let unknown = || {
             CloudError::new(
                 ErrorClass::Invalid,
-                format!("the cluster does not serve {kind} ({api_version})"),
+                format!("{UNSERVED} {kind} ({api_version})"),
             )
             .with_hint("for a custom resource, its CustomResourceDefinition must be applied and Established first; GKE's networking.gke.io kinds need a multi-networking cluster")
         };

@@ -383,7 +383,12 @@ impl Adapter for KubeAdapter {
         if ReleaseSpec::from_spec(&target.spec).is_some() {
             return self.releases.read(&self.clients, target).await;
         }
-        let (desired, _, api) = self.api_for(target).await?;
+        let (desired, _, api) = match self.api_for(target).await {
+            Ok(found) => found,
+            // No CRD for the kind, so no object of it.
+            Err(e) if client::is_unserved(&e) => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let Some(live) = api.get_opt(&desired.name).await.map_err(|e| classify(&e))? else {
             return Ok(None);
         };
