@@ -70,6 +70,87 @@ async fn a3_mega_gets_eight_gpu_networks_and_the_tcpxo_stack_drift_is_repaired_d
         );
         assert_eq!(p["spec"]["deviceMode"], "NetDevice");
     }
+    // Exactly the objects the recipe needs carry the blueprint's label, nothing more or less.
+    let labelled = kubectl
+        .items(&[
+            "networks.networking.gke.io,gkenetworkparamsets.networking.gke.io,daemonsets,configmaps,\
+             topologies.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,\
+             localqueues.kueue.x-k8s.io,priorityclasses,persistentvolumes,persistentvolumeclaims",
+            "-A",
+            "-l",
+            "a3ctl-blueprint=a3mega",
+        ])
+        .await;
+    let mut found: Vec<String> = labelled
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or("-"),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    found.sort();
+    let mut want: Vec<String> = (1..=8)
+        .flat_map(|i| {
+            [
+                format!("Network/-/vpc{i}"),
+                format!("GKENetworkParamSet/-/vpc{i}"),
+            ]
+        })
+        .collect();
+    want.extend(
+        [
+            "DaemonSet/kube-system/device-injector",
+            "DaemonSet/kube-system/nccl-tcpxo-installer",
+            "Topology/-/gke-default",
+            "ResourceFlavor/-/a3mega",
+            "ClusterQueue/-/a3-queue",
+            "LocalQueue/default/a3-queue",
+            "PriorityClass/-/very-low",
+            "PriorityClass/-/low",
+            "PriorityClass/-/medium",
+            "PriorityClass/-/high",
+            "PriorityClass/-/very-high",
+            "PersistentVolume/-/a3mega-filestore",
+            "PersistentVolumeClaim/default/a3mega-filestore",
+            "PersistentVolume/-/gcs-my-project-a3mega-ckpt",
+            "PersistentVolumeClaim/default/gcs-my-project-a3mega-ckpt",
+        ]
+        .map(String::from),
+    );
+    want.sort();
+    assert_eq!(found, want);
+    // The Filestore volume names the instance's real address, and its claim is bound.
+    let filestore: Value = reqwest::get(format!(
+        "{}/file/v1/projects/{P}/locations/us-central1-a/instances/a3mega-fs",
+        cx.sim.base_url()
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let pv = kubectl
+        .items(&["persistentvolumes", "-l", "a3ctl-blueprint=a3mega"])
+        .await;
+    let fs_pv = pv
+        .iter()
+        .find(|v| v["metadata"]["name"] == "a3mega-filestore")
+        .unwrap();
+    assert_eq!(
+        fs_pv["spec"]["csi"]["volumeAttributes"]["ip"],
+        filestore["networks"][0]["ipAddresses"][0]
+    );
+    let claims = kubectl
+        .items(&["persistentvolumeclaims", "-n", "default"])
+        .await;
+    assert!(
+        claims.iter().all(|c| c["status"]["phase"] == "Bound"),
+        "{claims:?}"
+    );
     let daemonsets = kubectl.names(&["daemonsets", "-n", "kube-system"]).await;
     for ds in ["nccl-tcpxo-installer", "device-injector"] {
         assert!(daemonsets.iter().any(|d| d == ds), "{daemonsets:?}");

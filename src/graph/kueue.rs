@@ -18,7 +18,7 @@ use super::build::addr;
 use super::software::{ACCELERATOR_LABEL, Context, WithDependency};
 use crate::blueprint::presets::kueue_api_versions;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The Topology every flavor refers to (the name Cluster Toolkit and xpk use).
 pub const TOPOLOGY: &str = "gke-default";
@@ -168,32 +168,14 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
     }
 }
 
-/// The GPU quota a ClusterQueue spec grants, summed over its flavors.
-pub fn gpu_quota(cluster_queue: &Value) -> i64 {
-    cluster_queue["spec"]["resourceGroups"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
-        .flat_map(|f| f["resources"].as_array().into_iter().flatten())
-        .filter(|r| r["name"] == GPU_RESOURCE)
-        .filter_map(|r| r["nominalQuota"].as_i64())
-        .sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blueprint::testing::shipped;
     use crate::graph::ResourceGraph;
-    use std::path::Path;
 
     fn graph(name: &str, edit: impl FnOnce(&mut crate::blueprint::Blueprint)) -> ResourceGraph {
-        let mut bp = crate::blueprint::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("blueprints")
-                .join(name),
-        )
-        .unwrap();
+        let mut bp = shipped(name);
         edit(&mut bp);
         ResourceGraph::from_blueprint(&bp).unwrap()
     }
@@ -219,7 +201,8 @@ mod tests {
         assert_eq!(queue.spec["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");
         assert_eq!(queue.spec["ready"], "queue_active");
         // 32 nodes × 8 GPUs.
-        assert_eq!(gpu_quota(&queue.spec["object"]), 256);
+        let flavors = &queue.spec["object"]["spec"]["resourceGroups"][0]["flavors"];
+        assert_eq!(flavors[0]["resources"][0]["nominalQuota"], 256);
         assert!(
             queue
                 .dependencies

@@ -176,18 +176,9 @@ fn short_id(id: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blueprint::testing::shipped;
     use crate::resource::{Kind, Lifecycle};
     use serde_json::json;
-    use std::path::Path;
-
-    fn shipped(name: &str) -> Blueprint {
-        crate::blueprint::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("blueprints")
-                .join(name),
-        )
-        .unwrap()
-    }
 
     fn count(g: &ResourceGraph, kind: Kind) -> usize {
         g.resources().iter().filter(|r| r.addr.kind == kind).count()

@@ -131,16 +131,7 @@ pub fn workload_outputs(bp: &Blueprint) -> WorkloadOutputs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
-
-    fn shipped(name: &str) -> Blueprint {
-        crate::blueprint::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("blueprints")
-                .join(name),
-        )
-        .unwrap()
-    }
+    use crate::blueprint::testing::shipped;
 
     #[test]
     fn the_mega_stack_and_its_workload_outputs() {

@@ -403,17 +403,8 @@ fn host_path(name: &str, path: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blueprint::testing::shipped;
     use crate::graph::ResourceGraph;
-    use std::path::Path;
-
-    fn shipped(name: &str) -> Blueprint {
-        crate::blueprint::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("blueprints")
-                .join(name),
-        )
-        .unwrap()
-    }
 
     fn k8s(g: &ResourceGraph) -> Vec<&Desired> {
         g.resources()

@@ -9,7 +9,7 @@
 
 use super::software::{Context, WithDependency};
 use crate::resource::{Addr, Desired, Kind};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The Filestore CSI driver.
 pub const FILESTORE_DRIVER: &str = "filestore.csi.storage.gke.io";
@@ -32,36 +32,25 @@ pub fn bucket_volume(bucket: &str) -> String {
 pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
     let bp = cx.bp;
     if let Some(fs) = &bp.filestore {
-        let name = filestore_volume(&bp.name);
         let instance = format!("{}-fs", bp.name);
         let filestore = Addr::new(Kind::Filestore, "shared");
+        let csi = json!({
+            "driver": FILESTORE_DRIVER,
+            "volumeHandle": format!("modeInstance/{}/{instance}/{}", fs.location, fs.share),
+            "volumeAttributes": {"ip": format!("${{{filestore}.ip_address}}"), "volume": fs.share},
+        });
         let size = format!("{}Gi", fs.capacity_gb);
-        let volume = cx
-            .object(
-                "v1",
-                "PersistentVolume",
-                None,
-                &name,
-                json!({"spec": {
-                    "storageClassName": "",
-                    "capacity": {"storage": size},
-                    "accessModes": ["ReadWriteMany"],
-                    "persistentVolumeReclaimPolicy": "Retain",
-                    "volumeMode": "Filesystem",
-                    "csi": {
-                        "driver": FILESTORE_DRIVER,
-                        "volumeHandle": format!("modeInstance/{}/{instance}/{}", fs.location, fs.share),
-                        "volumeAttributes": {"ip": format!("${{{filestore}.ip_address}}"), "volume": fs.share},
-                    },
-                }}),
-            )
-            .with_dependency(filestore);
-        let volume_addr = volume.addr.clone();
-        out.push(volume);
-        out.push(claim(cx, &name, &size, volume_addr));
+        shared_volume(
+            cx,
+            out,
+            &filestore_volume(&bp.name),
+            &size,
+            csi,
+            None,
+            filestore,
+        );
     }
     for bucket in bp.buckets.iter().filter(|b| b.mount) {
-        let name = bucket_volume(&bucket.name);
         // Hierarchical-namespace buckets have real folders; flat ones need `implicit-dirs` to
         // show the directories their object names imply.
         let options: Vec<&str> = if bucket.hierarchical_namespace {
@@ -69,27 +58,47 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
         } else {
             vec!["implicit-dirs"]
         };
-        let volume = cx
-            .object(
-                "v1",
-                "PersistentVolume",
-                None,
-                &name,
-                json!({"spec": {
-                    "storageClassName": "",
-                    "capacity": {"storage": "5Ti"},
-                    "accessModes": ["ReadWriteMany"],
-                    "persistentVolumeReclaimPolicy": "Retain",
-                    "volumeMode": "Filesystem",
-                    "mountOptions": options,
-                    "csi": {"driver": GCSFUSE_DRIVER, "volumeHandle": bucket.name},
-                }}),
-            )
-            .with_dependency(Addr::new(Kind::Bucket, bucket.name.clone()));
-        let volume_addr = volume.addr.clone();
-        out.push(volume);
-        out.push(claim(cx, &name, "5Ti", volume_addr));
+        let csi = json!({"driver": GCSFUSE_DRIVER, "volumeHandle": bucket.name});
+        shared_volume(
+            cx,
+            out,
+            &bucket_volume(&bucket.name),
+            "5Ti",
+            csi,
+            Some(json!(options)),
+            Addr::new(Kind::Bucket, bucket.name.clone()),
+        );
     }
+}
+
+/// A `ReadWriteMany` PersistentVolume `name` on the CSI source `csi`, depending on `backing`,
+/// and its claim.
+fn shared_volume(
+    cx: &Context,
+    out: &mut Vec<Desired>,
+    name: &str,
+    size: &str,
+    csi: Value,
+    mount_options: Option<Value>,
+    backing: Addr,
+) {
+    let mut spec = json!({
+        "storageClassName": "",
+        "capacity": {"storage": size},
+        "accessModes": ["ReadWriteMany"],
+        "persistentVolumeReclaimPolicy": "Retain",
+        "volumeMode": "Filesystem",
+        "csi": csi,
+    });
+    if let Some(options) = mount_options {
+        spec["mountOptions"] = options;
+    }
+    let volume = cx
+        .object("v1", "PersistentVolume", None, name, json!({"spec": spec}))
+        .with_dependency(backing);
+    let volume_addr = volume.addr.clone();
+    out.push(volume);
+    out.push(claim(cx, name, size, volume_addr));
 }
 
 /// A claim in `default` bound to the volume `name`, waited for `Bound`.
@@ -112,15 +121,12 @@ fn claim(cx: &Context, name: &str, size: &str, volume: Addr) -> Desired {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blueprint::testing::shipped;
     use crate::graph::ResourceGraph;
-    use std::path::Path;
 
     #[test]
     fn filestore_and_mounted_buckets_get_a_volume_and_a_claim() {
-        let bp = crate::blueprint::load(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/a3-mega.toml"),
-        )
-        .unwrap();
+        let bp = shipped("a3-mega.toml");
         let g = ResourceGraph::from_blueprint(&bp).unwrap();
         let pv = g
             .get(&"k8s.persistentvolume/-/a3mega-filestore".parse().unwrap())
