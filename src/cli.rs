@@ -8,9 +8,12 @@ use std::path::PathBuf;
 /// A blueprint (TOML) states intent: project, location, machine family and node counts, storage,
 /// add-ons. a3ctl expands it into every resource the GPU recipes need — GPU VPCs with MTU 8244, the
 /// primary VPC with Cloud NAT, compact placement, a Dataplane V2 multi-network GKE cluster, node
-/// pools, Filestore, Artifact Registry, buckets — plans the changes, and applies them in parallel,
-/// recording state after every step so an interrupted apply resumes where it stopped.
+/// pools, Filestore, Artifact Registry, buckets, and inside the cluster the GPU network objects,
+/// the NCCL TCPX/TCPXO stack, Kueue with its queues and the shared volumes — plans the changes,
+/// and applies them in parallel, recording state after every step so an interrupted apply resumes
+/// where it stopped.
 ///
+/// Start with `a3ctl init` (a wizard that writes a blueprint), then `plan`, `apply`, `verify`.
 /// Try it with no account: `a3ctl apply --sandbox blueprints/a3-mega.toml` runs against a built-in
 /// simulator whose world is kept under `state/sandbox/`.
 #[derive(Parser, Debug)]
