@@ -435,7 +435,7 @@ async fn a_gcs_state_survives_rate_limits_and_dropped_answers_on_every_storage_c
         },
     );
     let cx = TestContext::with(SimConfig {
-        faults,
+        faults: faults.clone(),
         ..SimConfig::default()
     })
     .await;
@@ -443,9 +443,12 @@ async fn a_gcs_state_survives_rate_limits_and_dropped_answers_on_every_storage_c
     cx.run(&["state", "create-bucket", GCS_BP]).await.expect(0);
     let apply = cx.run(&["apply", GCS_BP, "--auto-approve"]).await.expect(0);
     assert!(apply.stderr.contains("Apply complete!"), "{}", apply.stderr);
+    // The test's own look at the bucket goes through the same storage API: without faults.
+    cx.sim.set_faults(FaultConfig::default());
     assert_eq!(live_objects(&cx, BUCKET), vec![OBJECT], "no lock left");
     let state = remote_state(&cx).await;
     assert!(state["pending"].as_array().unwrap().is_empty());
+    cx.sim.set_faults(faults);
     cx.run(&["plan", GCS_BP, "--detailed-exitcode"])
         .await
         .expect(0);
