@@ -340,3 +340,45 @@ async fn a_new_release_prunes_what_it_dropped_and_disabling_kueue_removes_it() {
         .await
         .expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_that_does_not_exist_or_a_missing_file_fails_kueue_with_the_reason() {
+    let cx = TestContext::new().await;
+    // A tag with no release: GitHub (here the simulator) answers 404.
+    let missing = a3_high_with(&cx, "no-release.toml", "version = \"v0.8.0\"");
+    let run = cx.run(&["apply", &missing, "--auto-approve"]).await.expect(1);
+    assert!(
+        run.stderr.contains("error: Failed to create `k8s.release/-/kueue`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("/kubernetes-sigs/kueue/releases/download/v0.8.0/manifests.yaml does not exist (404): is `v0.8.0` a kueue release?"),
+        "{}",
+        run.stderr
+    );
+    // A local file that is not there.
+    let file = a3_high_with(
+        &cx,
+        "no-file.toml",
+        "version = \"v0.17.1\"\nmanifest = \"vendor/kueue.yaml\"",
+    );
+    let run = cx.run(&["apply", &file, "--auto-approve"]).await.expect(1);
+    assert!(
+        run.stderr
+            .contains("cannot read the kueue manifests `vendor/kueue.yaml`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("`manifest` paths are relative to the directory a3ctl runs in"),
+        "{}",
+        run.stderr
+    );
+    // Everything else of the blueprint is in place; nothing of Kueue is.
+    let st = state(&cx);
+    assert!(st["resources"].get("k8s.release/-/kueue").is_none());
+    assert!(st["resources"].get("k8s.network/-/vpc4").is_some());
+}
