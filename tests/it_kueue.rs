@@ -346,9 +346,13 @@ async fn a_release_that_does_not_exist_or_a_missing_file_fails_kueue_with_the_re
     let cx = TestContext::new().await;
     // A tag with no release: GitHub (here the simulator) answers 404.
     let missing = a3_high_with(&cx, "no-release.toml", "version = \"v0.8.0\"");
-    let run = cx.run(&["apply", &missing, "--auto-approve"]).await.expect(1);
+    let run = cx
+        .run(&["apply", &missing, "--auto-approve"])
+        .await
+        .expect(1);
     assert!(
-        run.stderr.contains("error: Failed to create `k8s.release/-/kueue`"),
+        run.stderr
+            .contains("error: Failed to create `k8s.release/-/kueue`"),
         "{}",
         run.stderr
     );

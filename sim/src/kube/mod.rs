@@ -83,6 +83,11 @@ pub struct KubeCluster {
     /// What the simulated controllers remember.
     #[serde(default)]
     pub controllers: controllers::ControllerState,
+    /// The simulated time and store version after the last controller pass, cleared by every
+    /// change made from outside the store (readiness, nodes, add-ons). A pass at the same time
+    /// over the same objects would change nothing, so it is skipped.
+    #[serde(skip)]
+    pub ticked: Option<(SimTime, u64)>,
 }
 
 impl KubeCluster {
@@ -158,6 +163,7 @@ impl State {
     pub fn set_ready(&mut self, key: &str, ready: bool) {
         if let Some(c) = self.clusters.get_mut(key) {
             c.ready = ready;
+            c.ticked = None;
         }
     }
 
@@ -166,6 +172,7 @@ impl State {
         let Some(c) = self.clusters.get_mut(key) else {
             return;
         };
+        c.ticked = None;
         if let Some(old) = c.nodes.get(pool) {
             for node in old {
                 if !nodes.iter().any(|n| n.name == node.name) {
@@ -189,6 +196,7 @@ impl State {
     pub fn set_addons(&mut self, key: &str, addons: Addons) {
         if let Some(c) = self.clusters.get_mut(key) {
             c.addons = addons;
+            c.ticked = None;
         }
     }
 }
@@ -240,6 +248,7 @@ pub fn provision(
         project,
         store: store::Store::new(uid_seed),
         controllers: controllers::ControllerState::default(),
+        ticked: None,
     };
     let clock = controllers::Clock {
         epoch: world.epoch,

@@ -199,7 +199,7 @@ fn draw_delays(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) {
 
 /// Brings one cluster's objects up to `cx.now`; true if anything changed.
 pub fn tick_cluster(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) -> bool {
-    if !cluster.ready {
+    if !cluster.ready || cluster.ticked == Some((cx.now, cluster.store.resource_version)) {
         return false;
     }
     let clock = Clock {
@@ -218,5 +218,6 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) -> b
     housekeeping::api_services(cluster, &clock);
     kueue::queues(cluster, &clock);
     housekeeping::volumes(cluster, &clock);
+    cluster.ticked = Some((cx.now, cluster.store.resource_version));
     cluster.store.resource_version != before
 }
