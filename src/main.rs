@@ -9,8 +9,12 @@ fn main() -> ExitCode {
     // configuration has to guess (rust-clients.md §1.8).
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
+    // The generated Google Cloud models are large and their deserializers recurse deeply: a
+    // cluster read from inside an apply step overflowed tokio's default 2 MiB worker stack in
+    // debug builds. 16 MiB is reserved address space, committed only as it is used.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(16 * 1024 * 1024)
         .build()
     {
         Ok(r) => r,

@@ -300,9 +300,19 @@ async fn a3_mega_cluster_and_pools_round_trip() {
             .starts_with("v1.32.")
     );
 
-    // A second create is a 409.
-    let again = env.provider.create(&cluster).await.unwrap_err();
-    assert_eq!(again.class, ErrorClass::AlreadyExists);
+    // A second create of this blueprint's cluster (an earlier run's answer or journal lost)
+    // continues the first create's operation, already done, instead of failing.
+    let again = env.provider.create(&cluster).await.unwrap();
+    let Started::Operation(op) = &again else {
+        panic!("{again:?}")
+    };
+    assert!(op.name.contains("/operations/"), "{op:?}");
+    assert_eq!(env.finish(again).await, OpStatus::Done);
+    // The same name in another blueprint's hands is a 409.
+    let mut foreign = cluster.clone();
+    foreign.spec["labels"]["a3ctl-blueprint"] = json!("someone-else");
+    let refused = env.provider.create(&foreign).await.unwrap_err();
+    assert_eq!(refused.class, ErrorClass::AlreadyExists);
 
     // System and GPU pools.
     let context = [(&cluster_addr, &outputs)];

@@ -472,18 +472,18 @@ async fn an_apply_killed_at_any_moment_converges_on_the_next_run() {
         let _ = child.wait().await;
     }
     let mut converged = false;
+    let mut failures = Vec::new();
     for _ in 0..3 {
-        if cx
+        let run = cx
             .run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
-            .await
-            .code
-            == Some(0)
-        {
+            .await;
+        if run.code == Some(0) {
             converged = true;
             break;
         }
+        failures.push(run.stderr);
     }
-    assert!(converged, "apply converges after kills");
+    assert!(converged, "apply converges after kills:\n{}", failures.join("\n---\n"));
     assert_eq!(
         everything(&cx).await,
         expected_mega(),

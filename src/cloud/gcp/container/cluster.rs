@@ -16,6 +16,7 @@ use super::{ClusterPath, ContainerAdapter, absent_or, last_segment, typed};
 use crate::cloud::gcp::classify_gax;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
 use crate::plan::FieldDiff;
+use crate::graph::build::LABEL;
 use crate::resource::Observed;
 use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
 use serde_json::{Value, json};
@@ -342,15 +343,77 @@ impl ContainerAdapter {
             .await?;
         check_gpudirect(spec, &version)?;
         let cluster: Cluster = typed("cluster", create_body(&path, spec, &version))?;
-        let op = self
+        match self
             .client
             .create_cluster()
             .set_parent(path.parent())
             .set_cluster(cluster)
             .send()
             .await
+        {
+            Ok(op) => Ok(started(&path, &op)),
+            Err(e) => {
+                let e = classify_gax(&e);
+                if e.class != ErrorClass::AlreadyExists {
+                    return Err(e);
+                }
+                // An earlier run's create (its answer or its journal entry lost to a crash):
+                // continue it, so the bootstrap pool is removed like after any create.
+                // Boxed: the client futures are large, and this path runs deep in the executor.
+                match Box::pin(self.continue_create(&path, spec)).await? {
+                    Some(started) => Ok(started),
+                    None => Err(e),
+                }
+            }
+        }
+    }
+
+    /// For a cluster that already exists and carries this blueprint's label: its create
+    /// operation (still running, or done, then polled to remove the bootstrap pool), or when GKE
+    /// no longer lists it and the bootstrap pool is still there, that pool's delete. `None` for a
+    /// cluster that is someone else's or needs nothing more (the executor adopts or refuses it).
+    async fn continue_create(&self, path: &ClusterPath, spec: &Value) -> CloudResult<Option<Started>> {
+        let Some(live) = absent_or(self.client.get_cluster().set_name(path.id()).send().await)?
+        else {
+            return Ok(None);
+        };
+        let ours = spec["labels"]
+            .as_object()
+            .and_then(|l| l.get(LABEL))
+            .and_then(Value::as_str)
+            .is_some_and(|mark| live.resource_labels.get(LABEL).map(String::as_str) == Some(mark));
+        if !ours {
+            return Ok(None);
+        }
+        let listed = self
+            .client
+            .list_operations()
+            .set_parent(path.parent())
+            .send()
+            .await
             .map_err(|e| classify_gax(&e))?;
-        Ok(started(&path, &op))
+        let suffix = format!("/clusters/{}", path.name);
+        let create = listed
+            .operations
+            .into_iter()
+            .filter(|op| {
+                op.operation_type.name() == Some("CREATE_CLUSTER") && op.target_link.ends_with(&suffix)
+            })
+            .max_by(|a, b| a.start_time.cmp(&b.start_time));
+        if let Some(op) = create {
+            return Ok(Some(started(path, &op)));
+        }
+        if !live.node_pools.iter().any(|p| p.name == BOOTSTRAP_POOL) {
+            return Ok(None);
+        }
+        let op = self
+            .client
+            .delete_node_pool()
+            .set_name(format!("{}/nodePools/{BOOTSTRAP_POOL}", path.id()))
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(Some(started(path, &op)))
     }
 
     pub(super) async fn update_cluster(
