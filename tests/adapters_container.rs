@@ -512,3 +512,29 @@ async fn a_version_outside_the_channel_is_invalid_with_the_valid_ones() {
     assert_eq!(error.class, ErrorClass::Invalid);
     assert!(error.hint.unwrap().contains("1.32.12-gke.1050000"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_whose_operation_was_lost_is_continued_and_the_bootstrap_pool_removed() {
+    let env = env().await;
+    let cluster = env.target(&addr::cluster(), &[]);
+    // An earlier run started the create and died before recording its operation: the cluster
+    // exists with the bootstrap pool it had to be created with.
+    let first = env.provider.create(&cluster).await.unwrap();
+    assert!(matches!(first, Started::Operation(_)));
+    let pools = |raw: &Value| -> Vec<String> {
+        raw["nodePools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(pools(&env.gke(&cluster.id).await), ["a3ctl-bootstrap"]);
+    // The next run's create meets it, continues that create and removes the pool.
+    let again = env.provider.create(&cluster).await.unwrap();
+    assert_eq!(env.finish(again).await, OpStatus::Done);
+    assert!(pools(&env.gke(&cluster.id).await).is_empty());
+    let observed = env.provider.read(&cluster).await.unwrap().unwrap();
+    assert_eq!(env.provider.settle(&cluster, &observed), Settle::Ready);
+}

@@ -483,7 +483,11 @@ async fn an_apply_killed_at_any_moment_converges_on_the_next_run() {
         }
         failures.push(run.stderr);
     }
-    assert!(converged, "apply converges after kills:\n{}", failures.join("\n---\n"));
+    assert!(
+        converged,
+        "apply converges after kills:\n{}",
+        failures.join("\n---\n")
+    );
     assert_eq!(
         everything(&cx).await,
         expected_mega(),

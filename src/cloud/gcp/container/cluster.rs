@@ -15,8 +15,8 @@ use super::operations::started;
 use super::{ClusterPath, ContainerAdapter, absent_or, last_segment, typed};
 use crate::cloud::gcp::classify_gax;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
-use crate::plan::FieldDiff;
 use crate::graph::build::LABEL;
+use crate::plan::FieldDiff;
 use crate::resource::Observed;
 use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
 use serde_json::{Value, json};
@@ -372,7 +372,11 @@ impl ContainerAdapter {
     /// operation (still running, or done, then polled to remove the bootstrap pool), or when GKE
     /// no longer lists it and the bootstrap pool is still there, that pool's delete. `None` for a
     /// cluster that is someone else's or needs nothing more (the executor adopts or refuses it).
-    async fn continue_create(&self, path: &ClusterPath, spec: &Value) -> CloudResult<Option<Started>> {
+    async fn continue_create(
+        &self,
+        path: &ClusterPath,
+        spec: &Value,
+    ) -> CloudResult<Option<Started>> {
         let Some(live) = absent_or(self.client.get_cluster().set_name(path.id()).send().await)?
         else {
             return Ok(None);
@@ -397,7 +401,8 @@ impl ContainerAdapter {
             .operations
             .into_iter()
             .filter(|op| {
-                op.operation_type.name() == Some("CREATE_CLUSTER") && op.target_link.ends_with(&suffix)
+                op.operation_type.name() == Some("CREATE_CLUSTER")
+                    && op.target_link.ends_with(&suffix)
             })
             .max_by(|a, b| a.start_time.cmp(&b.start_time));
         if let Some(op) = create {
