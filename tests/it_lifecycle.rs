@@ -116,6 +116,20 @@ async fn plan_json_and_timings_are_machine_readable() {
         .expect(0);
     let json: Value = serde_json::from_str(&plan.stdout).expect("plan --json prints JSON");
     assert_eq!(json["summary"]["add"], 67);
+    // The version tuple travels with the plan.
+    let versions = json["versions"].as_array().unwrap();
+    let version = |component: &str| {
+        versions
+            .iter()
+            .find(|v| v["component"] == component)
+            .map(|v| v["version"].clone())
+    };
+    assert_eq!(version("Kueue"), Some(Value::from("v0.17.1")));
+    assert_eq!(version("NCCL"), Some(Value::from("2.28.7-1")));
+    assert_eq!(
+        version("NCCL stack"),
+        Some(Value::from("2026-01 (GPUDirect-TCPXO, tested)"))
+    );
     let changes = json["resource_changes"].as_array().unwrap();
     assert!(changes.iter().all(|c| c["action"] == "create"));
     assert!(
