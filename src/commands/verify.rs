@@ -7,6 +7,7 @@ use super::session::{self, Session};
 use crate::cli::{Global, VerifyArgs};
 use crate::cloud::CloudError;
 use crate::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};
+use crate::cloud::kube::client::Clients;
 use crate::cloud::kube::read::ClusterApi;
 use crate::graph::software::NAMESPACE;
 use crate::ui::Printer;
@@ -63,7 +64,8 @@ pub async fn run(
             args.blueprint.display()
         ))
     };
-    let api = ClusterApi::connect(&config, &endpoint, &ca)
+    let clients = Clients::new(&config).map_err(|e| unreachable(&e))?;
+    let api = ClusterApi::connect(&clients, &endpoint, Some(&ca))
         .await
         .map_err(|e| unreachable(&e))?;
     if args.nccl_test {
@@ -90,7 +92,7 @@ pub async fn run(
 }
 
 /// Reads everything the checks need.
-async fn fetch(api: &ClusterApi, expected: &Expected) -> Result<Snapshot, CloudError> {
+async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot, CloudError> {
     let nodes = api.list("v1", "Node", None).await?.unwrap_or_default();
     let daemonsets = api
         .list("apps/v1", "DaemonSet", Some(NAMESPACE))
@@ -178,7 +180,7 @@ fn nccl_objects(bp: &crate::blueprint::Blueprint) -> Result<Vec<serde_json::Valu
 /// `--nccl-test --run`: replace any earlier test, apply it, wait, judge pod 0's bus bandwidth.
 async fn run_nccl_test(
     session: &Session,
-    api: &ClusterApi,
+    api: &ClusterApi<'_>,
     timeout: Duration,
 ) -> Result<ExitStatus, Failure> {
     let printer = session.printer;
@@ -295,7 +297,7 @@ async fn run_nccl_test(
 }
 
 /// The test container's log of the Job's pod 0.
-async fn leader_log(api: &ClusterApi) -> Result<String, Failure> {
+async fn leader_log(api: &ClusterApi<'_>) -> Result<String, Failure> {
     let pods = api
         .list("v1", "Pod", Some(TEST_NAMESPACE))
         .await

@@ -86,16 +86,8 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
         "spec": {"clusterIP": "None", "selector": {"job-name": NAME}, "publishNotReadyAddresses": true},
     });
     let stack = &bp.software.stack;
-    let networks = bp.software.network_names(bp.network.gpu_subnets.len());
     let tcpxo = stack.gpudirect == GpuDirect::Tcpxo;
     let sidecar_name = if tcpxo { "tcpxo-daemon" } else { "tcpx-daemon" };
-    let mut interfaces = vec![json!({"interfaceName": "eth0", "network": "default"})];
-    interfaces.extend(
-        networks
-            .iter()
-            .enumerate()
-            .map(|(i, n)| json!({"interfaceName": format!("eth{}", i + 1), "network": n})),
-    );
     let gpus = bp.family.gpus_per_node();
     let mut devices: Vec<String> = (0..gpus).map(|i| format!("/dev/nvidia{i}")).collect();
     devices.extend(["/dev/nvidiactl".into(), "/dev/nvidia-uvm".into()]);
@@ -108,11 +100,9 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
         format!("devices.gke.io/container.{sidecar_name}"),
         json!(device_list),
     );
-    annotations.insert("networking.gke.io/default-interface".into(), json!("eth0"));
-    annotations.insert(
-        "networking.gke.io/interfaces".into(),
-        json!(Value::Array(interfaces).to_string()),
-    );
+    for (key, value) in crate::graph::outputs::pod_annotations(bp) {
+        annotations.insert(key, json!(value));
+    }
     let hosts: Vec<String> = (0..HOSTS).map(|i| format!("{NAME}-{i}.{NAME}")).collect();
     let (sidecar, test, volumes) = if tcpxo {
         tcpxo_containers(bp, sidecar_name, &hosts)

@@ -1,31 +1,33 @@
-//! Direct access to one cluster's objects for commands that are not plan/apply steps:
-//! `a3ctl verify` reads (GET and LIST only) and `verify --nccl-test --run` applies its test
-//! Job, waits on it and reads a pod's log. Same clients, TLS and token rules as the adapter
-//! ([`super::client`]); objects are plain JSON values.
+//! Direct access to one cluster's objects as plain JSON values: `a3ctl verify` reads (GET and
+//! LIST only), `verify --nccl-test --run` applies its test Job, waits on it and reads a pod's
+//! log, and [`super::release`] applies, reads and deletes a release's objects. Same clients,
+//! TLS and token rules as the adapter ([`super::client`]).
 
-use super::client::Clients;
+use super::client::{Clients, is_unserved};
 use super::errors::classify;
 use super::{FIELD_MANAGER, dynamic_api, to_value};
-use crate::cloud::gcp::GcpConfig;
-use crate::cloud::{CloudResult, ErrorClass};
+use crate::cloud::{CloudError, CloudResult, ErrorClass};
 use kube::api::{
     Api as KubeApi, DeleteParams, DynamicObject, ListParams, LogParams, Patch, PatchParams,
 };
 use serde_json::Value;
 
 /// One cluster's Kubernetes API.
-pub struct ClusterApi {
-    clients: Clients,
+pub struct ClusterApi<'a> {
+    clients: &'a Clients,
     client: kube::Client,
     endpoint: String,
 }
 
-impl ClusterApi {
-    /// A client for the cluster at `endpoint` (host or host:port) with CA `ca` (GKE's base64
-    /// PEM). Makes no request.
-    pub async fn connect(config: &GcpConfig, endpoint: &str, ca: &str) -> CloudResult<ClusterApi> {
-        let clients = Clients::new(config)?;
-        let client = clients.client(endpoint, Some(ca)).await?;
+impl<'a> ClusterApi<'a> {
+    /// The API of the cluster at `endpoint` (host or host:port) with CA `ca` (GKE's base64 PEM;
+    /// `None` reuses the CA `clients` already knows for it). Makes no request.
+    pub async fn connect(
+        clients: &'a Clients,
+        endpoint: &str,
+        ca: Option<&str>,
+    ) -> CloudResult<ClusterApi<'a>> {
+        let client = clients.client(endpoint, ca).await?;
         Ok(ClusterApi {
             clients,
             client,
@@ -46,7 +48,7 @@ impl ClusterApi {
             .await
         {
             Ok(served) => Ok(Some(dynamic_api(self.client.clone(), &served, namespace))),
-            Err(e) if e.class == ErrorClass::Invalid => Ok(None),
+            Err(e) if is_unserved(&e) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -122,7 +124,7 @@ impl ClusterApi {
             .api(&api_version, &kind, namespace)
             .await?
             .ok_or_else(|| {
-                crate::cloud::CloudError::new(
+                CloudError::new(
                     ErrorClass::Invalid,
                     format!("the cluster does not serve {kind} ({api_version})"),
                 )
@@ -133,7 +135,11 @@ impl ClusterApi {
             &Patch::Apply(object),
         )
         .await
-        .map_err(|e| classify(&e))?;
+        .map_err(|e| {
+            let mut e = classify(&e);
+            e.message = format!("{kind} {name}: {}", e.message);
+            e
+        })?;
         Ok(())
     }
 

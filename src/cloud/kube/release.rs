@@ -9,8 +9,9 @@
 //!   as field manager `a3ctl` — Namespaces and CRDs first — and delete the objects an earlier
 //!   version had that this one does not; the returned operation waits for every CRD to be
 //!   Established and every Deployment to be Available ([`ReleaseWait`]).
-//! - read: GET every object of the release (the list recorded in the outputs, or the downloaded
-//!   manifests right after a create); the projected spec is the recorded release with `missing`
+//! - read: look for every object of the release (the list recorded in the outputs, or the
+//!   downloaded manifests right after a create) with one LIST per kind and namespace, not a GET
+//!   per object (66 objects, 16 kinds for Kueue); the projected spec is the recorded release with `missing`
 //!   listing the objects deleted behind a3ctl's back, so the plan shows them as drift and an
 //!   update re-applies the release. Outputs: version, sha256, objects, readiness.
 //! - delete: the objects in reverse order (webhooks and the controller before the CRDs, the
@@ -21,13 +22,12 @@
 
 use super::client::Clients;
 use super::conditions::Condition;
-use super::errors::classify;
-use super::{FIELD_MANAGER, cluster_outputs, dynamic_api, parse_manifests};
+use super::read::ClusterApi;
+use super::{cluster_outputs, parse_manifests};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started, Target};
 use crate::resource::{Api, Observed};
 use crate::state::OperationRef;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -290,19 +290,17 @@ impl Releases {
         let spec = spec_of(target)?;
         let manifests = self.manifests(&spec).await?;
         let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
-        let client = clients.client(&endpoint, Some(&ca)).await?;
-        let mut objects = manifests.objects.clone();
-        objects.sort_by_key(|o| rank(o["kind"].as_str().unwrap_or_default()));
-        let (first, rest): (Vec<Value>, Vec<Value>) = objects
-            .into_iter()
-            .partition(|o| rank(o["kind"].as_str().unwrap_or_default()) < 2);
-        for object in &first {
-            apply_one(clients, &client, &endpoint, object).await?;
-        }
-        let applies: Vec<_> = rest
+        let api = ClusterApi::connect(clients, &endpoint, Some(&ca)).await?;
+        let (first, rest): (Vec<&Value>, Vec<&Value>) = manifests
+            .objects
             .iter()
-            .map(|o| apply_one(clients, &client, &endpoint, o))
-            .collect();
+            .partition(|o| rank(o["kind"].as_str().unwrap_or_default()) < 2);
+        let mut first = first;
+        first.sort_by_key(|o| rank(o["kind"].as_str().unwrap_or_default()));
+        for object in first {
+            api.apply(object).await?;
+        }
+        let applies: Vec<_> = rest.into_iter().map(|o| api.apply(o)).collect();
         stream::iter(applies)
             .buffer_unordered(APPLY_CONCURRENCY)
             .try_collect::<Vec<()>>()
@@ -317,7 +315,7 @@ impl Releases {
             .into_iter()
             .filter(|o| !now.contains(&o.to_key()))
             .collect();
-        delete_all(clients, &client, &endpoint, stale).await?;
+        delete_all(&api, stale).await?;
         let waits: Vec<String> = manifests
             .objects
             .iter()
@@ -335,7 +333,7 @@ impl Releases {
         }))
     }
 
-    /// Reads the release's objects.
+    /// Reads the release's objects: one LIST per kind and namespace.
     pub async fn read(&self, clients: &Clients, target: &Target) -> CloudResult<Option<Observed>> {
         let spec = spec_of(target)?;
         let mut objects = recorded_objects(target);
@@ -346,17 +344,18 @@ impl Releases {
             sha256 = Some(manifests.sha256);
         }
         let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
-        let client = clients.client(&endpoint, Some(&ca)).await?;
+        let api = ClusterApi::connect(clients, &endpoint, Some(&ca)).await?;
+        let live = Live::list(&api, objects.iter()).await?;
         let mut missing = Vec::new();
         let mut waiting = Vec::new();
         for object in &objects {
-            match get(clients, &client, &endpoint, object).await? {
+            match live.get(object) {
                 None => missing.push(object.display()),
-                Some(live) => {
+                Some(found) => {
                     if let Some(c) = wait_condition(&object.kind)
-                        && !c.holds(&live)
+                        && !c.holds(found)
                     {
-                        waiting.push(format!("{}: {}", object.display(), c.progress(&live)));
+                        waiting.push(format!("{}: {}", object.display(), c.progress(found)));
                     }
                 }
             }
@@ -393,7 +392,7 @@ impl Releases {
     pub async fn delete(&self, clients: &Clients, target: &Target) -> CloudResult<Started> {
         let spec = spec_of(target)?;
         let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
-        let client = clients.client(&endpoint, Some(&ca)).await?;
+        let api = ClusterApi::connect(clients, &endpoint, Some(&ca)).await?;
         let mut objects = recorded_objects(target);
         if objects.is_empty() {
             objects = self
@@ -404,8 +403,56 @@ impl Releases {
                 .map(ObjectRef::of)
                 .collect();
         }
-        delete_all(clients, &client, &endpoint, objects).await?;
+        delete_all(&api, objects).await?;
         Ok(Started::Done)
+    }
+}
+
+/// The live objects of some kinds: one LIST per `(apiVersion, kind, namespace)`.
+struct Live {
+    /// `(apiVersion, kind, namespace)` → name → object.
+    by_kind: HashMap<(String, String, Option<String>), HashMap<String, Value>>,
+}
+
+impl Live {
+    async fn list<'o>(
+        api: &ClusterApi<'_>,
+        objects: impl Iterator<Item = &'o ObjectRef>,
+    ) -> CloudResult<Live> {
+        let mut by_kind = HashMap::new();
+        for object in objects {
+            let key = (
+                object.api_version.clone(),
+                object.kind.clone(),
+                object.namespace.clone(),
+            );
+            if by_kind.contains_key(&key) {
+                continue;
+            }
+            let items = api
+                .list(
+                    &object.api_version,
+                    &object.kind,
+                    object.namespace.as_deref(),
+                )
+                .await?
+                .unwrap_or_default();
+            let named: HashMap<String, Value> = items
+                .into_iter()
+                .filter_map(|o| Some((o["metadata"]["name"].as_str()?.to_string(), o)))
+                .collect();
+            by_kind.insert(key, named);
+        }
+        Ok(Live { by_kind })
+    }
+
+    fn get(&self, object: &ObjectRef) -> Option<&Value> {
+        let key = (
+            object.api_version.clone(),
+            object.kind.clone(),
+            object.namespace.clone(),
+        );
+        self.by_kind.get(&key)?.get(&object.name)
     }
 }
 
@@ -426,12 +473,16 @@ pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
     let (path, query) = rest.split_once('?').ok_or_else(bad)?;
     let endpoint = path.split('/').next().ok_or_else(bad)?;
     let list = query.strip_prefix("wait=").ok_or_else(bad)?;
-    let client = clients.client(endpoint, None).await?;
+    let mut waits = Vec::new();
     for item in list.split(',') {
         let (key, condition) = item.rsplit_once('|').ok_or_else(bad)?;
         let object = ObjectRef::parse(key).ok_or_else(bad)?;
-        let condition = Condition::parse(condition).ok_or_else(bad)?;
-        match get(clients, &client, endpoint, &object).await? {
+        waits.push((object, Condition::parse(condition).ok_or_else(bad)?));
+    }
+    let api = ClusterApi::connect(clients, endpoint, None).await?;
+    let live = Live::list(&api, waits.iter().map(|(o, _)| o)).await?;
+    for (object, condition) in &waits {
+        match live.get(object) {
             None => {
                 return Ok(OpStatus::Failed(CloudError::new(
                     ErrorClass::NotFound,
@@ -442,13 +493,13 @@ pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
                     ),
                 )));
             }
-            Some(live) if !condition.holds(&live) => {
+            Some(found) if !condition.holds(found) => {
                 return Ok(OpStatus::Running {
                     progress: Some(format!(
                         "{}: waiting for {} ({})",
                         object.display(),
                         condition.name(),
-                        condition.progress(&live)
+                        condition.progress(found)
                     )),
                 });
             }
@@ -517,88 +568,17 @@ fn check_requires(spec: &ReleaseSpec, objects: &[Value]) -> CloudResult<()> {
     Ok(())
 }
 
-async fn api_of(
-    clients: &Clients,
-    client: &kube::Client,
-    endpoint: &str,
-    object: &ObjectRef,
-) -> CloudResult<kube::Api<DynamicObject>> {
-    let served = clients
-        .resolve(client, endpoint, &object.api_version, &object.kind)
-        .await?;
-    Ok(dynamic_api(
-        client.clone(),
-        &served,
-        object.namespace.as_deref(),
-    ))
-}
-
-async fn apply_one(
-    clients: &Clients,
-    client: &kube::Client,
-    endpoint: &str,
-    object: &Value,
-) -> CloudResult<()> {
-    let reference = ObjectRef::of(object);
-    let api = api_of(clients, client, endpoint, &reference).await?;
-    api.patch(
-        &reference.name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .map_err(|e| {
-        let mut c = classify(&e);
-        c.message = format!("{}: {}", reference.display(), c.message);
-        c
-    })?;
-    Ok(())
-}
-
-async fn get(
-    clients: &Clients,
-    client: &kube::Client,
-    endpoint: &str,
-    object: &ObjectRef,
-) -> CloudResult<Option<Value>> {
-    let api = match api_of(clients, client, endpoint, object).await {
-        Ok(api) => api,
-        // The kind itself is gone (its CRD was deleted): so is the object.
-        Err(e) if e.class == ErrorClass::Invalid => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let live = api.get_opt(&object.name).await.map_err(|e| classify(&e))?;
-    live.map(|o| {
-        serde_json::to_value(o).map_err(|e| {
-            CloudError::new(ErrorClass::Other, format!("cannot encode an object: {e}"))
-        })
-    })
-    .transpose()
-}
-
-/// Deletes objects in reverse install order; already-gone objects are fine.
-async fn delete_all(
-    clients: &Clients,
-    client: &kube::Client,
-    endpoint: &str,
-    mut objects: Vec<ObjectRef>,
-) -> CloudResult<()> {
+/// Deletes objects in reverse install order; already-gone objects (or kinds) are fine.
+async fn delete_all(api: &ClusterApi<'_>, mut objects: Vec<ObjectRef>) -> CloudResult<()> {
     objects.sort_by_key(|o| std::cmp::Reverse(rank(&o.kind)));
     for object in objects {
-        let api = match api_of(clients, client, endpoint, &object).await {
-            Ok(api) => api,
-            Err(e) if e.class == ErrorClass::Invalid => continue,
-            Err(e) => return Err(e),
-        };
-        match api.delete(&object.name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(e) => {
-                let c = classify(&e);
-                if c.class != ErrorClass::NotFound {
-                    return Err(c);
-                }
-            }
-        }
+        api.delete(
+            &object.api_version,
+            &object.kind,
+            object.namespace.as_deref(),
+            &object.name,
+        )
+        .await?;
     }
     Ok(())
 }
