@@ -67,6 +67,27 @@ pub struct UpdateStep {
     pub fields: Vec<String>,
 }
 
+impl UpdateStep {
+    /// One step per entry of `calls` (`(call name, the fields it changes)`, in call order) that
+    /// has a changed field; fields whose change forces replacement are never updated in place.
+    pub fn per_call(diffs: &[FieldDiff], calls: &[(&str, &[&str])]) -> Vec<UpdateStep> {
+        calls
+            .iter()
+            .filter_map(|(name, fields)| {
+                let changed: Vec<String> = diffs
+                    .iter()
+                    .filter(|d| !d.forces_replacement && fields.contains(&d.field.as_str()))
+                    .map(|d| d.field.clone())
+                    .collect();
+                (!changed.is_empty()).then(|| UpdateStep {
+                    name: name.to_string(),
+                    fields: changed,
+                })
+            })
+            .collect()
+    }
+}
+
 /// How the executor should treat an error (`engine-and-gcp-apis.md` §2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {

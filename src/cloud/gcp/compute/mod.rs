@@ -281,24 +281,6 @@ impl RequestIds {
     }
 }
 
-/// One `UpdateStep` per call, keeping the order of `calls` and only the fields that changed.
-pub(crate) fn steps(diffs: &[FieldDiff], calls: &[(&str, &[&str])]) -> Vec<UpdateStep> {
-    calls
-        .iter()
-        .filter_map(|(name, fields)| {
-            let changed: Vec<String> = diffs
-                .iter()
-                .filter(|d| fields.contains(&d.field.as_str()))
-                .map(|d| d.field.clone())
-                .collect();
-            (!changed.is_empty()).then(|| UpdateStep {
-                name: name.to_string(),
-                fields: changed,
-            })
-        })
-        .collect()
-}
-
 /// The spec values of `fields`, for update request ids.
 pub(crate) fn payload(target: &Target, step: &UpdateStep) -> Value {
     let mut out = serde_json::Map::new();
@@ -352,22 +334,22 @@ impl Adapter for ComputeAdapter {
 
     fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         match target.addr.kind {
-            Kind::Network => steps(diffs, &[("patch", &["mtu", "routing_mode"])]),
-            Kind::Subnetwork => steps(
+            Kind::Network => UpdateStep::per_call(diffs, &[("patch", &["mtu", "routing_mode"])]),
+            Kind::Subnetwork => UpdateStep::per_call(
                 diffs,
                 &[
                     ("expandIpCidrRange", &["ip_cidr_range"]),
                     ("patch", &["secondary_ranges", "private_ip_google_access"]),
                 ],
             ),
-            Kind::Firewall => steps(
+            Kind::Firewall => UpdateStep::per_call(
                 diffs,
                 &[(
                     "patch",
                     &["description", "priority", "allowed", "source_ranges"],
                 )],
             ),
-            Kind::Router => steps(diffs, &[("patch", &["nat"])]),
+            Kind::Router => UpdateStep::per_call(diffs, &[("patch", &["nat"])]),
             _ => vec![],
         }
     }

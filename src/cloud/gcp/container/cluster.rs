@@ -199,20 +199,7 @@ const STEPS: &[(&str, &[&str])] = &[
 
 /// One `clusters.update` per field group, labels last (GKE takes one field per update).
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-    STEPS
-        .iter()
-        .filter_map(|(name, fields)| {
-            let changed: Vec<String> = diffs
-                .iter()
-                .filter(|d| !d.forces_replacement && fields.contains(&d.field.as_str()))
-                .map(|d| d.field.clone())
-                .collect();
-            (!changed.is_empty()).then(|| UpdateStep {
-                name: name.to_string(),
-                fields: changed,
-            })
-        })
-        .collect()
+    UpdateStep::per_call(diffs, STEPS)
 }
 
 /// Picks the build a requested version means in `channel`, from the location's serverConfig.
