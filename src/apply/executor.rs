@@ -18,7 +18,7 @@ use super::{ApplyReport, Options, Outcome, Reporter, StepReport};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target,
 };
-use crate::plan::{Change, Plan};
+use crate::plan::{Action, Change, Plan};
 use crate::resource::{Addr, Api, Observed};
 use crate::state::{OperationRef, PendingAction, PendingOperation, Record, State};
 use parking_lot::Mutex;
@@ -89,78 +89,155 @@ impl Executor {
         })
     }
 
-    /// Finishes what an earlier, interrupted apply left journaled: waits on every recorded
-    /// operation and records its result. Entries without an operation (the process died before the
-    /// cloud answered) are dropped: the next refresh shows whether the resource exists, and a
-    /// create of a resource that does exists with a3ctl's mark is adopted.
+    /// Finishes what an earlier, interrupted apply left journaled, with nothing else to do: the
+    /// same as applying an empty plan (see [`Executor::apply`]).
     pub async fn resume(self: &Arc<Self>) -> Vec<StepReport> {
-        let pending = self.sink.snapshot().await.pending;
-        let mut reports = Vec::new();
-        for p in pending {
-            let start = self.started.elapsed();
-            let kind = match p.action {
-                PendingAction::Create => StepKind::Create,
-                PendingAction::Update => StepKind::Update,
-                PendingAction::Delete => StepKind::Delete,
+        let state = self.sink.snapshot().await;
+        let plan = Plan {
+            format: crate::plan::PLAN_FORMAT,
+            blueprint: state.blueprint.clone(),
+            lineage: state.lineage.clone(),
+            serial: state.serial,
+            destroy: false,
+            changes: vec![],
+            drift: vec![],
+            versions: vec![],
+            adoptions: vec![],
+        };
+        self.apply(&plan).await.steps
+    }
+
+    /// Journal entries an earlier run left, settled before the plan's steps are scheduled:
+    /// entries without an operation are dropped (the process died before the cloud answered; the
+    /// refresh behind the plan showed whether the resource exists, and a create of one that does
+    /// is adopted), and so are entries of a resource whose container (its cluster) is gone or is
+    /// created or deleted by this plan — what lived inside went with it. Every other entry is
+    /// resumed inside the plan: by the step of its own resource, or by a step of its own (a
+    /// [`StepKind::Resume`]) when the plan has nothing else to do for it. Returns the plan with a
+    /// no-op change for every entry that has none, so the schedule can place its step.
+    async fn settle_journal(&self, plan: &Plan) -> Plan {
+        let state = self.sink.snapshot().await;
+        let touched = |addr: &Addr| {
+            plan.changes.iter().any(|c| {
+                &c.addr == addr
+                    && matches!(c.action, Action::Create | Action::Replace | Action::Delete)
+            })
+        };
+        let dropped: Vec<Addr> = state
+            .pending
+            .iter()
+            .filter(|p| {
+                p.operation.is_none()
+                    || p.lifecycle
+                        .deleted_with
+                        .as_ref()
+                        .is_some_and(|c| !state.resources.contains_key(c) || touched(c))
+            })
+            .map(|p| p.addr.clone())
+            .collect();
+        if !dropped.is_empty() {
+            self.save(|s| {
+                for addr in &dropped {
+                    s.clear_pending(addr);
+                }
+            })
+            .await;
+        }
+        let mut plan = plan.clone();
+        for p in &state.pending {
+            if dropped.contains(&p.addr) || plan.changes.iter().any(|c| c.addr == p.addr) {
+                continue;
+            }
+            // A destroy deletes what a resumed create or update leaves behind.
+            let action = if plan.destroy && p.action != PendingAction::Delete {
+                Action::Delete
+            } else {
+                Action::NoOp
             };
-            let target = Target {
+            plan.changes.push(Change {
                 addr: p.addr.clone(),
+                action,
                 id: p.id.clone(),
-                spec: p.spec.clone(),
-                outputs: serde_json::Value::Null,
-                context: self.context_of(&p.dependencies).await,
+                before: None,
+                after: Some(p.spec.clone()),
+                diffs: vec![],
+                reason: None,
+                dependencies: p.dependencies.clone(),
                 lifecycle: p.lifecycle.clone(),
-            };
-            let outcome = match &p.operation {
-                None => {
-                    self.save(|s| s.clear_pending(&p.addr)).await;
-                    continue;
-                }
-                Some(op) => {
-                    self.reporter.step_started(&p.addr, kind);
-                    // Look before waiting: it reconnects clients that are built per target (a
-                    // cluster's Kubernetes API) after a restart. Its answer is not needed.
-                    let _ = self.read(&target).await;
-                    match self.wait(&target, op).await {
-                        Waited::Done => match p.action {
-                            PendingAction::Delete => {
-                                self.save(|s| {
-                                    s.resources.remove(&p.addr);
-                                    s.clear_pending(&p.addr);
-                                })
-                                .await;
-                                Outcome::Done
-                            }
-                            _ => self.record_created(&target, &p.dependencies, false).await,
-                        },
-                        Waited::Failed(e) => {
-                            self.after_failed_operation(&target, &p.dependencies, p.action)
-                                .await;
-                            Outcome::Failed(e)
-                        }
-                        Waited::Interrupted => Outcome::Interrupted,
-                        Waited::TimedOut => Outcome::TimedOut {
-                            operation: op.name.clone(),
-                        },
-                    }
-                }
-            };
-            let end = self.started.elapsed();
-            self.reporter
-                .step_finished(&p.addr, kind, &outcome, end - start);
-            reports.push(StepReport {
-                addr: p.addr.clone(),
-                kind,
-                outcome,
-                start,
-                end,
             });
         }
-        reports
+        plan
+    }
+
+    /// Waits on the operation an earlier run journaled for the step's resource, if any, and
+    /// records its result. `Ok(true)` when that finished the step's work (the step creates what
+    /// the journaled create made, or deletes what the journaled delete removed), `Ok(false)` when
+    /// the step goes on with its own calls, `Err` when the step ends here.
+    async fn finish_journaled(&self, addr: &Addr, kind: StepKind) -> Result<bool, Outcome> {
+        let Some(p) = self.sink.snapshot().await.pending_for(addr).cloned() else {
+            return Ok(false);
+        };
+        let Some(op) = &p.operation else {
+            self.save(|s| s.clear_pending(addr)).await;
+            return Ok(false);
+        };
+        let target = Target {
+            addr: p.addr.clone(),
+            id: p.id.clone(),
+            spec: p.spec.clone(),
+            outputs: serde_json::Value::Null,
+            context: self.context_of(&p.dependencies).await,
+            lifecycle: p.lifecycle.clone(),
+        };
+        // Look before waiting: it reconnects clients that are built per target (a cluster's
+        // Kubernetes API) after a restart. Its answer is not needed.
+        let _ = self.read(&target).await;
+        match self.wait(&target, op).await {
+            Waited::Done => match p.action {
+                PendingAction::Delete => {
+                    self.save(|s| {
+                        s.resources.remove(addr);
+                        s.clear_pending(addr);
+                    })
+                    .await
+                }
+                _ => {
+                    let outcome = self.record_created(&target, &p.dependencies, false).await;
+                    if outcome != Outcome::Done {
+                        return Err(outcome);
+                    }
+                }
+            },
+            Waited::Failed(e) => {
+                self.after_failed_operation(&target, &p.dependencies, p.action)
+                    .await;
+                return Err(Outcome::Failed(e));
+            }
+            Waited::Interrupted => return Err(Outcome::Interrupted),
+            Waited::TimedOut => {
+                return Err(Outcome::TimedOut {
+                    operation: op.name.clone(),
+                });
+            }
+        }
+        if self.state_error.lock().is_some() {
+            return Err(self.state_failure());
+        }
+        Ok(matches!(
+            (p.action, kind),
+            (_, StepKind::Resume)
+                | (PendingAction::Create, StepKind::Create)
+                | (PendingAction::Delete, StepKind::Delete)
+        ))
     }
 
     /// Carries out `plan`. Always returns a report; state has been saved along the way.
+    ///
+    /// Operations journaled by an interrupted run are resumed inside the plan, by the step of
+    /// their resource and in its place in the order, never before it and never blocking
+    /// unrelated steps ([`Executor::settle_journal`]).
     pub async fn apply(self: &Arc<Self>, plan: &Plan) -> ApplyReport {
+        let plan = &self.settle_journal(plan).await;
         let state = self.sink.snapshot().await;
         let steps = Arc::new(schedule::steps(plan, &state));
         let mut outcomes: Vec<Option<StepReport>> = vec![None; steps.len()];
@@ -266,10 +343,21 @@ impl Executor {
                 Some(lane.lock_owned().await)
             }
         };
+        if step.kind != StepKind::DeletedWith {
+            match self.finish_journaled(&step.addr, step.kind).await {
+                Ok(true) => return Outcome::Done,
+                Ok(false) => {}
+                Err(outcome) => return outcome,
+            }
+        }
+        // The journaled operation may have changed the record the target was built from.
+        let target = self.target_for(change, step.kind).await;
         match step.kind {
+            StepKind::Resume => Outcome::Done,
             StepKind::DeletedWith => {
                 self.save(|s| {
                     s.resources.remove(&change.addr);
+                    s.clear_pending(&change.addr);
                 })
                 .await;
                 Outcome::Subsumed
@@ -285,7 +373,7 @@ impl Executor {
         let record = state.resources.get(&change.addr);
         let spec = match kind {
             StepKind::Create | StepKind::Update => change.after.clone(),
-            StepKind::Delete | StepKind::DeletedWith => record
+            StepKind::Delete | StepKind::DeletedWith | StepKind::Resume => record
                 .map(|r| r.spec.clone())
                 .or_else(|| change.before.clone()),
         }
@@ -386,13 +474,11 @@ impl Executor {
                     if self.stop.waiting.is_cancelled() {
                         return Outcome::Interrupted;
                     }
-                    // The lost answer may hide a create that happened: look before retrying.
-                    if e.class == ErrorClass::Transient
-                        && let Ok(Some(observed)) = self.read(target).await
-                        && self.provider.owned(target, &observed)
-                    {
-                        return self.adopt(target, &change.dependencies).await;
-                    }
+                    // The lost answer may hide a create that happened. The create is retried, not
+                    // the resource adopted at once: the retry meets it (409, or the same
+                    // operation for a Compute insert with the same request id) and the adapter
+                    // continues what a create still has to do — a GKE cluster's create removes
+                    // its bootstrap pool — before the 409 path adopts it.
                 }
                 Err(e) => {
                     self.save(|s| s.clear_pending(&target.addr)).await;
@@ -423,6 +509,16 @@ impl Executor {
                     }
                     Settle::Pending { status } => {
                         self.reporter.step_progress(&target.addr, &status)
+                    }
+                    Settle::Deleting { status } => {
+                        self.save(|s| s.clear_pending(&target.addr)).await;
+                        return Outcome::Failed(
+                            CloudError::new(
+                                ErrorClass::Other,
+                                format!("`{}` exists but is being deleted ({status})", target.id),
+                            )
+                            .with_hint("wait until it is gone (an earlier destroy or someone else is deleting it), then run `a3ctl apply` again"),
+                        );
                     }
                 },
                 Ok(None) => {}
@@ -644,17 +740,97 @@ impl Executor {
                     if self.stop.waiting.is_cancelled() {
                         return Outcome::Interrupted;
                     }
-                    if e.class == ErrorClass::Transient
-                        && matches!(self.read(target).await, Ok(None))
-                    {
-                        forget(self).await;
-                        return Outcome::Done;
+                    // A lost answer may hide a delete that happened, and a resource refusing a
+                    // delete may already be going (a destroy killed during the delete of a GKE
+                    // cluster, whose operation was never journaled): wait for it to be gone.
+                    match self.read(target).await {
+                        Ok(None) => {
+                            forget(self).await;
+                            return Outcome::Done;
+                        }
+                        Ok(Some(observed))
+                            if matches!(
+                                self.provider.settle(target, &observed),
+                                Settle::Deleting { .. }
+                            ) =>
+                        {
+                            let outcome = self.wait_gone(target).await;
+                            if outcome == Outcome::Done {
+                                forget(self).await;
+                            }
+                            return outcome;
+                        }
+                        _ => {}
                     }
                 }
                 Err(e) => {
                     self.save(|s| s.clear_pending(&target.addr)).await;
                     return Outcome::Failed(e);
                 }
+            }
+        }
+    }
+
+    /// For a resource that lives inside another (a Kubernetes object in its cluster): the reason
+    /// it can no longer be reached, when that container is gone or being deleted.
+    async fn container_gone(&self, target: &Target) -> Option<CloudError> {
+        let container = target.lifecycle.deleted_with.as_ref()?;
+        let state = self.sink.snapshot().await;
+        let why = match state.resources.get(container) {
+            None => "is no longer recorded".to_string(),
+            Some(record) => {
+                let parent = Target {
+                    addr: container.clone(),
+                    id: record.id.clone(),
+                    spec: record.spec.clone(),
+                    outputs: record.outputs.clone(),
+                    context: state.context(&record.dependencies),
+                    lifecycle: record.lifecycle.clone(),
+                };
+                match self.read(&parent).await {
+                    Ok(None) => "no longer exists".to_string(),
+                    Ok(Some(observed)) => match self.provider.settle(&parent, &observed) {
+                        Settle::Deleting { status } => format!("is being deleted ({status})"),
+                        _ => return None,
+                    },
+                    Err(_) => return None,
+                }
+            }
+        };
+        Some(
+            CloudError::new(
+                ErrorClass::NotFound,
+                format!("{} cannot be reached: `{container}` {why}", target.addr),
+            )
+            .with_hint(format!(
+                "run `a3ctl apply` again: the plan creates `{container}` and what lives in it again (or `a3ctl destroy` to remove the rest)"
+            )),
+        )
+    }
+
+    /// Waits until a resource that is being deleted is gone.
+    async fn wait_gone(&self, target: &Target) -> Outcome {
+        let deadline = self.deadline(target);
+        let mut attempt = 0;
+        loop {
+            if !self.sleep_poll(attempt).await {
+                return Outcome::Interrupted;
+            }
+            attempt += 1;
+            match self.read(target).await {
+                Ok(None) => return Outcome::Done,
+                Ok(Some(observed)) => {
+                    if let Settle::Deleting { status } = self.provider.settle(target, &observed) {
+                        self.reporter.step_progress(&target.addr, &status);
+                    }
+                }
+                Err(e) if e.class.is_retryable() => {}
+                Err(e) => return Outcome::Failed(e),
+            }
+            if Instant::now() >= deadline {
+                return Outcome::TimedOut {
+                    operation: format!("waiting for {} to be deleted", target.id),
+                };
             }
         }
     }
@@ -689,6 +865,12 @@ impl Executor {
                     errors += 1;
                     self.reporter
                         .step_retry(&target.addr, &e, errors, Duration::ZERO);
+                    // A wait inside a cluster cannot progress once the cluster is gone.
+                    if errors % 3 == 0
+                        && let Some(gone) = self.container_gone(target).await
+                    {
+                        return Waited::Failed(gone);
+                    }
                 }
                 Err(e) => return Waited::Failed(e),
             }

@@ -10,6 +10,10 @@
 //! 3. delete of X that is not part of a replacement: also every create/update of a resource that
 //!    used to depend on X, so references are removed before the referenced thing is deleted.
 //!
+//! A resource the plan leaves alone but that has an operation journaled by an interrupted run gets
+//! a resume step (waiting on that operation), which the steps of its dependents wait for like a
+//! create; a resource with a step of its own resumes its operation at the start of that step.
+//!
 //! A failed step fails nothing but its transitive dependents, which are skipped.
 
 use crate::plan::{Action, Plan};
@@ -25,6 +29,8 @@ pub enum StepKind {
     Delete,
     /// Deleted by deleting the resource it lives in: no call, just forget it afterwards.
     DeletedWith,
+    /// Waits on an operation an interrupted run journaled, and records its result.
+    Resume,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +59,14 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             steps.len() - 1
         };
         match change.action {
-            Action::NoOp => {}
+            Action::NoOp => {
+                if state
+                    .pending_for(&change.addr)
+                    .is_some_and(|p| p.operation.is_some())
+                {
+                    forward.insert(change.addr.clone(), push(StepKind::Resume));
+                }
+            }
             Action::Create => {
                 forward.insert(change.addr.clone(), push(StepKind::Create));
             }
@@ -75,6 +88,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             .resources
             .get(addr)
             .map(|r| r.dependencies.clone())
+            .or_else(|| state.pending_for(addr).map(|p| p.dependencies.clone()))
             .unwrap_or_default()
     };
 
@@ -129,7 +143,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
                     }
                 }
             }
-            StepKind::DeletedWith => {}
+            StepKind::DeletedWith | StepKind::Resume => {}
         }
     }
     steps

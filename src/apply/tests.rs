@@ -312,3 +312,127 @@ async fn first_interrupt_stops_new_steps_and_keeps_state_true() {
     assert!(fake.log().is_empty());
     assert!(sink.snapshot().await.pending.is_empty());
 }
+
+/// Starts a create in the fake cloud and journals it, as an apply killed while waiting leaves it.
+async fn journaled_create(fake: &FakeProvider, desired: &Desired, state: &mut State) {
+    use crate::cloud::Provider;
+    let target = crate::cloud::Target {
+        addr: desired.addr.clone(),
+        id: desired.id.clone(),
+        spec: desired.spec.clone(),
+        outputs: Value::Null,
+        context: Default::default(),
+        lifecycle: desired.lifecycle.clone(),
+    };
+    let crate::cloud::Started::Operation(op) = fake.create(&target).await.unwrap() else {
+        panic!("the fake always starts an operation")
+    };
+    state.set_pending(PendingOperation {
+        addr: desired.addr.clone(),
+        action: PendingAction::Create,
+        id: desired.id.clone(),
+        operation: Some(op),
+        spec: desired.spec.clone(),
+        dependencies: desired.dependencies.clone(),
+        lifecycle: desired.lifecycle.clone(),
+        started_at: String::new(),
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_journaled_operation_is_resumed_inside_the_plan_without_holding_back_other_work() {
+    // The journaled create takes 40 polls; network.b and its neighbours take 1.
+    let slow = FakeProvider::new(40);
+    let net_a = d(Kind::Network, "a", json!({}), &[]);
+    let mut state = State::new("bp", "l".into());
+    journaled_create(&slow, &net_a, &mut state).await;
+    let mut fake = slow.clone();
+    fake.polls = 1;
+    let (report, state) = run(&fake, state, &blueprint(), false).await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    let step = |addr: &str| {
+        report
+            .steps
+            .iter()
+            .find(|s| s.addr.to_string() == addr)
+            .unwrap_or_else(|| panic!("no step for {addr}"))
+    };
+    // network.b did not wait for the journaled create; subnetwork.a, which needs network.a, did.
+    assert!(step("network.b").end < step("network.a").end);
+    assert!(step("subnetwork.a").start >= step("network.a").end);
+    assert_eq!(
+        fake.log()
+            .iter()
+            .filter(|l| *l == "create network.a")
+            .count(),
+        1,
+        "the journaled create is waited on, never sent again"
+    );
+    assert_eq!(state.resources.len(), 6);
+    assert!(state.pending.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_journaled_operation_inside_a_cluster_that_is_gone_is_dropped_without_waiting() {
+    let fake = FakeProvider::new(1);
+    let cluster = Addr::new(Kind::Cluster, "c");
+    let mut state = State::new("bp", "l".into());
+    state.set_pending(PendingOperation {
+        addr: Addr::new(Kind::Kubernetes, "queue"),
+        action: PendingAction::Create,
+        id: "k8s/queue".into(),
+        // No such operation: polling it would fail (or, for a real cluster, never answer).
+        operation: Some(OperationRef {
+            api: crate::resource::Api::Kubernetes,
+            name: "k8s://10.0.0.1/v1/Namespace/-/gone?until=active".into(),
+        }),
+        spec: json!({}),
+        dependencies: vec![cluster.clone()],
+        lifecycle: Lifecycle {
+            deleted_with: Some(cluster),
+            ..Default::default()
+        },
+        started_at: String::new(),
+    });
+    let (report, state) = run(&fake, state, &[], true).await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    assert!(report.steps.is_empty(), "{:?}", report.steps);
+    assert!(state.pending.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_destroy_finishes_a_journaled_create_and_deletes_what_it_made() {
+    let fake = FakeProvider::new(2);
+    let net_b = d(Kind::Network, "b", json!({}), &[]);
+    let mut state = State::new("bp", "l".into());
+    journaled_create(&fake, &net_b, &mut state).await;
+    let (report, state) = run(&fake, state, &[], true).await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    assert!(state.resources.is_empty() && state.pending.is_empty());
+    assert!(fake.live().is_empty(), "nothing leaks: {:?}", fake.live());
+    assert_eq!(fake.log(), ["create network.b", "delete network.b"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn refresh_knows_what_lived_in_a_cluster_that_is_gone_without_reading_it() {
+    use crate::plan::refresh::refresh;
+    let fake = FakeProvider::new(1);
+    let (_, state) = run(&fake, State::new("bp", "l".into()), &blueprint(), false).await;
+    let cluster = Addr::new(Kind::Cluster, "c");
+    // Deleted behind a3ctl's back; the fake keeps the pools (a real delete takes them along).
+    fake.remove_live(&cluster);
+    let refreshed = refresh(&fake, &state, 4).await.unwrap();
+    assert_eq!(refreshed[&cluster], None);
+    for pool in ["p1", "p2"] {
+        assert_eq!(refreshed[&Addr::new(Kind::NodePool, pool)], None, "{pool}");
+    }
+    // The pools' cluster is no longer recorded (a destroy deleted it, then was killed).
+    let mut forgotten = state.clone();
+    forgotten.resources.remove(&cluster);
+    let refreshed = refresh(&fake, &forgotten, 4).await.unwrap();
+    assert_eq!(refreshed[&Addr::new(Kind::NodePool, "p1")], None);
+    // A destroy of that state forgets the pools and deletes the rest, reading no cluster.
+    let (report, state) = run(&fake, forgotten, &[], true).await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    assert!(state.resources.is_empty());
+}

@@ -9,6 +9,7 @@
 pub mod fake;
 pub mod gcp;
 pub mod kube;
+pub mod retry;
 
 use crate::plan::FieldDiff;
 use crate::resource::{Addr, Lifecycle, Observed};
@@ -55,6 +56,9 @@ pub enum Settle {
     Ready,
     Pending { status: String },
     Failed { message: String },
+    /// Being deleted (a GKE cluster STOPPING, a Filestore instance DELETING): whatever lives
+    /// inside it is going with it.
+    Deleting { status: String },
 }
 
 /// One API call of an in-place update (GKE takes one field per `clusters.update`, node pool size
@@ -135,6 +139,8 @@ pub struct CloudError {
     pub message: String,
     /// What the user can do about it.
     pub hint: Option<String>,
+    /// How long the server asked to wait before trying again (`Retry-After`), if it did.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl CloudError {
@@ -146,6 +152,7 @@ impl CloudError {
             reason: String::new(),
             message: message.into(),
             hint: None,
+            retry_after: None,
         }
     }
 

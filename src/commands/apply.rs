@@ -91,13 +91,10 @@ pub async fn run(
     );
 
     let mut report = ApplyReport::default();
+    // Operations an interrupted run journaled are resumed inside the plan, each in its resource's
+    // place in the order (see `Executor::apply`), so a wait that cannot finish never holds back
+    // the plan or unrelated work.
     let pending = sink.snapshot().await.pending.len();
-    if pending > 0 {
-        printer.info(&format!(
-            "Resuming {pending} operation(s) left by an interrupted run..."
-        ));
-        report.steps.extend(executor.resume().await);
-    }
     let state = sink.snapshot().await;
     let plan: Plan = match saved {
         Some(file) => {
@@ -119,7 +116,12 @@ pub async fn run(
         None => session.plan_adopting(&state, destroy, adopt).await?,
     };
     printer.out(&plan_view::render(&printer, &plan));
-    if plan.is_empty() {
+    if pending > 0 {
+        printer.info(&format!(
+            "An interrupted run left {pending} operation(s) journaled; the apply resumes them in place."
+        ));
+    }
+    if plan.is_empty() && pending == 0 {
         return finish(
             &printer,
             &session,
@@ -130,7 +132,7 @@ pub async fn run(
             0,
         );
     }
-    if !auto_approve && target.extension().is_some_and(|e| e == "toml") {
+    if !auto_approve && !plan.is_empty() && target.extension().is_some_and(|e| e == "toml") {
         let (question, details) = if destroy {
             (
                 "Do you really want to destroy all resources?",

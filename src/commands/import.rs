@@ -105,6 +105,9 @@ pub async fn run(
         Settle::Failed { message } => printer.info(&format!(
             "warning: `{id}` is in a failed state ({message}); it is imported as it is now"
         )),
+        Settle::Deleting { status } => printer.info(&format!(
+            "warning: `{id}` is being deleted ({status}); the next plan will create it again once it is gone"
+        )),
     }
     let adoption = Adoption {
         addr: desired.addr.clone(),

@@ -218,6 +218,8 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             "filestore_csi": bp.filestore.is_some(),
             "gcsfuse_csi": bp.buckets.iter().any(|b| b.mount),
             "workload_pool": format!("{p}.svc.id.goog"),
+            // The temporary pool the cluster is created with never outlives the create.
+            "bootstrap_pool": "removed",
             // Not diffed: lets the GKE adapter check the resolved version's GPUDirect minimum.
             "gpudirect_family": bp.family.machine_type(),
         }),

@@ -81,7 +81,13 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
             },
             "missing": [],
         }),
-        dependencies: vec![addr::cluster()],
+        // The controller's pods run on the system pool (the GPU pools are tainted): without it
+        // the wait for the controller could never end, so it waits for that pool, and a failed
+        // system pool skips Kueue with the reason instead.
+        dependencies: vec![
+            addr::cluster(),
+            Addr::new(Kind::NodePool, bp.system_pool.name.clone()),
+        ],
         lifecycle: Lifecycle {
             deleted_with: Some(addr::cluster()),
             ..Default::default()
@@ -195,7 +201,11 @@ mod tests {
             "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
         );
         assert_eq!(release.spec["missing"], json!([]));
-        assert_eq!(release.dependencies, vec![addr::cluster()]);
+        // The controller runs on the system pool: the release waits for it.
+        assert_eq!(
+            release.dependencies,
+            vec![addr::cluster(), Addr::new(Kind::NodePool, "system")]
+        );
         assert_eq!(release.lifecycle.deleted_with, Some(addr::cluster()));
         let queue = get(&g, "k8s.clusterqueue/-/a3-queue");
         assert_eq!(queue.spec["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");

@@ -4,7 +4,7 @@
 
 use super::Adoption;
 use super::planner::Refreshed;
-use crate::cloud::{CloudError, CloudResult, Provider, Target};
+use crate::cloud::{CloudError, CloudResult, Provider, Settle, Target};
 use crate::resource::{Addr, Desired, Observed};
 use crate::state::State;
 use futures_util::stream::{self, StreamExt};
@@ -13,25 +13,56 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Reads every recorded resource, at most `concurrency` at a time. Fails on the first error that
 /// is not "not found", naming the resource.
+///
+/// A resource that lives inside another (`lifecycle.deleted_with`: a node pool or a Kubernetes
+/// object inside its cluster) is known to be gone, without a read, when that container is gone:
+/// no longer recorded (an earlier destroy deleted it), not found, or being deleted. So a cluster
+/// deleted behind a3ctl's back, or by a destroy that was killed, takes its objects with it, and
+/// neither plan nor destroy ever needs the endpoint of a cluster that no longer answers.
 pub async fn refresh(
     provider: &dyn Provider,
     state: &State,
     concurrency: usize,
 ) -> Result<Refreshed, (Addr, CloudError)> {
-    let targets: Vec<Target> = state
+    let target = |addr: &Addr, record: &crate::state::Record| Target {
+        addr: addr.clone(),
+        id: record.id.clone(),
+        spec: record.spec.clone(),
+        outputs: record.outputs.clone(),
+        context: state.context(&record.dependencies),
+        lifecycle: record.lifecycle.clone(),
+    };
+    let (inner, outer): (Vec<_>, Vec<_>) = state
         .resources
         .iter()
-        .map(|(addr, record)| Target {
-            addr: addr.clone(),
-            id: record.id.clone(),
-            spec: record.spec.clone(),
-            outputs: record.outputs.clone(),
-            context: state.context(&record.dependencies),
-            lifecycle: record.lifecycle.clone(),
-        })
-        .collect();
+        .partition(|(_, r)| r.lifecycle.deleted_with.is_some());
     let mut refreshed = Refreshed::new();
-    for (target, result) in read_all(provider, targets, concurrency).await {
+    let mut going: BTreeSet<Addr> = BTreeSet::new();
+    let outer: Vec<Target> = outer.into_iter().map(|(a, r)| target(a, r)).collect();
+    for (target, result) in read_all(provider, outer, concurrency).await {
+        let observed = result.map_err(|e| (target.addr.clone(), e))?;
+        match &observed {
+            None => {
+                going.insert(target.addr.clone());
+            }
+            Some(o) if matches!(provider.settle(&target, o), Settle::Deleting { .. }) => {
+                going.insert(target.addr.clone());
+            }
+            Some(_) => {}
+        }
+        refreshed.insert(target.addr, observed);
+    }
+    let mut readable = Vec::new();
+    for (addr, record) in inner {
+        let container = record.lifecycle.deleted_with.as_ref();
+        let gone = container.is_some_and(|c| !state.resources.contains_key(c) || going.contains(c));
+        if gone {
+            refreshed.insert(addr.clone(), None);
+        } else {
+            readable.push(target(addr, record));
+        }
+    }
+    for (target, result) in read_all(provider, readable, concurrency).await {
         let observed = result.map_err(|e| (target.addr.clone(), e))?;
         refreshed.insert(target.addr, observed);
     }

@@ -177,6 +177,9 @@ const CLUSTER: &[Field] = &[
     f("filestore_csi", InPlace),
     f("gcsfuse_csi", InPlace),
     f("workload_pool", InPlace),
+    // `removed`, or `present` while the pool a cluster is created with is still there (a create
+    // whose answer was lost, then adopted): removing it is an in-place update.
+    f("bootstrap_pool", InPlace),
 ];
 
 const NODE_POOL: &[Field] = &[

@@ -33,6 +33,11 @@ fn verb(kind: StepKind) -> (&'static str, &'static str, &'static str) {
             "Still destroying...",
             "Destruction complete",
         ),
+        StepKind::Resume => (
+            "Resuming an interrupted operation...",
+            "Still waiting...",
+            "Interrupted operation complete",
+        ),
     }
 }
 

@@ -246,6 +246,9 @@ impl Adapter for FilestoreAdapter {
                     .unwrap_or("the instance is in ERROR")
                     .to_string(),
             },
+            "DELETING" => Settle::Deleting {
+                status: "DELETING".into(),
+            },
             other => Settle::Pending {
                 status: other.to_string(),
             },

@@ -93,6 +93,31 @@ impl Condition {
         }
     }
 
+    /// Why the condition can no longer come true without a change, when the object says so: a
+    /// Deployment whose rollout passed its `progressDeadlineSeconds` (`Progressing=False`,
+    /// reason `ProgressDeadlineExceeded`, as the Deployment controller reports it:
+    /// https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#failed-deployment).
+    pub fn failed(self, object: &Value) -> Option<String> {
+        match self {
+            Condition::Available => {
+                let progressing = object["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c["type"] == "Progressing")?;
+                (progressing["status"] == "False"
+                    && progressing["reason"] == "ProgressDeadlineExceeded")
+                    .then(|| {
+                        format!(
+                            "its pods did not become available within the progress deadline ({}): no node can run them, or they fail to start",
+                            progressing["message"].as_str().unwrap_or("ProgressDeadlineExceeded")
+                        )
+                    })
+            }
+            _ => None,
+        }
+    }
+
     /// A short description of where the object is, for progress lines.
     pub fn progress(self, object: &Value) -> String {
         let status = &object["status"];

@@ -468,6 +468,19 @@ impl Adapter for KubeAdapter {
         let live = to_value(&live)?;
         if wait.condition.holds(&live) {
             Ok(OpStatus::Done)
+        } else if let Some(why) = wait.condition.failed(&live) {
+            Ok(OpStatus::Failed(
+                CloudError::new(
+                    ErrorClass::Other,
+                    format!("{} {}: {why}", wait.kind, wait.name),
+                )
+                .with_hint(format!(
+                    "look at its pods (`kubectl describe {} {}{}`): a missing node pool or an untolerated taint leaves them Pending",
+                    wait.kind.to_ascii_lowercase(),
+                    wait.name,
+                    wait.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default()
+                )),
+            ))
         } else {
             Ok(OpStatus::Running {
                 progress: Some(format!(

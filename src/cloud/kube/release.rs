@@ -8,7 +8,14 @@
 //!   CustomResourceDefinitions serve every `requires` entry, then server-side apply every object
 //!   as field manager `a3ctl` — Namespaces and CRDs first — and delete the objects an earlier
 //!   version had that this one does not; the returned operation waits for every CRD to be
-//!   Established and every Deployment to be Available ([`ReleaseWait`]).
+//!   Established and every Deployment to be Available (and fails when a Deployment's rollout
+//!   passes its progress deadline).
+//! - Object by object: every apply, delete and list is one call retried on its own
+//!   ([`crate::cloud::retry`]) — a 429, a 5xx, a dropped connection or a webhook that is not
+//!   answering costs that call a retry, never the release. Applies are idempotent, so a release
+//!   found partly installed (an earlier run killed half-way, an answer lost) is finished by
+//!   applying it again: the executor retries a create whose answer was lost instead of adopting
+//!   what it finds, and a plan shows a partial release's `missing` objects as drift.
 //! - read: look for every object of the release (the list recorded in the outputs, or the
 //!   downloaded manifests right after a create) with one LIST per kind and namespace, not a GET
 //!   per object (66 objects, 16 kinds for Kueue); the projected spec is the recorded release with `missing`
@@ -24,6 +31,7 @@ use super::client::Clients;
 use super::conditions::Condition;
 use super::read::ClusterApi;
 use super::{cluster_outputs, parse_manifests};
+use crate::cloud::retry::{Jitter, RetryPolicy, retry};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started, Target};
 use crate::resource::{Api, Observed};
 use crate::state::OperationRef;
@@ -150,6 +158,15 @@ pub struct Releases {
     http: reqwest::Client,
     github: Option<String>,
     cache: Mutex<HashMap<String, Manifests>>,
+    jitter: Jitter,
+}
+
+/// One call about one object, retried on its own.
+async fn each<T, Fut>(jitter: &Jitter, call: impl FnMut() -> Fut) -> CloudResult<T>
+where
+    Fut: std::future::Future<Output = CloudResult<T>>,
+{
+    retry(&RetryPolicy::CALLS, jitter, |_, _, _| {}, call).await
 }
 
 /// Install order: namespaces, then CRDs, then everything else.
@@ -176,6 +193,7 @@ impl Releases {
             http: reqwest::Client::new(),
             github: github.map(|g| g.trim_end_matches('/').to_string()),
             cache: Mutex::new(HashMap::new()),
+            jitter: Jitter::new(0x6b75_6575),
         }
     }
 
@@ -298,9 +316,13 @@ impl Releases {
         let mut first = first;
         first.sort_by_key(|o| rank(o["kind"].as_str().unwrap_or_default()));
         for object in first {
-            api.apply(object).await?;
+            each(&self.jitter, || api.apply(object)).await?;
         }
-        let applies: Vec<_> = rest.into_iter().map(|o| api.apply(o)).collect();
+        let api = &api;
+        let applies: Vec<_> = rest
+            .into_iter()
+            .map(|o| each(&self.jitter, move || api.apply(o)))
+            .collect();
         stream::iter(applies)
             .buffer_unordered(APPLY_CONCURRENCY)
             .try_collect::<Vec<()>>()
@@ -315,7 +337,7 @@ impl Releases {
             .into_iter()
             .filter(|o| !now.contains(&o.to_key()))
             .collect();
-        delete_all(&api, stale).await?;
+        delete_all(api, &self.jitter, stale).await?;
         let waits: Vec<String> = manifests
             .objects
             .iter()
@@ -345,7 +367,7 @@ impl Releases {
         }
         let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
         let api = ClusterApi::connect(clients, &endpoint, Some(&ca)).await?;
-        let live = Live::list(&api, objects.iter()).await?;
+        let live = Live::list(&api, &self.jitter, objects.iter()).await?;
         let mut missing = Vec::new();
         let mut waiting = Vec::new();
         for object in &objects {
@@ -403,7 +425,7 @@ impl Releases {
                 .map(ObjectRef::of)
                 .collect();
         }
-        delete_all(&api, objects).await?;
+        delete_all(&api, &self.jitter, objects).await?;
         Ok(Started::Done)
     }
 }
@@ -417,6 +439,7 @@ struct Live {
 impl Live {
     async fn list<'o>(
         api: &ClusterApi<'_>,
+        jitter: &Jitter,
         objects: impl Iterator<Item = &'o ObjectRef>,
     ) -> CloudResult<Live> {
         let mut by_kind = HashMap::new();
@@ -429,14 +452,15 @@ impl Live {
             if by_kind.contains_key(&key) {
                 continue;
             }
-            let items = api
-                .list(
+            let items = each(jitter, || {
+                api.list(
                     &object.api_version,
                     &object.kind,
                     object.namespace.as_deref(),
                 )
-                .await?
-                .unwrap_or_default();
+            })
+            .await?
+            .unwrap_or_default();
             let named: HashMap<String, Value> = items
                 .into_iter()
                 .filter_map(|o| Some((o["metadata"]["name"].as_str()?.to_string(), o)))
@@ -480,7 +504,8 @@ pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
         waits.push((object, Condition::parse(condition).ok_or_else(bad)?));
     }
     let api = ClusterApi::connect(clients, endpoint, None).await?;
-    let live = Live::list(&api, waits.iter().map(|(o, _)| o)).await?;
+    // The executor retries a poll that failed; one LIST per kind is tried once here.
+    let live = Live::list(&api, &Jitter::new(0), waits.iter().map(|(o, _)| o)).await?;
     for (object, condition) in &waits {
         match live.get(object) {
             None => {
@@ -494,6 +519,12 @@ pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
                 )));
             }
             Some(found) if !condition.holds(found) => {
+                if let Some(why) = condition.failed(found) {
+                    return Ok(OpStatus::Failed(CloudError::new(
+                        ErrorClass::Other,
+                        format!("{}: {why}", object.display()),
+                    )));
+                }
                 return Ok(OpStatus::Running {
                     progress: Some(format!(
                         "{}: waiting for {} ({})",
@@ -569,15 +600,21 @@ fn check_requires(spec: &ReleaseSpec, objects: &[Value]) -> CloudResult<()> {
 }
 
 /// Deletes objects in reverse install order; already-gone objects (or kinds) are fine.
-async fn delete_all(api: &ClusterApi<'_>, mut objects: Vec<ObjectRef>) -> CloudResult<()> {
+async fn delete_all(
+    api: &ClusterApi<'_>,
+    jitter: &Jitter,
+    mut objects: Vec<ObjectRef>,
+) -> CloudResult<()> {
     objects.sort_by_key(|o| std::cmp::Reverse(rank(&o.kind)));
     for object in objects {
-        api.delete(
-            &object.api_version,
-            &object.kind,
-            object.namespace.as_deref(),
-            &object.name,
-        )
+        each(jitter, || {
+            api.delete(
+                &object.api_version,
+                &object.kind,
+                object.namespace.as_deref(),
+                &object.name,
+            )
+        })
         .await?;
     }
     Ok(())

@@ -154,6 +154,11 @@ pub(super) fn project(cluster: &Cluster) -> Observed {
         "filestore_csi": addon("gcpFilestoreCsiDriverConfig"),
         "gcsfuse_csi": addon("gcsFuseCsiDriverConfig"),
         "workload_pool": live["workloadIdentityConfig"]["workloadPool"].as_str().unwrap_or(""),
+        "bootstrap_pool": if cluster.node_pools.iter().any(|p| p.name == BOOTSTRAP_POOL) {
+            "present"
+        } else {
+            "removed"
+        },
     });
     let outputs = json!({
         "endpoint": cluster.endpoint,
@@ -195,6 +200,7 @@ const STEPS: &[(&str, &[&str])] = &[
         &["workload_pool"],
     ),
     ("setResourceLabels", &["labels"]),
+    ("deleteNodePool(a3ctl-bootstrap)", &["bootstrap_pool"]),
 ];
 
 /// One `clusters.update` per field group, labels last (GKE takes one field per update).
@@ -418,6 +424,7 @@ impl ContainerAdapter {
         let field = step.fields.first().map(String::as_str).unwrap_or("");
         let update = match field {
             "labels" => return self.set_labels(&path, spec).await,
+            "bootstrap_pool" => return self.delete_bootstrap_pool(&path).await,
             "release_channel" => {
                 json!({"desiredReleaseChannel": {"channel": spec["release_channel"]}})
             }
@@ -450,6 +457,23 @@ impl ContainerAdapter {
             .await
             .map_err(|e| classify_gax(&e))?;
         Ok(started(&path, &op))
+    }
+
+    /// Deletes the pool the cluster was created with; done at once when it is already gone.
+    async fn delete_bootstrap_pool(&self, path: &ClusterPath) -> CloudResult<Started> {
+        match self
+            .client
+            .delete_node_pool()
+            .set_name(format!("{}/nodePools/{BOOTSTRAP_POOL}", path.id()))
+            .send()
+            .await
+        {
+            Ok(op) => Ok(started(path, &op)),
+            Err(e) => match classify_gax(&e) {
+                e if e.class == ErrorClass::NotFound => Ok(Started::Done),
+                e => Err(e),
+            },
+        }
     }
 
     /// `setResourceLabels` with the current fingerprint.

@@ -257,6 +257,9 @@ impl Adapter for ContainerAdapter {
         match (target.addr.kind, status) {
             (_, "RUNNING") => Settle::Ready,
             (_, "ERROR" | "DEGRADED" | "RUNNING_WITH_ERROR") => Settle::Failed { message },
+            (_, "STOPPING") => Settle::Deleting {
+                status: status.to_string(),
+            },
             (_, other) => Settle::Pending {
                 status: other.to_string(),
             },
