@@ -5,6 +5,10 @@
 //! process that no longer exists on this same host (killed apply) is stale: it is taken over with a
 //! warning, so re-running after a crash just works. A lock held by another host, or by a live
 //! process, is only removed by `a3ctl force-unlock ID`.
+//!
+//! The holder is `user@host`. The user is `$USER`, else `$LOGNAME`, else `$USERNAME`, else the
+//! name of the effective uid in `/etc/passwd`, else `uid N` ([`current_user`]): a process started
+//! without a login environment (cron, `env -i`, a container) still names who runs it.
 
 use super::store::{parent_dir, private_file, with_suffix};
 use serde::{Deserialize, Serialize};
@@ -30,9 +34,7 @@ impl LockInfo {
     /// Lock information for this process.
     pub fn current(id: String, operation: &str) -> LockInfo {
         let host = hostname();
-        let user = std::env::var("USER")
-            .or_else(|_| std::env::var("USERNAME"))
-            .unwrap_or_else(|_| "unknown".into());
+        let user = current_user();
         LockInfo {
             id,
             holder: format!("{user}@{host}"),
@@ -235,6 +237,77 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
+/// Who runs this process (see the module doc): never empty, never "unknown".
+pub fn current_user() -> String {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok();
+    let euid = effective_uid().or_else(|| id_output("-u").and_then(|u| u.parse().ok()));
+    user_name(|k| std::env::var(k).ok(), passwd.as_deref(), euid)
+        .or_else(|| id_output("-un"))
+        .unwrap_or_else(|| format!("pid {}", std::process::id()))
+}
+
+/// The user name from the environment (`env`), else the entry of `euid` in `passwd` (the text of
+/// `/etc/passwd`), else `uid N`; `None` only when neither the environment nor the uid says.
+pub fn user_name(
+    env: impl Fn(&str) -> Option<String>,
+    passwd: Option<&str>,
+    euid: Option<u32>,
+) -> Option<String> {
+    for key in ["USER", "LOGNAME", "USERNAME"] {
+        if let Some(name) = env(key).map(|v| v.trim().to_string())
+            && !name.is_empty()
+        {
+            return Some(name);
+        }
+    }
+    let euid = euid?;
+    let entry = passwd.and_then(|text| {
+        text.lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .find_map(|line| {
+                // name:password:uid:gid:gecos:home:shell
+                let mut fields = line.split(':');
+                let name = fields.next()?.trim();
+                let uid: u32 = fields.nth(1)?.trim().parse().ok()?;
+                (uid == euid && !name.is_empty()).then(|| name.to_string())
+            })
+    });
+    Some(entry.unwrap_or_else(|| format!("uid {euid}")))
+}
+
+/// The effective uid: the second field of `Uid:` in `/proc/self/status`, else the owner of
+/// `/proc/self` (Linux).
+fn effective_uid() -> Option<u32> {
+    let from_status = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1)?.parse().ok())
+        });
+    #[cfg(unix)]
+    let from_proc = || {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+    };
+    #[cfg(not(unix))]
+    let from_proc = || None;
+    from_status.or_else(from_proc)
+}
+
+/// `id FLAG`'s answer, where there is no /proc (macOS).
+fn id_output(flag: &str) -> Option<String> {
+    let out = std::process::Command::new("id")
+        .arg(flag)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !text.is_empty()).then_some(text)
+}
+
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
@@ -322,6 +395,58 @@ mod tests {
         let (_lock, acquired) =
             LocalLock::acquire(&state, LockInfo::current("new".into(), "apply")).unwrap();
         assert!(matches!(acquired, Acquired::TookOverStale(info) if info.id == "old"));
+    }
+
+    const PASSWD: &str = "\
+# comment:x:1000:1000::/:/bin/sh
+root:x:0:0:root:/root:/bin/bash
+broken line
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+ana:x:1000:1000:Ana,,,:/home/ana:/bin/bash
+";
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_holder_is_named_from_the_environment_first() {
+        let name = |vars: &[(&str, &str)]| user_name(env(vars), Some(PASSWD), Some(1000));
+        assert_eq!(name(&[("USER", "bob"), ("LOGNAME", "x")]).unwrap(), "bob");
+        // Unset or empty USER: LOGNAME, then USERNAME (Windows).
+        assert_eq!(
+            name(&[("USER", ""), ("LOGNAME", "carol")]).unwrap(),
+            "carol"
+        );
+        assert_eq!(name(&[("USER", "  "), ("USERNAME", "dan")]).unwrap(), "dan");
+    }
+
+    #[test]
+    fn without_a_login_environment_the_holder_is_the_passwd_entry_of_the_euid() {
+        let none: &[(&str, &str)] = &[];
+        assert_eq!(
+            user_name(env(none), Some(PASSWD), Some(1000)).unwrap(),
+            "ana"
+        );
+        assert_eq!(user_name(env(none), Some(PASSWD), Some(0)).unwrap(), "root");
+        // A uid without an entry (a container's --user 4242), or no passwd at all.
+        assert_eq!(
+            user_name(env(none), Some(PASSWD), Some(4242)).unwrap(),
+            "uid 4242"
+        );
+        assert_eq!(user_name(env(none), None, Some(7)).unwrap(), "uid 7");
+        // Nothing known at all: the caller asks `id`.
+        assert_eq!(user_name(env(none), Some(PASSWD), None), None);
+        // This process: never "unknown".
+        let holder = LockInfo::current("id".into(), "apply").holder;
+        assert!(
+            !holder.starts_with("unknown@") && !holder.starts_with('@'),
+            "{holder}"
+        );
     }
 
     #[test]

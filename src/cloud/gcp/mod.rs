@@ -6,8 +6,9 @@
 //! (Kubernetes objects go to [`crate::cloud::kube::KubeAdapter`])
 //! (`compute/`, `container/`, `filestore.rs`, `artifactregistry.rs`, `storage.rs`). What all
 //! of them share lives here: where each API is ([`Endpoints`], overridable by environment
-//! variables), which credentials to send ([`Credentials`]), and how an error is classified for the
-//! executor ([`classify_status`]).
+//! variables), which credentials to send ([`Credentials`]), how an error is classified for the
+//! executor ([`classify_status`]), and what the user is told to do about it ([`hints`]: one hint
+//! per resource kind and error case, put in place by the provider, which knows the resource).
 //!
 //! Every adapter keeps one contract: `read` projects the live resource onto exactly the spec
 //! fields the graph produces (`crate::graph::build`), so that reading back what was just created
@@ -17,7 +18,10 @@ pub mod artifactregistry;
 pub mod compute;
 pub mod container;
 pub mod filestore;
+pub mod hints;
 pub mod storage;
+
+pub use hints::{Subject, hint, refine};
 
 use super::{
     CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target, UpdateStep,
@@ -26,6 +30,8 @@ use crate::graph::build::{LABEL, mark};
 use crate::plan::FieldDiff;
 use crate::resource::{Api, Kind, Observed};
 use crate::state::OperationRef;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -174,6 +180,10 @@ pub struct GcpProvider {
     storage: Arc<dyn Adapter>,
     /// Objects inside the clusters, through each cluster's Kubernetes API.
     kubernetes: Arc<dyn Adapter>,
+    /// The resource of each operation this process started, by operation name, so that the hint
+    /// of a failed operation speaks of that resource. An operation resumed from the journal after
+    /// a restart is not here: its hint falls back to its API's kind ([`Subject::of_api`]).
+    operations: Mutex<HashMap<String, Subject>>,
 }
 
 impl GcpProvider {
@@ -187,7 +197,23 @@ impl GcpProvider {
             ),
             storage: Arc::new(storage::StorageAdapter::new(&config).await?),
             kubernetes: Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),
+            operations: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The answer of a call that may start an operation, with the hint for `target`'s resource on
+    /// an error; a started operation remembers that resource for [`Provider::poll`].
+    fn started(&self, target: &Target, result: CloudResult<Started>) -> CloudResult<Started> {
+        match result {
+            Ok(Started::Operation(op)) => {
+                self.operations
+                    .lock()
+                    .insert(op.name.clone(), Subject::of(target));
+                Ok(Started::Operation(op))
+            }
+            Ok(done) => Ok(done),
+            Err(e) => Err(refine(&Subject::of(target), e)),
+        }
     }
 
     fn adapter(&self, kind: Kind) -> CloudResult<&Arc<dyn Adapter>> {
@@ -209,10 +235,14 @@ impl GcpProvider {
 #[async_trait::async_trait]
 impl Provider for GcpProvider {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        self.adapter(target.addr.kind)?.read(target).await
+        self.adapter(target.addr.kind)?
+            .read(target)
+            .await
+            .map_err(|e| refine(&Subject::of(target), e))
     }
     async fn create(&self, target: &Target) -> CloudResult<Started> {
-        self.adapter(target.addr.kind)?.create(target).await
+        let result = self.adapter(target.addr.kind)?.create(target).await;
+        self.started(target, result)
     }
     fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         self.adapter(target.addr.kind)
@@ -220,13 +250,35 @@ impl Provider for GcpProvider {
             .unwrap_or_default()
     }
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        self.adapter(target.addr.kind)?.update(target, step).await
+        let result = self.adapter(target.addr.kind)?.update(target, step).await;
+        self.started(target, result)
     }
     async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        self.adapter(target.addr.kind)?.delete(target).await
+        let result = self.adapter(target.addr.kind)?.delete(target).await;
+        self.started(target, result)
     }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.for_api(operation.api)?.poll(operation).await
+        let polled = self.for_api(operation.api)?.poll(operation).await;
+        let subject = || {
+            self.operations
+                .lock()
+                .get(&operation.name)
+                .cloned()
+                .unwrap_or_else(|| Subject::of_api(operation.api))
+        };
+        match polled {
+            Ok(OpStatus::Failed(e)) => {
+                let subject = subject();
+                self.operations.lock().remove(&operation.name);
+                Ok(OpStatus::Failed(refine(&subject, e)))
+            }
+            Ok(OpStatus::Done) => {
+                self.operations.lock().remove(&operation.name);
+                Ok(OpStatus::Done)
+            }
+            Ok(running) => Ok(running),
+            Err(e) => Err(refine(&subject(), e)),
+        }
     }
     fn settle(&self, target: &Target, observed: &Observed) -> Settle {
         match self.adapter(target.addr.kind) {
@@ -345,20 +397,24 @@ pub fn classify_status(http: Option<u16>, status: &str, reason: &str, message: &
     } else {
         ErrorClass::Other
     };
-    let hint = match class {
-        ErrorClass::Quota => Some("request more quota in the Cloud console (IAM & Admin → Quotas), or reduce the node count".to_string()),
-        ErrorClass::Capacity => Some("the zone has no capacity for this machine type now: use a reservation, another zone, or retry later".to_string()),
-        ErrorClass::Permission => Some("check the account's roles (e.g. roles/container.admin, roles/compute.networkAdmin) and that the API is enabled".to_string()),
-        _ => None,
-    };
-    CloudError {
+    let mut error = CloudError {
         class,
         http_status: http,
         status: status.to_string(),
         reason: reason.to_string(),
         message: message.to_string(),
-        hint,
+        hint: None,
+        retry_after: None,
+    };
+    // The resource is not known here: the kind-less row. The provider, which knows it, puts the
+    // row of its kind in place (`refine`).
+    if matches!(
+        class,
+        ErrorClass::Quota | ErrorClass::Capacity | ErrorClass::Permission
+    ) {
+        error.hint = hint(&Subject::default(), &error);
     }
+    error
 }
 
 /// Classifies an error of a google-cloud-rust client call.
