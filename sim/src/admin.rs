@@ -6,7 +6,7 @@
 //! | `GET /_sim/inventory` | every resource of every API and every Kubernetes object |
 //! | `GET /_sim/requests` | the request log and per-endpoint counts; `DELETE` clears it |
 //! | `GET /_sim/clock` | simulated time; `POST /_sim/clock/advance?seconds=N` moves it |
-//! | `GET /_sim/faults` | fault configuration and injected counts; `PUT` replaces it (JSON) |
+//! | `GET /_sim/faults` | fault configuration, injected counts, fired tripwires (`tripped`) and held requests (`held`); `PUT` replaces it (JSON), releasing held requests |
 
 use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
@@ -74,8 +74,14 @@ async fn advance(State(shared): State<Arc<Shared>>, query: Query) -> Response {
 }
 
 async fn faults(State(shared): State<Arc<Shared>>) -> Response {
+    let held = shared.held.load(std::sync::atomic::Ordering::SeqCst);
     let state = shared.faults.lock();
-    json(json!({"config": state.config, "injected": state.injected}))
+    json(json!({
+        "config": state.config,
+        "injected": state.injected,
+        "tripped": state.tripped,
+        "held": held,
+    }))
 }
 
 async fn put_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {

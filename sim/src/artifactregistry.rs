@@ -254,6 +254,8 @@ fn fault_error(action: FaultAction) -> Result<Option<(i32, String)>, GcpError> {
             lro::rpc_code("INTERNAL"),
             "Internal error encountered.".to_string(),
         ))),
+        // Drops never reach the modules ([`crate::world::Ctx::scripted_fault`]).
+        FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter) => Ok(None),
         FaultAction::Http {
             status,
             reason,

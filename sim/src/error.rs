@@ -104,6 +104,16 @@ impl GcpError {
         )
     }
 
+    /// 500 INTERNAL / backendError: the one-platform APIs' answer to an internal failure.
+    pub fn server_error() -> GcpError {
+        GcpError::new(
+            500,
+            "INTERNAL",
+            "backendError",
+            "Internal error encountered.",
+        )
+    }
+
     /// 405 for a method the resource does not support.
     pub fn method_not_allowed() -> GcpError {
         GcpError::new(

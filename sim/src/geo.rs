@@ -1,8 +1,12 @@
-//! The simulated geography: regions, their zones, and which machine types each zone offers.
+//! The simulated geography: regions, their zones, and the machine-type catalogue.
 //!
 //! A small fixed table, enough for realistic checks ("a3-megagpu-8g is not offered in
-//! us-central1-b"). E2 and N2 machine types are offered everywhere; A3 machine types only in the
-//! zones listed here.
+//! us-central1-b"). The catalogue lists the predefined machine types the simulator serves, with
+//! Compute Engine's shapes (vCPUs, memory, attached GPUs) from its machine-family documentation:
+//! the shared-core E2 types, the standard/highmem/highcpu sizes of E2, N1, N2, N2D, N4, C2 and C3,
+//! and the A3 types a3ctl builds on. Anything else (`e2-standard-3`, custom types, typos) does not
+//! exist. General-purpose types are offered in every simulated zone; A3 types only in the zones
+//! listed in [`A3_ZONES`].
 
 /// `(region, zones)`.
 pub const REGIONS: &[(&str, &[&str])] = &[
@@ -84,8 +88,106 @@ pub const A3_ACCELERATORS: &[(&str, &str, u32)] = &[
     ("a3-megagpu-8g", "nvidia-h100-mega-80gb", 8),
 ];
 
-/// Machine-type families offered in every zone.
-const GENERAL_FAMILIES: &[&str] = &["e2-", "n2-", "n1-", "n2d-", "c3-"];
+/// One predefined machine type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineType {
+    pub name: String,
+    pub cpus: u32,
+    /// Memory in MiB, as Compute's `memoryMb`.
+    pub memory_mb: u32,
+    /// `(accelerator type, count)` for accelerator-optimized types.
+    pub accelerator: Option<(&'static str, u32)>,
+}
+
+/// `(series, vCPU counts, MiB per vCPU)`: `<series>-<vCPUs>` exists for exactly these counts.
+const SERIES: &[(&str, &[u32], u32)] = &[
+    ("e2-standard", &[2, 4, 8, 16, 32], 4096),
+    ("e2-highmem", &[2, 4, 8, 16], 8192),
+    ("e2-highcpu", &[2, 4, 8, 16, 32], 1024),
+    ("n1-standard", &[1, 2, 4, 8, 16, 32, 64, 96], 3840),
+    ("n1-highmem", &[2, 4, 8, 16, 32, 64, 96], 6656),
+    ("n1-highcpu", &[2, 4, 8, 16, 32, 64, 96], 922),
+    ("n2-standard", &[2, 4, 8, 16, 32, 48, 64, 80, 96, 128], 4096),
+    ("n2-highmem", &[2, 4, 8, 16, 32, 48, 64, 80, 96, 128], 8192),
+    ("n2-highcpu", &[2, 4, 8, 16, 32, 48, 64, 80, 96], 1024),
+    (
+        "n2d-standard",
+        &[2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224],
+        4096,
+    ),
+    ("n2d-highmem", &[2, 4, 8, 16, 32, 48, 64, 80, 96], 8192),
+    (
+        "n2d-highcpu",
+        &[2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224],
+        1024,
+    ),
+    ("n4-standard", &[2, 4, 8, 16, 32, 48, 64, 80], 4096),
+    ("n4-highmem", &[2, 4, 8, 16, 32, 48, 64, 80], 8192),
+    ("n4-highcpu", &[2, 4, 8, 16, 32, 48, 64, 80], 2048),
+    ("c2-standard", &[4, 8, 16, 30, 60], 4096),
+    ("c3-standard", &[4, 8, 22, 44, 88, 176], 4096),
+    ("c3-highmem", &[4, 8, 22, 44, 88, 176], 8192),
+    ("c3-highcpu", &[4, 8, 22, 44, 88, 176], 2048),
+];
+
+/// Types outside the series pattern: shared-core E2 and the A3 types `(name, vCPUs, MiB)`.
+const SINGLE: &[(&str, u32, u32)] = &[
+    ("e2-micro", 2, 1024),
+    ("e2-small", 2, 2048),
+    ("e2-medium", 2, 4096),
+    ("a3-highgpu-8g", 208, 1_916_928),
+    ("a3-megagpu-8g", 208, 1_916_928),
+];
+
+/// Every machine type of the catalogue.
+pub fn machine_types() -> Vec<MachineType> {
+    let mut all: Vec<MachineType> = SINGLE
+        .iter()
+        .map(|(name, cpus, memory_mb)| MachineType {
+            name: name.to_string(),
+            cpus: *cpus,
+            memory_mb: *memory_mb,
+            accelerator: required_accelerator(name),
+        })
+        .collect();
+    for (series, sizes, per_cpu) in SERIES {
+        for cpus in *sizes {
+            all.push(MachineType {
+                name: format!("{series}-{cpus}"),
+                cpus: *cpus,
+                memory_mb: cpus * per_cpu,
+                accelerator: None,
+            });
+        }
+    }
+    all
+}
+
+/// The catalogue entry for `name`, if the simulator serves that machine type.
+pub fn machine_type(name: &str) -> Option<MachineType> {
+    if let Some((_, cpus, memory_mb)) = SINGLE.iter().find(|(n, _, _)| *n == name) {
+        return Some(MachineType {
+            name: name.to_string(),
+            cpus: *cpus,
+            memory_mb: *memory_mb,
+            accelerator: required_accelerator(name),
+        });
+    }
+    let (series, size) = name.rsplit_once('-')?;
+    let cpus: u32 = size.parse().ok()?;
+    if size != cpus.to_string() {
+        return None;
+    }
+    let (_, _, per_cpu) = SERIES
+        .iter()
+        .find(|(s, sizes, _)| *s == series && sizes.contains(&cpus))?;
+    Some(MachineType {
+        name: name.to_string(),
+        cpus,
+        memory_mb: cpus * per_cpu,
+        accelerator: None,
+    })
+}
 
 pub fn region_exists(region: &str) -> bool {
     REGIONS.iter().any(|(r, _)| *r == region)
@@ -112,20 +214,20 @@ pub fn zones_of(region: &str) -> &'static [&'static str] {
         .unwrap_or(&[])
 }
 
-/// True if `machine_type` is a known machine type (general-purpose or A3).
-pub fn machine_type_known(machine_type: &str) -> bool {
-    A3_ZONES.iter().any(|(m, _)| *m == machine_type)
-        || GENERAL_FAMILIES.iter().any(|f| machine_type.starts_with(f))
+/// True if `machine_type` is in the catalogue.
+pub fn machine_type_known(name: &str) -> bool {
+    machine_type(name).is_some()
 }
 
-/// True if `zone` offers `machine_type`.
+/// True if `zone` offers `machine_type`: a catalogue type, in a zone listed for it (A3) or in any
+/// simulated zone (general purpose).
 pub fn zone_offers(zone: &str, machine_type: &str) -> bool {
-    if !zone_exists(zone) {
+    if !zone_exists(zone) || !machine_type_known(machine_type) {
         return false;
     }
     match A3_ZONES.iter().find(|(m, _)| *m == machine_type) {
         Some((_, zones)) => zones.contains(&zone),
-        None => GENERAL_FAMILIES.iter().any(|f| machine_type.starts_with(f)),
+        None => true,
     }
 }
 
@@ -152,5 +254,47 @@ mod tests {
             required_accelerator("a3-highgpu-8g"),
             Some(("nvidia-h100-80gb", 8))
         );
+    }
+
+    #[test]
+    fn only_catalogue_machine_types_exist() {
+        for known in [
+            "e2-standard-4",
+            "e2-standard-32",
+            "e2-medium",
+            "n1-standard-1",
+            "n2-highmem-128",
+            "n2d-standard-224",
+            "c3-standard-22",
+            "a3-megagpu-8g",
+        ] {
+            assert!(machine_type_known(known), "{known}");
+        }
+        for unknown in [
+            "e2-standard-3",
+            "e2-standard-04",
+            "e2-highmem-32",
+            "n1-standard-3",
+            "n2-standard-6",
+            "e2-custom-4-8192",
+            "a3-megagpu-4g",
+            "e2-",
+            "",
+        ] {
+            assert!(!machine_type_known(unknown), "{unknown}");
+            assert!(!zone_offers("us-central1-a", unknown), "{unknown}");
+        }
+        let mega = machine_type("a3-megagpu-8g").unwrap();
+        assert_eq!(
+            (mega.cpus, mega.accelerator),
+            (208, Some(("nvidia-h100-mega-80gb", 8)))
+        );
+        assert_eq!(machine_type("e2-standard-8").unwrap().memory_mb, 32768);
+        let all = machine_types();
+        assert!(
+            all.iter()
+                .all(|m| machine_type(&m.name).as_ref() == Some(m))
+        );
+        assert!(all.len() > 100, "{}", all.len());
     }
 }

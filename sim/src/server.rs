@@ -3,11 +3,15 @@
 //!
 //! Connections are served with hyper directly (not `axum::serve`) so that a "dropped connection"
 //! fault can close the socket without sending any response, exactly as a network failure would.
+//! [`run_request`] applies a request's fault decision (transient fault, scripted drop, tripwire)
+//! around its handler, for the Google APIs and the Kubernetes API servers alike.
 
 use crate::clock::{Clock, ClockMode, SimTime};
 use crate::config::SimConfig;
 use crate::error::GcpError;
-use crate::faults::{FaultConfig, FaultState, TransientKind};
+use crate::faults::{
+    self, Decision, FaultConfig, FaultState, NamedFault, RequestInfo, TransientKind, TripWhen,
+};
 use crate::latency::LatencyProfile;
 use crate::world::{Ctx, World};
 use crate::{
@@ -24,7 +28,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower::ServiceExt;
@@ -78,6 +82,10 @@ pub struct Shared {
     pub kube_servers: Mutex<BTreeMap<String, kube::ServerHandle>>,
     /// `http://host:port` of the Google APIs.
     pub base_url: String,
+    /// Bumped every time a tripwire fires, so tests can wait for it.
+    pub trips: watch::Sender<u64>,
+    /// Requests held by tripwires right now.
+    pub held: AtomicUsize,
     dirty: AtomicBool,
 }
 
@@ -125,6 +133,65 @@ impl Shared {
 
     pub fn record(&self, entry: LogEntry) {
         self.log.lock().record(entry);
+    }
+
+    /// Records that tripwire `index` fired and wakes whoever waits for it.
+    pub fn trip(&self, index: usize) {
+        self.faults.lock().trip(index);
+        self.trips.send_modify(|n| *n += 1);
+    }
+}
+
+/// Runs a request under its fault decision. A tripwire that fires holds the request (before or
+/// after `next`) until released, then drops the connection; `drop_before`/`drop_after` close the
+/// connection without an answer (after running the handler for `drop_after`); other transient
+/// kinds are answered by `answer` without running the handler; a scripted drop met by the handler
+/// drops the connection. Returns the response and the fault to log.
+pub async fn run_request(
+    shared: &Shared,
+    decision: Decision,
+    req: Request,
+    next: Next,
+    answer: impl FnOnce(TransientKind) -> Response,
+) -> (Response, Option<String>) {
+    if let Some(trip) = decision.tripwire {
+        let label = format!(
+            "tripwire#{} {}",
+            trip.index,
+            match trip.when {
+                TripWhen::Before => "before",
+                TripWhen::After => "after",
+            }
+        );
+        if trip.when == TripWhen::After {
+            let _ = faults::with_scripted_drops(next.run(req)).await;
+            shared.persist_if_dirty();
+        }
+        shared.trip(trip.index);
+        // Counted while held; hyper drops this future when the client goes away first.
+        struct Held<'a>(&'a AtomicUsize);
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        shared.held.fetch_add(1, Ordering::SeqCst);
+        let _held = Held(&shared.held);
+        trip.held().await;
+        return (dropped(), Some(label));
+    }
+    match decision.transient {
+        Some(TransientKind::DropBefore) => (dropped(), Some("drop_before".into())),
+        Some(TransientKind::DropAfter) => {
+            let _ = faults::with_scripted_drops(next.run(req)).await;
+            (dropped(), Some("drop_after".into()))
+        }
+        Some(kind) => (answer(kind), Some(kind.name().to_string())),
+        None => match faults::with_scripted_drops(next.run(req)).await {
+            (response, None) => (response, None),
+            (_, Some(NamedFault::DropAfter)) => (dropped(), Some("scripted drop_after".into())),
+            (_, Some(_)) => (dropped(), Some("scripted drop_before".into())),
+        },
     }
 }
 
@@ -198,34 +265,44 @@ async fn front_door(State(shared): State<Arc<Shared>>, req: Request, next: Next)
     if api == "admin" {
         return next.run(req).await;
     }
-    let fault = shared.faults.lock().transient(api, &method);
+    let endpoint = endpoint_template(&path);
+    let request = RequestInfo {
+        api,
+        scope: "",
+        method: &method,
+        path: &path,
+        endpoint: &endpoint,
+    };
+    let applicable: Vec<TransientKind> = TransientKind::ALL
+        .into_iter()
+        .filter(|k| k.applies_to_api(api))
+        .collect();
+    let decision = shared.faults.lock().decide(&request, &applicable);
     let mut entry = LogEntry {
         seq: 0,
         at: shared.clock.now(),
         api: api.to_string(),
         method,
-        endpoint: endpoint_template(&path),
+        endpoint,
         path,
         status: 0,
-        fault: fault.map(|k| format!("{k:?}")),
+        fault: None,
     };
-    let response = match fault {
-        Some(TransientKind::RateLimit) => GcpError::rate_limited().into_response(),
-        Some(TransientKind::Unavailable) => GcpError::unavailable().into_response(),
-        Some(TransientKind::DropBefore) => dropped(),
-        Some(TransientKind::DropAfter) => {
-            let _ = next.run(req).await;
-            dropped()
-        }
-        None => next.run(req).await,
-    };
+    let (response, fault) = run_request(&shared, decision, req, next, |kind| match kind {
+        TransientKind::RateLimit => GcpError::rate_limited().into_response(),
+        TransientKind::ServerError => GcpError::server_error().into_response(),
+        _ => GcpError::unavailable().into_response(),
+    })
+    .await;
     shared.persist_if_dirty();
+    entry.fault = fault;
     entry.status = response.status().as_u16();
     shared.record(entry);
     response
 }
 
-fn dropped() -> Response {
+/// A response that makes the connection close without sending anything.
+pub fn dropped() -> Response {
     let mut response = Response::new(Body::empty());
     response.extensions_mut().insert(DropConnection);
     response
@@ -394,12 +471,46 @@ impl SimHandle {
         self.shared.log.lock().entries.len()
     }
 
-    /// Replaces the fault configuration.
+    /// Replaces the fault configuration (counters and fired tripwires start over); requests held
+    /// by tripwires are released, their connections closed without an answer.
     pub fn set_faults(&self, faults: FaultConfig) {
         self.shared
             .faults
             .lock()
             .replace(faults, self.shared.config.seed);
+    }
+
+    /// The tripwires that fired so far, in firing order, as indices into
+    /// [`FaultConfig::tripwires`] of the current configuration.
+    pub fn tripped(&self) -> Vec<usize> {
+        self.shared.faults.lock().tripped.clone()
+    }
+
+    /// Waits until a tripwire of the current configuration has fired (at once if one has);
+    /// returns [`SimHandle::tripped`]. For `when = "after"` the request's change is made and
+    /// saved by then.
+    pub async fn wait_tripped(&self) -> Vec<usize> {
+        let mut trips = self.shared.trips.subscribe();
+        loop {
+            let tripped = self.tripped();
+            if !tripped.is_empty() {
+                return tripped;
+            }
+            if trips.changed().await.is_err() {
+                return tripped;
+            }
+        }
+    }
+
+    /// How many requests tripwires hold right now.
+    pub fn held(&self) -> usize {
+        self.shared.held.load(Ordering::SeqCst)
+    }
+
+    /// Releases the requests tripwires hold (their connections close without an answer),
+    /// keeping the fault configuration and its counters.
+    pub fn release_held(&self) {
+        self.shared.faults.lock().release_held();
     }
 
     /// Stops the servers and saves the world.
@@ -411,6 +522,7 @@ impl SimHandle {
 impl Drop for SimHandle {
     fn drop(&mut self) {
         let _ = self.shutdown.send(true);
+        self.shared.faults.lock().release_held();
         for (_, server) in std::mem::take(&mut *self.shared.kube_servers.lock()) {
             server.stop();
         }
@@ -463,6 +575,8 @@ pub async fn start(config: SimConfig) -> Result<SimHandle, StartError> {
         log: Mutex::new(RequestLog::default()),
         kube_servers: Mutex::new(BTreeMap::new()),
         base_url: format!("http://{addr}"),
+        trips: watch::channel(0).0,
+        held: AtomicUsize::new(0),
         dirty: AtomicBool::new(false),
         config,
     });

@@ -8,7 +8,7 @@
 //! updated in the same tick.
 
 use crate::clock::SimTime;
-use crate::faults::FaultAction;
+use crate::faults::{self, FaultAction, NamedFault};
 use crate::server::Shared;
 use crate::{artifactregistry, compute, container, filestore, kube, storage};
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
@@ -23,8 +23,27 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Counts one mutation of `kind` and returns its scripted fault, if one is configured.
+    ///
+    /// The drop actions never reach the modules: `drop_after` lets the mutation happen (None) and
+    /// `drop_before` refuses it with an error; both mark the request so that its front door
+    /// closes the connection instead of answering.
     pub fn scripted_fault(&self, kind: &str, verb: &str) -> Option<FaultAction> {
-        self.shared.faults.lock().scripted(kind, verb)
+        let action = self.shared.faults.lock().scripted(kind, verb);
+        match action {
+            Some(FaultAction::Named(NamedFault::DropAfter)) => {
+                faults::request_drop(NamedFault::DropAfter);
+                None
+            }
+            Some(FaultAction::Named(NamedFault::DropBefore)) => {
+                faults::request_drop(NamedFault::DropBefore);
+                Some(FaultAction::Http {
+                    status: 503,
+                    reason: "backendError".into(),
+                    message: "dropped by a scripted fault".into(),
+                })
+            }
+            other => other,
+        }
     }
 }
 

@@ -294,3 +294,86 @@ async fn service_usage_reports_simulated_apis_enabled() {
         .unwrap();
     assert_eq!(other["state"], "DISABLED");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_clients_get_the_same_faults_however_their_requests_interleave() {
+    // Eight clients each poll their own resource six times; one run sequential, one all at once
+    // in reverse order. Each path gets the same answers in both runs.
+    let mut faults = FaultConfig {
+        seed: Some(5),
+        ..FaultConfig::default()
+    };
+    faults.transient.insert(
+        "compute".into(),
+        TransientFaults {
+            rate: 0.5,
+            kinds: vec![
+                TransientKind::RateLimit,
+                TransientKind::Unavailable,
+                TransientKind::ServerError,
+            ],
+            methods: vec![],
+        },
+    );
+    let paths: Vec<String> = (0..8)
+        .flat_map(|client| {
+            (0..6).map(move |_| format!("/compute/v1/projects/p/global/networks/n{client}"))
+        })
+        .collect();
+    let run = |concurrent: bool| {
+        let faults = faults.clone();
+        let paths = paths.clone();
+        async move {
+            let sim = a3ctl_sim::start(SimConfig {
+                faults,
+                ..SimConfig::default()
+            })
+            .await
+            .unwrap();
+            let base = sim.base_url().to_string();
+            let get = |path: String| {
+                let url = format!("{base}{path}");
+                async move { reqwest::get(url).await.unwrap().status().as_u16() }
+            };
+            if concurrent {
+                futures_util::future::join_all(paths.iter().rev().cloned().map(get)).await;
+            } else {
+                for path in &paths {
+                    get(path.clone()).await;
+                }
+            }
+            let log: Value = reqwest::get(format!("{base}/_sim/requests"))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let mut per_path: std::collections::BTreeMap<String, Vec<(u64, String)>> =
+                Default::default();
+            for entry in log["entries"].as_array().unwrap() {
+                per_path
+                    .entry(entry["path"].as_str().unwrap().to_string())
+                    .or_default()
+                    .push((
+                        entry["status"].as_u64().unwrap(),
+                        entry["fault"].as_str().unwrap_or("").to_string(),
+                    ));
+            }
+            // The log is in completion order; identical requests racing may finish in either
+            // order, so compare each path's answers as a multiset.
+            for answers in per_path.values_mut() {
+                answers.sort();
+            }
+            per_path
+        }
+    };
+    let sequential = run(false).await;
+    let concurrent = run(true).await;
+    assert_eq!(sequential, concurrent);
+    let faulted = sequential
+        .values()
+        .flatten()
+        .filter(|(_, fault)| !fault.is_empty())
+        .count();
+    assert!((8..=40).contains(&faulted), "{faulted} of 48");
+}

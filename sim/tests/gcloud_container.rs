@@ -1,8 +1,9 @@
 //! GKE (container v1) driven by gcloud, and by reqwest where gcloud cannot reach a case, against
 //! the in-process simulator: the A3 Mega multi-network scenario, GKE's checks with their exact
-//! errors, the one-operation-at-a-time rule, integer enums, scripted faults and simulated time.
+//! errors, the machine-type catalogue, the one-operation-at-a-time rule, integer enums, scripted
+//! faults (answers lost by scripted drops included), tripwires and simulated time.
 
-use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
+use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault, TripWhen, Tripwire};
 use a3ctl_sim::latency::LatencyProfile;
 use a3ctl_sim::{SimConfig, SimHandle};
 use base64::Engine;
@@ -889,7 +890,7 @@ async fn node_pool_rules_answer_gke_errors() {
     let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
     assert_eq!(
         m,
-        "Machine type \"a3-megagpu-8g\" does not exist in zone \"us-central1-b\"."
+        "machine type \"a3-megagpu-8g\" does not exist in zone us-central1-b."
     );
     // Names.
     let (s, b) = http
@@ -1366,4 +1367,241 @@ async fn scripted_faults_fail_like_gke() {
     // 4: the scripted HTTP error.
     let (s, b) = http.post(&pools, mega("mega4")).await;
     error(s, &b, 503, "UNAVAILABLE", "backendError");
+}
+
+#[tokio::test]
+async fn only_catalogue_machine_types_are_accepted() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    let cli = Cli::new(&sim);
+    networks(&http).await;
+    let clusters = format!("{REGION}/clusters");
+    let (s, op) = http
+        .post(&clusters, cluster_body("c1", false, json!([e2_pool("p")])))
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let pool = |machine: &str| {
+        let name = format!("pool-{}", machine.replace('-', ""));
+        vec![
+            "container".to_string(),
+            "node-pools".into(),
+            "create".into(),
+            name,
+            "--cluster=c1".into(),
+            format!("--location={REGION}"),
+            "--node-locations=us-central1-a".into(),
+            format!("--machine-type={machine}"),
+            "--num-nodes=1".into(),
+        ]
+    };
+    // A machine type Compute Engine does not have.
+    let args = pool("e2-standard-3");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stderr = cli.fails(&args).await;
+    assert!(
+        stderr.contains("machine type \"e2-standard-3\" does not exist."),
+        "{stderr}"
+    );
+    assert!(stderr.contains("code=400"), "{stderr}");
+    // Known types still work.
+    for machine in ["e2-standard-2", "n2-highmem-8"] {
+        let created = cli.json_owned(pool(machine)).await;
+        assert_eq!(created["config"]["machineType"], machine, "{created}");
+    }
+    // The same check on a cluster's inline pools.
+    let mut bad = e2_pool("p");
+    bad["config"]["machineType"] = json!("e2-standard-3");
+    let (s, b) = http
+        .post(&clusters, cluster_body("c2", false, json!([bad])))
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(m, "machine type \"e2-standard-3\" does not exist.");
+    let (s, _) = http.get(&format!("{clusters}/c2")).await;
+    assert_eq!(s, 404);
+    // A type that exists, but not in every zone asked for.
+    let mut mega = e2_pool("mega");
+    mega["config"]["machineType"] = json!("a3-megagpu-8g");
+    mega["locations"] = json!(["us-central1-b", "us-central1-f"]);
+    let (s, b) = http
+        .post(
+            &format!("{clusters}/c1/nodePools"),
+            json!({ "nodePool": mega }),
+        )
+        .await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert_eq!(
+        m,
+        "(1) machine type \"a3-megagpu-8g\" does not exist in zone us-central1-b.\n\
+         (2) machine type \"a3-megagpu-8g\" does not exist in zone us-central1-f."
+    );
+}
+
+/// A POST whose answer may never come: `Err` when the connection closed without one.
+async fn post_raw(sim: &SimHandle, path: &str, body: Value) -> Result<u16, reqwest::Error> {
+    let url = format!(
+        "{}/container/v1/projects/{PROJECT}/locations/{path}",
+        sim.base_url()
+    );
+    reqwest::Client::new()
+        .post(url)
+        .json(&body)
+        .send()
+        .await
+        .map(|r| r.status().as_u16())
+}
+
+#[tokio::test]
+async fn scripted_drops_lose_the_answer_of_a_cluster_create() {
+    let drop = |nth: u32, action: NamedFault| ScriptedFault {
+        kind: "container.cluster".into(),
+        verb: "create".into(),
+        nth,
+        action: FaultAction::Named(action),
+    };
+    let faults = FaultConfig {
+        scripted: vec![
+            drop(1, NamedFault::DropAfter),
+            drop(2, NamedFault::DropBefore),
+        ],
+        ..FaultConfig::default()
+    };
+    faults.check().unwrap();
+    let sim = a3ctl_sim::start(SimConfig {
+        faults,
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let clusters = format!("{REGION}/clusters");
+
+    // 1: created, answer lost.
+    let lost = post_raw(
+        &sim,
+        &clusters,
+        cluster_body("c1", false, json!([e2_pool("p")])),
+    )
+    .await;
+    assert!(lost.is_err(), "no answer: {lost:?}");
+    let (s, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(s, 200, "the cluster exists: {cluster}");
+    let (_, ops) = http.get(&format!("{REGION}/operations")).await;
+    assert!(
+        ops["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["operationType"] == "CREATE_CLUSTER"),
+        "{ops}"
+    );
+    // 2: nothing created, no answer either.
+    let lost = post_raw(
+        &sim,
+        &clusters,
+        cluster_body("c2", false, json!([e2_pool("p")])),
+    )
+    .await;
+    assert!(lost.is_err(), "no answer: {lost:?}");
+    let (s, _) = http.get(&format!("{clusters}/c2")).await;
+    assert_eq!(s, 404);
+    // 3: normal.
+    let (s, op) = http
+        .post(&clusters, cluster_body("c3", false, json!([e2_pool("p")])))
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let log: Value = reqwest::get(format!("{}/_sim/requests", sim.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let faults: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["fault"].as_str())
+        .collect();
+    assert_eq!(faults, ["scripted drop_after", "scripted drop_before"]);
+}
+
+#[tokio::test]
+async fn tripwires_hold_a_cluster_create_before_or_after_it_happens() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let clusters = format!("{REGION}/clusters");
+    let wire = |when| FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "container".into(),
+            method: Some("POST".into()),
+            path: Some("/locations/{}/clusters".into()),
+            nth: 1,
+            when,
+        }],
+        ..FaultConfig::default()
+    };
+    let wait = || async {
+        tokio::time::timeout(std::time::Duration::from_secs(10), sim.wait_tripped())
+            .await
+            .expect("the tripwire fires")
+    };
+
+    // After: the cluster is created, the answer held; replacing the faults releases it unanswered.
+    sim.set_faults(wire(TripWhen::After));
+    let base = sim.base_url().to_string();
+    let body = cluster_body("c1", false, json!([e2_pool("p")]));
+    let client = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(format!(
+                "{base}/container/v1/projects/{PROJECT}/locations/{REGION}/clusters"
+            ))
+            .json(&body)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    assert_eq!(wait().await, [0]);
+    assert_eq!(sim.held(), 1);
+    let (s, cluster) = http.get(&format!("{clusters}/c1")).await;
+    assert_eq!(s, 200, "{cluster}");
+    sim.set_faults(wire(TripWhen::Before));
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), client)
+        .await
+        .expect("released")
+        .unwrap();
+    assert!(answer.is_err(), "{answer:?}");
+
+    // Before: nothing happens; stopping the simulator releases the request unanswered.
+    let base = sim.base_url().to_string();
+    let body = cluster_body("c2", false, json!([e2_pool("p")]));
+    let client = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(format!(
+                "{base}/container/v1/projects/{PROJECT}/locations/{REGION}/clusters"
+            ))
+            .json(&body)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    assert_eq!(wait().await, [0]);
+    let (s, _) = http.get(&format!("{clusters}/c2")).await;
+    assert_eq!(s, 404);
+    assert_eq!(sim.held(), 1);
+    let faults: Value = reqwest::get(format!("{}/_sim/faults", sim.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(faults["tripped"], json!([0]));
+    assert_eq!(faults["held"], json!(1));
+    assert_eq!(faults["config"]["tripwire"][0]["when"], "before");
+    drop(sim);
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), client)
+        .await
+        .expect("released when the simulator stopped")
+        .unwrap();
+    assert!(answer.is_err(), "{answer:?}");
 }

@@ -244,7 +244,7 @@ fn named_failure(fault: NamedFault, kind: Kind, scope: &Scope) -> Failure {
                 details: None,
             }
         }
-        NamedFault::OperationError => Failure {
+        NamedFault::OperationError | NamedFault::DropBefore | NamedFault::DropAfter => Failure {
             http_status: 500,
             http_message: "INTERNAL SERVER ERROR".into(),
             code: "INTERNAL_ERROR".into(),
@@ -270,8 +270,9 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
                 message,
             ));
         }
+        // Drops never reach the modules ([`crate::world::Ctx::scripted_fault`]).
+        Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) | None => None,
         Some(FaultAction::Named(fault)) => Some(named_failure(fault, start.kind, &start.scope)),
-        None => None,
     };
     let key = format!(
         "compute.{}.{}",

@@ -228,7 +228,8 @@ pub fn create_fault(
     nodes: u64,
 ) -> GcpResult<Option<OpError>> {
     match action {
-        None => Ok(None),
+        // Drops never reach the modules ([`crate::world::Ctx::scripted_fault`]).
+        None | Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) => Ok(None),
         Some(FaultAction::Http {
             status,
             reason,

@@ -168,6 +168,8 @@ fn fault_error(action: FaultAction, tier: &str) -> Result<Option<(i32, String)>,
             lro::rpc_code("INTERNAL"),
             "An internal error has occurred.".to_string(),
         ))),
+        // Drops never reach the modules ([`crate::world::Ctx::scripted_fault`]).
+        FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter) => Ok(None),
         FaultAction::Http {
             status,
             reason,

@@ -357,29 +357,57 @@ pub fn service_failure(
     }
 }
 
-/// Calls (in the simulated sense) every webhook that matches the request; the first failing one
-/// with `failurePolicy: Fail` rejects it.
-pub fn webhooks(
+/// A webhook that a request meets, with what its call needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardingHook {
+    /// The webhook's `name` (e.g. `mresourceflavor.kb.io`).
+    pub name: String,
+    pub service_namespace: String,
+    pub service_name: String,
+    pub port: i64,
+    pub path: String,
+    pub timeout: i64,
+    /// `failurePolicy` is `Fail` (the default): a failed call rejects the request.
+    pub fail: bool,
+}
+
+impl GuardingHook {
+    /// kube-apiserver's rejection when calling this webhook failed with `cause`:
+    /// `apierrors.NewInternalError(&ErrCallingWebhook{..., Reason: "failed to call webhook: " +
+    /// <the client's error>})` (k8s.io/apiserver `admission/plugin/webhook/mutating/dispatcher.go`).
+    pub fn call_error(&self, cause: &str) -> Status {
+        let cause = format!(
+            "failed calling webhook \"{}\": failed to call webhook: Post \"https://{}.{}.svc:{}{}?timeout={}s\": {cause}",
+            self.name,
+            self.service_name,
+            self.service_namespace,
+            self.port,
+            self.path,
+            self.timeout
+        );
+        Status {
+            code: 500,
+            reason: "InternalError".into(),
+            message: format!("Internal error occurred: {cause}"),
+            details: Some(json!({"causes": [{"message": cause}]})),
+        }
+    }
+}
+
+/// The service-backed webhooks that match a request, mutating ones first (the order the API server
+/// calls them in). `object_labels: None` skips the object selectors (not known yet).
+fn matching_hooks(
     cluster: &KubeCluster,
     rt: &ResourceType,
     subresource: Option<&str>,
     op: Operation,
-    object: &Value,
-    now: SimTime,
-) -> Result<(), Status> {
+    namespace_labels: &Value,
+    object_labels: Option<&Value>,
+) -> Vec<GuardingHook> {
+    let mut hooks = Vec::new();
     if rt.group == "admissionregistration.k8s.io" {
-        return Ok(());
+        return hooks;
     }
-    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-    let namespace_labels = if rt.is("", "namespaces") {
-        object["metadata"]["labels"].clone()
-    } else {
-        cluster
-            .store
-            .get("", "namespaces", "", namespace)
-            .map(|n| n["metadata"]["labels"].clone())
-            .unwrap_or(Value::Null)
-    };
     for kind in [
         "mutatingwebhookconfigurations",
         "validatingwebhookconfigurations",
@@ -397,44 +425,105 @@ pub fn webhooks(
                     continue;
                 }
                 let namespace_ok = if rt.namespaced || rt.is("", "namespaces") {
-                    label_selector_matches(&hook["namespaceSelector"], &namespace_labels)
+                    label_selector_matches(&hook["namespaceSelector"], namespace_labels)
                 } else {
                     true
                 };
-                let object_ok =
-                    label_selector_matches(&hook["objectSelector"], &object["metadata"]["labels"]);
+                let object_ok = object_labels
+                    .is_none_or(|labels| label_selector_matches(&hook["objectSelector"], labels));
                 if !namespace_ok || !object_ok {
                     continue;
                 }
                 let Some(service) = hook.pointer("/clientConfig/service") else {
                     continue;
                 };
-                let service_namespace = service["namespace"].as_str().unwrap_or_default();
-                let service_name = service["name"].as_str().unwrap_or_default();
-                let Some(failure) = service_failure(cluster, service_namespace, service_name, now)
-                else {
-                    continue;
-                };
-                if hook["failurePolicy"] == "Ignore" {
-                    continue;
-                }
-                let port = service["port"].as_i64().unwrap_or(443);
-                let path = service["path"].as_str().unwrap_or_default();
-                let timeout = hook["timeoutSeconds"].as_i64().unwrap_or(10);
-                let hook_name = hook["name"].as_str().unwrap_or_default();
-                let cause = format!(
-                    "failed calling webhook \"{hook_name}\": failed to call webhook: Post \"https://{service_name}.{service_namespace}.svc:{port}{path}?timeout={timeout}s\": {failure}"
-                );
-                return Err(Status {
-                    code: 500,
-                    reason: "InternalError".into(),
-                    message: format!("Internal error occurred: {cause}"),
-                    details: Some(json!({"causes": [{"message": cause}]})),
+                hooks.push(GuardingHook {
+                    name: hook["name"].as_str().unwrap_or_default().to_string(),
+                    service_namespace: service["namespace"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    service_name: service["name"].as_str().unwrap_or_default().to_string(),
+                    port: service["port"].as_i64().unwrap_or(443),
+                    path: service["path"].as_str().unwrap_or_default().to_string(),
+                    timeout: hook["timeoutSeconds"].as_i64().unwrap_or(10),
+                    fail: hook["failurePolicy"] != "Ignore",
                 });
             }
         }
     }
+    hooks
+}
+
+/// The labels of `namespace` (of the object itself for a namespace).
+fn namespace_labels(cluster: &KubeCluster, rt: &ResourceType, object: &Value) -> Value {
+    if rt.is("", "namespaces") {
+        return object["metadata"]["labels"].clone();
+    }
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    cluster
+        .store
+        .get("", "namespaces", "", namespace)
+        .map(|n| n["metadata"]["labels"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// Calls (in the simulated sense) every webhook that matches the request; the first failing one
+/// with `failurePolicy: Fail` rejects it.
+pub fn webhooks(
+    cluster: &KubeCluster,
+    rt: &ResourceType,
+    subresource: Option<&str>,
+    op: Operation,
+    object: &Value,
+    now: SimTime,
+) -> Result<(), Status> {
+    let namespace_labels = namespace_labels(cluster, rt, object);
+    let hooks = matching_hooks(
+        cluster,
+        rt,
+        subresource,
+        op,
+        &namespace_labels,
+        Some(&object["metadata"]["labels"]),
+    );
+    for hook in hooks {
+        let Some(failure) =
+            service_failure(cluster, &hook.service_namespace, &hook.service_name, now)
+        else {
+            continue;
+        };
+        if hook.fail {
+            return Err(hook.call_error(&failure));
+        }
+    }
     Ok(())
+}
+
+/// The first webhook with `failurePolicy: Fail` that a request on `namespace`/`name` would meet,
+/// whether or not it can be called right now (object selectors are not looked at): the webhook a
+/// transient webhook fault names.
+pub fn guarding_hook(
+    cluster: &KubeCluster,
+    rt: &ResourceType,
+    subresource: Option<&str>,
+    op: Operation,
+    namespace: &str,
+    name: &str,
+) -> Option<GuardingHook> {
+    let object = json!({"metadata": {"namespace": namespace, "name": name}});
+    let namespace_labels = if rt.is("", "namespaces") {
+        cluster
+            .store
+            .get("", "namespaces", "", name)
+            .map(|n| n["metadata"]["labels"].clone())
+            .unwrap_or(Value::Null)
+    } else {
+        namespace_labels(cluster, rt, &object)
+    };
+    matching_hooks(cluster, rt, subresource, op, &namespace_labels, None)
+        .into_iter()
+        .find(|hook| hook.fail)
 }
 
 #[cfg(test)]

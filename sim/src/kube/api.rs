@@ -3,8 +3,10 @@
 //! ([`super::watch`]), inside the world lock, and renders results and errors.
 //!
 //! Scripted faults apply to mutations: kind `kube.<Kind>` (e.g. `kube.ResourceFlavor`), verb
-//! `create`, `update`, `patch` or `delete`.
+//! `create` (POST), `update` (PUT), `patch` (any PATCH, server-side apply included even when it
+//! creates the object: the verb kube-apiserver's request info and audit log give it) or `delete`.
 
+use super::admission;
 use super::controllers::Clock;
 use super::discovery;
 use super::resources::{self, ResourceType};
@@ -13,7 +15,7 @@ use super::status::Status;
 use super::table;
 use super::verbs::{self, Call};
 use super::watch;
-use crate::faults::FaultAction;
+use crate::faults::{FaultAction, NamedFault};
 use crate::http::Query;
 use axum::Router;
 use axum::body::Bytes;
@@ -168,19 +170,75 @@ fn discovery_response(cx: &KubeCtx, target: &Target, accept: &str) -> Response {
     }
 }
 
-fn fault_status(action: FaultAction) -> Status {
+/// A scripted fault's answer: the configured Status, or ResourceQuota's refusal for
+/// `quota_exceeded` (`<resource> "<name>" is forbidden: exceeded quota: ...`, the admission plugin's
+/// `admission.NewForbidden(a, fmt.Errorf("exceeded quota: %s, requested: %s, used: %s, limited:
+/// %s", ...))`, with GKE's per-namespace quota object `gke-resource-quotas`).
+fn fault_status(action: FaultAction, rt: &ResourceType, name: &str, used: usize) -> Status {
     match action {
         FaultAction::Http {
             status,
             reason,
             message,
         } => Status::failure(status, &reason, message),
+        FaultAction::Named(NamedFault::QuotaExceeded) => {
+            let counted = format!("count/{}", rt.qualified());
+            let mut details = json!({"name": name, "kind": rt.plural});
+            if !rt.group.is_empty() {
+                details["group"] = json!(rt.group);
+            }
+            Status {
+                code: 403,
+                reason: "Forbidden".into(),
+                message: format!(
+                    "{} \"{name}\" is forbidden: exceeded quota: gke-resource-quotas, requested: {counted}=1, used: {counted}={used}, limited: {counted}={used}",
+                    rt.qualified()
+                ),
+                details: Some(details),
+            }
+        }
         FaultAction::Named(named) => Status::failure(
             500,
             "InternalError",
             format!("Internal error occurred: injected fault {named:?}"),
         ),
     }
+}
+
+/// The webhook that guards a create/update/patch request on `path` (see
+/// [`admission::guarding_hook`]): what a transient webhook fault names. A PATCH of a missing
+/// object is a create (server-side apply).
+pub fn webhook_guard(cx: &KubeCtx, method: &Method, path: &str) -> Option<admission::GuardingHook> {
+    let Some(Target::Object {
+        group,
+        version,
+        namespace,
+        plural,
+        name,
+        subresource,
+    }) = parse_target(path)
+    else {
+        return None;
+    };
+    cx.shared.read_world(|world, _| {
+        let cluster = world.kube.clusters.get(&*cx.key)?;
+        let rt = resources::resolve(&cluster.store, &group, &version, &plural)?;
+        let name = name.unwrap_or_default();
+        let exists = || {
+            cluster
+                .store
+                .get(&rt.group, &rt.plural, &namespace, &name)
+                .is_some()
+        };
+        let op = match *method {
+            Method::POST => admission::Operation::Create,
+            Method::PUT => admission::Operation::Update,
+            Method::PATCH if exists() => admission::Operation::Update,
+            Method::PATCH => admission::Operation::Create,
+            _ => return None,
+        };
+        admission::guarding_hook(cluster, &rt, subresource.as_deref(), op, &namespace, &name)
+    })
 }
 
 async fn dispatch(
@@ -270,7 +328,15 @@ async fn dispatch(
         if verb != "get"
             && let Some(action) = sim.scripted_fault(&fault_kind, verb)
         {
-            return Err(fault_status(action));
+            let object_name = name.clone().unwrap_or_else(|| {
+                verbs::parse_body(&body)
+                    .ok()
+                    .and_then(|o| o["metadata"]["name"].as_str().map(String::from))
+                    .unwrap_or_default()
+            });
+            let scope = (!namespace.is_empty()).then_some(namespace.as_str());
+            let used = cluster.store.list(&rt.group, &rt.plural, scope).len();
+            return Err(fault_status(action, &rt, &object_name, used));
         }
         let call = Call {
             rt: rt.clone(),

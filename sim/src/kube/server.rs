@@ -1,11 +1,15 @@
 //! The HTTPS front of each cluster's Kubernetes API server: TLS with the cluster's certificate,
-//! bearer-token authentication, "not ready yet" while the cluster is provisioning, and the
-//! request log. The API itself is [`super::api::router`].
+//! bearer-token authentication, "not ready yet" while the cluster is provisioning, fault
+//! injection (transient faults in kube-apiserver's own shapes, scripted drops, tripwires; see
+//! [`crate::faults`]) and the request log. The API itself is [`super::api::router`].
 
+use super::admission::GuardingHook;
 use super::status::Status;
-use crate::server::{LogEntry, Shared, endpoint_template, serve_connection};
+use crate::faults::{RequestInfo, TransientKind};
+use crate::server::{LogEntry, Shared, endpoint_template, run_request, serve_connection};
 use axum::Router;
 use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
@@ -34,13 +38,15 @@ impl ServerHandle {
 
 async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    let endpoint = endpoint_template(&path);
     let mut entry = LogEntry {
         seq: 0,
         at: cx.shared.clock.now(),
         api: "kube".to_string(),
-        method: req.method().to_string(),
-        endpoint: endpoint_template(&path),
-        path,
+        method: method.to_string(),
+        endpoint: endpoint.clone(),
+        path: path.clone(),
         status: 0,
         fault: None,
     };
@@ -56,15 +62,6 @@ async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
         (Some(expected), Some(got)) => expected == got,
         (None, Some(_)) => true,
     };
-    let fault = if authorized {
-        cx.shared
-            .faults
-            .lock()
-            .transient("kube", req.method().as_str())
-    } else {
-        None
-    };
-    entry.fault = fault.map(|k| format!("{k:?}"));
     let ready = cx.shared.read_world(|w, _| w.kube.is_ready(&cx.key));
     let response = if !authorized {
         Status::failure(401, "Unauthorized", "Unauthorized").into_response()
@@ -76,27 +73,30 @@ async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
         )
         .into_response()
     } else {
-        use crate::faults::TransientKind;
-        match fault {
-            Some(TransientKind::RateLimit) => Status::failure(
-                429,
-                "TooManyRequests",
-                "too many requests, please try again later",
-            )
-            .into_response(),
-            Some(TransientKind::Unavailable) => Status::failure(
-                503,
-                "ServiceUnavailable",
-                "the server is currently unable to handle the request",
-            )
-            .into_response(),
-            Some(TransientKind::DropBefore) => dropped(),
-            Some(TransientKind::DropAfter) => {
-                let _ = next.run(req).await;
-                dropped()
-            }
-            None => next.run(req).await,
-        }
+        // The webhook kinds can only hit a write that a webhook guards.
+        let guard = if webhook_faults_possible(&cx, &method) {
+            super::api::webhook_guard(&cx, &method, &path)
+        } else {
+            None
+        };
+        let applicable: Vec<TransientKind> = TransientKind::ALL
+            .into_iter()
+            .filter(|k| !k.is_webhook() || guard.is_some())
+            .collect();
+        let request = RequestInfo {
+            api: "kube",
+            scope: &cx.key,
+            method: method.as_str(),
+            path: &path,
+            endpoint: &endpoint,
+        };
+        let decision = cx.shared.faults.lock().decide(&request, &applicable);
+        let (response, fault) = run_request(&cx.shared, decision, req, next, |kind| {
+            transient_response(kind, guard.as_ref())
+        })
+        .await;
+        entry.fault = fault;
+        response
     };
     cx.shared.persist_if_dirty();
     entry.status = response.status().as_u16();
@@ -104,12 +104,64 @@ async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
     response
 }
 
-fn dropped() -> Response {
-    let mut response = Response::new(axum::body::Body::empty());
-    response
-        .extensions_mut()
-        .insert(crate::server::DropConnection);
-    response
+/// Whether webhook faults could hit a `method` request here (saves looking for a guard).
+fn webhook_faults_possible(cx: &KubeCtx, method: &Method) -> bool {
+    if !matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
+        return false;
+    }
+    let faults = cx.shared.faults.lock();
+    faults.config.transient.get("kube").is_some_and(|t| {
+        t.rate > 0.0 && (t.kinds.is_empty() || t.kinds.iter().any(|k| k.is_webhook()))
+    })
+}
+
+/// kube-apiserver's answer for a transient fault (see [`crate::faults`] for the sources).
+fn transient_response(kind: TransientKind, guard: Option<&GuardingHook>) -> Response {
+    match (kind, guard) {
+        (TransientKind::RateLimit, _) => {
+            // The max-in-flight / priority-and-fairness filters: `http.Error` with Retry-After.
+            let mut response = (
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many requests, please try again later.\n",
+            )
+                .into_response();
+            let headers = response.headers_mut();
+            for (name, value) in [
+                ("content-type", "text/plain; charset=utf-8"),
+                ("x-content-type-options", "nosniff"),
+                ("retry-after", "1"),
+                (
+                    "x-kubernetes-pf-flowschema-uid",
+                    "7d3c6c4e-2b1a-4f6e-9c61-1f0b7e4f3a01",
+                ),
+                (
+                    "x-kubernetes-pf-prioritylevel-uid",
+                    "0a6b9a5e-8f2d-4c1b-b3e7-5d2c9e8f4b02",
+                ),
+            ] {
+                headers.insert(name, HeaderValue::from_static(value));
+            }
+            response
+        }
+        (TransientKind::ServerError, _) => {
+            Status::failure(500, "", "etcdserver: request timed out").into_response()
+        }
+        (TransientKind::WebhookNoEndpoints, Some(hook)) => hook
+            .call_error(&format!(
+                "no endpoints available for service \"{}\"",
+                hook.service_name
+            ))
+            .into_response(),
+        (TransientKind::WebhookTimeout, Some(hook)) => {
+            hook.call_error("context deadline exceeded").into_response()
+        }
+        _ => Status::failure(
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        )
+        .into_response(),
+    }
 }
 
 /// Serves the cluster `key` on `listener` with TLS until stopped.

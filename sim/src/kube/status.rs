@@ -100,6 +100,12 @@ impl Status {
             "reason": self.reason,
             "code": self.code,
         });
+        // An unknown reason is the empty string, which Go's `omitempty` leaves out.
+        if self.reason.is_empty()
+            && let Some(map) = body.as_object_mut()
+        {
+            map.remove("reason");
+        }
         if let Some(details) = &self.details {
             body["details"] = details.clone();
         }

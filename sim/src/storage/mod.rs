@@ -218,7 +218,8 @@ pub fn required(parameter: &str) -> GcpError {
 /// has no operations, so every fault is an immediate error.
 pub fn scripted(cx: &Ctx, kind: &str, verb: &str) -> GcpResult<()> {
     match cx.scripted_fault(kind, verb) {
-        None => Ok(()),
+        // Drops never reach the modules ([`crate::world::Ctx::scripted_fault`]).
+        None | Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) => Ok(()),
         Some(FaultAction::Named(NamedFault::QuotaExceeded)) => Err(GcpError::new(
             429,
             "RESOURCE_EXHAUSTED",

@@ -131,6 +131,16 @@ impl Cluster {
         args: &[&str],
         stdin: Option<&str>,
     ) -> (bool, String, String) {
+        let (code, out, err) = self.kubectl_code(args, stdin).await;
+        (code == Some(0), out, err)
+    }
+
+    /// Runs kubectl; returns (exit code, stdout, stderr).
+    pub async fn kubectl_code(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> (Option<i32>, String, String) {
         use tokio::io::AsyncWriteExt;
         let mut command = tokio::process::Command::new("kubectl");
         command
@@ -158,7 +168,7 @@ impl Cluster {
         drop(input);
         let out = child.wait_with_output().await.unwrap();
         (
-            out.status.success(),
+            out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
