@@ -15,6 +15,7 @@
 use super::schedule::{self, Step, StepKind};
 use super::sink::StateSink;
 use super::{ApplyReport, Options, Outcome, Reporter, StepReport};
+use crate::cloud::retry::Jitter;
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target,
 };
@@ -22,7 +23,6 @@ use crate::plan::{Action, Change, Plan};
 use crate::resource::{Addr, Api, Observed};
 use crate::state::{OperationRef, PendingAction, PendingOperation, Record, State};
 use parking_lot::Mutex;
-use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +48,7 @@ pub struct Executor {
     stop: Stop,
     lanes: BTreeMap<Api, Arc<Semaphore>>,
     serial_lanes: Mutex<BTreeMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    rng: Mutex<StdRng>,
+    jitter: Jitter,
     started: Instant,
     state_error: Mutex<Option<String>>,
 }
@@ -74,7 +74,7 @@ impl Executor {
             .iter()
             .map(|(api, n)| (*api, Arc::new(Semaphore::new((*n).max(1)))))
             .collect();
-        let rng = Mutex::new(StdRng::seed_from_u64(options.seed));
+        let jitter = Jitter::new(options.seed);
         Arc::new(Executor {
             provider,
             sink,
@@ -83,7 +83,7 @@ impl Executor {
             stop,
             lanes,
             serial_lanes: Mutex::new(BTreeMap::new()),
-            rng,
+            jitter,
             started: Instant::now(),
             state_error: Mutex::new(None),
         })
@@ -639,11 +639,14 @@ impl Executor {
                             return Outcome::Interrupted;
                         }
                     }
-                    Err(e) => {
+                    Err(mut e) => {
                         self.save(|s| s.clear_pending(&target.addr)).await;
-                        return Outcome::Failed(
-                            e.with_hint(format!("the `{}` call failed", step.name)),
-                        );
+                        // Keep the kind's hint; say which call of the update failed.
+                        let hint = match e.hint.take() {
+                            Some(h) => format!("the `{}` call failed: {h}", step.name),
+                            None => format!("the `{}` call failed", step.name),
+                        };
+                        return Outcome::Failed(e.with_hint(hint));
                     }
                 }
             };
@@ -882,7 +885,7 @@ impl Executor {
 
     /// Sleeps before the `attempt`-th poll; false when interrupted.
     async fn sleep_poll(&self, attempt: u32) -> bool {
-        let delay = self.jitter(self.options.poll.ceiling(attempt));
+        let delay = self.jitter.delay(self.options.poll.ceiling(attempt));
         tokio::select! {
             _ = self.stop.waiting.cancelled() => false,
             _ = tokio::time::sleep(delay) => true,
@@ -890,19 +893,13 @@ impl Executor {
     }
 
     async fn backoff(&self, target: &Target, error: &CloudError, attempt: u32) {
-        let delay = self.jitter(self.options.retry.ceiling(attempt - 1));
+        let delay = self.jitter.retry_delay(&self.options.retry, attempt, error);
         self.reporter
             .step_retry(&target.addr, error, attempt, delay);
         tokio::select! {
             _ = self.stop.waiting.cancelled() => {}
             _ = tokio::time::sleep(delay) => {}
         }
-    }
-
-    /// Between half the ceiling and the ceiling.
-    fn jitter(&self, ceiling: Duration) -> Duration {
-        let fraction: f64 = self.rng.lock().random_range(0.5..=1.0);
-        ceiling.mul_f64(fraction)
     }
 
     fn deadline(&self, target: &Target) -> Instant {

@@ -139,22 +139,8 @@ pub struct Timing {
     pub outcome: String,
 }
 
-/// Exponential backoff with full jitter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
-    pub initial: Duration,
-    pub max: Duration,
-    pub multiplier: f64,
-}
-
-impl Backoff {
-    /// The ceiling of the `attempt`-th delay (0-based); the executor draws the actual delay
-    /// between half of it and all of it.
-    pub fn ceiling(&self, attempt: u32) -> Duration {
-        let factor = self.multiplier.powi(attempt.min(30) as i32);
-        self.initial.mul_f64(factor).min(self.max)
-    }
-}
+/// Backoff delays live with every other retry rule in [`crate::cloud::retry`].
+pub use crate::cloud::retry::Backoff;
 
 /// Tuning of the executor.
 #[derive(Debug, Clone)]

@@ -6,7 +6,8 @@
 //!    delete when X is being replaced;
 //! 2. delete of X: the delete of every resource that recorded X as a dependency (a network goes
 //!    after its subnets), except one deleted *with* X (a node pool goes with its cluster: it waits
-//!    for the cluster's delete instead and makes no call of its own);
+//!    for the cluster's delete instead and makes no call of its own; so does one whose container
+//!    is already gone or is created anew);
 //! 3. delete of X that is not part of a replacement: also every create/update of a resource that
 //!    used to depend on X, so references are removed before the referenced thing is deleted.
 //!
@@ -92,16 +93,24 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             .unwrap_or_default()
     };
 
-    // A delete subsumed by its container's delete makes no call.
-    for (addr, &d) in &deletes {
+    // A delete subsumed by its container's delete makes no call; nor does the delete of what
+    // lived in a container that is already gone (no longer recorded: an interrupted destroy
+    // deleted it) or is being created anew (its old self, and everything in it, is gone).
+    for &d in deletes.values() {
         let change = &plan.changes[steps[d].change];
-        if let Some(container) = &change.lifecycle.deleted_with
-            && let Some(&c) = deletes.get(container)
-        {
+        let Some(container) = &change.lifecycle.deleted_with else {
+            continue;
+        };
+        if let Some(&c) = deletes.get(container) {
             steps[d].kind = StepKind::DeletedWith;
             steps[d].after.insert(c);
+        } else if !state.resources.contains_key(container)
+            || plan.changes.iter().any(|c| {
+                &c.addr == container && matches!(c.action, Action::Create | Action::Replace)
+            })
+        {
+            steps[d].kind = StepKind::DeletedWith;
         }
-        let _ = addr;
     }
 
     for i in 0..steps.len() {

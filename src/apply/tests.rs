@@ -436,3 +436,22 @@ async fn refresh_knows_what_lived_in_a_cluster_that_is_gone_without_reading_it()
     assert!(report.succeeded(), "{:?}", report.steps);
     assert!(state.resources.is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_destroy_interrupted_after_the_cluster_went_forgets_its_pools_without_calls() {
+    let fake = FakeProvider::new(1);
+    let (_, mut state) = run(&fake, State::new("bp", "l".into()), &blueprint(), false).await;
+    // The cluster's delete finished and was saved; the process died before its pools were
+    // forgotten.
+    let cluster = Addr::new(Kind::Cluster, "c");
+    state.resources.remove(&cluster);
+    fake.remove_live(&cluster);
+    let (report, state) = run(&fake, state, &[], true).await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    assert!(state.resources.is_empty());
+    assert!(
+        !fake.log().iter().any(|l| l.starts_with("delete node_pool")),
+        "{:?}",
+        fake.log()
+    );
+}

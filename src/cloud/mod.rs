@@ -54,11 +54,17 @@ pub enum OpStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Settle {
     Ready,
-    Pending { status: String },
-    Failed { message: String },
+    Pending {
+        status: String,
+    },
+    Failed {
+        message: String,
+    },
     /// Being deleted (a GKE cluster STOPPING, a Filestore instance DELETING): whatever lives
     /// inside it is going with it.
-    Deleting { status: String },
+    Deleting {
+        status: String,
+    },
 }
 
 /// One API call of an in-place update (GKE takes one field per `clusters.update`, node pool size
@@ -208,4 +214,9 @@ pub trait Provider: Send + Sync {
 
     /// Mutations sharing a serial lane run one at a time (GKE: one operation per cluster).
     fn serial_lane(&self, target: &Target) -> Option<String>;
+
+    /// How calls made outside an apply's own retries (refresh reads) are retried.
+    fn retry_policy(&self) -> retry::RetryPolicy {
+        retry::RetryPolicy::CALLS
+    }
 }

@@ -53,6 +53,24 @@ impl RetryPolicy {
         },
         max_attempts: 8,
     };
+
+    /// [`RetryPolicy::CALLS`] scaled down for a configuration that polls faster than every
+    /// 200 ms (the sandbox, tests): the first delay is the poll interval.
+    pub fn for_poll(poll: Duration) -> RetryPolicy {
+        let calls = RetryPolicy::CALLS;
+        if poll >= calls.backoff.initial {
+            return calls;
+        }
+        let initial = poll.max(Duration::from_millis(1));
+        RetryPolicy {
+            backoff: Backoff {
+                initial,
+                max: initial * 25,
+                multiplier: 2.0,
+            },
+            ..calls
+        }
+    }
 }
 
 /// A seeded source of jitter, shared by everything one run retries.
@@ -70,11 +88,11 @@ impl Jitter {
     }
 
     /// The delay before retry number `attempt` (1-based) after `error`: the jittered backoff, or
-    /// the server's `Retry-After` when that is longer.
+    /// the server's `Retry-After` when that is longer, up to the backoff's longest delay.
     pub fn retry_delay(&self, backoff: &Backoff, attempt: u32, error: &CloudError) -> Duration {
         let drawn = self.delay(backoff.ceiling(attempt.saturating_sub(1)));
         match error.retry_after {
-            Some(asked) if asked > drawn => asked.min(Duration::from_secs(60)),
+            Some(asked) if asked > drawn => asked.min(backoff.max),
             _ => drawn,
         }
     }
@@ -133,6 +151,14 @@ mod tests {
         assert!(jitter.retry_delay(&b, 1, &e) <= Duration::from_millis(200));
         e.retry_after = Some(Duration::from_secs(3));
         assert_eq!(jitter.retry_delay(&b, 1, &e), Duration::from_secs(3));
+        e.retry_after = Some(Duration::from_secs(30));
+        assert_eq!(jitter.retry_delay(&b, 1, &e), b.max);
+        let fast = RetryPolicy::for_poll(Duration::from_millis(2));
+        assert_eq!(fast.backoff.initial, Duration::from_millis(2));
+        assert_eq!(
+            RetryPolicy::for_poll(Duration::from_secs(2)),
+            RetryPolicy::CALLS
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -4,6 +4,7 @@
 
 use super::Adoption;
 use super::planner::Refreshed;
+use crate::cloud::retry::{Jitter, retry};
 use crate::cloud::{CloudError, CloudResult, Provider, Settle, Target};
 use crate::resource::{Addr, Desired, Observed};
 use crate::state::State;
@@ -169,17 +170,14 @@ async fn read_all(
         .await
 }
 
-/// Reads one resource, retrying transient errors a few times.
+/// Reads one resource, retrying transient errors ([`crate::cloud::retry`], the provider's policy).
 pub async fn read(provider: &dyn Provider, target: &Target) -> CloudResult<Option<Observed>> {
-    let mut attempt: u32 = 0;
-    loop {
-        match provider.read(target).await {
-            Err(e) if e.class.is_retryable() && attempt < 5 => {
-                attempt += 1;
-                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(attempt)))
-                    .await;
-            }
-            other => return other,
-        }
-    }
+    let jitter = Jitter::new(target.addr.to_string().len() as u64);
+    retry(
+        &provider.retry_policy(),
+        &jitter,
+        |_, _, _| {},
+        || provider.read(target),
+    )
+    .await
 }

@@ -184,6 +184,7 @@ pub struct GcpProvider {
     /// of a failed operation speaks of that resource. An operation resumed from the journal after
     /// a restart is not here: its hint falls back to its API's kind ([`Subject::of_api`]).
     operations: Mutex<HashMap<String, Subject>>,
+    retry: crate::cloud::retry::RetryPolicy,
 }
 
 impl GcpProvider {
@@ -198,6 +199,7 @@ impl GcpProvider {
             storage: Arc::new(storage::StorageAdapter::new(&config).await?),
             kubernetes: Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),
             operations: Mutex::new(HashMap::new()),
+            retry: crate::cloud::retry::RetryPolicy::for_poll(config.poll),
         })
     }
 
@@ -292,6 +294,9 @@ impl Provider for GcpProvider {
     }
     fn serial_lane(&self, target: &Target) -> Option<String> {
         serial_lane(target)
+    }
+    fn retry_policy(&self) -> crate::cloud::retry::RetryPolicy {
+        self.retry
     }
 }
 

@@ -89,11 +89,12 @@ pub fn hint(code: u16, reason: &str, message: &str) -> Option<&'static str> {
 
 /// Classifies an API status (code, reason, message).
 pub fn classify_api(code: u16, reason: &str, message: &str) -> CloudError {
-    let lower = message.to_ascii_lowercase();
     let class = match code {
-        500 if lower.contains("failed calling webhook") => ErrorClass::Transient,
-        429 | 502 | 503 | 504 => ErrorClass::Transient,
-        500 if reason == "ServerTimeout" || reason == "Timeout" => ErrorClass::Transient,
+        // Every 5xx: an uncallable webhook ("failed calling webhook"), an etcd timeout
+        // ("etcdserver: request timed out"), an overloaded or restarting API server. a3ctl's
+        // writes are server-side applies and deletes, safe to repeat.
+        500..=599 => ErrorClass::Transient,
+        429 => ErrorClass::Transient,
         409 if reason == "AlreadyExists" => ErrorClass::AlreadyExists,
         409 => ErrorClass::Conflict,
         404 => ErrorClass::NotFound,
@@ -111,7 +112,17 @@ pub fn classify_api(code: u16, reason: &str, message: &str) -> CloudError {
 /// Classifies an error of a kube-rs call.
 pub fn classify(error: &kube::Error) -> CloudError {
     match error {
-        kube::Error::Api(status) => classify_api(status.code, &status.reason, &status.message),
+        kube::Error::Api(status) => {
+            let mut e = classify_api(status.code, &status.reason, &status.message);
+            // `Retry-After` travels as `details.retryAfterSeconds` in a 429's Status.
+            e.retry_after = status
+                .details
+                .as_ref()
+                .map(|d| d.retry_after_seconds)
+                .filter(|s| *s > 0)
+                .map(|s| std::time::Duration::from_secs(u64::from(s)));
+            e
+        }
         kube::Error::HyperError(_) | kube::Error::Service(_) => {
             let text = chain(error);
             let lower = text.to_ascii_lowercase();

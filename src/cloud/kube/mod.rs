@@ -318,7 +318,8 @@ impl KubeAdapter {
     pub fn new(config: &GcpConfig) -> CloudResult<KubeAdapter> {
         Ok(KubeAdapter {
             clients: Clients::new(config)?,
-            releases: release::Releases::new(config.endpoints.github.clone()),
+            releases: release::Releases::new(config.endpoints.github.clone())
+                .with_retry(crate::cloud::retry::RetryPolicy::for_poll(config.poll)),
         })
     }
 

@@ -158,15 +158,21 @@ pub struct Releases {
     http: reqwest::Client,
     github: Option<String>,
     cache: Mutex<HashMap<String, Manifests>>,
+    retry: Retrier,
+}
+
+/// How each object's calls are retried.
+struct Retrier {
+    policy: RetryPolicy,
     jitter: Jitter,
 }
 
 /// One call about one object, retried on its own.
-async fn each<T, Fut>(jitter: &Jitter, call: impl FnMut() -> Fut) -> CloudResult<T>
+async fn each<T, Fut>(retrier: &Retrier, call: impl FnMut() -> Fut) -> CloudResult<T>
 where
     Fut: std::future::Future<Output = CloudResult<T>>,
 {
-    retry(&RetryPolicy::CALLS, jitter, |_, _, _| {}, call).await
+    retry(&retrier.policy, &retrier.jitter, |_, _, _| {}, call).await
 }
 
 /// Install order: namespaces, then CRDs, then everything else.
@@ -193,8 +199,17 @@ impl Releases {
             http: reqwest::Client::new(),
             github: github.map(|g| g.trim_end_matches('/').to_string()),
             cache: Mutex::new(HashMap::new()),
-            jitter: Jitter::new(0x6b75_6575),
+            retry: Retrier {
+                policy: RetryPolicy::CALLS,
+                jitter: Jitter::new(0x6b75_6575),
+            },
         }
+    }
+
+    /// Retries each object's calls with `policy`.
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Releases {
+        self.retry.policy = policy;
+        self
     }
 
     /// The URL to download: `https://github.com/...` moved to the configured endpoint.
@@ -316,12 +331,12 @@ impl Releases {
         let mut first = first;
         first.sort_by_key(|o| rank(o["kind"].as_str().unwrap_or_default()));
         for object in first {
-            each(&self.jitter, || api.apply(object)).await?;
+            each(&self.retry, || api.apply(object)).await?;
         }
         let api = &api;
         let applies: Vec<_> = rest
             .into_iter()
-            .map(|o| each(&self.jitter, move || api.apply(o)))
+            .map(|o| each(&self.retry, move || api.apply(o)))
             .collect();
         stream::iter(applies)
             .buffer_unordered(APPLY_CONCURRENCY)
@@ -337,7 +352,7 @@ impl Releases {
             .into_iter()
             .filter(|o| !now.contains(&o.to_key()))
             .collect();
-        delete_all(api, &self.jitter, stale).await?;
+        delete_all(api, &self.retry, stale).await?;
         let waits: Vec<String> = manifests
             .objects
             .iter()
@@ -367,7 +382,7 @@ impl Releases {
         }
         let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
         let api = ClusterApi::connect(clients, &endpoint, Some(&ca)).await?;
-        let live = Live::list(&api, &self.jitter, objects.iter()).await?;
+        let live = Live::list(&api, &self.retry, objects.iter()).await?;
         let mut missing = Vec::new();
         let mut waiting = Vec::new();
         for object in &objects {
@@ -425,7 +440,7 @@ impl Releases {
                 .map(ObjectRef::of)
                 .collect();
         }
-        delete_all(&api, &self.jitter, objects).await?;
+        delete_all(&api, &self.retry, objects).await?;
         Ok(Started::Done)
     }
 }
@@ -439,7 +454,7 @@ struct Live {
 impl Live {
     async fn list<'o>(
         api: &ClusterApi<'_>,
-        jitter: &Jitter,
+        retrier: &Retrier,
         objects: impl Iterator<Item = &'o ObjectRef>,
     ) -> CloudResult<Live> {
         let mut by_kind = HashMap::new();
@@ -452,7 +467,7 @@ impl Live {
             if by_kind.contains_key(&key) {
                 continue;
             }
-            let items = each(jitter, || {
+            let items = each(retrier, || {
                 api.list(
                     &object.api_version,
                     &object.kind,
@@ -505,7 +520,14 @@ pub async fn poll(clients: &Clients, name: &str) -> CloudResult<OpStatus> {
     }
     let api = ClusterApi::connect(clients, endpoint, None).await?;
     // The executor retries a poll that failed; one LIST per kind is tried once here.
-    let live = Live::list(&api, &Jitter::new(0), waits.iter().map(|(o, _)| o)).await?;
+    let once = Retrier {
+        policy: RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::CALLS
+        },
+        jitter: Jitter::new(0),
+    };
+    let live = Live::list(&api, &once, waits.iter().map(|(o, _)| o)).await?;
     for (object, condition) in &waits {
         match live.get(object) {
             None => {
@@ -602,12 +624,12 @@ fn check_requires(spec: &ReleaseSpec, objects: &[Value]) -> CloudResult<()> {
 /// Deletes objects in reverse install order; already-gone objects (or kinds) are fine.
 async fn delete_all(
     api: &ClusterApi<'_>,
-    jitter: &Jitter,
+    retrier: &Retrier,
     mut objects: Vec<ObjectRef>,
 ) -> CloudResult<()> {
     objects.sort_by_key(|o| std::cmp::Reverse(rank(&o.kind)));
     for object in objects {
-        each(jitter, || {
+        each(retrier, || {
             api.delete(
                 &object.api_version,
                 &object.kind,
