@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cloud;
 pub mod commands;
 pub mod env_vars;
+pub mod files;
 pub mod graph;
 pub mod plan;
 pub mod resource;

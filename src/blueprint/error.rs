@@ -88,8 +88,13 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub(crate) fn from_finding(finding: Finding, name: &str, text: &Arc<str>) -> Self {
-        let (line, column) = line_column(text, finding.span.start);
+    /// `line` and `column` are where `finding.span` starts (see [`LineCursor`]).
+    pub(crate) fn from_finding(
+        finding: Finding,
+        name: &str,
+        text: &Arc<str>,
+        (line, column): (usize, usize),
+    ) -> Self {
         let clamp = |span: &Span| -> SourceSpan {
             let start = span.start.min(text.len());
             let end = span.end.clamp(start, text.len());
@@ -125,15 +130,14 @@ impl Problem {
 /// Why a blueprint could not be loaded.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum BlueprintError {
-    /// The file could not be read.
-    #[error("Failed to read blueprint `{}`", path.display())]
-    #[diagnostic(help(
-        "check the path; `a3ctl validate` takes the blueprint file as its argument"
-    ))]
+    /// The file could not be read: missing, a directory, not a regular file, too large, not
+    /// UTF-8... ([`crate::files::ReadError`] says which, with a hint).
+    #[error("Failed to read blueprint `{}`: {}", path.display(), source.reason())]
+    #[diagnostic(help("{}", source.hint()))]
     Read {
         path: PathBuf,
         #[source]
-        source: std::io::Error,
+        source: crate::files::ReadError,
     },
     /// The file was read but has problems; all of them are listed.
     #[error("Blueprint `{file}` has {} problem{}", problems.len(), if problems.len() == 1 { "" } else { "s" })]
@@ -155,16 +159,54 @@ impl BlueprintError {
 }
 
 /// 1-based line and character column of a byte offset.
+#[cfg(test)]
 pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
+    LineCursor::new(text).advance(offset)
+}
+
+/// Line and column of ascending byte offsets in one pass over the text.
+///
+/// Problems are located in file order, so each one continues from where the previous one
+/// stopped: locating every problem costs one walk over the text, however many there are (a walk
+/// from the start for each problem made `validate` quadratic in the number of problems).
+pub(crate) struct LineCursor<'t> {
+    text: &'t str,
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl<'t> LineCursor<'t> {
+    pub(crate) fn new(text: &'t str) -> Self {
+        Self {
+            text,
+            offset: 0,
+            line: 1,
+            column: 1,
+        }
     }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
+
+    /// The 1-based line and character column of `offset` (clamped to the text, and to the start
+    /// of the character it falls in). An offset before the previous one starts over from the top.
+    pub(crate) fn advance(&mut self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        if offset < self.offset {
+            *self = Self::new(self.text);
+        }
+        let passed = &self.text[self.offset..offset];
+        match passed.rfind('\n') {
+            Some(last) => {
+                self.line += passed.matches('\n').count();
+                self.column = passed[last + 1..].chars().count() + 1;
+            }
+            None => self.column += passed.chars().count(),
+        }
+        self.offset = offset;
+        (self.line, self.column)
+    }
 }
 
 #[cfg(test)]
@@ -178,5 +220,36 @@ mod tests {
         assert_eq!(line_column(text, 6), (2, 1));
         assert_eq!(line_column(text, 10), (2, 4));
         assert_eq!(line_column(text, 999), (3, 1));
+        // Inside the two-byte `é`: its start.
+        assert_eq!(line_column(text, 8), (2, 2));
+    }
+
+    #[test]
+    fn a_cursor_gives_the_same_answers_in_one_pass() {
+        let text = "a = 1\nbé = 2\n\nxyz\n";
+        let mut cursor = LineCursor::new(text);
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(
+                cursor.advance(offset),
+                naive(text, offset),
+                "offset {offset}"
+            );
+        }
+        // Going back starts over.
+        assert_eq!(cursor.advance(6), (2, 1));
+        assert_eq!(cursor.advance(6), (2, 1));
+    }
+
+    fn naive(text: &str, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &text[..offset];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (
+            before.matches('\n').count() + 1,
+            before[line_start..].chars().count() + 1,
+        )
     }
 }

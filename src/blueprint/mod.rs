@@ -55,26 +55,39 @@ use error::{Finding, Findings};
 pub(crate) use schema::ROOT_KEYS;
 
 /// Reads and validates the blueprint at `path`.
+///
+/// Only a regular file of at most [`crate::files::BLUEPRINT`]'s cap (1 MiB) is read; a missing
+/// file, a directory, a FIFO, a device, a symbolic link loop or a file that is too large or not
+/// UTF-8 is a [`BlueprintError::Read`] that says which.
 pub fn load(path: &Path) -> Result<Blueprint, BlueprintError> {
-    let text = std::fs::read_to_string(path).map_err(|source| BlueprintError::Read {
-        path: path.to_path_buf(),
-        source,
+    let text = crate::files::read_to_string(path, crate::files::BLUEPRINT).map_err(|source| {
+        BlueprintError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     parse(&text, &path.display().to_string())
 }
 
 /// Validates blueprint `text`; `path_for_messages` names the file in diagnostics.
+///
+/// Linear in the size of the text and the number of problems: the problems are sorted once and
+/// located in one pass ([`error::LineCursor`]).
 pub fn parse(text: &str, path_for_messages: &str) -> Result<Blueprint, BlueprintError> {
     check(text).map_err(|findings| {
         let shared: Arc<str> = Arc::from(text);
         let mut findings = findings.0;
         findings.sort_by_key(|finding| (finding.span.start, finding.span.end));
         findings.dedup();
+        let mut cursor = error::LineCursor::new(text);
         BlueprintError::Invalid {
             file: path_for_messages.to_string(),
             problems: findings
                 .into_iter()
-                .map(|finding| Problem::from_finding(finding, path_for_messages, &shared))
+                .map(|finding| {
+                    let at = cursor.advance(finding.span.start);
+                    Problem::from_finding(finding, path_for_messages, &shared, at)
+                })
                 .collect(),
         }
     })

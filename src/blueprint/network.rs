@@ -23,6 +23,8 @@ pub(crate) const DEFAULT_PRIMARY_MTU: u32 = 8244;
 
 /// Smallest subnet Compute Engine accepts.
 const SMALLEST_SUBNET: u8 = 29;
+/// The most GPU NICs of any machine family (A3 Mega), for a list whose family is unknown.
+const MAX_GPU_NICS: usize = 8;
 
 /// A range taking part in the overlap check, with where it was written (if it was).
 struct Range {
@@ -162,6 +164,11 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
                     .help(format!("list one subnet per GPU NIC ({count}), or remove `gpu_subnets` to carve them from `gpu_range`")),
                 );
                 nets = None;
+            }
+            // Pairwise overlap checks (below) of a list of the wrong length would be quadratic
+            // in its length and repeat one mistake per pair; its length is the problem reported.
+            if list.value.len() > count.unwrap_or(MAX_GPU_NICS) {
+                gpu_ranges.clear();
             }
             nets
         }

@@ -4,6 +4,9 @@
 //! The first GPU pool with a valid machine type fixes the blueprint's [`MachineFamily`] in
 //! [`Ctx`], which the network and version rules then use.
 
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+
 use super::decode::{Sp, choice_hint, quoted_list};
 use super::error::{Finding, Findings};
 use super::model::{Capacity, GpuPool, HostMaintenance, Placement, SystemPool};
@@ -12,8 +15,31 @@ use super::presets::{self, MachineFamily};
 use super::schema::{RawBlueprint, RawGpuPool, RawSystemPool};
 use super::validate::{Ctx, backticked, check_zone, choice, int_in, name_ok};
 
-/// GKE's limit on nodes per node pool per zone.
+// GKE's documented limits for a Standard cluster. `nodes` is per zone of a pool (GKE's
+// `initialNodeCount`), so a pool has `nodes` × zones nodes.
+//
+// - 1,000 nodes per node pool per zone and 15,000 nodes per cluster: "Quotas and limits",
+//   https://cloud.google.com/kubernetes-engine/quotas (limits per cluster, GKE Standard).
+// - Above 5,000 nodes "multi-network is not supported": "Plan for large GKE clusters",
+//   https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters (clusters
+//   with more than 5,000 nodes). Every a3ctl cluster is multi-network: the GPU NICs need it.
+// - 200 node pools per cluster: the number GKE's documentation gives for node pools per cluster,
+//   beyond which the control plane and autoscaling slow down ("Clusters that have more than 200
+//   total node pools might have increased latency", node pool auto-creation limitations,
+//   https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning, which refers
+//   to the limits of "Plan for large GKE clusters" above).
+
+/// Nodes per node pool per zone.
 const MAX_NODES: i64 = 1000;
+/// Nodes per GKE Standard cluster.
+pub(crate) const MAX_CLUSTER_NODES: u64 = 15_000;
+/// Nodes per multi-network cluster.
+pub(crate) const MAX_MULTI_NETWORK_NODES: u64 = 5_000;
+/// Node pools per cluster.
+pub(crate) const MAX_NODE_POOLS: usize = 200;
+const QUOTAS_URL: &str = "https://cloud.google.com/kubernetes-engine/quotas";
+const LARGE_CLUSTERS_URL: &str =
+    "https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters";
 
 /// A checked GPU pool, with the spanned name kept for cross-pool rules.
 pub(crate) struct CheckedPool {
@@ -63,14 +89,19 @@ pub(crate) fn gpu_pools(raw: &RawBlueprint, ctx: &mut Ctx) -> Vec<CheckedPool> {
         .iter()
         .map(|pool| gpu_pool(pool, ctx))
         .collect();
-    let mut seen: Vec<&Sp<String>> = Vec::new();
+    // A map, not a list: a blueprint may declare thousands of pools (a mistake reported below,
+    // but one that must not make validation quadratic).
+    let mut seen: HashMap<&str, &Sp<String>> = HashMap::new();
     for pool in &mut checked {
         let Some(name) = &pool.name else { continue };
-        if let Some(previous) = seen.iter().find(|s| s.value == name.value) {
-            ctx.f.push(duplicate_pool(name, previous));
-            pool.model = None;
-        } else {
-            seen.push(name);
+        match seen.entry(name.as_str()) {
+            Entry::Occupied(previous) => {
+                ctx.f.push(duplicate_pool(name, previous.get()));
+                pool.model = None;
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(name);
+            }
         }
     }
     checked
@@ -160,13 +191,9 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
         }
         Some(list) => {
             let mut zones = Some(Vec::new());
+            let mut listed: HashSet<&str> = HashSet::new();
             for zone in &list.value {
-                let repeated = list
-                    .value
-                    .iter()
-                    .take_while(|other| !std::ptr::eq(*other, zone))
-                    .any(|other| other.value == zone.value);
-                if repeated {
+                if !listed.insert(zone.as_str()) {
                     f.push(Finding::new(
                         zone.span.clone(),
                         format!("Zone `{}` is listed twice", zone.value),
@@ -338,7 +365,7 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
             );
             return None;
         }
-        int_in(f, nodes, "nodes", 0, MAX_NODES, "GKE allows at most 1000 nodes per node pool and zone")
+        int_in(f, nodes, "nodes", 0, MAX_NODES, &format!("`nodes` counts the nodes in each zone of the pool; GKE allows at most 1000 per node pool and zone ({QUOTAS_URL})"))
     });
 
     let model = (|| {
@@ -454,6 +481,118 @@ fn reservation_name_ok(f: &mut Findings, reservation: &Sp<String>) -> bool {
     };
     let help = "use the reservation's name (see `gcloud compute reservations list`); a block goes in `reservation_block`";
     name_ok(f, reservation, "Reservation", rule, help)
+}
+
+/// GKE's limits on the cluster as a whole: node pools per cluster, nodes per cluster (and per
+/// multi-network cluster). Pools and node counts that are themselves invalid are reported
+/// elsewhere and left out of the totals.
+pub(crate) fn cluster_limits(raw: &RawBlueprint, ctx: &mut Ctx) {
+    let f = &mut ctx.f;
+    // The system pool, then one pool per `[[gpu_pool]]`.
+    let pools = 1 + raw.gpu_pools.len();
+    if pools > MAX_NODE_POOLS {
+        let first_over = &raw.gpu_pools[MAX_NODE_POOLS - 1];
+        f.push(
+            Finding::new(
+                first_over.anchor.clone(),
+                format!(
+                    "The blueprint declares {} node pools ({} GPU pools and the system pool); GKE supports at most {MAX_NODE_POOLS} per cluster",
+                    thousands(pools as u64),
+                    thousands(raw.gpu_pools.len() as u64),
+                ),
+                format!("node pool {} of the cluster", MAX_NODE_POOLS + 1),
+            )
+            .help(format!(
+                "GKE documents {MAX_NODE_POOLS} node pools per cluster ({LARGE_CLUSTERS_URL}); a pool holds up to {MAX_NODES} nodes per zone, so merge pools that differ only in size, or split the deployment into several blueprints (one cluster each)"
+            )),
+        );
+    }
+
+    let valid = |nodes: &Sp<i64>| {
+        (0..=MAX_NODES)
+            .contains(&nodes.value)
+            .then_some(nodes.value as u64)
+    };
+    let system = match &raw.system_pool.nodes {
+        None => 2,
+        Some(nodes) => valid(nodes).unwrap_or(0),
+    };
+    let mut total = system;
+    let mut crossing: [Option<&Sp<i64>>; 2] = [None, None];
+    for pool in &raw.gpu_pools {
+        let Some(nodes) = &pool.nodes else { continue };
+        let Some(per_zone) = valid(nodes) else {
+            continue;
+        };
+        let zones = match &pool.zones {
+            Some(list) => list
+                .value
+                .iter()
+                .map(|zone| zone.as_str())
+                .collect::<HashSet<_>>()
+                .len()
+                .max(1) as u64,
+            None => 1,
+        };
+        let before = total;
+        total += per_zone * zones;
+        for (slot, limit) in crossing
+            .iter_mut()
+            .zip([MAX_MULTI_NETWORK_NODES, MAX_CLUSTER_NODES])
+        {
+            if before <= limit && total > limit {
+                *slot = Some(nodes);
+            }
+        }
+    }
+    let counted =
+        "nodes count per zone of a pool (`nodes` × the pool's zones), plus the system pool's";
+    if let [_, Some(nodes)] = crossing {
+        f.push(
+            Finding::new(
+                nodes.span.clone(),
+                format!(
+                    "The cluster would have {} nodes; GKE allows at most {} per cluster",
+                    thousands(total),
+                    thousands(MAX_CLUSTER_NODES)
+                ),
+                format!("the total passes {} nodes here", thousands(MAX_CLUSTER_NODES)),
+            )
+            .help(format!(
+                "{counted}. GKE Standard clusters have at most {} nodes ({QUOTAS_URL}); lower `nodes`, or split the GPU pools across several blueprints (one cluster each)",
+                thousands(MAX_CLUSTER_NODES)
+            )),
+        );
+    } else if let [Some(nodes), _] = crossing {
+        f.push(
+            Finding::new(
+                nodes.span.clone(),
+                format!(
+                    "The cluster would have {} nodes; a multi-network GKE cluster has at most {}",
+                    thousands(total),
+                    thousands(MAX_MULTI_NETWORK_NODES)
+                ),
+                format!("the total passes {} nodes here", thousands(MAX_MULTI_NETWORK_NODES)),
+            )
+            .help(format!(
+                "{counted}. The GPU NICs need GKE multi-networking, which GKE does not support in clusters of more than {} nodes ({LARGE_CLUSTERS_URL}); lower `nodes`, or split the GPU pools across several blueprints (one cluster each)",
+                thousands(MAX_MULTI_NETWORK_NODES)
+            )),
+        );
+    }
+}
+
+/// `15,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 pub(crate) fn system_pool(
@@ -807,5 +946,114 @@ mod tests {
         assert_eq!(blueprint.system_pool.name, "system");
         assert_eq!(blueprint.system_pool.machine_type, "e2-standard-4");
         assert_eq!(blueprint.system_pool.nodes, 2);
+    }
+
+    /// A blueprint with `count` GPU pools of `nodes` nodes each; pool `i` (0-based) starts at
+    /// line `6 + 4 i` and its `nodes` value is at line `8 + 4 i`, column 9.
+    fn many_pools(count: usize, nodes: u32, extra: &str) -> String {
+        let mut text = BASE
+            .split("\n[[gpu_pool]]")
+            .next()
+            .expect("BASE has a pool")
+            .to_string();
+        for _ in 0..count {
+            text.push_str(&format!(
+                "\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = {nodes}\n{extra}"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn at_most_200_node_pools_per_cluster() {
+        // 199 GPU pools and the system pool.
+        assert!(problems(&many_pools(199, 1, "")).is_empty());
+        let problem = one_problem(
+            &many_pools(200, 1, ""),
+            "declares 201 node pools (200 GPU pools and the system pool); GKE supports at most 200 per cluster",
+            6 + 4 * 199,
+            1,
+        );
+        assert_eq!(problem.label, "node pool 201 of the cluster");
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("planning-large-clusters")),
+            "{problem:?}"
+        );
+    }
+
+    #[test]
+    fn at_most_15000_nodes_per_cluster() {
+        // 2 system nodes + 16 × 1,000: passes 15,000 at the 15th pool.
+        let problem = one_problem(
+            &many_pools(16, 1000, ""),
+            "The cluster would have 16,002 nodes; GKE allows at most 15,000 per cluster",
+            8 + 4 * 14,
+            9,
+        );
+        assert_eq!(problem.label, "the total passes 15,000 nodes here");
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("https://cloud.google.com/kubernetes-engine/quotas")),
+            "{problem:?}"
+        );
+        // The filed case: 3,000 pools of 1,000 nodes and a system pool of 4.
+        let text = many_pools(3000, 1000, "").replace(
+            "\n[[gpu_pool]]",
+            "\n[system_pool]\nnodes = 4\n\n[[gpu_pool]]",
+        );
+        let text = text.replacen("\n[system_pool]\nnodes = 4\n", "", 2999);
+        let found = problems(&text);
+        let messages: Vec<&str> = found.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(found.len(), 2, "{messages:?}");
+        // In file order: the total passes 15,000 at the 15th pool, the pool count 200 later.
+        assert!(messages[0].contains("3,000,004 nodes"), "{messages:?}");
+        assert!(messages[1].contains("3,001 node pools"), "{messages:?}");
+    }
+
+    #[test]
+    fn at_most_5000_nodes_in_a_multi_network_cluster() {
+        assert!(problems(&many_pools(4, 1000, "")).is_empty());
+        let problem = one_problem(
+            &many_pools(5, 1000, ""),
+            "The cluster would have 5,002 nodes; a multi-network GKE cluster has at most 5,000",
+            8 + 4 * 4,
+            9,
+        );
+        assert!(
+            problem
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("multi-networking")),
+            "{problem:?}"
+        );
+        // `nodes` is per zone: 3 pools of 1,000 nodes in 2 zones are 6,000 nodes.
+        let two_zones = "zones = [\"us-central1-a\", \"us-central1-c\"]\nplacement = \"none\"\n";
+        one_problem(
+            &many_pools(3, 1000, two_zones),
+            "The cluster would have 6,002 nodes",
+            8 + 6 * 2,
+            9,
+        );
+    }
+
+    #[test]
+    fn huge_lists_are_checked_in_linear_time() {
+        // 100,000 repeats of a zone, and 20,000 pools of one name: quadratic checks would take
+        // minutes; each repeat is reported once.
+        let zones = vec!["\"us-central1-a\""; 100_000].join(", ");
+        let found = problems(&with(&format!("zones = [{zones}]\nplacement = \"none\"\n")));
+        assert_eq!(found.len(), 99_999);
+        assert!(found[0].message.contains("listed twice"));
+        let found = problems(&many_pools(20_000, 1, "name = \"same\"\n"));
+        let twice = found
+            .iter()
+            .filter(|p| p.message.contains("`same` is used twice"))
+            .count();
+        assert_eq!(twice, 19_999);
     }
 }

@@ -39,6 +39,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
     let project = identity(raw, &mut ctx);
     let gpu_pools = pools::gpu_pools(raw, &mut ctx);
     let system_pool = pools::system_pool(&raw.system_pool, &gpu_pools, &mut ctx);
+    pools::cluster_limits(raw, &mut ctx);
     let network = network::network(&raw.network, &mut ctx);
     let cluster = cluster::cluster(&raw.cluster, &mut ctx);
     let filestore = storage::filestore(raw.filestore.as_ref(), &mut ctx);

@@ -38,18 +38,14 @@ pub async fn run(
             .hint("name the file with `--file PATH`")
         })?,
     };
-    let existing = match std::fs::read_to_string(&path) {
+    let existing = match crate::files::read_to_string(&path, crate::files::KUBECONFIG) {
         Ok(text) => parse(&text).map_err(|why| {
             Failure::new(format!("`{}` is not a kubeconfig file", path.display()))
                 .cause(why)
                 .hint("fix or move the file, or write to another one with `--file PATH`")
         })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => {
-            return Err(
-                Failure::new(format!("Cannot read `{}`", path.display())).cause(e.to_string())
-            );
-        }
+        Err(e) if e.is_not_found() => json!({}),
+        Err(e) => return Err(Failure::file(&e)),
     };
     let name = entry_name(&bp.project, &bp.region, &bp.name);
     let merged = merge(existing, &name, &endpoint, &ca);

@@ -3,6 +3,7 @@
 use super::ExitStatus;
 use super::session::Session;
 use crate::cli::{Global, PlanArgs};
+use crate::files;
 use crate::plan::Plan;
 use crate::ui::diagnostics::Failure;
 use crate::ui::{Printer, plan_view};
@@ -81,23 +82,22 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
     })
 }
 
-/// Hex sha256 of a file's bytes.
+/// Hex sha256 of a blueprint's bytes (read as [`files::read`] reads a blueprint: a regular
+/// file, at most 1 MiB).
 pub fn sha256_file(path: &Path) -> Result<String, Failure> {
     use sha2::{Digest, Sha256};
-    let bytes = std::fs::read(path).map_err(|e| {
-        Failure::new(format!("Cannot read `{}`", path.display())).cause(e.to_string())
-    })?;
+    let bytes = files::read(path, files::BLUEPRINT).map_err(|e| Failure::file(&e))?;
     Ok(Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
 }
 
-/// Reads a plan file, if `path` is one (JSON with a `plan`), else `None`.
+/// Reads a plan file, if `path` is one (JSON with a `plan`), else `None` (it is then a
+/// blueprint, which the caller loads). Only a regular file of at most 64 MiB is read
+/// ([`files::PLAN_OR_BLUEPRINT`]): a FIFO or a device is refused without blocking.
 pub fn read_plan_file(path: &Path) -> Result<Option<PlanFile>, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Failure::new(format!("Cannot read `{}`", path.display())).cause(e.to_string())
-    })?;
+    let bytes = files::read(path, files::PLAN_OR_BLUEPRINT).map_err(|e| Failure::file(&e))?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         return Ok(None);

@@ -80,6 +80,9 @@ pub enum LockError {
     },
     #[error("state `{location}` is not locked")]
     NotLocked { location: String },
+    /// A local lock file that is not a readable regular file (a FIFO, a directory, too large...).
+    #[error(transparent)]
+    Read(#[from] crate::files::ReadError),
     /// The backend holding a remote lock failed.
     #[error(transparent)]
     Store(#[from] super::store::StoreError),
@@ -101,6 +104,7 @@ impl LockError {
                 info.id
             )),
             LockError::Store(e) => e.hint(),
+            LockError::Read(e) => Some(e.hint()),
             LockError::Corrupt { location, .. } if location.starts_with("gs://") => Some(format!(
                 "delete it with `gcloud storage rm {location}` once you are sure no a3ctl is running"
             )),
@@ -220,10 +224,7 @@ impl Drop for LocalLock {
 }
 
 fn read_lock(path: &Path) -> Result<LockInfo, LockError> {
-    let text = std::fs::read(path).map_err(|source| LockError::Io {
-        location: path.display().to_string(),
-        source,
-    })?;
+    let text = crate::files::read(path, crate::files::LOCK)?;
     serde_json::from_slice(&text).map_err(|e| LockError::Corrupt {
         location: path.display().to_string(),
         message: e.to_string(),

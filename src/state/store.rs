@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot read state file `{path}`: {source}")]
+    /// The file exists but cannot be read: a directory, a FIFO, too large, permission denied...
+    #[error("cannot read state file `{path}`: {}", source.reason())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        source: crate::files::ReadError,
     },
     #[error("state file `{path}` is not valid a3ctl state: {message}")]
     Parse { path: PathBuf, message: String },
@@ -64,7 +65,7 @@ impl StoreError {
             StoreError::Write { .. } => {
                 Some("check free space and permissions of the state directory".into())
             }
-            StoreError::Read { .. } => None,
+            StoreError::Read { source, .. } => Some(source.hint()),
             StoreError::BucketMissing { create, .. } => Some(format!(
                 "create it with `{create}` (uniform bucket-level access and versioning on), or point `[state] bucket` or `--state-bucket` at an existing bucket"
             )),
@@ -95,11 +96,14 @@ impl LocalStore {
         with_suffix(&self.path, ".backup")
     }
 
-    /// Reads the state; `Ok(None)` when there is none yet.
+    /// Reads the state; `Ok(None)` when there is none yet (no file at the path).
+    ///
+    /// Only a regular file of at most [`crate::files::STATE`]'s cap (64 MiB) is read: a FIFO or
+    /// device at the path is refused at once instead of blocking or filling memory.
     pub fn load(&self) -> Result<Option<State>, StoreError> {
-        let text = match std::fs::read(&self.path) {
+        let text = match crate::files::read(&self.path, crate::files::STATE) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.is_not_found() => return Ok(None),
             Err(source) => {
                 return Err(StoreError::Read {
                     path: self.path.clone(),
@@ -219,6 +223,32 @@ mod tests {
             .filter(|n| n.contains("tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn a_state_path_that_is_not_a_regular_file_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the state file should be: an error, not "no state yet".
+        let err = LocalStore::new(dir.path()).load().unwrap_err();
+        assert!(
+            err.to_string().ends_with("it is a directory, not a file"),
+            "{err}"
+        );
+        assert!(err.hint().unwrap().contains(".a3state.json"));
+        #[cfg(unix)]
+        {
+            let err = LocalStore::new("/dev/zero").load().unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("it is a character device, not a regular file"),
+                "{err}"
+            );
+        }
+        // A file whose parent is a file is not "no state yet" either: a save there would fail
+        // after the apply had changed the cloud.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(LocalStore::new(file.join("s.json")).load().is_err());
     }
 
     #[test]

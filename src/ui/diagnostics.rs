@@ -5,6 +5,7 @@
 use super::Printer;
 use crate::blueprint::BlueprintError;
 use crate::cloud::CloudError;
+use crate::files::ReadError;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 /// A command's failure: what happened, why, and what to do.
@@ -55,12 +56,21 @@ impl Failure {
             .maybe_hint(error.hint.clone())
     }
 
-    /// A blueprint that does not load.
+    /// A blueprint that does not load: why it could not be read, with a hint, or its problems
+    /// rendered with their source (at most [`MAX_SHOWN_PROBLEMS`] of them).
     pub fn blueprint(printer: &Printer, error: &BlueprintError) -> Failure {
+        if let BlueprintError::Read { source, .. } = error {
+            return Failure::new(error.to_string()).hint(source.hint());
+        }
         Failure {
             detail: Some(render_blueprint_error(printer, error)),
             ..Failure::new(error.to_string())
         }
+    }
+
+    /// A file the user named that could not be read, e.g. a saved plan or a state file.
+    pub fn file(error: &ReadError) -> Failure {
+        Failure::new(capitalized(&error.to_string())).hint(error.hint())
     }
 
     pub fn render(&self, printer: &Printer) -> String {
@@ -89,7 +99,13 @@ impl Failure {
     }
 }
 
-/// Every problem of a blueprint with its span, as miette draws it.
+/// How many problems of a blueprint are drawn; the rest are counted. Fifty fill a few screens,
+/// which is as many as anyone fixes before running `validate` again, and drawing each one scans
+/// the text up to its span, so the cap also keeps a blueprint with thousands of problems fast.
+pub const MAX_SHOWN_PROBLEMS: usize = 50;
+
+/// The first [`MAX_SHOWN_PROBLEMS`] problems of a blueprint with their spans, as miette draws
+/// them, then how many more there are.
 pub fn render_blueprint_error(printer: &Printer, error: &BlueprintError) -> String {
     let theme = if printer.color {
         GraphicalTheme::unicode()
@@ -98,16 +114,28 @@ pub fn render_blueprint_error(printer: &Printer, error: &BlueprintError) -> Stri
     };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
     let mut out = String::new();
-    match error {
-        BlueprintError::Read { .. } => {}
-        BlueprintError::Invalid { problems, .. } => {
-            for problem in problems {
-                let _ = handler.render_report(&mut out, problem);
-                out.push('\n');
-            }
-        }
+    let problems = error.problems();
+    for problem in problems.iter().take(MAX_SHOWN_PROBLEMS) {
+        let _ = handler.render_report(&mut out, problem);
+        out.push('\n');
+    }
+    if let Some(more) = problems.len().checked_sub(MAX_SHOWN_PROBLEMS)
+        && more > 0
+    {
+        out.push_str(&format!(
+            "… and {more} more problem{} (fix these first, then run `a3ctl validate` again)\n\n",
+            if more == 1 { "" } else { "s" }
+        ));
     }
     out
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +161,45 @@ mod tests {
         assert_eq!(
             text,
             "error: Failed to create `network.gpu-3`\n  Caused by: Quota 'NETWORKS' exceeded.  Limit: 15.0 globally. (403 QUOTA_EXCEEDED)\n\nhint: request more quota\n"
+        );
+    }
+
+    fn rendered_with_unknown_keys(count: usize) -> String {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let keys: String = (0..count).map(|i| format!("stray_{i} = 1\n")).collect();
+        let text = format!(
+            "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n{keys}\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n"
+        );
+        let error = crate::blueprint::parse(&text, "t.toml").expect_err("stray keys");
+        assert_eq!(error.problems().len(), count);
+        render_blueprint_error(&printer, &error)
+    }
+
+    #[test]
+    fn at_most_fifty_problems_are_drawn_and_the_rest_counted() {
+        let drawn = |text: &str| text.matches("Unknown key `stray_").count();
+        let all = rendered_with_unknown_keys(MAX_SHOWN_PROBLEMS);
+        assert_eq!(drawn(&all), MAX_SHOWN_PROBLEMS);
+        assert!(!all.contains("more problem"), "{all}");
+        let one_more = rendered_with_unknown_keys(MAX_SHOWN_PROBLEMS + 1);
+        assert_eq!(drawn(&one_more), MAX_SHOWN_PROBLEMS);
+        assert!(
+            one_more.ends_with(
+                "… and 1 more problem (fix these first, then run `a3ctl validate` again)\n\n"
+            ),
+            "{one_more}"
+        );
+        let many = rendered_with_unknown_keys(3000);
+        assert_eq!(drawn(&many), MAX_SHOWN_PROBLEMS);
+        assert!(many.contains("… and 2950 more problems"), "{many}");
+        // The first fifty in file order.
+        assert!(
+            many.contains("Unknown key `stray_49`") && !many.contains("Unknown key `stray_50`"),
+            "{many}"
         );
     }
 }

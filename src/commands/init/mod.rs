@@ -32,13 +32,16 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
         !args.non_interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let path = args.path.clone();
     let shown = path.display().to_string();
-    let existing = match std::fs::read_to_string(&path) {
+    let existing = match crate::files::read_to_string(&path, crate::files::BLUEPRINT) {
         Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) if e.is_not_found() => None,
         Err(e) => {
-            return Err(Failure::new(format!("Cannot read `{shown}`"))
-                .cause(e.to_string())
-                .hint("pass another path: `a3ctl init <file>`"));
+            return Err(
+                Failure::new(format!("Cannot read `{shown}`: {}", e.reason())).hint(format!(
+                    "{}, or pass another path: `a3ctl init <file>`",
+                    e.hint()
+                )),
+            );
         }
     };
     let mut wizard = Wizard::new(Draft::new(&shown), interactive);

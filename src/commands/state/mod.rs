@@ -13,6 +13,7 @@ use super::apply::lock_state;
 use super::session::{Connection, check_belongs, load_failure, state_flags};
 use crate::blueprint::{self, Blueprint};
 use crate::cli::{Global, StateCommand};
+use crate::files;
 use crate::resource::Addr;
 use crate::state::State;
 use crate::state::backend::StateStore;
@@ -198,8 +199,9 @@ pub async fn run(
             blueprint,
             force,
         } => {
-            let target = Target::open(global, printer, &blueprint).await?;
+            // The input first: a file that cannot be read stops the command before it connects.
             let incoming = read_state_file(&file)?;
+            let target = Target::open(global, printer, &blueprint).await?;
             let _lock = lock_state(printer, target.store(), "state push")?;
             let source = if file == Path::new("-") {
                 "standard input".to_string()
@@ -342,19 +344,15 @@ fn replace(
     Ok(())
 }
 
+/// The state `state push` writes: a regular file, or standard input for `-`, at most 64 MiB
+/// either way ([`files::STATE`]).
 fn read_state_file(file: &Path) -> Result<State, Failure> {
     let bytes = if file == Path::new("-") {
-        use std::io::Read;
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Failure::new("Cannot read standard input").cause(e.to_string()))?;
-        bytes
+        files::read_stream(std::io::stdin().lock(), Path::new("-"), files::STATE)
     } else {
-        std::fs::read(file).map_err(|e| {
-            Failure::new(format!("Cannot read `{}`", file.display())).cause(e.to_string())
-        })?
-    };
+        files::read(file, files::STATE)
+    }
+    .map_err(|e| Failure::file(&e))?;
     store::parse(&bytes, file).map_err(|e| {
         Failure::new(format!("`{}` is not an a3ctl state", file.display())).cause(e.to_string())
     })
