@@ -6,7 +6,8 @@
 //! problems as the terminal shows them (`ui::diagnostics::render_blueprint_error`).
 //!
 //! Numbers, not assertions: this is a benchmark, not a test. Validation is linear when the time
-//! per problem stays flat as the count quadruples (the `x prev` column near 4).
+//! per problem stays flat as the count quadruples (the `x prev` column near 4). A last line times
+//! problems at the end of a blueprint near the 1 MiB cap, where drawing them costs the most.
 
 use a3ctl::blueprint::{self, BlueprintError};
 use a3ctl::ui::Printer;
@@ -111,5 +112,30 @@ fn main() {
     }
     println!(
         "\n`x prev`: total time over the previous row's; each row has 4 times the problems, so 4.0 is linear and 16.0 quadratic."
+    );
+
+    // Where the problems are should not matter: 100 problems after 1 MB of comments (drawing a
+    // problem once cost a scan of the text from the top).
+    let text = generate(100).replacen(
+        "zone = \"us-central1-a\"\n",
+        &format!(
+            "zone = \"us-central1-a\"\n{}",
+            "# a comment line to push the problems to the end of a large blueprint\n"
+                .repeat(14_000)
+        ),
+        1,
+    );
+    let first = time(&text);
+    let best = (0..3)
+        .map(|_| time(&text))
+        .chain([first])
+        .min_by_key(|t| t.parse + t.render)
+        .expect("runs");
+    println!(
+        "\n{} problems at the end of a {} KiB blueprint: parse {:.1} ms, render {:.1} ms",
+        best.found,
+        text.len() / 1024,
+        best.parse.as_secs_f64() * 1000.0,
+        best.render.as_secs_f64() * 1000.0,
     );
 }

@@ -10,7 +10,9 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
+use miette::{
+    Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
+};
 
 /// A byte range in the blueprint text.
 pub type Span = Range<usize>;
@@ -80,7 +82,7 @@ pub struct Problem {
     /// 1-based column (in characters) of the start of the span.
     pub column: usize,
     #[source_code]
-    source_code: NamedSource<Arc<str>>,
+    source_code: Source,
     #[label(primary, "{label}")]
     span: SourceSpan,
     #[label(collection)]
@@ -91,10 +93,10 @@ impl Problem {
     /// `line` and `column` are where `finding.span` starts (see [`LineCursor`]).
     pub(crate) fn from_finding(
         finding: Finding,
-        name: &str,
-        text: &Arc<str>,
+        source: &Source,
         (line, column): (usize, usize),
     ) -> Self {
+        let text = &source.text;
         let clamp = |span: &Span| -> SourceSpan {
             let start = span.start.min(text.len());
             let end = span.end.clamp(start, text.len());
@@ -112,7 +114,7 @@ impl Problem {
                 .iter()
                 .map(|(span, label)| LabeledSpan::new_with_span(Some(label.clone()), clamp(span)))
                 .collect(),
-            source_code: NamedSource::new(name, Arc::clone(text)),
+            source_code: source.clone(),
         }
     }
 
@@ -123,7 +125,95 @@ impl Problem {
 
     /// The file name used in messages, as given to [`super::parse`].
     pub fn file(&self) -> &str {
-        self.source_code.name()
+        &self.source_code.name
+    }
+
+    /// The length in characters of the line this problem starts on, up to `limit` (counting
+    /// stops there, so asking costs at most `limit` characters each way).
+    pub fn line_length(&self, limit: usize) -> usize {
+        let text: &str = &self.source_code.text;
+        let mut offset = self.span.offset().min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = text[..offset]
+            .chars()
+            .rev()
+            .take_while(|c| *c != '\n')
+            .take(limit)
+            .count();
+        let after = text[offset..]
+            .chars()
+            .take_while(|c| *c != '\n')
+            .take(limit)
+            .count();
+        (before + after).min(limit)
+    }
+}
+
+/// The blueprint text as miette reads it for a problem's snippet.
+///
+/// miette's own `SourceCode` for text finds a snippet's lines by scanning from the top of the
+/// text, so drawing a problem near the end of a large blueprint costs the whole text. This one
+/// keeps the start of every line (built once per blueprint, shared by its problems) and hands
+/// miette only the text from the first line of the snippet, then shifts the answer back: the
+/// same snippet, at the cost of its own lines.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    name: String,
+    text: Arc<str>,
+    /// Byte offsets where lines start, as miette counts lines (`\n`, `\r\n` or a lone `\r`
+    /// ends one); the first is 0.
+    line_starts: Arc<[usize]>,
+}
+
+impl Source {
+    pub(crate) fn new(name: &str, text: Arc<str>) -> Self {
+        let bytes = text.as_bytes();
+        let mut line_starts = vec![0];
+        for (i, byte) in bytes.iter().enumerate() {
+            let ends_line = match byte {
+                b'\n' => true,
+                b'\r' => bytes.get(i + 1) != Some(&b'\n'),
+                _ => false,
+            };
+            if ends_line {
+                line_starts.push(i + 1);
+            }
+        }
+        Self {
+            name: name.to_string(),
+            text,
+            line_starts: line_starts.into(),
+        }
+    }
+}
+
+impl SourceCode for Source {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        // The line holding the span's start, then the first line of the snippet.
+        let line = self
+            .line_starts
+            .partition_point(|start| *start <= span.offset())
+            .saturating_sub(1);
+        let first = line.saturating_sub(context_lines_before);
+        let start = self.line_starts[first];
+        let shifted = SourceSpan::new((span.offset() - start).into(), span.len());
+        let tail: &'a [u8] = &self.text.as_bytes()[start..];
+        let contents = tail.read_span(&shifted, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            contents.data(),
+            (contents.span().offset() + start, contents.span().len()).into(),
+            contents.line() + first,
+            contents.column(),
+            contents.line_count() + first,
+        )))
     }
 }
 
@@ -251,5 +341,61 @@ mod tests {
             before.matches('\n').count() + 1,
             before[line_start..].chars().count() + 1,
         )
+    }
+
+    /// A problem drawn through [`Source`] looks exactly as through miette's own source for
+    /// text: labels, secondary labels, context lines, CRLF and lone CR line ends, first and last
+    /// lines, no final newline.
+    #[test]
+    fn snippets_are_drawn_as_miette_draws_them() {
+        use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource};
+
+        #[derive(Debug, thiserror::Error, Diagnostic)]
+        #[error("{message}")]
+        struct Reference {
+            message: String,
+            label: String,
+            #[help]
+            help: Option<String>,
+            #[source_code]
+            source_code: NamedSource<Arc<str>>,
+            #[label(primary, "{label}")]
+            span: SourceSpan,
+            #[label(collection)]
+            secondary: Vec<LabeledSpan>,
+        }
+
+        let base = crate::blueprint::testing::BASE;
+        let texts = [
+            base.replace("project =", "projct ="),
+            format!("stray = 1\n{base}colour = 2"),
+            base.replace("nodes = 2", "nodes = 2\n\n[[gpu_pool]]\nname = \"a3mega\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 1"),
+            format!("{base}[cluster\n"),
+            base.replace('\n', "\r\n").replace("nodes = 2", "nodes = 0"),
+            format!("# a\r# b\r{}", base.replace("us-central1-a", "us-east4-a")),
+            (0..40).map(|i| format!("k{i} = {i}\n")).collect::<String>() + base,
+        ];
+        let handler =
+            GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(100);
+        for text in &texts {
+            let error = crate::blueprint::parse(text, "t.toml").expect_err("has problems");
+            assert!(!error.problems().is_empty());
+            for problem in error.problems() {
+                let reference = Reference {
+                    message: problem.message.clone(),
+                    label: problem.label.clone(),
+                    help: problem.help.clone(),
+                    source_code: NamedSource::new("t.toml", Arc::clone(&problem.source_code.text)),
+                    span: problem.span,
+                    secondary: problem.secondary.clone(),
+                };
+                let (mut ours, mut theirs) = (String::new(), String::new());
+                handler.render_report(&mut ours, problem).expect("renders");
+                handler
+                    .render_report(&mut theirs, &reference)
+                    .expect("renders");
+                assert_eq!(ours, theirs, "in {text:?}");
+            }
+        }
     }
 }

@@ -75,7 +75,7 @@ pub fn load(path: &Path) -> Result<Blueprint, BlueprintError> {
 /// located in one pass ([`error::LineCursor`]).
 pub fn parse(text: &str, path_for_messages: &str) -> Result<Blueprint, BlueprintError> {
     check(text).map_err(|findings| {
-        let shared: Arc<str> = Arc::from(text);
+        let source = error::Source::new(path_for_messages, Arc::from(text));
         let mut findings = findings.0;
         findings.sort_by_key(|finding| (finding.span.start, finding.span.end));
         findings.dedup();
@@ -86,7 +86,7 @@ pub fn parse(text: &str, path_for_messages: &str) -> Result<Blueprint, Blueprint
                 .into_iter()
                 .map(|finding| {
                     let at = cursor.advance(finding.span.start);
-                    Problem::from_finding(finding, path_for_messages, &shared, at)
+                    Problem::from_finding(finding, &source, at)
                 })
                 .collect(),
         }

@@ -3,7 +3,7 @@
 //! span.
 
 use super::Printer;
-use crate::blueprint::BlueprintError;
+use crate::blueprint::{BlueprintError, Problem};
 use crate::cloud::CloudError;
 use crate::files::ReadError;
 use miette::{GraphicalReportHandler, GraphicalTheme};
@@ -116,7 +116,13 @@ pub fn render_blueprint_error(printer: &Printer, error: &BlueprintError) -> Stri
     let mut out = String::new();
     let problems = error.problems();
     for problem in problems.iter().take(MAX_SHOWN_PROBLEMS) {
-        let _ = handler.render_report(&mut out, problem);
+        if problem.line_length(MAX_SNIPPET_LINE + 1) > MAX_SNIPPET_LINE {
+            // miette draws a snippet's lines whole: a problem on a megabyte-long line would
+            // print that megabyte. Say where it is instead.
+            let _ = handler.render_report(&mut out, &WithoutSnippet(problem));
+        } else {
+            let _ = handler.render_report(&mut out, problem);
+        }
         out.push('\n');
     }
     if let Some(more) = problems.len().checked_sub(MAX_SHOWN_PROBLEMS)
@@ -128,6 +134,39 @@ pub fn render_blueprint_error(printer: &Printer, error: &BlueprintError) -> Stri
         ));
     }
     out
+}
+
+/// Lines longer than this (in characters) are not drawn in a problem's snippet.
+const MAX_SNIPPET_LINE: usize = 400;
+
+/// A problem drawn without its source snippet: its message with the location, label and hint.
+#[derive(Debug)]
+struct WithoutSnippet<'p>(&'p Problem);
+
+impl std::fmt::Display for WithoutSnippet<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.0;
+        write!(
+            f,
+            "{}\n[{}:{}:{}] {} (the line is longer than {MAX_SNIPPET_LINE} characters; not shown)",
+            p.message,
+            p.file(),
+            p.line,
+            p.column,
+            p.label
+        )
+    }
+}
+
+impl std::error::Error for WithoutSnippet<'_> {}
+
+impl miette::Diagnostic for WithoutSnippet<'_> {
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.0
+            .help
+            .as_ref()
+            .map(|help| Box::new(help) as Box<dyn std::fmt::Display>)
+    }
 }
 
 fn capitalized(text: &str) -> String {
@@ -200,6 +239,29 @@ mod tests {
         assert!(
             many.contains("Unknown key `stray_49`") && !many.contains("Unknown key `stray_50`"),
             "{many}"
+        );
+    }
+
+    #[test]
+    fn a_problem_on_a_very_long_line_is_located_but_its_line_not_drawn() {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let zones = vec!["\"us-central1-a\""; 10_000].join(", ");
+        let text = format!(
+            "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\nplacement = \"none\"\nzones = [{zones}]\n"
+        );
+        let error = crate::blueprint::parse(&text, "t.toml").expect_err("repeated zones");
+        assert_eq!(error.problems().len(), 9_999);
+        let out = render_blueprint_error(&printer, &error);
+        assert!(out.len() < 40_000, "{} bytes", out.len());
+        assert!(
+            out.contains("Zone `us-central1-a` is listed twice")
+                && out.contains("[t.toml:10:27] duplicate zone (the line is longer than 400")
+                && out.contains("… and 9949 more problems"),
+            "{out}"
         );
     }
 }
