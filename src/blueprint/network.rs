@@ -461,4 +461,16 @@ mod tests {
             16,
         );
     }
+
+    #[test]
+    fn a_long_gpu_subnets_list_is_reported_once_not_per_overlapping_pair() {
+        // 20,000 copies of one block: pairwise overlap findings would be 200 million.
+        let list = vec!["\"192.168.0.0/24\""; 20_000].join(", ");
+        one_problem(
+            &network(&format!("gpu_subnets = [{list}]")),
+            "`gpu_subnets` has 20000 entries; A3 Mega needs 8",
+            7,
+            15,
+        );
+    }
 }
