@@ -559,5 +559,11 @@ async fn overload_and_dropped_connections_are_transient_and_a_refused_token_is_p
         .await
         .unwrap_err();
     assert_eq!(err.class, ErrorClass::Permission, "{err:?}");
-    assert!(err.hint.unwrap().contains("authorized networks"));
+    // A 401 is about credentials, not reachability.
+    let hint = err.hint.unwrap();
+    assert!(
+        hint.contains("gcloud auth application-default login"),
+        "{hint}"
+    );
+    assert!(!hint.contains("authorized_networks"), "{hint}");
 }

@@ -87,6 +87,14 @@ impl StateSink {
     }
 }
 
+/// A persistence that keeps nothing, for tests and dry runs.
+pub struct Discard;
+impl Persist for Discard {
+    fn save(&self, _state: &State) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,13 +148,5 @@ mod tests {
         let last = slow.last.lock().clone().unwrap();
         assert_eq!(last.serial, saves as u64);
         assert_eq!(last.blueprint.matches(' ').count(), 16);
-    }
-}
-
-/// A persistence that keeps nothing, for tests and dry runs.
-pub struct Discard;
-impl Persist for Discard {
-    fn save(&self, _state: &State) -> Result<(), StoreError> {
-        Ok(())
     }
 }

@@ -178,7 +178,12 @@ mod tests {
             ),
             ErrorClass::Transient
         );
-        assert_eq!(c(500, "InternalError", "boom"), ErrorClass::Other);
+        // Every 5xx is retried: etcd timeouts and restarting API servers answer 500 too.
+        assert_eq!(
+            c(500, "InternalError", "etcdserver: request timed out"),
+            ErrorClass::Transient
+        );
+        assert_eq!(c(418, "", "teapot"), ErrorClass::Other);
         assert_eq!(c(503, "ServiceUnavailable", ""), ErrorClass::Transient);
         assert_eq!(c(429, "TooManyRequests", ""), ErrorClass::Transient);
         assert_eq!(c(409, "Conflict", "Apply failed"), ErrorClass::Conflict);

@@ -242,10 +242,8 @@ pub fn resolve_references(object: &Value, target: &Target) -> CloudResult<Value>
 /// reference resolved to.
 fn restore_references(desired: &Value, resolved: &Value, projected: &mut Value) {
     match (desired, resolved, projected) {
-        (Value::String(text), _, live) if reference(text).is_some() => {
-            if live == resolved {
-                *live = desired.clone();
-            }
+        (Value::String(text), _, live) if reference(text).is_some() && live == resolved => {
+            *live = desired.clone();
         }
         (Value::Array(d), Value::Array(r), Value::Array(p)) => {
             for ((d, r), p) in d.iter().zip(r).zip(p.iter_mut()) {
