@@ -1,0 +1,189 @@
+//! Convergence through the real binary where the chaos trials drop futures: a destroy killed
+//! with SIGKILL while the GKE cluster's delete runs, a cluster deleted with gcloud behind a3ctl's
+//! back, and a system pool that fails on quota (Kueue's controller has nowhere to run). Each
+//! must end, name what failed, and be finished by running a3ctl again, leaving nothing behind.
+
+mod chaos;
+mod common;
+
+use a3ctl_sim::SimConfig;
+use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault, TripWhen, Tripwire};
+use common::gcloud::Gcloud;
+use common::{Run, TestContext};
+use serde_json::Value;
+use std::time::Duration;
+
+const PROJECT: &str = "my-project";
+const REGION: &str = "us-central1";
+const HIGH: &str = "blueprints/a3-high.toml";
+
+/// A run that takes longer than this has hung (the simulator's operations take milliseconds).
+const HANG: Duration = Duration::from_secs(120);
+
+async fn run(cx: &TestContext, args: &[&str]) -> Run {
+    tokio::time::timeout(HANG, cx.run(args))
+        .await
+        .unwrap_or_else(|_| panic!("`a3ctl {}` hung", args.join(" ")))
+}
+
+fn state(cx: &TestContext, name: &str) -> Value {
+    let path = cx.path(&format!("state/{name}.a3state.json"));
+    serde_json::from_slice(&std::fs::read(path).expect("state file")).expect("state JSON")
+}
+
+async fn live(cx: &TestContext) -> Vec<String> {
+    chaos::inventory(&cx.sim, PROJECT, REGION).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destroy_killed_during_the_cluster_delete_is_finished_by_the_next_run() {
+    // Realistic latencies on a fast clock: the cluster is still being deleted (STOPPING) when
+    // the next commands look at it, or already gone; both must work.
+    let cx = TestContext::with(SimConfig::realistic(0.0005)).await;
+    run(&cx, &["apply", HIGH, "--auto-approve"]).await.expect(0);
+    assert!(live(&cx).await.contains(&"cluster/a3high".to_string()));
+
+    // The cluster's DELETE is handled, then its answer held: the process waits for it.
+    cx.sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "container".into(),
+            method: Some("DELETE".into()),
+            path: Some("/clusters/".into()),
+            nth: 1,
+            when: TripWhen::After,
+        }],
+        ..Default::default()
+    });
+    let mut child = cx
+        .command(&["destroy", HIGH, "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    tokio::time::timeout(HANG, cx.sim.wait_tripped())
+        .await
+        .expect("the destroy reaches the cluster's delete");
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    cx.sim.set_faults(FaultConfig::default());
+    let recorded = state(&cx, "a3high");
+    assert!(
+        recorded["resources"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("k8s.")),
+        "the kill left the cluster's objects recorded: the case under test"
+    );
+
+    // Plan never needs the endpoint of a cluster that is going or gone.
+    let plan = run(&cx, &["plan", HIGH]).await;
+    assert_eq!(plan.code, Some(0), "{}", plan.stderr);
+    assert!(!plan.stderr.contains("endpoint"), "{}", plan.stderr);
+
+    let destroy = run(&cx, &["destroy", HIGH, "--auto-approve"]).await;
+    assert_eq!(destroy.code, Some(0), "{}", destroy.stderr);
+    assert_eq!(live(&cx).await, Vec::<String>::new(), "nothing is left");
+    let after = state(&cx, "a3high");
+    assert!(after["resources"].as_object().unwrap().is_empty());
+    assert!(after["pending"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_deleted_with_gcloud_is_planned_with_its_objects_and_destroy_finishes() {
+    let cx = TestContext::new().await;
+    run(&cx, &["apply", HIGH, "--auto-approve"]).await.expect(0);
+    let gcloud = Gcloud::in_project(&cx.sim, PROJECT);
+    gcloud
+        .ok(&[
+            "container",
+            "clusters",
+            "delete",
+            "a3high",
+            "--location",
+            REGION,
+            "--quiet",
+        ])
+        .await;
+    assert!(!live(&cx).await.contains(&"cluster/a3high".to_string()));
+
+    // The cluster, its pools and every object in it are planned again; no endpoint is needed.
+    let plan = run(&cx, &["plan", HIGH, "--detailed-exitcode"]).await;
+    assert_eq!(plan.code, Some(2), "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout.contains("# cluster.main will be created"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("# k8s.daemonset/kube-system/nccl-tcpx-installer will be created"),
+        "{}",
+        plan.stdout
+    );
+
+    // Destroy without re-creating: what is left goes, the cluster's records are forgotten.
+    let destroy = run(&cx, &["destroy", HIGH, "--auto-approve"]).await;
+    assert_eq!(destroy.code, Some(0), "{}", destroy.stderr);
+    assert_eq!(live(&cx).await, Vec::<String>::new());
+    assert!(
+        state(&cx, "a3high")["resources"]
+            .as_object()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_system_pool_refused_on_quota_fails_kueue_at_once_and_the_next_apply_finishes() {
+    // Both node pool creates fail once on quota (their order on the cluster's lane is the
+    // schedule's): no node anywhere can run Kueue's controller.
+    let cx = TestContext::with(SimConfig {
+        faults: FaultConfig {
+            scripted: [1, 2]
+                .into_iter()
+                .map(|nth| ScriptedFault {
+                    kind: "container.nodePool".into(),
+                    verb: "create".into(),
+                    nth,
+                    action: FaultAction::Named(NamedFault::QuotaExceeded),
+                })
+                .collect(),
+            ..Default::default()
+        },
+        ..SimConfig::default()
+    })
+    .await;
+    let first = run(&cx, &["apply", HIGH, "--auto-approve"]).await.expect(1);
+    assert!(
+        first
+            .stderr
+            .contains("error: Failed to create `node_pool.system`"),
+        "{}",
+        first.stderr
+    );
+    // Kueue is not installed to wait for a controller that cannot be scheduled.
+    let skipped = first
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Skipped because of these failures:"))
+        .unwrap_or_else(|| panic!("no skipped line:\n{}", first.stderr));
+    assert!(skipped.contains("`k8s.release/-/kueue`"), "{skipped}");
+    let recorded = state(&cx, "a3high");
+    assert!(recorded["resources"].get("k8s.release/-/kueue").is_none());
+    assert!(recorded["pending"].as_array().unwrap().is_empty());
+
+    // The quota is fixed (the faults fired once): the next apply creates the pools, then Kueue.
+    let second = run(&cx, &["apply", HIGH, "--auto-approve"]).await;
+    assert_eq!(second.code, Some(0), "{}", second.stderr);
+    let recorded = state(&cx, "a3high");
+    for addr in [
+        "node_pool.system",
+        "node_pool.a3high",
+        "k8s.release/-/kueue",
+        "k8s.clusterqueue/-/a3-queue",
+    ] {
+        assert!(recorded["resources"].get(addr).is_some(), "{addr} recorded");
+    }
+    run(&cx, &["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
