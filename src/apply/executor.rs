@@ -15,7 +15,7 @@
 use super::schedule::{self, Step, StepKind};
 use super::sink::StateSink;
 use super::{ApplyReport, Options, Outcome, Reporter, StepReport};
-use crate::cloud::retry::Jitter;
+use crate::cloud::retry::{Jitter, Look, Poller, Waited};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target,
 };
@@ -25,6 +25,7 @@ use crate::state::{OperationRef, PendingAction, PendingOperation, Record, State}
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -51,14 +52,6 @@ pub struct Executor {
     jitter: Jitter,
     started: Instant,
     state_error: Mutex<Option<String>>,
-}
-
-/// Why a wait ended without the operation finishing.
-enum Waited {
-    Done,
-    Failed(CloudError),
-    Interrupted,
-    TimedOut,
 }
 
 impl Executor {
@@ -193,7 +186,7 @@ impl Executor {
         // Kubernetes API) after a restart. Its answer is not needed.
         let _ = self.read(&target).await;
         match self.wait(&target, op).await {
-            Waited::Done => match p.action {
+            Waited::Done(()) => match p.action {
                 PendingAction::Delete => {
                     self.save(|s| {
                         s.resources.remove(addr);
@@ -424,7 +417,7 @@ impl Executor {
                         return self.state_failure();
                     }
                     return match self.wait(target, &op).await {
-                        Waited::Done => {
+                        Waited::Done(()) => {
                             self.record_created(target, &change.dependencies, false)
                                 .await
                         }
@@ -490,81 +483,88 @@ impl Executor {
 
     /// Takes an existing, a3ctl-marked resource into state once it is usable.
     async fn adopt(self: &Arc<Self>, target: &Target, deps: &[Addr]) -> Outcome {
-        let deadline = self.deadline(target);
-        let mut attempt = 0;
-        loop {
-            match self.read(target).await {
-                Ok(Some(observed)) => match self.provider.settle(target, &observed) {
-                    Settle::Ready => {
-                        let outcome = self.record_created(target, deps, false).await;
-                        return if outcome == Outcome::Done {
-                            Outcome::Adopted
-                        } else {
-                            outcome
-                        };
-                    }
-                    Settle::Failed { message } => {
-                        self.record_observed(target, deps, observed, true).await;
-                        return Outcome::Failed(CloudError::new(ErrorClass::Other, message));
-                    }
-                    Settle::Pending { status } => {
-                        self.reporter.step_progress(&target.addr, &status)
-                    }
-                    Settle::Deleting { status } => {
-                        self.save(|s| s.clear_pending(&target.addr)).await;
-                        return Outcome::Failed(
-                            CloudError::new(
-                                ErrorClass::Other,
-                                format!("`{}` exists but is being deleted ({status})", target.id),
+        let waited = self
+            .poller(target)
+            .until(false, |_| async move {
+                match self.read(target).await {
+                    Ok(Some(observed)) => match self.provider.settle(target, &observed) {
+                        Settle::Ready => {
+                            let outcome = self.record_created(target, deps, false).await;
+                            Look::Done(if outcome == Outcome::Done {
+                                Outcome::Adopted
+                            } else {
+                                outcome
+                            })
+                        }
+                        Settle::Failed { message } => {
+                            self.record_observed(target, deps, observed, true).await;
+                            Look::Failed(CloudError::new(ErrorClass::Other, message))
+                        }
+                        Settle::Pending { status } => {
+                            self.reporter.step_progress(&target.addr, &status);
+                            Look::Pending
+                        }
+                        Settle::Deleting { status } => {
+                            self.save(|s| s.clear_pending(&target.addr)).await;
+                            Look::Failed(
+                                CloudError::new(
+                                    ErrorClass::Other,
+                                    format!("`{}` exists but is being deleted ({status})", target.id),
+                                )
+                                .with_hint("wait until it is gone (an earlier destroy or someone else is deleting it), then run `a3ctl apply` again"),
                             )
-                            .with_hint("wait until it is gone (an earlier destroy or someone else is deleting it), then run `a3ctl apply` again"),
-                        );
-                    }
-                },
-                Ok(None) => {}
-                Err(e) if e.class.is_retryable() => {}
-                Err(e) => return Outcome::Failed(e),
-            }
-            if Instant::now() >= deadline {
-                return Outcome::TimedOut {
-                    operation: format!("waiting for {} to become ready", target.id),
-                };
-            }
-            if !self.sleep_poll(attempt).await {
-                return Outcome::Interrupted;
-            }
-            attempt += 1;
+                        }
+                    },
+                    Ok(None) => Look::Pending,
+                    Err(e) if e.class.is_retryable() => Look::Pending,
+                    Err(e) => Look::Failed(e),
+                }
+            })
+            .await;
+        match waited {
+            Waited::Done(outcome) => outcome,
+            Waited::Failed(e) => Outcome::Failed(e),
+            Waited::Interrupted => Outcome::Interrupted,
+            Waited::TimedOut => Outcome::TimedOut {
+                operation: format!("waiting for {} to become ready", target.id),
+            },
         }
     }
 
     /// Reads a freshly created resource and records it; retries reads that come back empty
     /// (eventual consistency) a few times.
     async fn record_created(&self, target: &Target, deps: &[Addr], tainted: bool) -> Outcome {
-        for attempt in 0..self.options.max_attempts {
-            match self.read(target).await {
-                Ok(Some(observed)) => {
-                    self.record_observed(target, deps, observed, tainted).await;
-                    return if self.state_error.lock().is_some() {
-                        self.state_failure()
-                    } else {
-                        Outcome::Done
-                    };
+        let attempts = self.options.max_attempts;
+        let waited = self
+            .poller(target)
+            .until(false, |attempt| async move {
+                match self.read(target).await {
+                    Ok(Some(observed)) => {
+                        self.record_observed(target, deps, observed, tainted).await;
+                        Look::Done(())
+                    }
+                    Err(e) if !e.class.is_retryable() => Look::Failed(e),
+                    // Empty (eventual consistency) or a transient error: again, a few times.
+                    _ if attempt + 1 < attempts => Look::Pending,
+                    _ => Look::Failed(CloudError::new(
+                        ErrorClass::Other,
+                        format!(
+                            "`{}` was reported created but cannot be read back",
+                            target.id
+                        ),
+                    )),
                 }
-                Ok(None) => {}
-                Err(e) if e.class.is_retryable() => {}
-                Err(e) => return Outcome::Failed(e),
-            }
-            if !self.sleep_poll(attempt).await {
-                return Outcome::Interrupted;
-            }
+            })
+            .await;
+        match waited {
+            Waited::Done(()) if self.state_error.lock().is_some() => self.state_failure(),
+            Waited::Done(()) => Outcome::Done,
+            Waited::Failed(e) => Outcome::Failed(e),
+            Waited::Interrupted => Outcome::Interrupted,
+            Waited::TimedOut => Outcome::TimedOut {
+                operation: format!("reading {} back", target.id),
+            },
         }
-        Outcome::Failed(CloudError::new(
-            ErrorClass::Other,
-            format!(
-                "`{}` was reported created but cannot be read back",
-                target.id
-            ),
-        ))
     }
 
     async fn record_observed(
@@ -658,7 +658,7 @@ impl Executor {
                     return self.state_failure();
                 }
                 match self.wait(target, &op).await {
-                    Waited::Done => {}
+                    Waited::Done(()) => {}
                     Waited::Failed(e) => {
                         self.save(|s| s.clear_pending(&target.addr)).await;
                         return Outcome::Failed(e);
@@ -720,7 +720,7 @@ impl Executor {
                         return self.state_failure();
                     }
                     return match self.wait(target, &op).await {
-                        Waited::Done => {
+                        Waited::Done(()) => {
                             forget(self).await;
                             Outcome::Done
                         }
@@ -813,82 +813,82 @@ impl Executor {
 
     /// Waits until a resource that is being deleted is gone.
     async fn wait_gone(&self, target: &Target) -> Outcome {
-        let deadline = self.deadline(target);
-        let mut attempt = 0;
-        loop {
-            if !self.sleep_poll(attempt).await {
-                return Outcome::Interrupted;
-            }
-            attempt += 1;
-            match self.read(target).await {
-                Ok(None) => return Outcome::Done,
-                Ok(Some(observed)) => {
-                    if let Settle::Deleting { status } = self.provider.settle(target, &observed) {
-                        self.reporter.step_progress(&target.addr, &status);
+        let waited = self
+            .poller(target)
+            .until(true, |_| async move {
+                match self.read(target).await {
+                    Ok(None) => Look::Done(()),
+                    Ok(Some(observed)) => {
+                        if let Settle::Deleting { status } = self.provider.settle(target, &observed)
+                        {
+                            self.reporter.step_progress(&target.addr, &status);
+                        }
+                        Look::Pending
                     }
+                    Err(e) if e.class.is_retryable() => Look::Pending,
+                    Err(e) => Look::Failed(e),
                 }
-                Err(e) if e.class.is_retryable() => {}
-                Err(e) => return Outcome::Failed(e),
-            }
-            if Instant::now() >= deadline {
-                return Outcome::TimedOut {
-                    operation: format!("waiting for {} to be deleted", target.id),
-                };
-            }
+            })
+            .await;
+        match waited {
+            Waited::Done(()) => Outcome::Done,
+            Waited::Failed(e) => Outcome::Failed(e),
+            Waited::Interrupted => Outcome::Interrupted,
+            Waited::TimedOut => Outcome::TimedOut {
+                operation: format!("waiting for {} to be deleted", target.id),
+            },
         }
     }
 
     // ----- plumbing -------------------------------------------------------------------------
 
     /// Waits for an operation, polling with backoff, without holding an API lane between polls.
-    async fn wait(&self, target: &Target, op: &OperationRef) -> Waited {
-        let deadline = self.deadline(target);
-        let mut attempt = 0;
-        let mut errors = 0;
-        loop {
-            if !self.sleep_poll(attempt).await {
-                return Waited::Interrupted;
-            }
-            attempt += 1;
-            let polled = self.with_lane(target, self.provider.poll(op)).await;
-            match polled {
-                Ok(OpStatus::Done) => return Waited::Done,
-                Ok(OpStatus::Failed(e)) => return Waited::Failed(e),
-                Ok(OpStatus::Running { progress }) => {
-                    errors = 0;
-                    if let Some(p) = progress {
-                        self.reporter.step_progress(&target.addr, &p);
+    async fn wait(&self, target: &Target, op: &OperationRef) -> Waited<()> {
+        // Errors in a row; a running operation resets the count.
+        let errors = AtomicU32::new(0);
+        let errors = &errors;
+        self.poller(target)
+            .until(true, |_| async move {
+                match self.with_lane(target, self.provider.poll(op)).await {
+                    Ok(OpStatus::Done) => Look::Done(()),
+                    Ok(OpStatus::Failed(e)) => Look::Failed(e),
+                    Ok(OpStatus::Running { progress }) => {
+                        errors.store(0, Ordering::SeqCst);
+                        if let Some(p) = progress {
+                            self.reporter.step_progress(&target.addr, &p);
+                        }
+                        Look::Pending
                     }
-                }
-                // Pollers must tolerate throttling and brief 404s of the operation itself.
-                Err(e)
-                    if e.class.is_retryable()
-                        || (e.class == ErrorClass::NotFound && errors < 3) =>
-                {
-                    errors += 1;
-                    self.reporter
-                        .step_retry(&target.addr, &e, errors, Duration::ZERO);
-                    // A wait inside a cluster cannot progress once the cluster is gone.
-                    if errors % 3 == 0
-                        && let Some(gone) = self.container_gone(target).await
+                    // Pollers must tolerate throttling and brief 404s of the operation itself.
+                    Err(e)
+                        if e.class.is_retryable()
+                            || (e.class == ErrorClass::NotFound
+                                && errors.load(Ordering::SeqCst) < 3) =>
                     {
-                        return Waited::Failed(gone);
+                        let n = errors.fetch_add(1, Ordering::SeqCst) + 1;
+                        self.reporter
+                            .step_retry(&target.addr, &e, n, Duration::ZERO);
+                        // A wait inside a cluster cannot progress once the cluster is gone.
+                        if n.is_multiple_of(3)
+                            && let Some(gone) = self.container_gone(target).await
+                        {
+                            return Look::Failed(gone);
+                        }
+                        Look::Pending
                     }
+                    Err(e) => Look::Failed(e),
                 }
-                Err(e) => return Waited::Failed(e),
-            }
-            if Instant::now() >= deadline {
-                return Waited::TimedOut;
-            }
-        }
+            })
+            .await
     }
 
-    /// Sleeps before the `attempt`-th poll; false when interrupted.
-    async fn sleep_poll(&self, attempt: u32) -> bool {
-        let delay = self.jitter.delay(self.options.poll.ceiling(attempt));
-        tokio::select! {
-            _ = self.stop.waiting.cancelled() => false,
-            _ = tokio::time::sleep(delay) => true,
+    /// The pace, deadline and stop signal of a wait for `target` (its kind's deadline).
+    fn poller(&self, target: &Target) -> Poller<'_> {
+        Poller {
+            backoff: self.options.poll,
+            jitter: &self.jitter,
+            stop: &self.stop.waiting,
+            deadline: self.deadline(target),
         }
     }
 

@@ -7,15 +7,26 @@
 //!   ([`ErrorClass::is_retryable`]), or runs out of attempts. A server's `Retry-After`
 //!   ([`CloudError::retry_after`]) is honoured when it asks for longer than the backoff.
 //!
-//! Used by the executor (calls and operation polls), refresh (reads) and the Kubernetes release
-//! installer (one retried call per object). Readiness itself — what "done" means for each kind —
-//! stays with the adapters ([`super::Settle`], [`super::kube::Condition`]).
+//! - [`Poller::until`]: the one wait loop. It sleeps a jittered backoff, looks ([`Look`]), and
+//!   ends when the look says done or failed, when its deadline passes ([`Waited::TimedOut`]) or
+//!   when it is stopped ([`Waited::Interrupted`], a second Ctrl-C). Every wait of an apply is one:
+//!   for an operation, for a resource to be gone, for an adopted resource to become usable, for a
+//!   fresh resource to be readable. What a look checks is the caller's: a wait that can no longer
+//!   progress (its cluster gone, a dependency failed) must say so in its look rather than run to
+//!   the deadline.
+//!
+//! Used by the executor (calls, operation polls, waits), refresh (reads) and the Kubernetes
+//! release installer (one retried call per object). Readiness itself — what "done" means for each
+//! kind — stays with the adapters ([`super::Settle`], [`super::kube::Condition`]), which report it
+//! as an operation the executor polls through [`Poller::until`].
 
 use super::{CloudError, CloudResult};
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::future::Future;
 use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Exponential backoff.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,6 +135,78 @@ where
     }
 }
 
+/// What one look at the subject of a wait found.
+#[derive(Debug)]
+pub enum Look<T> {
+    /// Finished: the wait returns this.
+    Done(T),
+    /// Not yet: look again after the next delay.
+    Pending,
+    /// The wait ends with this error (a failed operation, or a wait that cannot progress).
+    Failed(CloudError),
+}
+
+/// How a wait ended.
+#[derive(Debug)]
+pub enum Waited<T> {
+    Done(T),
+    Failed(CloudError),
+    /// Stopped by its [`Poller::stop`] token.
+    Interrupted,
+    /// The deadline passed before a look said done.
+    TimedOut,
+}
+
+/// The pace, deadline and stop signal of one wait.
+pub struct Poller<'a> {
+    /// Delay before each look (jittered by [`Poller::jitter`]).
+    pub backoff: Backoff,
+    pub jitter: &'a Jitter,
+    /// Cancelled: the wait ends at once with [`Waited::Interrupted`].
+    pub stop: &'a CancellationToken,
+    /// After a look past this instant, the wait ends with [`Waited::TimedOut`].
+    pub deadline: Instant,
+}
+
+impl Poller<'_> {
+    /// Sleeps before the `attempt`-th look (0-based); false when stopped.
+    pub async fn sleep(&self, attempt: u32) -> bool {
+        let delay = self.jitter.delay(self.backoff.ceiling(attempt));
+        tokio::select! {
+            _ = self.stop.cancelled() => false,
+            _ = tokio::time::sleep(delay) => true,
+        }
+    }
+
+    /// Looks until a look is [`Look::Done`] or [`Look::Failed`], the deadline passes or the wait
+    /// is stopped. With `sleep_first`, the first look comes after one delay (an operation just
+    /// started is not done yet); otherwise at once. `look` gets the look's number (0-based).
+    pub async fn until<T, F, Fut>(&self, sleep_first: bool, mut look: F) -> Waited<T>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Look<T>>,
+    {
+        let mut attempt = 0;
+        loop {
+            if (sleep_first || attempt > 0) && !self.sleep(attempt).await {
+                return Waited::Interrupted;
+            }
+            if self.stop.is_cancelled() {
+                return Waited::Interrupted;
+            }
+            match look(attempt).await {
+                Look::Done(value) => return Waited::Done(value),
+                Look::Failed(error) => return Waited::Failed(error),
+                Look::Pending => {}
+            }
+            if Instant::now() >= self.deadline {
+                return Waited::TimedOut;
+            }
+            attempt += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +296,78 @@ mod tests {
             calls.load(Ordering::SeqCst),
             RetryPolicy::CALLS.max_attempts
         );
+    }
+
+    fn poller<'a>(
+        jitter: &'a Jitter,
+        stop: &'a CancellationToken,
+        deadline: Duration,
+    ) -> Poller<'a> {
+        Poller {
+            backoff: Backoff {
+                initial: Duration::from_secs(1),
+                max: Duration::from_secs(4),
+                multiplier: 2.0,
+            },
+            jitter,
+            stop,
+            deadline: Instant::now() + deadline,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_ends_when_a_look_says_done_or_failed() {
+        let jitter = Jitter::new(3);
+        let stop = CancellationToken::new();
+        let p = poller(&jitter, &stop, Duration::from_secs(600));
+        let looks = AtomicU32::new(0);
+        let started = Instant::now();
+        let done = p
+            .until(true, |n| {
+                looks.fetch_add(1, Ordering::SeqCst);
+                async move { if n == 3 { Look::Done(n) } else { Look::Pending } }
+            })
+            .await;
+        assert!(matches!(done, Waited::Done(3)));
+        assert_eq!(looks.load(Ordering::SeqCst), 4);
+        // Slept before every look: between half and all of 1 + 2 + 4 + 4 seconds.
+        let slept = started.elapsed();
+        assert!(
+            slept >= Duration::from_millis(5500) && slept <= Duration::from_secs(11),
+            "{slept:?}"
+        );
+
+        let failed: Waited<()> = p
+            .until(false, |_| async {
+                Look::Failed(CloudError::new(ErrorClass::NotFound, "cluster gone"))
+            })
+            .await;
+        assert!(matches!(failed, Waited::Failed(e) if e.message == "cluster gone"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_that_never_finishes_times_out_or_is_stopped() {
+        let jitter = Jitter::new(3);
+        let stop = CancellationToken::new();
+        let started = Instant::now();
+        let p = poller(&jitter, &stop, Duration::from_secs(60));
+        let timed_out: Waited<()> = p.until(true, |_| async { Look::Pending }).await;
+        assert!(matches!(timed_out, Waited::TimedOut));
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(60) && waited <= Duration::from_secs(65),
+            "{waited:?}"
+        );
+
+        let p = poller(&jitter, &stop, Duration::from_secs(3600));
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            stopper.cancel();
+        });
+        let started = Instant::now();
+        let stopped: Waited<()> = p.until(true, |_| async { Look::Pending }).await;
+        assert!(matches!(stopped, Waited::Interrupted));
+        assert_eq!(started.elapsed(), Duration::from_secs(10));
     }
 }
