@@ -1,0 +1,127 @@
+//! What a user reads, pinned: the output of `plan`, `apply`, a changing plan and `destroy` for
+//! each shipped blueprint, through the real binary against the simulator (manual clock, zero
+//! latency). Taken before the typed-kinds redesign, so that redesign can prove the output did not
+//! move (`cargo insta review` after an intended change).
+//!
+//! stdout (the plan and its summary) is compared as printed. stderr (progress) is compared as the
+//! sorted set of its lines, durations replaced by `[TIME]` and "Still ..." lines dropped: steps run
+//! in parallel, so their order and timing are not part of the contract.
+
+mod common;
+
+use common::{Run, TestContext};
+
+/// Replaces `after 12s` / `after 1m02s` with `after [TIME]`.
+fn without_durations(line: &str) -> String {
+    let Some(at) = line.find(" after ") else {
+        return line.to_string();
+    };
+    let (head, tail) = line.split_at(at + " after ".len());
+    let end = tail
+        .find(|c: char| !(c.is_ascii_digit() || c == 'm' || c == 's'))
+        .unwrap_or(tail.len());
+    if end == 0 {
+        return line.to_string();
+    }
+    format!("{head}[TIME]{}", &tail[end..])
+}
+
+/// stdout as printed, then stderr's lines normalised and sorted.
+fn shown(run: &Run) -> String {
+    let mut progress: Vec<String> = run
+        .stderr
+        .lines()
+        .filter(|l| !l.contains(": Still "))
+        .map(without_durations)
+        .collect();
+    progress.sort();
+    format!(
+        "exit: {:?}\n--- stdout\n{}--- stderr (sorted)\n{}\n",
+        run.code,
+        run.stdout,
+        progress.join("\n")
+    )
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => "snapshots/output",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// plan, apply, plan again, change, destroy: each pinned as `<stem>-<step>`.
+async fn lifecycle(file: &str, change: impl Fn(&str) -> String) {
+    let cx = TestContext::new().await;
+    let stem = file.trim_end_matches(".toml");
+    let path = format!("blueprints/{file}");
+
+    let plan = cx.run(&["plan", &path]).await.expect(0);
+    snapshot(&format!("{stem}-1-plan"), &shown(&plan));
+    let apply = cx.run(&["apply", &path, "--auto-approve"]).await.expect(0);
+    snapshot(&format!("{stem}-2-apply"), &shown(&apply));
+    let again = cx.run(&["plan", &path]).await.expect(0);
+    snapshot(&format!("{stem}-3-plan-unchanged"), &shown(&again));
+
+    let text = std::fs::read_to_string(cx.path(&path)).unwrap();
+    let changed = change(&text);
+    assert_ne!(changed, text, "the change applies to {file}");
+    cx.write(&path, &changed);
+    let plan = cx.run(&["plan", &path]).await.expect(0);
+    snapshot(&format!("{stem}-4-plan-changed"), &shown(&plan));
+    cx.write(&path, &text);
+
+    let destroy = cx
+        .run(&["destroy", &path, "--auto-approve"])
+        .await
+        .expect(0);
+    snapshot(&format!("{stem}-5-destroy"), &shown(&destroy));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn minimal_outputs() {
+    // A GPU pool's node count: an update in place.
+    lifecycle("minimal.toml", |t| t.replacen("nodes = 1", "nodes = 2", 1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_high_outputs() {
+    // The system pool's machine type forces its replacement.
+    lifecycle("a3-high.toml", |t| {
+        t.replacen(
+            "machine_type = \"e2-standard-4\"",
+            "machine_type = \"e2-standard-8\"",
+            1,
+        )
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_mega_outputs() {
+    // Filestore's tier forces replacement (and its volume's); GPU nodes update in place.
+    lifecycle("a3-mega.toml", |t| {
+        t.replacen("nodes = 32", "nodes = 30", 1).replacen(
+            "tier = \"BASIC_SSD\"",
+            "tier = \"ZONAL\"",
+            1,
+        )
+    })
+    .await;
+}
+
+#[test]
+fn durations_are_normalised() {
+    assert_eq!(
+        without_durations("a: Creation complete after 1m02s"),
+        "a: Creation complete after [TIME]"
+    );
+    assert_eq!(
+        without_durations("a: Creation complete after 0s"),
+        "a: Creation complete after [TIME]"
+    );
+    assert_eq!(without_durations("take after it"), "take after it");
+}
