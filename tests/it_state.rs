@@ -146,7 +146,7 @@ async fn a_write_based_on_a_stale_generation_is_refused_not_lost() {
             poll: Duration::from_millis(5),
         };
         GcsStore::new(
-            StorageClient::new(&config).unwrap(),
+            std::sync::Arc::new(StorageClient::new(&config).unwrap()),
             GcsLocation::new(BUCKET, "p", "x"),
             None,
             "a3ctl state create-bucket x.toml".into(),

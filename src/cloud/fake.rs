@@ -5,9 +5,9 @@
 use super::{
     CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target, UpdateStep,
 };
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Addr, Api, Observed};
-use crate::state::OperationRef;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

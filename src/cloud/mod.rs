@@ -11,9 +11,9 @@ pub mod gcp;
 pub mod kube;
 pub mod retry;
 
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Addr, Lifecycle, Observed};
-use crate::state::OperationRef;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -302,7 +302,7 @@ impl Connection {
                     state_flags(global),
                     path.display()
                 );
-                let mut store = GcsStore::new(client, location, kms_key, create);
+                let mut store = GcsStore::new(Arc::new(client), location, kms_key, create);
                 // Retries of a transient failure start at the poll interval when one is set.
                 if let Some(ms) = poll_ms().or(sandbox.as_ref().map(|_| 20)) {
                     store = store.with_retry_delay(Duration::from_millis(ms));

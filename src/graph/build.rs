@@ -20,10 +20,7 @@ pub const LABEL: &str = crate::resource::spec::OWNERSHIP_LABEL;
 /// Local SSDs attached to A3 nodes as ephemeral storage (a3-recipe.md §A.4.2).
 const A3_LOCAL_SSDS: u32 = 16;
 
-/// The description every Compute resource of blueprint `name` carries.
-pub fn mark(name: &str) -> String {
-    format!("Managed by a3ctl ({LABEL}={name})")
-}
+pub use crate::resource::mark;
 
 /// Addresses of the resources a blueprint always has.
 pub mod addr {

@@ -47,17 +47,7 @@ impl Action {
     }
 }
 
-/// One field that differs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FieldDiff {
-    pub field: String,
-    /// The live (or last recorded) value; null when absent.
-    pub before: Value,
-    /// The desired value; null when the field goes away.
-    pub after: Value,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub forces_replacement: bool,
-}
+pub use crate::resource::FieldDiff;
 
 /// The planned change of one resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,9 @@
 //! An address names a resource the same way everywhere — in plans, state keys, errors and
 //! progress lines: `<kind>.<name>`, e.g. `network.gpu-3`, `node_pool.a3mega`. The name part is the
 //! blueprint-level name, not the cloud name (`network.gpu-3` is the VPC `a3mega-gpunet-3`). This
-//! module depends on nothing heavier than serde.
+//! module depends on nothing heavier than serde, and on no other module of a3ctl: the words every
+//! layer shares (a field's difference, an operation's handle, the ownership mark in
+//! [`spec::OWNERSHIP_LABEL`]) live here so that the layers above only point down.
 
 pub mod spec;
 
@@ -206,4 +208,31 @@ mod tests {
         assert!("network.".parse::<Addr>().is_err());
         assert!("network".parse::<Addr>().is_err());
     }
+}
+
+/// One field that differs between what is (live or last recorded) and what is wanted: a plan's
+/// unit of change, and what an adapter's update is built from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldDiff {
+    pub field: String,
+    /// The live (or last recorded) value; null when absent.
+    pub before: Value,
+    /// The desired value; null when the field goes away.
+    pub after: Value,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forces_replacement: bool,
+}
+
+/// A cloud operation handle, enough to poll it from another process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationRef {
+    pub api: Api,
+    /// The name to poll: a Compute operation self link, a GKE or AIP-151 operation name.
+    pub name: String,
+}
+
+/// The description every Compute resource of blueprint `name` carries (Compute resources have no
+/// labels; everything else carries the label [`spec::OWNERSHIP_LABEL`]` = name`).
+pub fn mark(name: &str) -> String {
+    format!("Managed by a3ctl ({}={name})", spec::OWNERSHIP_LABEL)
 }

@@ -1,6 +1,6 @@
 //! The GCS state backend: the state as one object in a Cloud Storage bucket, and its lock as
-//! another object next to it, both over the JSON API ([`StorageClient`], shared with the bucket
-//! adapter in `crate::cloud::gcp::storage`).
+//! another object next to it, through an [`ObjectStore`] (Cloud Storage's JSON API, implemented by
+//! the storage client of `crate::cloud::gcp::storage`, which the bucket adapter shares).
 //!
 //! Writes never lose an update. The store remembers the generation of the state object it last
 //! read or wrote, and every upload carries `ifGenerationMatch=<that generation>` (`0` when there
@@ -30,11 +30,9 @@
 
 use super::State;
 use super::lock::{LockError, LockInfo};
+use super::objects::{ObjectError, ObjectErrorKind, ObjectResult, ObjectStore};
 use super::store::{StoreError, parse};
-use crate::cloud::gcp::storage::{StorageClient, encode};
-use crate::cloud::{CloudError, CloudResult, ErrorClass};
 use parking_lot::Mutex;
-use reqwest::Method;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::path::Path;
@@ -77,7 +75,7 @@ impl GcsLocation {
 /// A state kept in Cloud Storage.
 #[derive(Clone)]
 pub struct GcsStore {
-    client: Arc<StorageClient>,
+    client: Arc<dyn ObjectStore>,
     location: GcsLocation,
     kms_key: Option<String>,
     /// The command that creates the bucket, for the hint when it does not exist.
@@ -91,7 +89,7 @@ pub struct GcsStore {
 
 /// A held GCS lock, released (its generation deleted) on drop.
 pub struct GcsLock {
-    client: Arc<StorageClient>,
+    client: Arc<dyn ObjectStore>,
     bucket: String,
     object: String,
     id: String,
@@ -101,13 +99,13 @@ pub struct GcsLock {
 
 impl GcsStore {
     pub fn new(
-        client: StorageClient,
+        client: Arc<dyn ObjectStore>,
         location: GcsLocation,
         kms_key: Option<String>,
         create_command: String,
     ) -> GcsStore {
         GcsStore {
-            client: Arc::new(client),
+            client,
             location,
             kms_key,
             create_command,
@@ -158,7 +156,7 @@ impl GcsStore {
                 *self.generation.lock() = Some(generation);
                 Ok(())
             }
-            Err(e) if e.http_status == Some(412) => Err(StoreError::Conflict {
+            Err(e) if e.kind == ObjectErrorKind::PreconditionFailed => Err(StoreError::Conflict {
                 location: self.location.url(),
                 found: self.describe_current(),
             }),
@@ -186,7 +184,7 @@ impl GcsStore {
                         retry: self.retry,
                     });
                 }
-                Err(e) if e.http_status == Some(412) => {
+                Err(e) if e.kind == ObjectErrorKind::PreconditionFailed => {
                     if let Some((held, _)) = self.read_lock()? {
                         let dead_here = held.is_stale_here();
                         return Err(LockError::Held {
@@ -228,16 +226,23 @@ impl GcsStore {
             });
         }
         match block(delete_generation(
-            &self.client,
+            self.client.as_ref(),
             &self.location.bucket,
             &self.location.lock_object(),
             generation,
             self.retry,
         )) {
             Ok(()) => Ok(held),
-            Err(e) if matches!(e.http_status, Some(404 | 412)) => Err(LockError::NotLocked {
-                location: self.location.url(),
-            }),
+            Err(e)
+                if matches!(
+                    e.kind,
+                    ObjectErrorKind::NotFound | ObjectErrorKind::PreconditionFailed
+                ) =>
+            {
+                Err(LockError::NotLocked {
+                    location: self.location.url(),
+                })
+            }
             Err(e) => Err(self.remote("unlock", e).into()),
         }
     }
@@ -281,12 +286,12 @@ impl GcsStore {
     fn check_bucket(&self) -> Result<(), StoreError> {
         let bucket = &self.location.bucket;
         match block(async {
-            retrying(self.retry, || self.client.get_bucket(bucket))
+            retrying(self.retry, || self.client.bucket_exists(bucket))
                 .await
                 .0
         }) {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(self.bucket_missing()),
+            Ok(true) => Ok(()),
+            Ok(false) => Err(self.bucket_missing()),
             Err(e) => Err(self.remote("read", e)),
         }
     }
@@ -298,9 +303,9 @@ impl GcsStore {
         }
     }
 
-    fn remote(&self, action: &'static str, e: CloudError) -> StoreError {
+    fn remote(&self, action: &'static str, e: ObjectError) -> StoreError {
         // Cloud Storage answers 404 to an upload or a lock read only when the bucket is missing.
-        if e.class == ErrorClass::NotFound {
+        if e.kind == ObjectErrorKind::NotFound {
             return self.bucket_missing();
         }
         StoreError::Remote {
@@ -312,87 +317,34 @@ impl GcsStore {
     }
 
     /// An object's bytes and generation; `None` when it does not exist. Retried while transient.
-    async fn fetch(&self, object: &str) -> CloudResult<Option<(Vec<u8>, i64)>> {
-        retrying(self.retry, || self.fetch_once(object)).await.0
-    }
-
-    async fn fetch_once(&self, object: &str) -> CloudResult<Option<(Vec<u8>, i64)>> {
-        let request = self
-            .client
-            .request(
-                Method::GET,
-                &format!("b/{}/o/{}", encode(&self.location.bucket), encode(object)),
-            )
-            .query(&[("alt", "media")]);
-        let response = match self.client.send(request).await {
-            Ok(r) => r,
-            Err(e) if e.class == ErrorClass::NotFound => {
-                // Either the object or the bucket is missing; a missing bucket only matters to
-                // the caller that wanted the object to exist (load checks it separately).
-                return Ok(None);
-            }
-            Err(e) => return Err(e),
-        };
-        let generation = response
-            .headers()
-            .get("x-goog-generation")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<i64>().ok())
-            .ok_or_else(|| {
-                CloudError::new(
-                    ErrorClass::Other,
-                    format!("Cloud Storage sent `{object}` without its generation"),
-                )
-            })?;
-        let bytes = response.bytes().await.map_err(|e| {
-            CloudError::new(
-                ErrorClass::Transient,
-                format!("cannot read `{object}`: {e}"),
-            )
-        })?;
-        Ok(Some((bytes.to_vec(), generation)))
+    async fn fetch(&self, object: &str) -> ObjectResult<Option<(Vec<u8>, i64)>> {
+        let bucket = &self.location.bucket;
+        retrying(self.retry, || self.client.get(bucket, object))
+            .await
+            .0
     }
 
     /// Uploads `bytes` as `object` only if its live generation is `expected` (0: none); returns
     /// the new generation. Transient failures are retried; when a retry then finds the
     /// precondition failed, an earlier attempt may have been written with its answer lost (a
     /// dropped connection), so the object is read: holding exactly these bytes, it is ours.
-    async fn upload(&self, object: &str, bytes: Vec<u8>, expected: i64) -> CloudResult<i64> {
+    async fn upload(&self, object: &str, bytes: Vec<u8>, expected: i64) -> ObjectResult<i64> {
+        let bucket = &self.location.bucket;
+        let kms = self.kms_key.as_deref();
         let (result, retried) = retrying(self.retry, || {
-            self.upload_once(object, bytes.clone(), expected)
+            self.client
+                .put(bucket, object, bytes.clone(), expected, kms)
         })
         .await;
         match result {
-            Err(e) if retried && e.http_status == Some(412) => match self.fetch(object).await? {
-                Some((current, generation)) if current == bytes => Ok(generation),
-                _ => Err(e),
-            },
+            Err(e) if retried && e.kind == ObjectErrorKind::PreconditionFailed => {
+                match self.fetch(object).await? {
+                    Some((current, generation)) if current == bytes => Ok(generation),
+                    _ => Err(e),
+                }
+            }
             other => other,
         }
-    }
-
-    async fn upload_once(&self, object: &str, bytes: Vec<u8>, expected: i64) -> CloudResult<i64> {
-        let mut request = self
-            .client
-            .upload(&self.location.bucket, object)
-            .query(&[("ifGenerationMatch", expected.to_string())])
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(bytes);
-        if let Some(key) = &self.kms_key {
-            request = request.query(&[("kmsKeyName", key)]);
-        }
-        let answer = self.client.json(request).await?;
-        let generation = match &answer["generation"] {
-            Value::String(g) => g.parse::<i64>().ok(),
-            Value::Number(g) => g.as_i64(),
-            _ => None,
-        };
-        generation.ok_or_else(|| {
-            CloudError::new(
-                ErrorClass::Other,
-                format!("Cloud Storage did not say which generation of `{object}` it wrote"),
-            )
-        })
     }
 }
 
@@ -417,7 +369,7 @@ impl GcsStore {
         project: &str,
         location: &str,
         labels: Value,
-    ) -> CloudResult<BucketCreation> {
+    ) -> ObjectResult<BucketCreation> {
         let bucket = self.location.bucket.as_str();
         let mut body = json!({
             "name": bucket,
@@ -435,34 +387,18 @@ impl GcsStore {
         }
         let (client, retry) = (&self.client, self.retry);
         block(async move {
-            let insert = || {
-                client.json(
-                    client
-                        .request(Method::POST, "b")
-                        .query(&[("project", project)])
-                        .json(&body),
-                )
-            };
+            let insert = || client.insert_bucket(project, body.clone());
             match retrying(retry, insert).await.0 {
                 Ok(created) => Ok(BucketCreation::Created(created)),
-                Err(e) if e.http_status == Some(409) => {
+                Err(e) if e.kind == ObjectErrorKind::Conflict => {
                     // Bucket names are global: the conflict may be ours or anyone's.
-                    let list = || {
-                        client.json(
-                            client
-                                .request(Method::GET, "b")
-                                .query(&[("project", project), ("prefix", bucket)]),
-                        )
-                    };
-                    let listed = retrying(retry, list).await.0?;
-                    Ok(listed["items"]
-                        .as_array()
+                    let listed = retrying(retry, || client.list_buckets(project, bucket))
+                        .await
+                        .0?;
+                    Ok(listed
                         .into_iter()
-                        .flatten()
                         .find(|b| b["name"] == bucket)
-                        .map_or(BucketCreation::Taken, |b| {
-                            BucketCreation::Existed(b.clone())
-                        }))
+                        .map_or(BucketCreation::Taken, BucketCreation::Existed))
                 }
                 Err(e) => Err(e),
             }
@@ -480,7 +416,7 @@ impl Drop for GcsLock {
     fn drop(&mut self) {
         // A 404 or 412 means a force-unlock removed it already; there is nothing else to do.
         let _ = block(delete_generation(
-            &self.client,
+            self.client.as_ref(),
             &self.bucket,
             &self.object,
             self.generation,
@@ -492,35 +428,16 @@ impl Drop for GcsLock {
 /// Deletes exactly one generation of an object, only if it is still that generation. Transient
 /// failures are retried; once retried, "not found" means an earlier attempt deleted it.
 async fn delete_generation(
-    client: &StorageClient,
+    client: &dyn ObjectStore,
     bucket: &str,
     object: &str,
     generation: i64,
     retry: Duration,
-) -> CloudResult<()> {
-    match retrying(retry, || delete_once(client, bucket, object, generation)).await {
-        (Err(e), true) if e.class == ErrorClass::NotFound => Ok(()),
+) -> ObjectResult<()> {
+    match retrying(retry, || client.delete(bucket, object, generation)).await {
+        (Err(e), true) if e.kind == ObjectErrorKind::NotFound => Ok(()),
         (result, _) => result,
     }
-}
-
-async fn delete_once(
-    client: &StorageClient,
-    bucket: &str,
-    object: &str,
-    generation: i64,
-) -> CloudResult<()> {
-    let generation = generation.to_string();
-    let request = client
-        .request(
-            Method::DELETE,
-            &format!("b/{}/o/{}", encode(bucket), encode(object)),
-        )
-        .query(&[
-            ("generation", generation.as_str()),
-            ("ifGenerationMatch", generation.as_str()),
-        ]);
-    client.send(request).await.map(|_| ())
 }
 
 /// How many times a request that fails transiently (429, 5xx, a dropped connection) is sent.
@@ -530,16 +447,16 @@ const ATTEMPTS: u32 = 8;
 
 /// Sends `call` until it succeeds, fails for good, or [`ATTEMPTS`] are used, doubling the delay
 /// from `initial` (up to 32×). Also says whether it was retried.
-async fn retrying<T, F, Fut>(initial: Duration, mut call: F) -> (CloudResult<T>, bool)
+async fn retrying<T, F, Fut>(initial: Duration, mut call: F) -> (ObjectResult<T>, bool)
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = CloudResult<T>>,
+    Fut: Future<Output = ObjectResult<T>>,
 {
     let mut delay = initial;
     let mut attempt = 1;
     loop {
         match call().await {
-            Err(e) if e.class == ErrorClass::Transient && attempt < ATTEMPTS => {
+            Err(e) if e.kind == ObjectErrorKind::Transient && attempt < ATTEMPTS => {
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(initial * 32);
                 attempt += 1;
@@ -552,7 +469,7 @@ where
 /// Runs `future` to completion from synchronous code: on the current multi-threaded runtime
 /// (the worker steps aside with `block_in_place`), or on a private runtime in a scoped thread
 /// when there is no such runtime (unit tests, a current-thread runtime).
-fn block<T: Send>(future: impl Future<Output = CloudResult<T>> + Send) -> CloudResult<T> {
+fn block<T: Send>(future: impl Future<Output = ObjectResult<T>> + Send) -> ObjectResult<T> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     if let Ok(handle) = Handle::try_current()
         && handle.runtime_flavor() == RuntimeFlavor::MultiThread
@@ -566,8 +483,8 @@ fn block<T: Send>(future: impl Future<Output = CloudResult<T>> + Send) -> CloudR
                     .enable_all()
                     .build()
                     .map_err(|e| {
-                        CloudError::new(
-                            ErrorClass::Other,
+                        ObjectError::new(
+                            ObjectErrorKind::Other,
                             format!("cannot start a runtime for Cloud Storage: {e}"),
                         )
                     })?
@@ -575,8 +492,8 @@ fn block<T: Send>(future: impl Future<Output = CloudResult<T>> + Send) -> CloudR
             })
             .join()
             .unwrap_or_else(|_| {
-                Err(CloudError::new(
-                    ErrorClass::Other,
+                Err(ObjectError::new(
+                    ObjectErrorKind::Other,
                     "a Cloud Storage request panicked",
                 ))
             })

@@ -15,10 +15,11 @@
 pub mod backend;
 pub mod gcs;
 pub mod lock;
+pub mod objects;
 pub mod store;
 
 pub use crate::resource::Lifecycle;
-use crate::resource::{Addr, Api, Kind};
+use crate::resource::{Addr, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -74,13 +75,7 @@ pub enum PendingAction {
     Delete,
 }
 
-/// A cloud operation handle, enough to poll it from another process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OperationRef {
-    pub api: Api,
-    /// The name to poll: a Compute operation self link, a GKE or AIP-151 operation name.
-    pub name: String,
-}
+pub use crate::resource::OperationRef;
 
 /// A journaled operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@ use super::Printer;
 use crate::blueprint::{BlueprintError, Problem};
 use crate::cloud::CloudError;
 use crate::files::ReadError;
+use crate::state::objects::ObjectError;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 /// A command's failure: what happened, why, and what to do.
@@ -50,6 +51,18 @@ impl Failure {
             error.message.clone()
         } else {
             format!("{} ({code})", error.message)
+        };
+        Failure::new(what)
+            .cause(cause)
+            .maybe_hint(error.hint.clone())
+    }
+
+    /// A failed call of the state bucket's object store (`a3ctl state create-bucket`).
+    pub fn object(what: impl Into<String>, error: &ObjectError) -> Failure {
+        let cause = if error.code.is_empty() {
+            error.message.clone()
+        } else {
+            format!("{} ({})", error.message, error.code)
         };
         Failure::new(what)
             .cause(cause)

@@ -12,9 +12,9 @@ use super::{Adapter, GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Api, Observed};
-use crate::state::OperationRef;
 use google_cloud_artifactregistry_v1::client::ArtifactRegistry;
 use google_cloud_artifactregistry_v1::model::{Repository, UpdateRepositoryRequest};
 use google_cloud_gax::error::rpc::Code;

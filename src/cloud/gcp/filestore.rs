@@ -11,9 +11,9 @@ use super::{Adapter, GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Api, Observed};
-use crate::state::OperationRef;
 use google_cloud_filestore_v1::client::CloudFilestoreManager;
 use google_cloud_filestore_v1::model::{Instance, UpdateInstanceRequest};
 use serde_json::{Value, json};

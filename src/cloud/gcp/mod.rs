@@ -26,10 +26,11 @@ pub use hints::{Subject, hint, refine};
 use super::{
     CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target, UpdateStep,
 };
-use crate::graph::build::{LABEL, mark};
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
+use crate::resource::mark;
+use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
 use crate::resource::{Api, Kind, Observed};
-use crate::state::OperationRef;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;

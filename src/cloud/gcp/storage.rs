@@ -17,9 +17,10 @@ use super::{Adapter, GcpConfig, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
 use crate::resource::Observed;
-use crate::state::OperationRef;
+use crate::resource::OperationRef;
+use crate::state::objects::{ObjectError, ObjectErrorKind, ObjectResult, ObjectStore};
 use google_cloud_auth::credentials::CacheableResource;
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::{Map, Value, json};
@@ -135,6 +136,134 @@ impl StorageClient {
             Err(e) if e.class == ErrorClass::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// A Cloud Storage failure in the terms of the state layer's [`ObjectStore`].
+fn object_error(e: CloudError) -> ObjectError {
+    let kind = match (e.http_status, e.class) {
+        (Some(412), _) => ObjectErrorKind::PreconditionFailed,
+        (Some(409), _) => ObjectErrorKind::Conflict,
+        (_, ErrorClass::NotFound) => ObjectErrorKind::NotFound,
+        (_, class) if class.is_retryable() => ObjectErrorKind::Transient,
+        _ => ObjectErrorKind::Other,
+    };
+    ObjectError {
+        kind,
+        code: e.code(),
+        message: e.message,
+        hint: e.hint,
+    }
+}
+
+/// The GCS state store's objects over the JSON API: media download with `x-goog-generation`,
+/// simple upload and delete with `ifGenerationMatch`
+/// (<https://cloud.google.com/storage/docs/json_api/v1/objects>).
+#[async_trait::async_trait]
+impl ObjectStore for StorageClient {
+    async fn bucket_exists(&self, bucket: &str) -> ObjectResult<bool> {
+        self.get_bucket(bucket)
+            .await
+            .map(|b| b.is_some())
+            .map_err(object_error)
+    }
+
+    async fn get(&self, bucket: &str, object: &str) -> ObjectResult<Option<(Vec<u8>, i64)>> {
+        let request = self
+            .request(
+                Method::GET,
+                &format!("b/{}/o/{}", encode(bucket), encode(object)),
+            )
+            .query(&[("alt", "media")]);
+        let response = match self.send(request).await {
+            Ok(r) => r,
+            Err(e) if e.class == ErrorClass::NotFound => return Ok(None),
+            Err(e) => return Err(object_error(e)),
+        };
+        let generation = response
+            .headers()
+            .get("x-goog-generation")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<i64>().ok())
+            .ok_or_else(|| {
+                ObjectError::new(
+                    ObjectErrorKind::Other,
+                    format!("Cloud Storage sent `{object}` without its generation"),
+                )
+            })?;
+        let bytes = response.bytes().await.map_err(|e| {
+            ObjectError::new(
+                ObjectErrorKind::Transient,
+                format!("cannot read `{object}`: {e}"),
+            )
+        })?;
+        Ok(Some((bytes.to_vec(), generation)))
+    }
+
+    async fn put(
+        &self,
+        bucket: &str,
+        object: &str,
+        bytes: Vec<u8>,
+        if_generation_match: i64,
+        kms_key: Option<&str>,
+    ) -> ObjectResult<i64> {
+        let mut request = self
+            .upload(bucket, object)
+            .query(&[("ifGenerationMatch", if_generation_match.to_string())])
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(bytes);
+        if let Some(key) = kms_key {
+            request = request.query(&[("kmsKeyName", key)]);
+        }
+        let answer = self.json(request).await.map_err(object_error)?;
+        let generation = match &answer["generation"] {
+            Value::String(g) => g.parse::<i64>().ok(),
+            Value::Number(g) => g.as_i64(),
+            _ => None,
+        };
+        generation.ok_or_else(|| {
+            ObjectError::new(
+                ObjectErrorKind::Other,
+                format!("Cloud Storage did not say which generation of `{object}` it wrote"),
+            )
+        })
+    }
+
+    async fn delete(&self, bucket: &str, object: &str, generation: i64) -> ObjectResult<()> {
+        let generation = generation.to_string();
+        let request = self
+            .request(
+                Method::DELETE,
+                &format!("b/{}/o/{}", encode(bucket), encode(object)),
+            )
+            .query(&[
+                ("generation", generation.as_str()),
+                ("ifGenerationMatch", generation.as_str()),
+            ]);
+        self.send(request).await.map(|_| ()).map_err(object_error)
+    }
+
+    async fn insert_bucket(&self, project: &str, resource: Value) -> ObjectResult<Value> {
+        self.json(
+            self.request(Method::POST, "b")
+                .query(&[("project", project)])
+                .json(&resource),
+        )
+        .await
+        .map_err(object_error)
+    }
+
+    async fn list_buckets(&self, project: &str, prefix: &str) -> ObjectResult<Vec<Value>> {
+        let listed = self
+            .json(
+                self.request(Method::GET, "b")
+                    .query(&[("project", project), ("prefix", prefix)]),
+            )
+            .await
+            .map_err(object_error)?;
+        // The JSON API leaves `items` out of an empty list.
+        Ok(listed["items"].as_array().cloned().unwrap_or_default())
     }
 }
 

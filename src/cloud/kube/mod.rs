@@ -36,9 +36,9 @@ pub use operation::WaitFor;
 
 use super::gcp::{Adapter, GcpConfig};
 use super::{CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep};
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Api, Kind, Observed};
-use crate::state::OperationRef;
 use client::{Clients, Served};
 use errors::classify;
 use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, Patch, PatchParams};

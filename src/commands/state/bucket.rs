@@ -22,7 +22,7 @@ pub(super) fn create(printer: &Printer, target: &Target) -> Result<(), Failure> 
     let labels = json!({ LABEL: bp.name, "a3ctl-purpose": "state" });
     let created = store
         .create_bucket(&bp.project, &bp.region, labels)
-        .map_err(|e| Failure::cloud(format!("Cannot create state bucket `{bucket}`"), &e))?;
+        .map_err(|e| Failure::object(format!("Cannot create state bucket `{bucket}`"), &e))?;
     match created {
         BucketCreation::Created(resource) => {
             printer.info(&format!(

@@ -23,9 +23,9 @@ use super::{Adapter, GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Api, Kind, Observed};
-use crate::state::OperationRef;
 use google_cloud_compute_v1::client::{
     Firewalls, GlobalOperations, Networks, RegionOperations, ResourcePolicies, Routers, Subnetworks,
 };

@@ -19,9 +19,9 @@ use super::{Adapter, GcpConfig, classify_gax};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
+use crate::resource::OperationRef;
 use crate::resource::{Kind, Observed};
-use crate::state::OperationRef;
 use google_cloud_container_v1::client::ClusterManager;
 
 /// How the Kubernetes API of a cluster is authenticated when counting a pool's nodes.

@@ -18,7 +18,7 @@ use super::operations::started;
 use super::{ContainerAdapter, absent_or, last_segment, parse_pool, typed};
 use crate::cloud::gcp::classify_gax;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
-use crate::plan::FieldDiff;
+use crate::resource::FieldDiff;
 use crate::resource::Observed;
 use base64::Engine;
 use google_cloud_container_v1::model::{NodeManagement, NodePool, UpdateNodePoolRequest};

@@ -13,7 +13,7 @@ use super::{ClusterPath, ContainerAdapter, absent_or};
 use crate::cloud::gcp::{classify_gax, classify_status};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started};
 use crate::resource::Api;
-use crate::state::OperationRef;
+use crate::resource::OperationRef;
 use google_cloud_container_v1::model::Operation;
 
 /// The [`Started`] for an operation GKE returned.
