@@ -1,17 +1,17 @@
-//! `cargo bench --bench chaos`: the suite's chaos trials (`tests/chaos/mod.rs`) at realistic
+//! `cargo bench --bench chaos`: the suite's chaos trials (`tests/it/trials/mod.rs`) at realistic
 //! latency, wide: for each shipped blueprint, every seed alone (transient faults on every API,
 //! the Kubernetes API servers included) and every seed × every interruption point (the apply or
 //! destroy dropped at an exact request, some of them with the answer lost). Prints, per
 //! blueprint, how many trials converged within two re-runs, duplicates, leaked resources,
 //! orphans after destroy and the slowest convergence, then every trial that did not converge.
-//! Numbers, not assertions: the suite's `tests/it_chaos.rs` is the gate.
+//! Numbers, not assertions: the suite's `tests/it/chaos.rs` is the gate.
 //!
 //! Environment: `CHAOS_SEEDS` (default 20), `CHAOS_RATE` (fault probability per request, default
 //! 0.2), `CHAOS_BLUEPRINTS` (comma-separated file names, default all three), `CHAOS_PARALLEL`
 //! (trials at once, default 6), `CHAOS_SCALE` (real seconds per simulated second, default
 //! 0.0005: a 10-minute cluster create takes 0.3 s).
 
-#[path = "../tests/chaos/mod.rs"]
+#[path = "../tests/it/trials/mod.rs"]
 mod chaos;
 
 use a3ctl_sim::SimConfig;

@@ -2,7 +2,7 @@
 //! names the resource's own quota (Filestore capacity, the GPU quota of a GPU pool), never another
 //! resource's advice; and a lock taken without `$USER` still names who holds it.
 
-mod common;
+use crate::common;
 
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};

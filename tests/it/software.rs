@@ -4,7 +4,7 @@
 //! with kubectl is planned and repaired; the installers finish before the GPU pool; destroy
 //! leaves nothing.
 
-mod common;
+use crate::common;
 
 use a3ctl_sim::SimConfig;
 use common::TestContext;

@@ -4,7 +4,7 @@
 //! with exit code 1, a message naming the file and what is wrong, and a hint, and no request
 //! reaches the (simulated) cloud.
 
-mod common;
+use crate::common;
 
 use common::{Run, TestContext};
 use std::path::Path;

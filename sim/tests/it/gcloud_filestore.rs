@@ -6,7 +6,7 @@
 //! The instance's network must exist in Compute, so these tests create it through the
 //! simulator's Compute API first.
 
-mod gcloud_support;
+use crate::gcloud_support;
 
 use a3ctl_sim::latency::LatencyProfile;
 use a3ctl_sim::{SimConfig, SimHandle};

@@ -4,7 +4,7 @@
 //! by timing out), scripted faults on Kubernetes verbs including server-side apply, scripted drops,
 //! and tripwires that hold a request before or after it changes anything.
 
-mod kube_support;
+use crate::kube_support;
 
 use a3ctl_sim::faults::{
     FaultAction, FaultConfig, NamedFault, ScriptedFault, TransientFaults, TransientKind, TripWhen,

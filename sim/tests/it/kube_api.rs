@@ -2,7 +2,7 @@
 //! conflicts, force and field removal, optimistic concurrency, generations, namespaces, CRDs in
 //! discovery, multi-network objects, PV/PVC binding, add-on objects, and watches.
 
-mod kube_support;
+use crate::kube_support;
 
 use kube_support::{latency, node, start};
 use serde_json::{Value, json};

@@ -6,8 +6,7 @@
 //! latency, fixed seeds: the faults a request gets depend on the seed and the request, not on
 //! timing (`docs/simulator.md`). `cargo bench --bench chaos` runs the same at realistic latency.
 
-mod chaos;
-mod common;
+use crate::trials as chaos;
 
 use a3ctl_sim::SimConfig;
 use chaos::{BLUEPRINTS, Interrupt, Outcome, Pace, Trial, interrupts, trial};

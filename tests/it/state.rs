@@ -2,7 +2,7 @@
 //! (concurrent and killed applies, force-unlock), a shipped blueprint applied with its state in
 //! GCS, and local → GCS migration. The `state` commands are in `it_state_commands.rs`.
 
-mod common;
+use crate::common;
 
 use a3ctl::cloud::gcp::storage::StorageClient;
 use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};

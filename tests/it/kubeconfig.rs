@@ -2,7 +2,7 @@
 //! (keeping an unrelated context), carries no token, is private, and lets kubectl reach the
 //! simulated cluster through a stub `gke-gcloud-auth-plugin`.
 
-mod common;
+use crate::common;
 
 use common::TestContext;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! precondition's 412, versioning, and a lock race where exactly one `ifGenerationMatch=0`
 //! insert wins.
 
-mod gcloud_support;
+use crate::gcloud_support;
 
 use a3ctl_sim::SimHandle;
 use gcloud_support::{Gcloud, PROJECT, send, start};

@@ -6,7 +6,7 @@
 //! simulated API server accepts, and `--run` times out with a clear message (the simulator runs
 //! no Job to completion).
 
-mod common;
+use crate::common;
 
 use common::TestContext;
 use common::kubectl::Kubectl;

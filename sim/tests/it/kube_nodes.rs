@@ -3,7 +3,7 @@
 //! the delay, and `nvidia.com/gpu` allocatable only once a driver is installed — by GKE (managed
 //! driver) or by the COS driver-installer DaemonSet. kubectl sees the same through `get`.
 
-mod kube_support;
+use crate::kube_support;
 
 use kube_support::{latency, node, start};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! What happens between applies: drift made behind a3ctl's back, machine-readable plans, timings,
 //! and interrupts.
 
-mod common;
+use crate::common;
 
 use a3ctl_sim::SimConfig;
 use common::TestContext;

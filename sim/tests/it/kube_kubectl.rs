@@ -3,7 +3,7 @@
 //! has nowhere to run, then the controller rolling out once a node it tolerates exists, and
 //! create/get/list/delete of Kueue custom resources.
 
-mod kube_support;
+use crate::kube_support;
 
 use kube_support::{latency, node, start};
 use std::time::Duration;

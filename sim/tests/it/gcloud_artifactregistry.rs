@@ -2,7 +2,7 @@
 //! update/delete`) and reqwest for the error cases (id rules, locations, format, 409, 404), the
 //! operation's exact `@type` URLs, and integer enum encoding.
 
-mod gcloud_support;
+use crate::gcloud_support;
 
 use gcloud_support::{Gcloud, PROJECT, assert_error, send, start};
 use serde_json::json;

@@ -7,7 +7,7 @@
 //! sorted set of its lines, durations replaced by `[TIME]` and "Still ..." lines dropped: steps run
 //! in parallel, so their order and timing are not part of the contract.
 
-mod common;
+use crate::common;
 
 use common::{Run, TestContext};
 

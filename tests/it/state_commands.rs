@@ -2,7 +2,7 @@
 //! bucket, list/show/rm/mv/pull/push with their refusals, the command-line overrides, the KMS key,
 //! and a GCS state in the sandbox.
 
-mod common;
+use crate::common;
 
 use a3ctl::state::State;
 use common::gcs::{BUCKET, GCS_BP, OBJECT, buckets, gcs_minimal, make_bucket, remote_state};

@@ -4,7 +4,7 @@
 //! not; and changes made with gcloud behind a3ctl's back are accepted into state by
 //! `--refresh-only` without a single mutating request.
 
-mod common;
+use crate::common;
 
 use common::gcloud::Gcloud;
 use common::{Run, TestContext};

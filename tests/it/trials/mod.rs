@@ -1,4 +1,4 @@
-//! Chaos trials, shared by the suite's seeded chaos test (`tests/it_chaos.rs`, manual clock) and
+//! Chaos trials, shared by the suite's seeded chaos test (`tests/it/chaos.rs`, manual clock) and
 //! the chaos benchmark (`benches/chaos.rs`, realistic latency): apply a shipped blueprint, then
 //! destroy it, against an in-process simulator that injects transient faults on every API — the
 //! Kubernetes API servers included — and, optionally, interrupts one run at an exact request.
@@ -8,8 +8,8 @@
 //! interrupted run journaled). An interruption is a simulator tripwire: the chosen request is held
 //! (before or after the simulator handled it) and the run's future is dropped as soon as it fires.
 //! Dropping the future is the in-process equivalent of SIGKILL: every task of the run is
-//! cancelled where it stands and only what reached the state file remains (`it_chaos.rs` also
-//! kills the real binary during a cluster delete).
+//! cancelled where it stands and only what reached the state file remains (`converge.rs` also
+//! kills the real binary with SIGKILL during a cluster delete).
 //!
 //! After each phase the trial compares the simulator's inventory with the state: a resource the
 //! simulator has twice (by kind and name) is a duplicate, one it has that the state does not

@@ -4,7 +4,7 @@
 //! cluster holds. Covers the webhook race, a wrong pin, drift inside the release, pruning on
 //! upgrade and uninstalling.
 
-mod common;
+use crate::common;
 
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::latency::Span;

@@ -2,7 +2,7 @@
 //! message, and no request reaches the (simulated) cloud. The exact wording, line and column of
 //! each rule are unit-tested in `src/blueprint/`; this checks the whole path a user takes.
 
-mod common;
+use crate::common;
 
 use common::TestContext;
 

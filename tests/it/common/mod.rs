@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 /// gcloud pointed at a simulator (the simulator's own test harness).
-#[path = "../../sim/tests/gcloud_support/mod.rs"]
+#[path = "../../../sim/tests/it/gcloud_support/mod.rs"]
 pub mod gcloud;
 pub mod gcs;
 pub mod kubectl;

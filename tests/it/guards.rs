@@ -2,7 +2,7 @@
 //! and no request reaches the cloud; a second apply on a locked state is refused, naming the
 //! holder.
 
-mod common;
+use crate::common;
 
 use common::TestContext;
 

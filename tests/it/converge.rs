@@ -3,8 +3,8 @@
 //! back, and a system pool that fails on quota (Kueue's controller has nowhere to run). Each
 //! must end, name what failed, and be finished by running a3ctl again, leaving nothing behind.
 
-mod chaos;
-mod common;
+use crate::common;
+use crate::trials as chaos;
 
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault, TripWhen, Tripwire};

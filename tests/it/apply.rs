@@ -2,7 +2,7 @@
 //! simulator's own REST API (as gcloud would see it), plan again (no changes), update and
 //! replace, destroy (nothing left), and survive faults, kills and concurrent runs.
 
-mod common;
+use crate::common;
 
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault, TransientFaults};

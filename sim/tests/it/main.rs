@@ -1,0 +1,18 @@
+//! The simulator's tests, one binary: `gcloud_*` drive each API with the installed gcloud,
+//! `kube_*` the Kubernetes API servers with kube-rs and kubectl, `admin` the simulator's own
+//! endpoints.
+
+mod gcloud_support;
+mod kube_support;
+
+mod admin;
+mod gcloud_artifactregistry;
+mod gcloud_compute;
+mod gcloud_container;
+mod gcloud_filestore;
+mod gcloud_storage;
+mod kube_api;
+mod kube_faults;
+mod kube_kubectl;
+mod kube_nodes;
+mod kube_tls;

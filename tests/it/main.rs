@@ -1,0 +1,32 @@
+//! a3ctl's integration tests, one binary (each test binary links the Google clients; one link
+//! instead of thirty). Modules are grouped by what they drive: `adapters_*` an adapter against the
+//! in-process simulator, the others the real `a3ctl` binary (`common::TestContext`), `chaos` and
+//! `converge` the engine under faults and interruptions (`trials`), `layers` the source itself.
+
+mod common;
+mod trials;
+
+mod adapters_compute;
+mod adapters_container;
+mod adapters_filestore;
+mod adapters_kube;
+mod adapters_storage;
+mod adopt;
+mod apply;
+mod chaos;
+mod converge;
+mod files;
+mod guards;
+mod hints;
+mod init;
+mod kubeconfig;
+mod kueue;
+mod layers;
+mod lifecycle;
+mod snapshots;
+mod software;
+mod state;
+mod state_commands;
+mod validate;
+mod validation;
+mod verify;
