@@ -14,6 +14,7 @@ mod adapters_storage;
 mod adopt;
 mod apply;
 mod chaos;
+mod compat;
 mod converge;
 mod files;
 mod guards;

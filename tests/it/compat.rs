@@ -1,0 +1,98 @@
+//! Files written by earlier a3ctl versions keep working. `fixtures/format1/` holds what today's
+//! a3ctl wrote (state format 1, plan format 1) for `blueprints/a3-high.toml`, with the simulator's
+//! world they describe: the state after an apply, and a saved plan of a node-count change made on
+//! top of it. Whatever the state's in-memory shape becomes, these files must load, plan no changes
+//! against their world, carry out the saved plan, and destroy everything.
+//!
+//! The fixtures are rewritten (only when the format changes on purpose, which needs a migration)
+//! by `A3CTL_WRITE_FIXTURES=1 cargo test --test it compat::write_format1_fixtures -- --ignored`.
+
+use crate::common::TestContext;
+use a3ctl_sim::SimConfig;
+use std::path::{Path, PathBuf};
+
+const BLUEPRINT: &str = "blueprints/a3-high.toml";
+const STATE: &str = "state/a3high.a3state.json";
+const PLAN: &str = "grow.plan.json";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/format1")
+}
+
+/// The blueprint with one more GPU node: the change the saved plan carries.
+fn grown(text: &str) -> String {
+    text.replacen("nodes = 4", "nodes = 5", 1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes the fixtures; run on purpose"]
+async fn write_format1_fixtures() {
+    if std::env::var("A3CTL_WRITE_FIXTURES").as_deref() != Ok("1") {
+        return;
+    }
+    let out = fixtures();
+    std::fs::create_dir_all(&out).unwrap();
+    let world = out.join("world.json");
+    let _ = std::fs::remove_file(&world);
+    let cx = TestContext::with(SimConfig {
+        persist: Some(world.clone()),
+        ..SimConfig::default()
+    })
+    .await;
+    cx.run(&["apply", BLUEPRINT, "--auto-approve"])
+        .await
+        .expect(0);
+    let text = std::fs::read_to_string(cx.path(BLUEPRINT)).unwrap();
+    cx.write(BLUEPRINT, &grown(&text));
+    cx.run(&["plan", BLUEPRINT, "--out", PLAN]).await.expect(0);
+    std::fs::copy(cx.path(STATE), out.join("a3high.a3state.json")).unwrap();
+    std::fs::copy(cx.path(PLAN), out.join(PLAN)).unwrap();
+    cx.sim.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_and_plan_files_of_format_1_still_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("world.json");
+    std::fs::copy(fixtures().join("world.json"), &world).unwrap();
+    let cx = TestContext::with(SimConfig {
+        persist: Some(world),
+        ..SimConfig::default()
+    })
+    .await;
+    std::fs::create_dir_all(cx.path("state")).unwrap();
+    std::fs::copy(fixtures().join("a3high.a3state.json"), cx.path(STATE)).unwrap();
+    std::fs::copy(fixtures().join(PLAN), cx.path(PLAN)).unwrap();
+    let written = std::fs::read_to_string(cx.path(STATE)).unwrap();
+
+    // The old state describes its world exactly.
+    let plan = cx.run(&["plan", BLUEPRINT, "--detailed-exitcode"]).await;
+    assert_eq!(plan.code, Some(0), "{}\n{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+
+    // The old saved plan is carried out on the blueprint it was made from.
+    let text = std::fs::read_to_string(cx.path(BLUEPRINT)).unwrap();
+    cx.write(BLUEPRINT, &grown(&text));
+    let apply = cx.run(&["apply", PLAN]).await;
+    assert_eq!(apply.code, Some(0), "{}\n{}", apply.stdout, apply.stderr);
+    assert!(
+        apply.stderr.contains("0 added, 2 changed, 0 destroyed"),
+        "{}",
+        apply.stderr
+    );
+    // Written again by this a3ctl; still format 1 (a new format must migrate, not refuse).
+    let rewritten: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cx.path(STATE)).unwrap()).unwrap();
+    assert_ne!(rewritten.to_string(), written);
+    assert_eq!(rewritten["version"], 1);
+    cx.run(&["plan", BLUEPRINT, "--detailed-exitcode"])
+        .await
+        .expect(0);
+    cx.run(&["destroy", BLUEPRINT, "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(
+        crate::trials::inventory(&cx.sim, "my-project", "us-central1").await,
+        Vec::<String>::new()
+    );
+}
