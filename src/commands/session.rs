@@ -96,8 +96,7 @@ impl Session {
     /// Saves a state changed outside an apply (import, refresh-only): one more serial, written
     /// atomically. The caller holds the lock.
     pub fn save_state(&self, state: &mut State) -> Result<(), Failure> {
-        state.serial += 1;
-        state.a3ctl_version = env!("CARGO_PKG_VERSION").to_string();
+        state.touch();
         self.store.save(state).map_err(|e| {
             Failure::new(format!("Cannot save state `{}`", self.store.location()))
                 .cause(e.to_string())

@@ -13,6 +13,7 @@
 //! Cloud Storage), and [`backend`], the one interface commands use over both.
 
 pub mod backend;
+pub mod edit;
 pub mod gcs;
 pub mod lock;
 pub mod objects;

@@ -17,6 +17,7 @@ use crate::files;
 use crate::resource::Addr;
 use crate::state::State;
 use crate::state::backend::StateStore;
+use crate::state::edit::EditError;
 use crate::state::lock::LocalLock;
 use crate::state::store::{self, LocalStore};
 use crate::ui::Printer;
@@ -140,11 +141,9 @@ pub async fn run(
             let _lock = lock_state(printer, target.store(), "state rm")?;
             let mut state = target.existing()?;
             let addr = target.recorded(&state, &addr)?;
-            refuse_pending(&state, &addr)?;
-            let record = state.resources.remove(&addr).ok_or_else(|| {
-                Failure::new(format!("`{addr}` disappeared from state while removing it"))
-            })?;
-            bump(&mut state);
+            let record = state
+                .remove_record(&addr)
+                .map_err(|e| edit_failure(&target, "remove", &addr, e))?;
             target.save(&state)?;
             printer.info(&format!(
                 "Removed `{addr}` from state `{}` (serial {}).\nOnly the record is gone: `{}` still exists in the cloud. The next plan shows `{addr}` as one to create; `a3ctl import` takes it back.",
@@ -163,25 +162,9 @@ pub async fn run(
             let mut state = target.existing()?;
             let from = target.recorded(&state, &from)?;
             let to = parse_addr(&to)?;
-            if to.kind != from.kind {
-                return Err(Failure::new(format!(
-                    "Cannot move `{from}` to `{to}`: a {} cannot become a {}",
-                    from.kind, to.kind
-                ))
-                .hint(format!("the new address must start with `{}.`", from.kind)));
-            }
-            if state.resources.contains_key(&to) {
-                return Err(Failure::new(format!(
-                    "Cannot move `{from}` to `{to}`: `{to}` is already in state `{}`",
-                    target.store()
-                ))
-                .hint(format!(
-                    "remove it first with `a3ctl state rm {to} ...` if it is obsolete"
-                )));
-            }
-            refuse_pending(&state, &from)?;
-            move_record(&mut state, &from, &to);
-            bump(&mut state);
+            state
+                .move_record(&from, &to)
+                .map_err(|e| edit_failure(&target, &format!("move `{from}` to"), &to, e))?;
             target.save(&state)?;
             printer.info(&format!(
                 "Moved `{from}` to `{to}` in state `{}` (serial {}).",
@@ -364,36 +347,28 @@ fn parse_addr(text: &str) -> Result<Addr, Failure> {
     })
 }
 
-/// Renames `from` to `to`: the record, the dependencies on it, and its journal entries.
-fn move_record(state: &mut State, from: &Addr, to: &Addr) {
-    if let Some(record) = state.resources.remove(from) {
-        state.resources.insert(to.clone(), record);
-    }
-    for record in state.resources.values_mut() {
-        for dependency in &mut record.dependencies {
-            if dependency == from {
-                *dependency = to.clone();
-            }
+/// Why `a3ctl state rm` / `state mv` refused, with what to do.
+fn edit_failure(target: &Target, what: &str, addr: &Addr, error: EditError) -> Failure {
+    match error {
+        EditError::Pending { .. } => {
+            Failure::new(error.to_string()).hint("run `a3ctl apply` to finish it first")
         }
-    }
-    for pending in &mut state.pending {
-        for dependency in &mut pending.dependencies {
-            if dependency == from {
-                *dependency = to.clone();
-            }
-        }
-    }
-}
-
-/// A resource with an operation in flight cannot be edited: the next apply finishes it first.
-fn refuse_pending(state: &State, addr: &Addr) -> Result<(), Failure> {
-    match state.pending_for(addr) {
-        Some(pending) => Err(Failure::new(format!(
-            "`{addr}` has an unfinished {:?} operation recorded by an interrupted apply",
-            pending.action
+        EditError::NotRecorded(_) => Failure::new(format!(
+            "Cannot {what} `{addr}`: {error} `{}`",
+            target.store()
         ))
-        .hint("run `a3ctl apply` to finish it first")),
-        None => Ok(()),
+        .hint("`a3ctl state list` lists the recorded addresses"),
+        EditError::KindChange { from, .. } => {
+            Failure::new(format!("Cannot {what} `{addr}`: {error}"))
+                .hint(format!("the new address must start with `{from}.`"))
+        }
+        EditError::Taken(_) => Failure::new(format!(
+            "Cannot {what} `{addr}`: `{addr}` is already in state `{}`",
+            target.store()
+        ))
+        .hint(format!(
+            "remove it first with `a3ctl state rm {addr} ...` if it is obsolete"
+        )),
     }
 }
 
@@ -406,61 +381,7 @@ fn warn_pending(printer: &Printer, state: &State) {
     }
 }
 
-fn bump(state: &mut State) {
-    state.serial += 1;
-    state.a3ctl_version = env!("CARGO_PKG_VERSION").to_string();
-}
-
 fn pretty(value: &impl serde::Serialize) -> Result<String, Failure> {
     serde_json::to_string_pretty(value)
         .map_err(|e| Failure::new("Cannot encode the state").cause(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::resource::Kind;
-    use crate::state::{PendingAction, PendingOperation, Record};
-    use serde_json::json;
-
-    fn record(dependencies: Vec<Addr>) -> Record {
-        Record {
-            kind: Kind::Network,
-            id: "projects/p/global/networks/n".into(),
-            spec: json!({}),
-            outputs: json!({}),
-            dependencies,
-            tainted: false,
-            lifecycle: Default::default(),
-            updated_at: "2026-11-21T00:00:00Z".into(),
-        }
-    }
-
-    #[test]
-    fn a_move_renames_the_record_and_every_reference_to_it() {
-        let (a, b, c) = (
-            Addr::new(Kind::Network, "a"),
-            Addr::new(Kind::Network, "b"),
-            Addr::new(Kind::Subnetwork, "c"),
-        );
-        let mut state = State::new("x", "l".into());
-        state.resources.insert(a.clone(), record(vec![]));
-        state.resources.insert(c.clone(), record(vec![a.clone()]));
-        state.set_pending(PendingOperation {
-            addr: Addr::new(Kind::Subnetwork, "d"),
-            action: PendingAction::Create,
-            id: "d".into(),
-            operation: None,
-            spec: json!({}),
-            dependencies: vec![a.clone()],
-            lifecycle: Default::default(),
-            started_at: "t".into(),
-        });
-        move_record(&mut state, &a, &b);
-        assert!(!state.resources.contains_key(&a) && state.resources.contains_key(&b));
-        assert_eq!(state.resources[&c].dependencies, vec![b.clone()]);
-        assert_eq!(state.pending[0].dependencies, vec![b]);
-        assert!(refuse_pending(&state, &c).is_ok());
-        assert!(refuse_pending(&state, &Addr::new(Kind::Subnetwork, "d")).is_err());
-    }
 }
