@@ -9,17 +9,13 @@ use crate::cloud::CloudError;
 use crate::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};
 use crate::cloud::kube::client::Clients;
 use crate::cloud::kube::read::ClusterApi;
-use crate::graph::software::NAMESPACE;
 use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
 use crate::ui::verify_view;
+use crate::verify::live::{self, NcclError};
 use crate::verify::nccl::{self, NAME, TEST_CONTAINER, TEST_NAMESPACE};
-use crate::verify::{
-    Expected, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot, LOCAL_QUEUE_NAMESPACE, Report, Snapshot,
-};
-use std::time::{Duration, Instant};
-
-const NETWORKING: &str = "networking.gke.io/v1";
+use crate::verify::{Expected, Report};
+use std::time::Duration;
 
 pub async fn run(
     global: &Global,
@@ -72,7 +68,9 @@ pub async fn run(
         return run_nccl_test(&session, &api, timeout).await;
     }
     let expected = Expected::new(bp, &session.graph, &args.blueprint.display().to_string());
-    let snapshot = fetch(&api, &expected).await.map_err(|e| unreachable(&e))?;
+    let snapshot = live::fetch(&api, &expected)
+        .await
+        .map_err(|e| unreachable(&e))?;
     let report = Report::new(
         &bp.name,
         &bp.name,
@@ -88,58 +86,6 @@ pub async fn run(
         ExitStatus::Success
     } else {
         ExitStatus::Failure
-    })
-}
-
-/// Reads everything the checks need.
-async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot, CloudError> {
-    let nodes = api.list("v1", "Node", None).await?.unwrap_or_default();
-    let daemonsets = api
-        .list("apps/v1", "DaemonSet", Some(NAMESPACE))
-        .await?
-        .unwrap_or_default();
-    let networks = api.list(NETWORKING, "Network", None).await?;
-    let param_sets = api.list(NETWORKING, "GKENetworkParamSet", None).await?;
-    let kueue = match &expected.kueue {
-        None => KueueSnapshot::Skipped,
-        Some(queue) => {
-            let served = api.group_versions(KUEUE_GROUP).await?;
-            // The server's preferred version when the checks understand it, else the newest
-            // understood one it serves.
-            let version = served
-                .iter()
-                .find(|v| KUEUE_VERSIONS.contains(&v.as_str()))
-                .cloned();
-            match version {
-                None => KueueSnapshot::NotServed,
-                Some(version) => {
-                    let api_version = format!("{KUEUE_GROUP}/{version}");
-                    let cluster_queue = api
-                        .get(&api_version, "ClusterQueue", None, &queue.name)
-                        .await?;
-                    let local_queue = api
-                        .get(
-                            &api_version,
-                            "LocalQueue",
-                            Some(LOCAL_QUEUE_NAMESPACE),
-                            &queue.name,
-                        )
-                        .await?;
-                    KueueSnapshot::Served {
-                        version,
-                        cluster_queue,
-                        local_queue,
-                    }
-                }
-            }
-        }
-    };
-    Ok(Snapshot {
-        nodes,
-        daemonsets,
-        networks,
-        param_sets,
-        kueue,
     })
 }
 
@@ -187,106 +133,54 @@ async fn run_nccl_test(
     let bp = &session.blueprint;
     let objects = nccl_objects(bp)?;
     let job_ref = format!("Job `{TEST_NAMESPACE}/{NAME}`");
-    let cloud = |what: String| move |e: CloudError| Failure::cloud(what, &e);
-    let deadline = Instant::now() + timeout;
     let poll = Duration::from_millis(
         std::env::var(crate::env_vars::POLL_INTERVAL_MS)
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(5000),
     );
-    // A Job's pod template cannot change: an earlier run is deleted first.
-    if api
-        .get("batch/v1", "Job", Some(TEST_NAMESPACE), NAME)
-        .await
-        .map_err(cloud(format!("Cannot read {job_ref}")))?
-        .is_some()
-    {
-        printer.info(&format!("Deleting the previous {job_ref}..."));
-        api.delete("batch/v1", "Job", Some(TEST_NAMESPACE), NAME)
-            .await
-            .map_err(cloud(format!("Cannot delete {job_ref}")))?;
-        while api
-            .get("batch/v1", "Job", Some(TEST_NAMESPACE), NAME)
-            .await
-            .map_err(cloud(format!("Cannot read {job_ref}")))?
-            .is_some()
-        {
-            if Instant::now() >= deadline {
-                return Err(Failure::new(format!("The previous {job_ref} is still being deleted"))
-                    .hint(format!("wait for `kubectl -n {TEST_NAMESPACE} get job {NAME}` to find nothing, then run again")));
-            }
-            tokio::time::sleep(poll).await;
-        }
-    }
-    for object in &objects {
-        api.apply(object).await.map_err(cloud(format!(
-            "Cannot apply {} `{TEST_NAMESPACE}/{NAME}`",
-            object["kind"].as_str().unwrap_or("object")
-        )))?;
-    }
     printer.info(&format!(
-        "Applied the NCCL test ({job_ref}); waiting up to {} for it to finish...",
+        "Applying the NCCL test ({job_ref}); waiting up to {} for it to finish...",
         show_duration(timeout)
     ));
-    let mut last = String::new();
-    let outcome = loop {
-        let job = api
-            .get("batch/v1", "Job", Some(TEST_NAMESPACE), NAME)
-            .await
-            .map_err(cloud(format!("Cannot read {job_ref}")))?
-            .ok_or_else(|| Failure::new(format!("{job_ref} disappeared while waiting for it")))?;
-        let status = &job["status"];
-        let count = |f: &str| status[f].as_u64().unwrap_or(0);
-        let condition = |t: &str| {
-            status["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == t && c["status"] == "True")
-        };
-        let progress = format!(
-            "{} of {} pods succeeded, {} running, {} failed",
-            count("succeeded"),
-            nccl::HOSTS,
-            count("active"),
-            count("failed")
-        );
-        if condition("Complete") {
-            break Ok(());
-        }
-        if condition("Failed") {
-            break Err(progress);
-        }
-        if progress != last {
-            printer.info(&format!("  {progress}"));
-            last = progress;
-        }
-        if Instant::now() >= deadline {
-            return Err(Failure::new(format!(
-                "The NCCL test did not finish within {}: {job_ref} has {last}",
+    let progress = |line: &str| printer.info(&format!("  {line}"));
+    let busbw = live::run_nccl_test(api, &objects, timeout, poll, &progress)
+        .await
+        .map_err(|e| match e {
+            NcclError::Cloud { what, error } => {
+                Failure::cloud(format!("Cannot {what} `{TEST_NAMESPACE}/{NAME}`"), &error)
+            }
+            NcclError::PreviousStillDeleting => Failure::new(format!(
+                "The previous {job_ref} is still being deleted"
+            ))
+            .hint(format!(
+                "wait for `kubectl -n {TEST_NAMESPACE} get job {NAME}` to find nothing, then run again"
+            )),
+            NcclError::Disappeared => {
+                Failure::new(format!("{job_ref} disappeared while waiting for it"))
+            }
+            NcclError::TimedOut { progress } => Failure::new(format!(
+                "The NCCL test did not finish within {}: {job_ref} has {progress}",
                 show_duration(timeout)
             ))
             .hint(format!(
                 "`kubectl -n {TEST_NAMESPACE} get pods -l job-name={NAME} -o wide` shows where its pods are (Pending pods wait for 2 free GPU nodes{}); run again with a longer --timeout, or remove the test with `kubectl -n {TEST_NAMESPACE} delete job,service {NAME}`",
                 if bp.software.kueue.enabled { " or for Kueue to admit the Job" } else { "" }
-            )));
-        }
-        tokio::time::sleep(poll).await;
-    };
-    let log = leader_log(api).await?;
-    if let Err(progress) = outcome {
-        let tail: Vec<&str> = log.lines().rev().take(20).collect();
-        return Err(Failure::new(format!("The NCCL test failed: {job_ref} has {progress}"))
-            .cause(tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
-            .hint(format!("`kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME} -c {TEST_CONTAINER}` has the full output; `a3ctl verify` checks the networks and installers the test relies on")));
-    }
-    let Some(busbw) = nccl::bus_bandwidth(&log) else {
-        return Err(Failure::new(format!(
-            "The NCCL test finished but its log has no \"Avg bus bandwidth\" line (pod 0 of {job_ref}, container {TEST_CONTAINER})"
-        ))
-        .hint(format!("read it with `kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME},batch.kubernetes.io/job-completion-index=0 -c {TEST_CONTAINER}`")));
-    };
+            )),
+            NcclError::Failed { progress, log_tail } => {
+                Failure::new(format!("The NCCL test failed: {job_ref} has {progress}"))
+                    .cause(log_tail)
+                    .hint(format!("`kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME} -c {TEST_CONTAINER}` has the full output; `a3ctl verify` checks the networks and installers the test relies on"))
+            }
+            NcclError::LeaderGone => Failure::new(format!(
+                "Pod 0 of {job_ref} is gone; its log cannot be read"
+            ))
+            .hint("run the test again"),
+            NcclError::NoBandwidth => Failure::new(format!(
+                "The NCCL test finished but its log has no \"Avg bus bandwidth\" line (pod 0 of {job_ref}, container {TEST_CONTAINER})"
+            ))
+            .hint(format!("read it with `kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME},batch.kubernetes.io/job-completion-index=0 -c {TEST_CONTAINER}`")),
+        })?;
     let (floor, source) = nccl::floor(bp.family);
     printer.out(&verify_view::bandwidth(&printer, busbw, floor, source));
     Ok(if busbw >= floor {
@@ -294,35 +188,6 @@ async fn run_nccl_test(
     } else {
         ExitStatus::Failure
     })
-}
-
-/// The test container's log of the Job's pod 0.
-async fn leader_log(api: &ClusterApi<'_>) -> Result<String, Failure> {
-    let pods = api
-        .list("v1", "Pod", Some(TEST_NAMESPACE))
-        .await
-        .map_err(|e| Failure::cloud(format!("Cannot list the pods of Job `{NAME}`"), &e))?
-        .unwrap_or_default();
-    let labels =
-        |p: &serde_json::Value, k: &str| p["metadata"]["labels"][k].as_str().map(str::to_string);
-    let Some(pod) = pods.iter().find(|p| {
-        labels(p, "job-name").as_deref() == Some(NAME)
-            && labels(p, "batch.kubernetes.io/job-completion-index").as_deref() == Some("0")
-    }) else {
-        return Err(Failure::new(format!(
-            "Pod 0 of Job `{TEST_NAMESPACE}/{NAME}` is gone; its log cannot be read"
-        ))
-        .hint("run the test again"));
-    };
-    let name = pod["metadata"]["name"].as_str().unwrap_or_default();
-    api.logs(TEST_NAMESPACE, name, TEST_CONTAINER)
-        .await
-        .map_err(|e| {
-            Failure::cloud(
-                format!("Cannot read the log of pod `{TEST_NAMESPACE}/{name}`"),
-                &e,
-            )
-        })
 }
 
 /// `20m`, `90s`, `1h`, `1500ms`.

@@ -1,11 +1,13 @@
 //! `a3ctl verify` without I/O: what a blueprint's cluster must look like ([`Expected`], derived
 //! from the blueprint and its resource graph), what was read from the cluster ([`Snapshot`]), and
-//! the checks that compare them ([`check`], in [`checks`]). The command fetches the snapshot
-//! (`commands::verify`); the UI renders the [`Report`].
+//! the checks that compare them ([`check`], in [`checks`]). [`live`] is the only I/O: it reads the
+//! snapshot and runs the NCCL test through the cluster's Kubernetes API; the UI renders the
+//! [`Report`].
 //!
 //! [`nccl`] builds the two-node NCCL all-gather test and reads its bandwidth.
 
 pub mod checks;
+pub mod live;
 pub mod nccl;
 
 pub use checks::check;

@@ -1,0 +1,249 @@
+//! The I/O side of `a3ctl verify`, through a cluster's Kubernetes API ([`ClusterApi`]): reading
+//! the [`Snapshot`] the checks judge (GET and LIST only), and running the two-node NCCL test
+//! ([`run_nccl_test`]). It never prints: progress goes to a callback, failures are typed
+//! ([`NcclError`]) and worded by the command.
+
+use super::nccl::{self, NAME, TEST_CONTAINER, TEST_NAMESPACE};
+use super::{
+    Expected, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot, LOCAL_QUEUE_NAMESPACE, Snapshot,
+};
+use crate::cloud::CloudError;
+use crate::cloud::kube::read::ClusterApi;
+use crate::cloud::retry::{Backoff, Jitter, Look, Poller, Waited};
+use crate::graph::software::NAMESPACE;
+use serde_json::Value;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+const NETWORKING: &str = "networking.gke.io/v1";
+
+/// Reads everything the checks need.
+pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot, CloudError> {
+    // A list the cluster does not serve is `None`; an empty one is `Some([])`. Nodes and
+    // DaemonSets are core kinds every cluster serves.
+    let nodes = api.list("v1", "Node", None).await?.unwrap_or_default();
+    let daemonsets = api
+        .list("apps/v1", "DaemonSet", Some(NAMESPACE))
+        .await?
+        .unwrap_or_default();
+    let networks = api.list(NETWORKING, "Network", None).await?;
+    let param_sets = api.list(NETWORKING, "GKENetworkParamSet", None).await?;
+    let kueue = match &expected.kueue {
+        None => KueueSnapshot::Skipped,
+        Some(queue) => {
+            let served = api.group_versions(KUEUE_GROUP).await?;
+            // The server's preferred version when the checks understand it, else the newest
+            // understood one it serves.
+            let version = served
+                .iter()
+                .find(|v| KUEUE_VERSIONS.contains(&v.as_str()))
+                .cloned();
+            match version {
+                None => KueueSnapshot::NotServed,
+                Some(version) => {
+                    let api_version = format!("{KUEUE_GROUP}/{version}");
+                    let cluster_queue = api
+                        .get(&api_version, "ClusterQueue", None, &queue.name)
+                        .await?;
+                    let local_queue = api
+                        .get(
+                            &api_version,
+                            "LocalQueue",
+                            Some(LOCAL_QUEUE_NAMESPACE),
+                            &queue.name,
+                        )
+                        .await?;
+                    KueueSnapshot::Served {
+                        version,
+                        cluster_queue,
+                        local_queue,
+                    }
+                }
+            }
+        }
+    };
+    Ok(Snapshot {
+        nodes,
+        daemonsets,
+        networks,
+        param_sets,
+        kueue,
+    })
+}
+
+/// Why the NCCL test did not produce a bandwidth.
+#[derive(Debug)]
+pub enum NcclError {
+    /// A call failed: `what` names it, and the test's object ends the sentence (`read Job`,
+    /// `apply Service`, `list the pods of Job`).
+    Cloud { what: String, error: CloudError },
+    /// The Job of an earlier run was still being deleted at the deadline.
+    PreviousStillDeleting,
+    /// The Job vanished while waiting for it.
+    Disappeared,
+    /// The deadline passed; `progress` is the Job's last reported state.
+    TimedOut { progress: String },
+    /// The Job failed; the last lines of pod 0's log.
+    Failed { progress: String, log_tail: String },
+    /// Pod 0 is gone, so its log cannot be read.
+    LeaderGone,
+    /// Pod 0's log has no "Avg bus bandwidth" line.
+    NoBandwidth,
+}
+
+fn cloud(what: &str) -> impl FnOnce(CloudError) -> NcclError + '_ {
+    move |error| NcclError::Cloud {
+        what: what.to_string(),
+        error,
+    }
+}
+
+/// Replaces any earlier test, applies `objects` (the Job and its Service), waits until the Job
+/// completes or fails or `timeout` passes, polling every `poll`, and returns pod 0's bus
+/// bandwidth in GB/s. `progress` is told each new state of the Job.
+pub async fn run_nccl_test(
+    api: &ClusterApi<'_>,
+    objects: &[Value],
+    timeout: Duration,
+    poll: Duration,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<f64, NcclError> {
+    let jitter = Jitter::new(0);
+    let never = CancellationToken::new();
+    let poller = Poller {
+        // Every `poll`: between half of it and all of it.
+        backoff: Backoff {
+            initial: poll,
+            max: poll,
+            multiplier: 1.0,
+        },
+        jitter: &jitter,
+        stop: &never,
+        deadline: Instant::now() + timeout,
+    };
+    let job = || api.get("batch/v1", "Job", Some(TEST_NAMESPACE), NAME);
+
+    // A Job's pod template cannot change: an earlier run is deleted first.
+    if job().await.map_err(cloud("read Job"))?.is_some() {
+        progress("Deleting the previous test...");
+        api.delete("batch/v1", "Job", Some(TEST_NAMESPACE), NAME)
+            .await
+            .map_err(cloud("delete Job"))?;
+        let gone = poller
+            .until(true, |_| async {
+                match job().await {
+                    Ok(None) => Look::Done(()),
+                    Ok(Some(_)) => Look::Pending,
+                    Err(e) => Look::Failed(e),
+                }
+            })
+            .await;
+        match gone {
+            Waited::Done(()) => {}
+            Waited::Failed(error) => return Err(cloud("read Job")(error)),
+            Waited::TimedOut | Waited::Interrupted => return Err(NcclError::PreviousStillDeleting),
+        }
+    }
+    for object in objects {
+        let kind = object["kind"].as_str().unwrap_or("object");
+        api.apply(object).await.map_err(|error| NcclError::Cloud {
+            what: format!("apply {kind}"),
+            error,
+        })?;
+    }
+
+    let last = parking_lot::Mutex::new(String::new());
+    let finished = poller
+        .until(false, |_| async {
+            let job = match job().await {
+                Ok(Some(job)) => job,
+                Ok(None) => return Look::Done(Err(NcclError::Disappeared)),
+                Err(error) => return Look::Done(Err(cloud("read Job")(error))),
+            };
+            let status = &job["status"];
+            // Counts a Job has not reported yet are zero.
+            let count = |f: &str| status[f].as_u64().unwrap_or(0);
+            let condition = |t: &str| {
+                status["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == t && c["status"] == "True")
+            };
+            let now = format!(
+                "{} of {} pods succeeded, {} running, {} failed",
+                count("succeeded"),
+                nccl::HOSTS,
+                count("active"),
+                count("failed")
+            );
+            if condition("Complete") {
+                return Look::Done(Ok(()));
+            }
+            if condition("Failed") {
+                return Look::Done(Err(NcclError::Failed {
+                    progress: now,
+                    log_tail: String::new(),
+                }));
+            }
+            let mut last = last.lock();
+            if *last != now {
+                progress(&now);
+                *last = now;
+            }
+            Look::Pending
+        })
+        .await;
+    let outcome = match finished {
+        Waited::Done(outcome) => outcome,
+        Waited::Failed(error) => Err(cloud("read Job")(error)),
+        Waited::TimedOut | Waited::Interrupted => {
+            return Err(NcclError::TimedOut {
+                progress: last.into_inner(),
+            });
+        }
+    };
+    match outcome {
+        Ok(()) => {
+            let log = leader_log(api).await?;
+            nccl::bus_bandwidth(&log).ok_or(NcclError::NoBandwidth)
+        }
+        Err(NcclError::Failed { progress, .. }) => {
+            let log = leader_log(api).await?;
+            let tail: Vec<&str> = log.lines().rev().take(20).collect();
+            Err(NcclError::Failed {
+                progress,
+                log_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            })
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// The test container's log of the Job's pod 0.
+async fn leader_log(api: &ClusterApi<'_>) -> Result<String, NcclError> {
+    let pods = api
+        .list("v1", "Pod", Some(TEST_NAMESPACE))
+        .await
+        .map_err(cloud("list the pods of Job"))?
+        // Pods are a core kind: `None` (not served) cannot happen; read it as no pods.
+        .unwrap_or_default();
+    let label = |p: &Value, k: &str| p["metadata"]["labels"][k].as_str().map(str::to_string);
+    let pod = pods
+        .iter()
+        .find(|p| {
+            label(p, "job-name").as_deref() == Some(NAME)
+                && label(p, "batch.kubernetes.io/job-completion-index").as_deref() == Some("0")
+        })
+        .ok_or(NcclError::LeaderGone)?;
+    let name = pod["metadata"]["name"]
+        .as_str()
+        .ok_or(NcclError::LeaderGone)?;
+    api.logs(TEST_NAMESPACE, name, TEST_CONTAINER)
+        .await
+        .map_err(|error| NcclError::Cloud {
+            what: format!("read the log of pod `{TEST_NAMESPACE}/{name}` of Job"),
+            error,
+        })
+}
