@@ -746,31 +746,47 @@ impl Executor {
                     // A lost answer may hide a delete that happened, and a resource refusing a
                     // delete may already be going (a destroy killed during the delete of a GKE
                     // cluster, whose operation was never journaled): wait for it to be gone.
-                    match self.read(target).await {
-                        Ok(None) => {
+                    if let Some(outcome) = self.already_going(target).await {
+                        if outcome == Outcome::Done {
                             forget(self).await;
-                            return Outcome::Done;
                         }
-                        Ok(Some(observed))
-                            if matches!(
-                                self.provider.settle(target, &observed),
-                                Settle::Deleting { .. }
-                            ) =>
-                        {
-                            let outcome = self.wait_gone(target).await;
-                            if outcome == Outcome::Done {
-                                forget(self).await;
-                            }
-                            return outcome;
-                        }
-                        _ => {}
+                        return outcome;
                     }
                 }
                 Err(e) => {
+                    // Refused because it is already being deleted: Filestore answers
+                    // FAILED_PRECONDITION ("cannot be deleted while operation ... is in progress")
+                    // to the delete of an instance whose own delete, started by a run that died
+                    // before the answer came, still runs.
+                    if matches!(e.class, ErrorClass::Invalid | ErrorClass::Conflict)
+                        && let Some(outcome) = self.already_going(target).await
+                    {
+                        if outcome == Outcome::Done {
+                            forget(self).await;
+                        }
+                        return outcome;
+                    }
                     self.save(|s| s.clear_pending(&target.addr)).await;
                     return Outcome::Failed(e);
                 }
             }
+        }
+    }
+
+    /// When a resource whose delete was refused or lost is gone (`Done`) or being deleted (the
+    /// outcome of waiting until it is gone); `None` when it still stands.
+    async fn already_going(&self, target: &Target) -> Option<Outcome> {
+        match self.read(target).await {
+            Ok(None) => Some(Outcome::Done),
+            Ok(Some(observed))
+                if matches!(
+                    self.provider.settle(target, &observed),
+                    Settle::Deleting { .. }
+                ) =>
+            {
+                Some(self.wait_gone(target).await)
+            }
+            _ => None,
         }
     }
 

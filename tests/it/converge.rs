@@ -187,3 +187,66 @@ async fn a_system_pool_refused_on_quota_fails_kueue_at_once_and_the_next_apply_f
         .await
         .expect(0);
 }
+
+/// Runs `a3ctl ARGS` while simulated time moves `step` seconds every 20 ms of real time (the
+/// manual clock otherwise stands still).
+async fn run_ticking(cx: &TestContext, args: &[&str], step: f64) -> Run {
+    let ticker = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            cx.sim.advance_secs(step);
+        }
+    };
+    tokio::select! {
+        run = run(cx, args) => run,
+        _ = ticker => unreachable!("the ticker never ends"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destroy_killed_after_filestore_took_its_delete_waits_for_it_next_time() {
+    // Manual clock: the Filestore delete (made 6,000 simulated seconds long) runs until the test
+    // moves time, so the next destroy finds the instance DELETING, and Filestore refuses a
+    // second delete while the first runs (FAILED_PRECONDITION, as the cargo bench --bench chaos
+    // trials found at realistic latency).
+    let mut faults = FaultConfig::default();
+    faults
+        .extra_latency
+        .insert("file.instance.delete".into(), 6000.0);
+    let cx = TestContext::with(SimConfig {
+        faults: faults.clone(),
+        ..SimConfig::default()
+    })
+    .await;
+    const MEGA: &str = "blueprints/a3-mega.toml";
+    run(&cx, &["apply", MEGA, "--auto-approve"]).await.expect(0);
+
+    // The instance's DELETE is handled (the delete runs), its answer held; the process dies.
+    cx.sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "file".into(),
+            method: Some("DELETE".into()),
+            path: Some("/instances/".into()),
+            nth: 1,
+            when: TripWhen::After,
+        }],
+        ..faults.clone()
+    });
+    let mut child = cx
+        .command(&["destroy", MEGA, "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    tokio::time::timeout(HANG, cx.sim.wait_tripped())
+        .await
+        .expect("the destroy reaches the Filestore delete");
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    cx.sim.set_faults(faults);
+    let instance = chaos::inventory(&cx.sim, PROJECT, REGION).await;
+    assert!(instance.contains(&"filestore/a3mega-fs".to_string()));
+
+    // The next destroy waits for the running delete instead of failing on the refused one.
+    let destroy = run_ticking(&cx, &["destroy", MEGA, "--auto-approve"], 60.0).await;
+    assert_eq!(destroy.code, Some(0), "{}", destroy.stderr);
+    assert_eq!(live(&cx).await, Vec::<String>::new());
+}
