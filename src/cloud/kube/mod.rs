@@ -179,16 +179,24 @@ pub fn cluster_outputs(target: &Target, cluster: &str) -> CloudResult<(String, S
                     "{}: the endpoint of cluster `{cluster}` is not known (it is not among the recorded outputs this object depends on)",
                     target.addr
                 ),
-            ));
+            )
+            .with_hint("the cluster is not recorded with an endpoint yet: run `a3ctl apply` to create it (or `a3ctl plan` to refresh it) before what runs inside it"));
         }
     };
-    Ok((
-        outputs["endpoint"].as_str().unwrap_or_default().to_string(),
-        outputs["ca_certificate"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-    ))
+    // `usable` checked the endpoint; a cluster that has one always has its CA certificate, and
+    // TLS without it could not verify the API server: say so rather than connect without it.
+    let endpoint = outputs["endpoint"].as_str().unwrap_or("").to_string();
+    match outputs["ca_certificate"].as_str() {
+        Some(ca) if !ca.is_empty() => Ok((endpoint, ca.to_string())),
+        _ => Err(CloudError::new(
+            ErrorClass::Other,
+            format!(
+                "{}: the CA certificate of cluster `{cluster}` is not recorded, so its API server at {endpoint} cannot be verified",
+                target.addr
+            ),
+        )
+        .with_hint("run `a3ctl plan` to refresh the cluster's record (GKE reports the certificate once the control plane is up), then apply again")),
+    }
 }
 
 /// A `${<address>.<output>}` reference: the address and the output key.
@@ -510,6 +518,7 @@ impl Adapter for KubeAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resource::Addr;
 
     #[test]
     fn manifests_parse_and_keys_are_stable() {
@@ -536,5 +545,40 @@ mod tests {
             Condition::OnMatchingNodes(2)
         );
         assert!(Desired::from_spec(&json!({"cluster": "c", "object": {"kind": "X"}})).is_err());
+    }
+
+    #[test]
+    fn a_cluster_without_endpoint_or_ca_is_an_error_with_a_hint() {
+        let target = |outputs: Value| Target {
+            addr: "k8s.namespace/-/x".parse().unwrap(),
+            id: String::new(),
+            spec: json!({}),
+            outputs: Value::Null,
+            context: [(Addr::new(Kind::Cluster, "main"), outputs)]
+                .into_iter()
+                .collect(),
+            lifecycle: Default::default(),
+        };
+        let ok = target(json!({"endpoint": "10.0.0.2", "ca_certificate": "Q0E="}));
+        assert_eq!(
+            cluster_outputs(&ok, "main").unwrap(),
+            ("10.0.0.2".to_string(), "Q0E=".to_string())
+        );
+        let no_ca = cluster_outputs(&target(json!({"endpoint": "10.0.0.2"})), "main").unwrap_err();
+        assert!(
+            no_ca
+                .message
+                .contains("CA certificate of cluster `main` is not recorded")
+        );
+        assert!(no_ca.hint.unwrap().contains("a3ctl plan"));
+        let empty = json!({"endpoint": "10.0.0.2", "ca_certificate": ""});
+        assert!(cluster_outputs(&target(empty), "main").is_err());
+        let no_endpoint = cluster_outputs(&target(json!({"endpoint": ""})), "main").unwrap_err();
+        assert!(
+            no_endpoint
+                .message
+                .contains("endpoint of cluster `main` is not known")
+        );
+        assert!(no_endpoint.hint.is_some());
     }
 }

@@ -162,6 +162,8 @@ pub(super) fn project(cluster: &Cluster) -> Observed {
     });
     let outputs = json!({
         "endpoint": cluster.endpoint,
+        // Absent while the control plane is provisioning; what runs inside the cluster refuses
+        // a record without it (`cloud::kube::cluster_outputs`).
         "ca_certificate": cluster.master_auth.as_ref().map(|a| a.cluster_ca_certificate.clone()).unwrap_or_default(),
         "private_endpoint": live["privateClusterConfig"]["privateEndpoint"].as_str().unwrap_or(""),
         "current_master_version": cluster.current_master_version,
