@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // The Google clients use rustls with aws-lc-rs; make it the process default so no TLS
-    // configuration has to guess (rust-clients.md §1.8).
+    // configuration has to guess
+    // (https://docs.rs/rustls/latest/rustls/crypto/struct.CryptoProvider.html).
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
     // The generated Google Cloud models are large and their deserializers recurse deeply: a

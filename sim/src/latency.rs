@@ -1,9 +1,9 @@
 //! The latency profile: how long each simulated operation takes, in simulated seconds.
 //!
-//! Defaults follow the field figures and provider timeouts collected in
-//! `engine-and-gcp-apis.md` §2.2 (cluster 6–10 min, GPU node pool 5–15 min, Filestore 10–15 min,
-//! network 20–40 s ...). A duration is drawn uniformly from `[min, max]` with the world's seeded
-//! random generator, so a given seed always gives the same timings.
+//! Defaults follow the field figures of AI-Hypercomputer/gpu-recipes and the resource timeouts of
+//! hashicorp/terraform-provider-google (cluster 6–10 min, GPU node pool 5–15 min, Filestore
+//! 10–15 min, network 20–40 s ...). A duration is drawn uniformly from `[min, max]` with the
+//! world's seeded random generator, so a given seed always gives the same timings.
 //!
 //! A profile file (TOML) overrides any subset of keys:
 //! ```toml

@@ -4,9 +4,10 @@
 //! Served at `/github/<owner>/<repo>/releases/download/<tag>/<file>`, so a client pointed at
 //! `<base>/github` instead of `https://github.com` downloads from the simulator. There is no
 //! network here and the real release is not ours to copy, so the simulator *generates* a stand-in
-//! release with the same structure as the upstream one (a3-recipe.md §A.7.7, rust-clients.md
-//! §6.2): the `kueue-system` namespace, one CustomResourceDefinition per Kueue kind (schemas
-//! reduced to "preserve unknown fields", the served API versions of that release line), the
+//! release with the same structure as the upstream one
+//! (https://github.com/kubernetes-sigs/kueue/releases): the `kueue-system` namespace, one
+//! CustomResourceDefinition per Kueue kind (schemas reduced to "preserve unknown fields", the
+//! served API versions of that release line), the
 //! controller's ServiceAccount, webhook Service and `kueue-controller-manager` Deployment, and the
 //! mutating and validating webhook configurations (`failurePolicy: Fail`) pointing at that
 //! Service. Its bytes differ from upstream, so a `sha256` pinned for the real file does not match

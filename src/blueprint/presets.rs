@@ -1,6 +1,9 @@
 //! Fixed facts about A3 machines, where they are offered, and which software versions go together.
 //!
-//! Everything here is data taken from the A3 recipe research (`a3-recipe.md` §A.1, §A.7.4–A.7.6)
+//! Everything here is data taken from public A3 sources
+//! (https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth,
+//! GoogleCloudPlatform/container-engine-accelerators `gpudirect-tcpx/` and `gpudirect-tcpxo/`,
+//! GoogleCloudPlatform/cluster-toolkit `modules/compute/gke-node-pool/gpu_direct.tf`)
 //! and the zone table shared by convention with the simulator (`sim/`). Nothing here reads the
 //! blueprint; the validation rules (`validate.rs`) and later stages look facts up. GKE version
 //! parsing and the GPUDirect version gate live in [`super::versions`].
@@ -44,7 +47,9 @@ pub const FAMILIES: [MachineFamily; 2] = [MachineFamily::A3High, MachineFamily::
 /// The machine type names the blueprint accepts for GPU pools.
 pub const GPU_MACHINE_TYPES: [&str; 2] = ["a3-highgpu-8g", "a3-megagpu-8g"];
 
-/// The MTU every GPU VPC must use for TCPX and TCPXO (`a3-recipe.md` §A.9 item 1).
+/// The MTU every GPU VPC must use for TCPX and TCPXO
+/// (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx;
+/// GoogleCloudPlatform/cluster-toolkit `examples/gke-a3-highgpu/gke-a3-highgpu.yaml`).
 pub const GPU_MTU: u32 = 8244;
 
 impl MachineFamily {
@@ -186,8 +191,9 @@ pub fn region_of_zone(zone: &str) -> Option<&'static str> {
 
 /// One tested combination of GPUDirect software for a machine family.
 ///
-/// The plugin installer, the RxDM sidecar and NCCL must be upgraded together (`a3-recipe.md`
-/// §A.9 item 4); a stack names one such tuple. `min_gke` is the GKE gate that applies to it.
+/// The plugin installer, the RxDM sidecar and NCCL must be upgraded together
+/// (GoogleCloudPlatform/container-engine-accelerators `gpudirect-tcpxo/README.md`); a stack names
+/// one such tuple. `min_gke` is the GKE gate that applies to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stack {
     /// The stack name used in blueprints, the month of the upstream release (`2026-01`).

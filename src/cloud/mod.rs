@@ -3,8 +3,9 @@
 //! The engine sees every API through [`Provider`]: read a resource, start a create / update /
 //! delete, poll an operation. A call either finishes at once ([`Started::Done`]) or returns an
 //! operation handle ([`Started::Operation`]) that the executor journals in state *before* waiting
-//! on it. Errors come back classified ([`ErrorClass`], after `engine-and-gcp-apis.md` §2.3) so the
-//! executor can decide between retrying, adopting and failing without knowing any API.
+//! on it. Errors come back classified ([`ErrorClass`], after
+//! https://cloud.google.com/apis/design/errors) so the executor can decide between retrying,
+//! adopting and failing without knowing any API.
 
 pub mod fake;
 pub mod gcp;
@@ -98,7 +99,7 @@ impl UpdateStep {
     }
 }
 
-/// How the executor should treat an error (`engine-and-gcp-apis.md` §2.3).
+/// How the executor should treat an error (https://cloud.google.com/apis/design/errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
     /// 429 rate limit, 5xx, dropped connection: retry with backoff. A mutation may already have

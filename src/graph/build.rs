@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 /// The label key (and description mark) of everything a blueprint creates.
 pub const LABEL: &str = crate::resource::spec::OWNERSHIP_LABEL;
 
-/// Local SSDs attached to A3 nodes as ephemeral storage (a3-recipe.md §A.4.2).
+/// Local SSDs attached to A3 nodes as ephemeral storage (GoogleCloudPlatform/cluster-toolkit
+/// `modules/compute/gke-node-pool/disk_definitions.tf`).
 const A3_LOCAL_SSDS: u32 = 16;
 
 pub use crate::resource::mark;

@@ -1,4 +1,5 @@
-//! Kueue and its queues (a3-recipe.md §A.7.7).
+//! Kueue and its queues (GoogleCloudPlatform/cluster-toolkit `modules/management/kubectl-apply`,
+//! kubernetes-sigs/kueue release `manifests.yaml`).
 //!
 //! - `k8s.release/-/kueue`: the release manifests of the pinned version, applied as one resource
 //!   (its spec names the version, where the manifests come from, the pinned sha256 and the Kueue

@@ -1,5 +1,7 @@
 //! Cluster software as Kubernetes resources: the device-mode GPU networks, the NCCL TCPX/TCPXO
-//! stack and (in `daemonset` driver mode) the COS driver installer (a3-recipe.md §A.7.1–A.7.5).
+//! stack and (in `daemonset` driver mode) the COS driver installer
+//! (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx and the
+//! manifests of GoogleCloudPlatform/container-engine-accelerators).
 //!
 //! Every object is a resource of kind `k8s` addressed `k8s.<kind>/<namespace or ->/<name>` with
 //! the spec `{"cluster": <cluster name>, "object": <full object>}`; the Kubernetes adapter applies
@@ -25,9 +27,10 @@ pub const MANAGED_DRIVER_LABEL: &str = "cloud.google.com/gke-gpu-driver-version"
 /// The label key saying who manages an object.
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 
-/// The NRI device injector image (a3-recipe.md §A.7.3), pinned by digest. The recipe notes cite
-/// the upstream manifest's digest only truncated (`6e7948…`); this is another published digest
-/// of the same image, to be checked against the upstream manifest when the stack is next bumped.
+/// The NRI device injector image (GoogleCloudPlatform/container-engine-accelerators
+/// `nri_device_injector/nri-device-injector.yaml`), pinned by digest. The upstream manifest pins
+/// `6e79483d…`; this is another published digest of the same image, to be checked against the
+/// upstream manifest when the stack is next bumped.
 pub const NRI_INJECTOR_IMAGE: &str = "gcr.io/gke-release/nri-device-injector@sha256:7704e2bd74b8edbb76b6913c7904cc2362f1fa887c4d4aba7b19778ea353537c";
 /// The do-nothing main container of the installer DaemonSets (their work is in init containers).
 pub const PAUSE_IMAGE: &str = "gke.gcr.io/pause:3.8";
@@ -39,7 +42,8 @@ pub const PRE_INSTALL_IMAGE: &str = "ubuntu:22.04";
 /// Where GKE keeps the NVIDIA driver and libraries on COS hosts.
 const HOST_NVIDIA_DIR: &str = "/home/kubernetes/bin/nvidia";
 
-/// The TCPX NCCL environment of A3 High (a3-recipe.md §A.7.4), published in `nccl-configmap`.
+/// The TCPX NCCL environment of A3 High (GoogleCloudPlatform/cluster-toolkit
+/// `examples/gke-a3-highgpu/nccl-config.yaml`), published in `nccl-configmap`.
 /// The per-NIC TX/RX CPU bindings are not set here yet (see docs/cluster-software.md).
 const TCPX_NCCL_ENV: &[(&str, &str)] = &[
     ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "eth1,eth2,eth3,eth4"),
@@ -260,7 +264,8 @@ impl Context<'_> {
         })
     }
 
-    /// `kube-system/nccl-tcpx-installer` (A3 High, §A.7.4).
+    /// `kube-system/nccl-tcpx-installer` (A3 High; `gpudirect-tcpx/nccl-tcpx-installer.yaml` of
+    /// GoogleCloudPlatform/container-engine-accelerators).
     fn tcpx_installer(&self) -> Desired {
         self.daemonset(
             "nccl-tcpx-installer",
@@ -276,7 +281,8 @@ impl Context<'_> {
         )
     }
 
-    /// `kube-system/nccl-tcpxo-installer` (A3 Mega, §A.7.5): a host preparation step (TCP input
+    /// `kube-system/nccl-tcpxo-installer` (A3 Mega; `gpudirect-tcpxo/nccl-tcpxo-installer.yaml` of
+    /// GoogleCloudPlatform/container-engine-accelerators): a host preparation step (TCP input
     /// allowed, the import helper module loaded, the aperture devices exposed) then the plugin.
     fn tcpxo_installer(&self) -> Desired {
         let prepare = json!({
@@ -317,8 +323,9 @@ impl Context<'_> {
         )
     }
 
-    /// `kube-system/nvidia-driver-installer` (§A.7.2): the COS installer on GPU nodes whose driver
-    /// GKE did not install.
+    /// `kube-system/nvidia-driver-installer` (GoogleCloudPlatform/container-engine-accelerators
+    /// `nvidia-driver-installer/cos/daemonset-preloaded.yaml`): the COS installer on GPU nodes
+    /// whose driver GKE did not install.
     fn driver_installer(&self) -> Desired {
         let install_dir = "/usr/local/nvidia";
         let script = format!(

@@ -2,8 +2,9 @@
 //!
 //! A spec is a flat JSON object whose top-level fields are listed here per kind. Each field says
 //! whether a change is applied in place or forces replacement — following the Terraform Google
-//! provider's ForceNew knowledge (`engine-and-gcp-apis.md` §2.5) — and how live values are compared
-//! to desired ones (a version `1.32` is satisfied by a cluster running `1.32.9-gke.1130000`).
+//! provider's ForceNew knowledge (the `ForceNew` flags in hashicorp/terraform-provider-google
+//! `google/services/*/resource_*.go`) — and how live values are compared to desired ones (a
+//! version `1.32` is satisfied by a cluster running `1.32.9-gke.1130000`).
 //! Fields not listed are never diffed.
 //!
 //! Ownership marks are not configuration: the `a3ctl-blueprint` label and the description a3ctl

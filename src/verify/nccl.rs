@@ -1,5 +1,7 @@
 //! The two-node NCCL all-gather test of `a3ctl verify --nccl-test`, built from the blueprint's
-//! GPUDirect stack (a3-recipe.md §A.7.1–A.7.6), and the bus-bandwidth floor it is judged by.
+//! GPUDirect stack (GoogleCloudPlatform/container-engine-accelerators
+//! `gpudirect-tcpx/nccl-test-latest.yaml`, `gpudirect-tcpxo/nccl-test-latest.yaml`), and the
+//! bus-bandwidth floor it is judged by.
 //!
 //! Objects: a headless Service and an Indexed Job (2 completions, 2 in parallel) whose pods get
 //! stable DNS names `<job>-<index>.<service>`. Each pod takes a whole GPU node (8 GPUs, the GPU
@@ -31,10 +33,10 @@ const DONE_MARKER: &str = "/tmp/a3ctl-nccl-test-done";
 /// The all-gather bus-bandwidth floor of a machine family, in GB/s, and where it comes from.
 ///
 /// A3 High: the floor Cluster Toolkit's CI asserts for its A3 High example once nccl-config and
-/// NRI were added (raised from 18 to 25 GB/s, a3-recipe.md §A.7.4). A3 Mega: no published CI
-/// floor; 50 GB/s is the same fraction (a quarter) of the GPU NICs' line rate as the A3 High floor
-/// (8 × 200 Gb/s = 200 GB/s against 4 × 200 Gb/s = 100 GB/s), well below what a healthy TCPXO
-/// pair reaches and far above what a fallback to plain TCP on eth0 gives.
+/// NRI were added (raised from 18 to 25 GB/s, GoogleCloudPlatform/cluster-toolkit#5167). A3 Mega:
+/// no published CI floor; 50 GB/s is the same fraction (a quarter) of the GPU NICs' line rate as
+/// the A3 High floor (8 × 200 Gb/s = 200 GB/s against 4 × 200 Gb/s = 100 GB/s), well below what a
+/// healthy TCPXO pair reaches and far above what a fallback to plain TCP on eth0 gives.
 pub fn floor(family: MachineFamily) -> (f64, &'static str) {
     match family {
         MachineFamily::A3High => (

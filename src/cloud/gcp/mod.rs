@@ -340,7 +340,8 @@ pub fn serial_lane(target: &Target) -> Option<String> {
 }
 
 /// Classifies a Google API error from its HTTP status, canonical status, reason and message
-/// (`engine-and-gcp-apis.md` §2.3).
+/// (https://cloud.google.com/apis/design/errors,
+/// https://cloud.google.com/kubernetes-engine/docs/troubleshooting/concurrent-operations).
 pub fn classify_status(http: Option<u16>, status: &str, reason: &str, message: &str) -> CloudError {
     let lower = message.to_ascii_lowercase();
     let class = if message.contains("incompatible operation")

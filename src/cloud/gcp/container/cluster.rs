@@ -211,9 +211,11 @@ pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
 }
 
 /// Picks the build a requested version means in `channel`, from the location's serverConfig.
-/// GPUDirect needs a minimum GKE build per machine family (a3-recipe.md §A.7.6). `validate`
-/// checks versions it can bound offline; `default` and `latest` are checked here, once resolved,
-/// before anything is created. The spec's `gpudirect_family` names the family's machine type.
+/// GPUDirect needs a minimum GKE build per machine family (GoogleCloudPlatform/cluster-toolkit
+/// `modules/compute/gke-node-pool/gpu_direct.tf`, `gpudirect-tcpxo/README.md` of
+/// GoogleCloudPlatform/container-engine-accelerators). `validate` checks versions it can bound
+/// offline; `default` and `latest` are checked here, once resolved, before anything is created.
+/// The spec's `gpudirect_family` names the family's machine type.
 fn check_gpudirect(spec: &Value, version: &str) -> CloudResult<()> {
     use crate::blueprint::{GkeVersion, MachineFamily, versions::check_resolved};
     let Some(family) = spec
