@@ -22,6 +22,7 @@ use crate::cloud::{
 use crate::plan::{Action, Change, Plan};
 use crate::resource::{Addr, Api, Observed};
 use crate::state::{OperationRef, PendingAction, PendingOperation, Record, State};
+use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -52,6 +53,24 @@ pub struct Executor {
     jitter: Jitter,
     started: Instant,
     state_error: Mutex<Option<String>>,
+}
+
+/// How one journaled call and its operation ended ([`Executor::operate`]).
+enum Operated {
+    /// The call did the work, or the operation it started finished.
+    Done,
+    /// The operation ran and failed.
+    OperationFailed(CloudError),
+    /// The step ends here with this outcome.
+    Ended(Outcome),
+}
+
+/// What to do about a failed call.
+enum Recover {
+    /// Back off and send it again.
+    Retry,
+    /// The step ends with this outcome.
+    End(Outcome),
 }
 
 impl Executor {
@@ -391,93 +410,113 @@ impl Executor {
         self.sink.snapshot().await.context(deps)
     }
 
-    // ----- create ---------------------------------------------------------------------------
+    // ----- one operation ---------------------------------------------------------------------
 
-    async fn create(self: &Arc<Self>, target: &Target, change: &Change) -> Outcome {
-        if !self
-            .journal(target, change, PendingAction::Create, None)
-            .await
-        {
-            return self.state_failure();
+    /// Whether a call that failed with `e` on its `attempt`-th try (0-based) is sent again.
+    fn can_retry(&self, e: &CloudError, attempt: u32) -> bool {
+        e.class.is_retryable() && attempt + 1 < self.options.max_attempts
+    }
+
+    /// The idiom every create, update and delete shares: journal the intent, make the call
+    /// (again after a backoff while `recover` says so), journal the operation the cloud started,
+    /// and wait for it. `recover` decides about each failed call, given how many retries came
+    /// before it.
+    async fn operate<'a>(
+        &'a self,
+        target: &'a Target,
+        change: &'a Change,
+        action: PendingAction,
+        mut call: impl FnMut() -> BoxFuture<'a, CloudResult<Started>>,
+        mut recover: impl FnMut(CloudError, u32) -> BoxFuture<'a, Recover>,
+    ) -> Operated {
+        if !self.journal(target, change, action, None).await {
+            return Operated::Ended(self.state_failure());
         }
         let mut attempt = 0;
         loop {
-            let result = self.with_lane(target, self.provider.create(target)).await;
-            match result {
-                Ok(Started::Done) => {
-                    return self
-                        .record_created(target, &change.dependencies, false)
-                        .await;
-                }
+            match self.with_lane(target, call()).await {
+                Ok(Started::Done) => return Operated::Done,
                 Ok(Started::Operation(op)) => {
-                    if !self
-                        .journal(target, change, PendingAction::Create, Some(op.clone()))
-                        .await
-                    {
-                        return self.state_failure();
+                    if !self.journal(target, change, action, Some(op.clone())).await {
+                        return Operated::Ended(self.state_failure());
                     }
                     return match self.wait(target, &op).await {
-                        Waited::Done(()) => {
-                            self.record_created(target, &change.dependencies, false)
-                                .await
+                        Waited::Done(()) => Operated::Done,
+                        Waited::Failed(e) => Operated::OperationFailed(e),
+                        Waited::Interrupted => Operated::Ended(Outcome::Interrupted),
+                        Waited::TimedOut => {
+                            Operated::Ended(Outcome::TimedOut { operation: op.name })
                         }
-                        Waited::Failed(e) => {
-                            self.after_failed_operation(
-                                target,
-                                &change.dependencies,
-                                PendingAction::Create,
-                            )
-                            .await;
-                            Outcome::Failed(e)
-                        }
-                        Waited::Interrupted => Outcome::Interrupted,
-                        Waited::TimedOut => Outcome::TimedOut { operation: op.name },
                     };
                 }
-                Err(e) if e.class == ErrorClass::AlreadyExists => {
-                    return match self.read(target).await {
-                        Ok(Some(observed)) if self.provider.owned(target, &observed) => {
-                            self.adopt(target, &change.dependencies).await
+                Err(e) => match recover(e.clone(), attempt).await {
+                    Recover::Retry => {
+                        attempt += 1;
+                        self.backoff(target, &e, attempt).await;
+                        if self.stop.waiting.is_cancelled() {
+                            return Operated::Ended(Outcome::Interrupted);
                         }
-                        Ok(Some(_)) => {
-                            self.save(|s| s.clear_pending(&target.addr)).await;
-                            Outcome::Failed(e.with_hint(format!(
+                    }
+                    Recover::End(outcome) => return Operated::Ended(outcome),
+                },
+            }
+        }
+    }
+
+    /// Ends a step that failed: the journal entry goes (nothing is in flight).
+    async fn failed(&self, target: &Target, e: CloudError) -> Outcome {
+        self.save(|s| s.clear_pending(&target.addr)).await;
+        Outcome::Failed(e)
+    }
+
+    // ----- create ---------------------------------------------------------------------------
+
+    async fn create(self: &Arc<Self>, target: &Target, change: &Change) -> Outcome {
+        let deps = &change.dependencies;
+        let operated = self
+            .operate(
+                target,
+                change,
+                PendingAction::Create,
+                || self.provider.create(target),
+                |e, attempt| Box::pin(async move {
+                    if e.class == ErrorClass::AlreadyExists {
+                        return match self.read(target).await {
+                            Ok(Some(observed)) if self.provider.owned(target, &observed) => {
+                                Recover::End(self.adopt(target, deps).await)
+                            }
+                            Ok(Some(_)) => Recover::End(self.failed(target, e.with_hint(format!(
                                 "`{}` exists but was not created by this blueprint; take it over with `a3ctl import {} {} BLUEPRINT` (or everything at once with `a3ctl apply --adopt BLUEPRINT`), or give the blueprint another name",
                                 target.id, target.addr, target.id
-                            )))
-                        }
-                        Ok(None) | Err(_) if attempt + 1 < self.options.max_attempts => {
-                            attempt += 1;
-                            self.backoff(target, &e, attempt).await;
-                            continue;
-                        }
-                        Ok(None) => {
-                            self.save(|s| s.clear_pending(&target.addr)).await;
-                            Outcome::Failed(e)
-                        }
-                        Err(read_error) => {
-                            self.save(|s| s.clear_pending(&target.addr)).await;
-                            Outcome::Failed(read_error)
-                        }
-                    };
-                }
-                Err(e) if e.class.is_retryable() && attempt + 1 < self.options.max_attempts => {
-                    attempt += 1;
-                    self.backoff(target, &e, attempt).await;
-                    if self.stop.waiting.is_cancelled() {
-                        return Outcome::Interrupted;
+                            ))).await),
+                            // Listed as existing, not readable yet: ask again.
+                            Ok(None) | Err(_) if attempt + 1 < self.options.max_attempts => {
+                                Recover::Retry
+                            }
+                            Ok(None) => Recover::End(self.failed(target, e).await),
+                            Err(read_error) => Recover::End(self.failed(target, read_error).await),
+                        };
                     }
-                    // The lost answer may hide a create that happened. The create is retried, not
-                    // the resource adopted at once: the retry meets it (409, or the same
-                    // operation for a Compute insert with the same request id) and the adapter
-                    // continues what a create still has to do — a GKE cluster's create removes
-                    // its bootstrap pool — before the 409 path adopts it.
-                }
-                Err(e) => {
-                    self.save(|s| s.clear_pending(&target.addr)).await;
-                    return Outcome::Failed(e);
-                }
+                    if self.can_retry(&e, attempt) {
+                        // The lost answer may hide a create that happened. The create is
+                        // retried, not the resource adopted at once: the retry meets it (409, or
+                        // the same operation for a Compute insert with the same request id) and
+                        // the adapter continues what a create still has to do — a GKE cluster's
+                        // create removes its bootstrap pool — before the 409 path adopts it.
+                        return Recover::Retry;
+                    }
+                    Recover::End(self.failed(target, e).await)
+                }),
+            )
+            .await;
+        match operated {
+            Operated::Done => self.record_created(target, deps, false).await,
+            Operated::OperationFailed(e) => {
+                self.after_failed_operation(target, deps, PendingAction::Create)
+                    .await;
+                Outcome::Failed(e)
             }
+            Operated::Ended(outcome) => outcome,
         }
     }
 
@@ -619,53 +658,32 @@ impl Executor {
             .cloned()
             .collect();
         for step in self.provider.update_steps(target, &diffs) {
-            if !self
-                .journal(target, change, PendingAction::Update, None)
-                .await
-            {
-                return self.state_failure();
-            }
-            let mut attempt = 0;
-            let started = loop {
-                match self
-                    .with_lane(target, self.provider.update(target, &step))
-                    .await
-                {
-                    Ok(s) => break s,
-                    Err(e) if e.class.is_retryable() && attempt + 1 < self.options.max_attempts => {
-                        attempt += 1;
-                        self.backoff(target, &e, attempt).await;
-                        if self.stop.waiting.is_cancelled() {
-                            return Outcome::Interrupted;
-                        }
-                    }
-                    Err(mut e) => {
-                        self.save(|s| s.clear_pending(&target.addr)).await;
-                        // Keep the kind's hint; say which call of the update failed.
-                        let hint = match e.hint.take() {
-                            Some(h) => format!("the `{}` call failed: {h}", step.name),
-                            None => format!("the `{}` call failed", step.name),
-                        };
-                        return Outcome::Failed(e.with_hint(hint));
-                    }
-                }
-            };
-            if let Started::Operation(op) = started {
-                if !self
-                    .journal(target, change, PendingAction::Update, Some(op.clone()))
-                    .await
-                {
-                    return self.state_failure();
-                }
-                match self.wait(target, &op).await {
-                    Waited::Done(()) => {}
-                    Waited::Failed(e) => {
-                        self.save(|s| s.clear_pending(&target.addr)).await;
-                        return Outcome::Failed(e);
-                    }
-                    Waited::Interrupted => return Outcome::Interrupted,
-                    Waited::TimedOut => return Outcome::TimedOut { operation: op.name },
-                }
+            let name = step.name.as_str();
+            let operated = self
+                .operate(
+                    target,
+                    change,
+                    PendingAction::Update,
+                    || self.provider.update(target, &step),
+                    |mut e, attempt| {
+                        Box::pin(async move {
+                            if self.can_retry(&e, attempt) {
+                                return Recover::Retry;
+                            }
+                            // Keep the kind's hint; say which call of the update failed.
+                            let hint = match e.hint.take() {
+                                Some(h) => format!("the `{name}` call failed: {h}"),
+                                None => format!("the `{name}` call failed"),
+                            };
+                            Recover::End(self.failed(target, e.with_hint(hint)).await)
+                        })
+                    },
+                )
+                .await;
+            match operated {
+                Operated::Done => {}
+                Operated::OperationFailed(e) => return self.failed(target, e).await,
+                Operated::Ended(outcome) => return outcome,
             }
             // Record what this call changed, so state stays true if a later call fails.
             let fields = step.fields.clone();
@@ -688,89 +706,53 @@ impl Executor {
     // ----- delete ---------------------------------------------------------------------------
 
     async fn delete(self: &Arc<Self>, target: &Target, change: &Change) -> Outcome {
-        if !self
-            .journal(target, change, PendingAction::Delete, None)
-            .await
-        {
-            return self.state_failure();
-        }
-        let forget = |this: &Arc<Self>| {
-            let this = this.clone();
-            let addr = target.addr.clone();
-            async move {
-                this.save(|s| {
-                    s.resources.remove(&addr);
-                    s.clear_pending(&addr);
-                })
-                .await;
+        let operated = self
+            .operate(
+                target,
+                change,
+                PendingAction::Delete,
+                || self.provider.delete(target),
+                |e, attempt| {
+                    Box::pin(async move {
+                        if e.class == ErrorClass::NotFound {
+                            return Recover::End(Outcome::Done);
+                        }
+                        // A lost answer may hide a delete that happened, and a resource refusing a
+                        // delete may already be going: a destroy killed during the delete of a GKE
+                        // cluster, whose operation was never journaled, or Filestore refusing
+                        // (FAILED_PRECONDITION, "cannot be deleted while operation ... is in
+                        // progress") the delete of an instance whose own delete, started by a run
+                        // that died before the answer came, still runs. Wait for it to be gone.
+                        let going = e.class.is_retryable()
+                            || matches!(e.class, ErrorClass::Invalid | ErrorClass::Conflict);
+                        if going && let Some(outcome) = self.already_going(target).await {
+                            return Recover::End(outcome);
+                        }
+                        if self.can_retry(&e, attempt) {
+                            return Recover::Retry;
+                        }
+                        Recover::End(self.failed(target, e).await)
+                    })
+                },
+            )
+            .await;
+        let outcome = match operated {
+            Operated::Done => Outcome::Done,
+            Operated::OperationFailed(e) => {
+                self.after_failed_operation(target, &[], PendingAction::Delete)
+                    .await;
+                return Outcome::Failed(e);
             }
+            Operated::Ended(outcome) => outcome,
         };
-        let mut attempt = 0;
-        loop {
-            match self.with_lane(target, self.provider.delete(target)).await {
-                Ok(Started::Done) => {
-                    forget(self).await;
-                    return Outcome::Done;
-                }
-                Ok(Started::Operation(op)) => {
-                    if !self
-                        .journal(target, change, PendingAction::Delete, Some(op.clone()))
-                        .await
-                    {
-                        return self.state_failure();
-                    }
-                    return match self.wait(target, &op).await {
-                        Waited::Done(()) => {
-                            forget(self).await;
-                            Outcome::Done
-                        }
-                        Waited::Failed(e) => {
-                            self.after_failed_operation(target, &[], PendingAction::Delete)
-                                .await;
-                            Outcome::Failed(e)
-                        }
-                        Waited::Interrupted => Outcome::Interrupted,
-                        Waited::TimedOut => Outcome::TimedOut { operation: op.name },
-                    };
-                }
-                Err(e) if e.class == ErrorClass::NotFound => {
-                    forget(self).await;
-                    return Outcome::Done;
-                }
-                Err(e) if e.class.is_retryable() && attempt + 1 < self.options.max_attempts => {
-                    attempt += 1;
-                    self.backoff(target, &e, attempt).await;
-                    if self.stop.waiting.is_cancelled() {
-                        return Outcome::Interrupted;
-                    }
-                    // A lost answer may hide a delete that happened, and a resource refusing a
-                    // delete may already be going (a destroy killed during the delete of a GKE
-                    // cluster, whose operation was never journaled): wait for it to be gone.
-                    if let Some(outcome) = self.already_going(target).await {
-                        if outcome == Outcome::Done {
-                            forget(self).await;
-                        }
-                        return outcome;
-                    }
-                }
-                Err(e) => {
-                    // Refused because it is already being deleted: Filestore answers
-                    // FAILED_PRECONDITION ("cannot be deleted while operation ... is in progress")
-                    // to the delete of an instance whose own delete, started by a run that died
-                    // before the answer came, still runs.
-                    if matches!(e.class, ErrorClass::Invalid | ErrorClass::Conflict)
-                        && let Some(outcome) = self.already_going(target).await
-                    {
-                        if outcome == Outcome::Done {
-                            forget(self).await;
-                        }
-                        return outcome;
-                    }
-                    self.save(|s| s.clear_pending(&target.addr)).await;
-                    return Outcome::Failed(e);
-                }
-            }
+        if outcome == Outcome::Done {
+            self.save(|s| {
+                s.resources.remove(&target.addr);
+                s.clear_pending(&target.addr);
+            })
+            .await;
         }
+        outcome
     }
 
     /// When a resource whose delete was refused or lost is gone (`Done`) or being deleted (the
