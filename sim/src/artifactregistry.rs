@@ -7,6 +7,7 @@
 //! the multi-regions `us`, `europe`, `asia`, a required format, duplicates (409) and missing
 //! repositories (404). Enums are accepted as names or proto numbers.
 
+use crate::aip151;
 use crate::enums::{self, EnumField, EnumTable};
 use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
@@ -148,10 +149,20 @@ pub fn router() -> Router<Arc<Shared>> {
                 .patch(patch_repository)
                 .delete(delete_repository),
         )
-        .route(
-            &format!("{base}/operations/{{operation}}"),
-            get(get_operation).post(cancel_operation),
-        )
+        .merge(aip151::routes::<Api>(base, aip151::Methods::GetAndCancel))
+}
+
+/// Artifact Registry's operations, served by [`aip151`].
+pub struct Api;
+
+impl aip151::Service for Api {
+    const LRO: LroApi = LRO;
+    fn operations(world: &World) -> &Operations {
+        &world.artifactregistry.operations
+    }
+    fn operations_mut(world: &mut World) -> &mut Operations {
+        &mut world.artifactregistry.operations
+    }
 }
 
 /// Finishes due operations; returns true if anything changed.
@@ -193,13 +204,7 @@ pub fn tick(world: &mut World, cx: &Ctx) -> bool {
 pub fn inventory(world: &World) -> Value {
     json!({
         "repositories": world.artifactregistry.repositories.values().collect::<Vec<_>>(),
-        "operations": world
-            .artifactregistry
-            .operations
-            .by_name
-            .values()
-            .map(|o| o.to_json(world, &LRO, false))
-            .collect::<Vec<_>>(),
+        "operations": aip151::inventory::<Api>(world),
     })
 }
 
@@ -270,14 +275,7 @@ fn fault_error(action: FaultAction) -> Result<Option<(i32, String)>, GcpError> {
 }
 
 fn render_operation(world: &World, name: &str, ints: bool) -> Response {
-    let value = world
-        .artifactregistry
-        .operations
-        .by_name
-        .get(name)
-        .map(|o| o.to_json(world, &LRO, ints))
-        .unwrap_or(Value::Null);
-    http::json(value)
+    aip151::render::<Api>(world, name, ints)
 }
 
 async fn create_repository(
@@ -508,32 +506,6 @@ async fn delete_repository(
             .pending
             .insert(op_name.clone(), Pending::Delete);
         Ok(render_operation(world, &op_name, ints))
-    })
-}
-
-async fn get_operation(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    Path((project, location, operation)): Path<(String, String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
-    shared.read_world(|world, _| {
-        let op = world.artifactregistry.operations.get(&name)?;
-        Ok(http::json(op.to_json(world, &LRO, query.enum_ints())))
-    })
-}
-
-async fn cancel_operation(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    Path((project, location, operation)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    let Some(operation) = operation.strip_suffix(":cancel") else {
-        return Err(GcpError::method_not_allowed());
-    };
-    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
-    shared.with_world(|world, _| {
-        world.artifactregistry.operations.cancel(&name)?;
-        Ok(http::json(json!({})))
     })
 }
 

@@ -27,6 +27,7 @@
 //! published shapes, not from our client.
 
 pub mod admin;
+pub mod aip151;
 pub mod artifactregistry;
 pub mod clock;
 pub mod compute;

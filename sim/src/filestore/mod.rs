@@ -9,6 +9,7 @@
 //! and missing instances (404). Enums are accepted as names or proto numbers and answered as
 //! numbers when the caller asks for `enum-encoding=int`.
 
+use crate::aip151;
 use crate::enums;
 use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
@@ -79,16 +80,23 @@ pub fn router() -> Router<Arc<Shared>> {
                 .patch(patch_instance)
                 .delete(delete_instance),
         )
-        .route(
-            &format!("{base}/{{location}}/operations"),
-            get(list_operations),
-        )
-        .route(
-            &format!("{base}/{{location}}/operations/{{operation}}"),
-            get(get_operation)
-                .delete(delete_operation)
-                .post(cancel_operation),
-        )
+        .merge(aip151::routes::<Api>(
+            &format!("{base}/{{location}}"),
+            aip151::Methods::All,
+        ))
+}
+
+/// Filestore's operations, served by [`aip151`].
+pub struct Api;
+
+impl aip151::Service for Api {
+    const LRO: LroApi = LRO;
+    fn operations(world: &World) -> &Operations {
+        &world.file.operations
+    }
+    fn operations_mut(world: &mut World) -> &mut Operations {
+        &mut world.file.operations
+    }
 }
 
 /// Finishes due operations; returns true if anything changed.
@@ -138,13 +146,7 @@ pub fn tick(world: &mut World, cx: &Ctx) -> bool {
 pub fn inventory(world: &World) -> Value {
     json!({
         "instances": world.file.instances.values().collect::<Vec<_>>(),
-        "operations": world
-            .file
-            .operations
-            .by_name
-            .values()
-            .map(|o| o.to_json(world, &LRO, false))
-            .collect::<Vec<_>>(),
+        "operations": aip151::inventory::<Api>(world),
     })
 }
 
@@ -296,14 +298,7 @@ async fn create_instance(
 }
 
 fn render_operation(world: &World, name: &str, ints: bool) -> Response {
-    let value = world
-        .file
-        .operations
-        .by_name
-        .get(name)
-        .map(|o| o.to_json(world, &LRO, ints))
-        .unwrap_or(Value::Null);
-    http::json(value)
+    aip151::render::<Api>(world, name, ints)
 }
 
 async fn get_instance(
@@ -481,56 +476,6 @@ async fn delete_instance(
         let op_name = world.file.operations.insert(op);
         world.file.pending.insert(op_name.clone(), Pending::Delete);
         Ok(render_operation(world, &op_name, ints))
-    })
-}
-
-async fn get_operation(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    Path((project, location, operation)): Path<(String, String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
-    shared.read_world(|world, _| {
-        let op = world.file.operations.get(&name)?;
-        Ok(http::json(op.to_json(world, &LRO, query.enum_ints())))
-    })
-}
-
-async fn list_operations(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    Path((project, location)): Path<(String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    let parent = format!("projects/{project}/locations/{location}");
-    shared.read_world(|world, _| {
-        Ok(http::json(
-            world.file.operations.list(world, &LRO, &parent, &query),
-        ))
-    })
-}
-
-async fn delete_operation(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    Path((project, location, operation)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
-    shared.with_world(|world, _| {
-        world.file.operations.delete(&name)?;
-        Ok(http::json(json!({})))
-    })
-}
-
-async fn cancel_operation(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    Path((project, location, operation)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    let Some(operation) = operation.strip_suffix(":cancel") else {
-        return Err(GcpError::method_not_allowed());
-    };
-    let name = format!("projects/{project}/locations/{location}/operations/{operation}");
-    shared.with_world(|world, _| {
-        world.file.operations.cancel(&name)?;
-        Ok(http::json(json!({})))
     })
 }
 

@@ -244,3 +244,43 @@ async fn repository_rules_and_operations() {
     let got = send(client.get(format!("{base}/europe/repositories/pkgs"))).await;
     assert_eq!(got.0, 404);
 }
+
+/// Artifact Registry serves only `operations.get` (`sim/src/aip151.rs`): gcloud describes the
+/// operation a create started, and a list of operations is not a route.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gcloud_describes_an_operation() {
+    let handle = start().await;
+    let gcloud = Gcloud::new(&handle);
+    let (status, op) = send(
+        reqwest::Client::new()
+            .post(format!(
+                "{}/artifactregistry/v1/projects/{PROJECT}/locations/us-central1/repositories?repositoryId=ops",
+                handle.base_url()
+            ))
+            .json(&serde_json::json!({"format": "DOCKER"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    let name = op["name"].as_str().expect("name");
+    let id = name.rsplit('/').next().unwrap();
+    let described = gcloud
+        .json(&[
+            "artifacts",
+            "operations",
+            "describe",
+            id,
+            "--location=us-central1",
+        ])
+        .await;
+    assert_eq!(described["name"], name);
+    assert_eq!(
+        described["metadata"]["@type"],
+        "type.googleapis.com/google.devtools.artifactregistry.v1.OperationMetadata"
+    );
+    let (status, _) = send(reqwest::Client::new().get(format!(
+        "{}/artifactregistry/v1/projects/{PROJECT}/locations/us-central1/operations",
+        handle.base_url()
+    )))
+    .await;
+    assert_eq!(status, 404);
+}

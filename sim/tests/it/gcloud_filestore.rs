@@ -520,3 +520,82 @@ async fn scripted_operation_error_ends_the_create_with_an_error() {
     .await;
     assert_eq!(status, 404);
 }
+
+/// The operations service (`sim/src/aip151.rs`), driven by gcloud: list, describe, cancel of a
+/// running create (recorded, the create runs on), and NOT_FOUND for an unknown operation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gcloud_lists_describes_and_cancels_operations() {
+    let handle = a3ctl_sim::start(SimConfig {
+        latency: LatencyProfile::realistic(),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    create_network(&handle, "ops-net").await;
+    let gcloud = Gcloud::new(&handle);
+    gcloud
+        .ok(&[
+            "filestore",
+            "instances",
+            "create",
+            "fs-ops",
+            "--zone=us-central1-a",
+            "--tier=BASIC_HDD",
+            "--file-share=name=share,capacity=1TB",
+            "--network=name=ops-net",
+            "--async",
+        ])
+        .await;
+    let listed = gcloud
+        .json(&[
+            "filestore",
+            "operations",
+            "list",
+            "--location=us-central1-a",
+        ])
+        .await;
+    let ops = listed.as_array().expect("a list");
+    assert_eq!(ops.len(), 1, "{listed}");
+    let name = ops[0]["name"].as_str().expect("name").to_string();
+    let id = name.rsplit('/').next().unwrap();
+    assert_ne!(ops[0]["done"], true, "still running: {listed}");
+
+    gcloud
+        .ok(&[
+            "filestore",
+            "operations",
+            "cancel",
+            id,
+            "--location=us-central1-a",
+        ])
+        .await;
+    let described = gcloud
+        .json(&[
+            "filestore",
+            "operations",
+            "describe",
+            id,
+            "--location=us-central1-a",
+        ])
+        .await;
+    assert_eq!(described["name"], name);
+    assert_eq!(
+        described["metadata"]["cancelRequested"], true,
+        "{described}"
+    );
+    assert_eq!(
+        described["metadata"]["@type"],
+        "type.googleapis.com/google.cloud.common.OperationMetadata"
+    );
+
+    let (ok, _, err) = gcloud
+        .run(&[
+            "filestore",
+            "operations",
+            "describe",
+            "operation-0-missing",
+            "--location=us-central1-a",
+        ])
+        .await;
+    assert!(!ok && err.contains("NOT_FOUND"), "{err}");
+}
