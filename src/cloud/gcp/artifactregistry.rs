@@ -225,15 +225,8 @@ impl Adapter for ArtifactRegistryAdapter {
             .send()
             .await
             .map_err(|e| classify_gax(&e))?;
-        if !op.done {
-            return Ok(OpStatus::Running {
-                progress: Some("RUNNING".into()),
-            });
-        }
-        Ok(match op.error() {
-            Some(status) => OpStatus::Failed(operation_error(status.code, &status.message)),
-            None => OpStatus::Done,
-        })
+        // Artifact Registry's operation metadata is an empty message: nothing to show.
+        super::lro::status("Artifact Registry", &op, |_| "RUNNING".into())
     }
 
     fn settle(&self, _target: &Target, _observed: &Observed) -> Settle {

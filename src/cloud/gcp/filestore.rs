@@ -6,7 +6,7 @@
 //! mutation returns a `google.longrunning.Operation` whose full name is the [`OperationRef`]; it is
 //! polled with the same client's `get_operation`.
 
-use super::container::{absent_or, last_segment, rpc_code_name, typed};
+use super::container::{absent_or, last_segment, typed};
 use super::{Adapter, GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
@@ -209,31 +209,13 @@ impl Adapter for FilestoreAdapter {
             .send()
             .await
             .map_err(|e| classify_gax(&e))?;
-        let json = serde_json::to_value(&op).unwrap_or(Value::Null);
-        if !op.done {
-            let verb = json["metadata"]["verb"].as_str().unwrap_or("operation");
-            let detail = json["metadata"]["statusDetail"].as_str().unwrap_or("");
-            let progress = if detail.is_empty() {
-                format!("{verb} running")
-            } else {
-                format!("{verb} running: {detail}")
-            };
-            return Ok(OpStatus::Running {
-                progress: Some(progress),
-            });
-        }
-        let error = &json["error"];
-        if error.is_object() {
-            let code = error["code"].as_i64().unwrap_or(2) as i32;
-            let message = error["message"].as_str().unwrap_or("operation failed");
-            let mut e = classify_status(None, rpc_code_name(code), "", message);
-            if e.class.is_retryable() {
-                e.class = ErrorClass::Other;
+        super::lro::status("Filestore", &op, |metadata| {
+            let verb = metadata["verb"].as_str().unwrap_or("operation");
+            match metadata["statusDetail"].as_str().unwrap_or("") {
+                "" => format!("{verb} running"),
+                detail => format!("{verb} running: {detail}"),
             }
-            e.message = format!("Filestore operation {} failed: {}", op.name, e.message);
-            return Ok(OpStatus::Failed(e));
-        }
-        Ok(OpStatus::Done)
+        })
     }
 
     fn settle(&self, _target: &Target, observed: &Observed) -> Settle {

@@ -19,6 +19,7 @@ pub mod compute;
 pub mod container;
 pub mod filestore;
 pub mod hints;
+pub mod lro;
 pub mod storage;
 
 pub use hints::{Subject, hint, refine};
