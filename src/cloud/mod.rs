@@ -99,6 +99,14 @@ impl UpdateStep {
     }
 }
 
+/// A spec or live object of the wrong shape: never retried, and named so the user can tell a
+/// hand-edited state (spec) from an API answer a3ctl does not understand (live).
+impl From<crate::resource::kinds::ShapeError> for CloudError {
+    fn from(e: crate::resource::kinds::ShapeError) -> CloudError {
+        CloudError::new(ErrorClass::Invalid, e.to_string())
+    }
+}
+
 /// How the executor should treat an error (https://cloud.google.com/apis/design/errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {

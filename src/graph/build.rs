@@ -11,6 +11,8 @@
 //! adapters translate them to and from the APIs.
 
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
+use crate::resource::kinds::network::NetworkSpec;
+use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::{Value, json};
 
@@ -74,9 +76,12 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
         &mut out,
         addr::primary_network(),
         format!("projects/{p}/global/networks/{primary_net}"),
-        json!({
-            "name": primary_net, "description": description, "auto_create_subnetworks": false,
-            "mtu": bp.network.primary_mtu, "routing_mode": "REGIONAL",
+        to_spec(&NetworkSpec {
+            name: primary_net.clone(),
+            description: description.clone(),
+            auto_create_subnetworks: false,
+            mtu: bp.network.primary_mtu,
+            routing_mode: "REGIONAL".into(),
         }),
         vec![],
         lifecycle.clone(),
@@ -143,9 +148,12 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             &mut out,
             addr::gpu_network(i),
             format!("projects/{p}/global/networks/{net}"),
-            json!({
-                "name": net, "description": description, "auto_create_subnetworks": false,
-                "mtu": bp.network.gpu_mtu, "routing_mode": "REGIONAL",
+            to_spec(&NetworkSpec {
+                name: net.clone(),
+                description: description.clone(),
+                auto_create_subnetworks: false,
+                mtu: bp.network.gpu_mtu,
+                routing_mode: "REGIONAL".into(),
             }),
             vec![],
             lifecycle.clone(),

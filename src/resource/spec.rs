@@ -63,7 +63,7 @@ pub struct Field {
     pub compare: Compare,
 }
 
-const fn f(name: &'static str, change: Change) -> Field {
+pub(crate) const fn f(name: &'static str, change: Change) -> Field {
     Field {
         name,
         change,
@@ -88,7 +88,7 @@ const fn deep(name: &'static str, change: Change) -> Field {
 }
 
 /// The `description` a3ctl fills with its ownership mark.
-const fn mark(change: Change) -> Field {
+pub(crate) const fn mark(change: Change) -> Field {
     Field {
         name: "description",
         change,
@@ -105,14 +105,6 @@ const fn labels() -> Field {
 }
 
 use Change::{ForceNew, GrowOnly, InPlace};
-
-const NETWORK: &[Field] = &[
-    f("name", ForceNew),
-    mark(ForceNew),
-    f("auto_create_subnetworks", ForceNew),
-    f("mtu", InPlace),
-    f("routing_mode", InPlace),
-];
 
 const SUBNETWORK: &[Field] = &[
     f("name", ForceNew),
@@ -246,7 +238,7 @@ const KUBERNETES: &[Field] = &[
 /// The fields of a kind.
 pub fn fields(kind: Kind) -> &'static [Field] {
     match kind {
-        Kind::Network => NETWORK,
+        Kind::Network => super::kinds::network::FIELDS,
         Kind::Subnetwork => SUBNETWORK,
         Kind::Firewall => FIREWALL,
         Kind::Router => ROUTER,

@@ -8,37 +8,10 @@
 use super::{ComputeAdapter, Loc, found, gax, last_segment, text, to_json, to_model};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Target, UpdateStep};
 use crate::resource::Observed;
+use crate::resource::kinds::from_spec;
+use crate::resource::kinds::network::NetworkSpec;
 use google_cloud_compute_v1::model::{self, Network, Subnetwork};
 use serde_json::{Map, Value, json};
-
-/// Network spec → API body.
-fn network_body(spec: &Value) -> Value {
-    json!({
-        "name": spec["name"],
-        "description": spec["description"],
-        "autoCreateSubnetworks": spec["auto_create_subnetworks"].as_bool().unwrap_or(false),
-        "mtu": spec["mtu"],
-        "routingConfig": {"routingMode": spec["routing_mode"]},
-    })
-}
-
-/// Live network → spec fields and outputs.
-pub(crate) fn project_network(live: &Value) -> Observed {
-    Observed {
-        spec: json!({
-            "name": live["name"],
-            "description": text(live, "description"),
-            "auto_create_subnetworks": live["autoCreateSubnetworks"].as_bool().unwrap_or(false),
-            // Compute's default when a network was created without one.
-            "mtu": live["mtu"].as_i64().unwrap_or(1460),
-            "routing_mode": live["routingConfig"]["routingMode"].as_str().unwrap_or("REGIONAL"),
-        }),
-        outputs: json!({
-            "self_link": live["selfLink"],
-            "id": live["id"],
-        }),
-    }
-}
 
 /// Subnetwork spec → API body.
 fn subnetwork_body(loc: &Loc, spec: &Value) -> Value {
@@ -104,7 +77,9 @@ impl ComputeAdapter {
                 .send()
                 .await,
         )?;
-        Ok(live.map(|n| project_network(&to_json(&n))))
+        Ok(live
+            .map(|n| NetworkSpec::project(&to_json(&n)))
+            .transpose()?)
     }
 
     pub(super) async fn create_network(
@@ -113,7 +88,8 @@ impl ComputeAdapter {
         target: &Target,
         request_id: String,
     ) -> CloudResult<model::Operation> {
-        let body: Network = to_model(network_body(&target.spec))?;
+        let spec: NetworkSpec = from_spec("network", &target.spec)?;
+        let body: Network = to_model(spec.body())?;
         gax(self
             .networks
             .insert()
@@ -131,22 +107,8 @@ impl ComputeAdapter {
         step: &UpdateStep,
         request_id: String,
     ) -> CloudResult<model::Operation> {
-        let mut body = Map::new();
-        for field in &step.fields {
-            match field.as_str() {
-                "mtu" => {
-                    body.insert("mtu".into(), target.spec["mtu"].clone());
-                }
-                "routing_mode" => {
-                    body.insert(
-                        "routingConfig".into(),
-                        json!({"routingMode": target.spec["routing_mode"]}),
-                    );
-                }
-                _ => {}
-            }
-        }
-        let body: Network = to_model(Value::Object(body))?;
+        let spec: NetworkSpec = from_spec("network", &target.spec)?;
+        let body: Network = to_model(spec.patch(&step.fields))?;
         gax(self
             .networks
             .patch()

@@ -1,0 +1,57 @@
+//! One module per resource kind: its typed spec (a serde struct the graph builds and the adapter
+//! reads), the fields that force replacement, declared next to the spec, the body its API takes,
+//! and the projection of the live API object back onto the spec, which fails with a clear error
+//! when the cloud leaves out a field a3ctl needs. Kinds are moving here one at a time (issue:
+//! typed resource kinds); `network` is the first.
+//!
+//! Specs still travel as JSON between the layers (plans, state files and the planner's one
+//! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
+
+pub mod network;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// A spec or live object that does not have the shape its kind needs.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// A recorded or desired spec that does not decode (a hand-edited state file, or a spec
+    /// written by a different a3ctl).
+    #[error("the {kind} spec does not have the expected fields: {reason}")]
+    Spec { kind: &'static str, reason: String },
+    /// The cloud answered without a field a3ctl needs.
+    #[error("the {kind} `{name}` the API returned has no `{field}`")]
+    Live {
+        kind: &'static str,
+        name: String,
+        field: &'static str,
+    },
+}
+
+/// Decodes a spec of `kind`.
+pub fn from_spec<T: DeserializeOwned>(kind: &'static str, spec: &Value) -> Result<T, ShapeError> {
+    serde_json::from_value(spec.clone()).map_err(|e| ShapeError::Spec {
+        kind,
+        reason: e.to_string(),
+    })
+}
+
+/// Encodes a spec. Specs are plain structs of strings, numbers, booleans and lists, which always
+/// encode.
+pub fn to_spec<T: Serialize>(spec: &T) -> Value {
+    serde_json::to_value(spec).expect("a spec struct always encodes as JSON")
+}
+
+/// A required string field of a live object.
+pub(crate) fn live_str<'a>(
+    kind: &'static str,
+    live: &'a Value,
+    field: &'static str,
+) -> Result<&'a str, ShapeError> {
+    live[field].as_str().ok_or_else(|| ShapeError::Live {
+        kind,
+        name: live["name"].as_str().unwrap_or("(unnamed)").to_string(),
+        field,
+    })
+}
