@@ -11,6 +11,7 @@
 //! adapters translate them to and from the APIs.
 
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
+use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
@@ -365,13 +366,22 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
 
 fn firewall(name: &str, network: &str, description: &str, mut source_ranges: Vec<String>) -> Value {
     source_ranges.sort();
-    json!({
-        "name": name, "network": network, "direction": "INGRESS", "description": description, "priority": 1000,
-        "allowed": [
-            {"protocol": "icmp"},
-            {"protocol": "tcp", "ports": ["0-65535"]},
-            {"protocol": "udp", "ports": ["0-65535"]},
+    let every_port = || Some(vec!["0-65535".to_string()]);
+    let rule = |protocol: &str, ports| Rule {
+        protocol: protocol.into(),
+        ports,
+    };
+    to_spec(&FirewallSpec {
+        name: name.into(),
+        network: network.into(),
+        direction: "INGRESS".into(),
+        description: description.into(),
+        priority: 1000,
+        allowed: vec![
+            rule("icmp", None),
+            rule("tcp", every_port()),
+            rule("udp", every_port()),
         ],
-        "source_ranges": source_ranges,
+        source_ranges,
     })
 }

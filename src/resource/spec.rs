@@ -71,7 +71,7 @@ pub(crate) const fn f(name: &'static str, change: Change) -> Field {
     }
 }
 
-const fn set(name: &'static str, change: Change) -> Field {
+pub(crate) const fn set(name: &'static str, change: Change) -> Field {
     Field {
         name,
         change,
@@ -114,20 +114,6 @@ const SUBNETWORK: &[Field] = &[
     f("ip_cidr_range", GrowOnly),
     set("secondary_ranges", InPlace),
     f("private_ip_google_access", InPlace),
-];
-
-const FIREWALL: &[Field] = &[
-    f("name", ForceNew),
-    f("network", ForceNew),
-    f("direction", ForceNew),
-    mark(InPlace),
-    f("priority", InPlace),
-    Field {
-        name: "allowed",
-        change: InPlace,
-        compare: Compare::FirewallRules,
-    },
-    set("source_ranges", InPlace),
 ];
 
 const ROUTER: &[Field] = &[
@@ -240,7 +226,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
     match kind {
         Kind::Network => super::kinds::network::FIELDS,
         Kind::Subnetwork => SUBNETWORK,
-        Kind::Firewall => FIREWALL,
+        Kind::Firewall => super::kinds::firewall::FIELDS,
         Kind::Router => ROUTER,
         Kind::ResourcePolicy => RESOURCE_POLICY,
         Kind::Cluster => CLUSTER,
