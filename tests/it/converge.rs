@@ -250,3 +250,66 @@ async fn a_destroy_killed_after_filestore_took_its_delete_waits_for_it_next_time
     assert_eq!(destroy.code, Some(0), "{}", destroy.stderr);
     assert_eq!(live(&cx).await, Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_killed_half_way_through_the_kueue_release_installs_the_rest_next_time() {
+    let cx = TestContext::new().await;
+    // The release is applied one object at a time, CRDs early: the fifth CRD's apply is made,
+    // its answer held, and the process killed, leaving a partly installed release.
+    cx.sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "kube".into(),
+            method: Some("PATCH".into()),
+            path: Some("customresourcedefinitions".into()),
+            nth: 5,
+            when: TripWhen::After,
+        }],
+        ..Default::default()
+    });
+    let mut child = cx
+        .command(&["apply", HIGH, "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    tokio::time::timeout(HANG, cx.sim.wait_tripped())
+        .await
+        .expect("the apply reaches the Kueue CRDs");
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    cx.sim.set_faults(FaultConfig::default());
+
+    let kubectl = crate::common::kubectl::Kubectl::for_cluster(&cx, "a3high").await;
+    let kueue_crds = |crds: Vec<Value>| {
+        crds.iter()
+            .filter(|c| c["spec"]["group"] == "kueue.x-k8s.io")
+            .count()
+    };
+    let partial = kueue_crds(kubectl.items(&["customresourcedefinitions"]).await);
+    assert_eq!(partial, 5, "the kill left a partly installed release");
+    assert!(
+        state(&cx, "a3high")["resources"]
+            .get("k8s.release/-/kueue")
+            .is_none()
+    );
+
+    // The next apply finds the partial release and installs what is missing.
+    let rerun = run(&cx, &["apply", HIGH, "--auto-approve"]).await;
+    assert_eq!(rerun.code, Some(0), "{}", rerun.stderr);
+    let installed = kueue_crds(kubectl.items(&["customresourcedefinitions"]).await);
+    assert!(installed > partial, "{installed} CRDs after the re-run");
+    let release = &state(&cx, "a3high")["resources"]["k8s.release/-/kueue"];
+    assert_eq!(
+        release["spec"]["missing"],
+        serde_json::json!([]),
+        "{release}"
+    );
+    let deployments = kubectl.names(&["deployments", "-n", "kueue-system"]).await;
+    assert!(
+        deployments
+            .iter()
+            .any(|d| d.contains("kueue-controller-manager")),
+        "{deployments:?}"
+    );
+    run(&cx, &["plan", HIGH, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
