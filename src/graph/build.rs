@@ -13,6 +13,7 @@
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
+use crate::resource::kinds::resource_policy::ResourcePolicySpec;
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::{Value, json};
@@ -193,7 +194,12 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 &mut out,
                 Addr::new(Kind::ResourcePolicy, pool.name.clone()),
                 format!("projects/{p}/regions/{}/resourcePolicies/{name}", bp.region),
-                json!({"name": name, "region": bp.region, "collocation": "COLLOCATED", "description": description}),
+                to_spec(&ResourcePolicySpec {
+                    name: name.clone(),
+                    region: bp.region.clone(),
+                    collocation: "COLLOCATED".into(),
+                    description: description.clone(),
+                }),
                 vec![],
                 lifecycle.clone(),
             );

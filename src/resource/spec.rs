@@ -123,13 +123,6 @@ const ROUTER: &[Field] = &[
     f("nat", InPlace),
 ];
 
-const RESOURCE_POLICY: &[Field] = &[
-    f("name", ForceNew),
-    f("region", ForceNew),
-    f("collocation", ForceNew),
-    f("max_distance", ForceNew),
-];
-
 const CLUSTER: &[Field] = &[
     f("name", ForceNew),
     f("location", ForceNew),
@@ -228,7 +221,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::Subnetwork => SUBNETWORK,
         Kind::Firewall => super::kinds::firewall::FIELDS,
         Kind::Router => ROUTER,
-        Kind::ResourcePolicy => RESOURCE_POLICY,
+        Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,
         Kind::Cluster => CLUSTER,
         Kind::NodePool => NODE_POOL,
         Kind::Filestore => FILESTORE,

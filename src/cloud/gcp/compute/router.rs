@@ -8,6 +8,8 @@
 use super::{ComputeAdapter, Loc, found, gax, last_segment, text, to_json, to_model};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Target, UpdateStep};
 use crate::resource::Observed;
+use crate::resource::kinds::from_spec;
+use crate::resource::kinds::resource_policy::ResourcePolicySpec;
 use google_cloud_compute_v1::model::{self, ResourcePolicy, Router};
 use serde_json::{Value, json};
 
@@ -56,23 +58,6 @@ pub(crate) fn project_router(live: &Value) -> Observed {
         outputs: json!({
             "self_link": live["selfLink"],
             "id": live["id"],
-        }),
-    }
-}
-
-/// Live resource policy → spec fields and outputs.
-pub(crate) fn project_policy(live: &Value) -> Observed {
-    Observed {
-        spec: json!({
-            "name": live["name"],
-            "region": last_segment(&text(live, "region")),
-            "collocation": live["groupPlacementPolicy"]["collocation"],
-            "description": text(live, "description"),
-        }),
-        outputs: json!({
-            "self_link": live["selfLink"],
-            "id": live["id"],
-            "status": live["status"],
         }),
     }
 }
@@ -175,7 +160,9 @@ impl ComputeAdapter {
                 .send()
                 .await,
         )?;
-        Ok(live.map(|p| project_policy(&to_json(&p))))
+        Ok(live
+            .map(|p| ResourcePolicySpec::project(&to_json(&p)))
+            .transpose()?)
     }
 
     pub(super) async fn create_policy(
@@ -184,12 +171,8 @@ impl ComputeAdapter {
         target: &Target,
         request_id: String,
     ) -> CloudResult<model::Operation> {
-        let spec = &target.spec;
-        let body: ResourcePolicy = to_model(json!({
-            "name": spec["name"],
-            "description": spec["description"],
-            "groupPlacementPolicy": {"collocation": spec["collocation"]},
-        }))?;
+        let spec: ResourcePolicySpec = from_spec("resource policy", &target.spec)?;
+        let body: ResourcePolicy = to_model(spec.body())?;
         gax(self
             .policies
             .insert()
