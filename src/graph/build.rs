@@ -14,6 +14,7 @@ use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
+use crate::resource::kinds::subnetwork::{SecondaryRange, SubnetworkSpec};
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::{Value, json};
@@ -96,14 +97,23 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             "projects/{p}/regions/{}/subnetworks/{primary_subnet}",
             bp.region
         ),
-        json!({
-            "name": primary_subnet, "network": primary_net, "region": bp.region, "description": description,
-            "ip_cidr_range": bp.network.primary_subnet.to_string(),
-            "secondary_ranges": [
-                {"name": "pods", "cidr": bp.network.pods.to_string()},
-                {"name": "services", "cidr": bp.network.services.to_string()},
+        to_spec(&SubnetworkSpec {
+            name: primary_subnet.clone(),
+            network: primary_net.clone(),
+            region: bp.region.clone(),
+            description: description.clone(),
+            ip_cidr_range: bp.network.primary_subnet.to_string(),
+            secondary_ranges: vec![
+                SecondaryRange {
+                    name: "pods".into(),
+                    cidr: bp.network.pods.to_string(),
+                },
+                SecondaryRange {
+                    name: "services".into(),
+                    cidr: bp.network.services.to_string(),
+                },
             ],
-            "private_ip_google_access": true,
+            private_ip_google_access: true,
         }),
         vec![addr::primary_network()],
         lifecycle.clone(),
@@ -165,9 +175,14 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             &mut out,
             addr::gpu_subnet(i),
             format!("projects/{p}/regions/{}/subnetworks/{subnet}", bp.region),
-            json!({
-                "name": subnet, "network": net, "region": bp.region, "description": description,
-                "ip_cidr_range": cidr.to_string(), "secondary_ranges": [], "private_ip_google_access": false,
+            to_spec(&SubnetworkSpec {
+                name: subnet.clone(),
+                network: net.clone(),
+                region: bp.region.clone(),
+                description: description.clone(),
+                ip_cidr_range: cidr.to_string(),
+                secondary_ranges: vec![],
+                private_ip_google_access: false,
             }),
             vec![addr::gpu_network(i)],
             lifecycle.clone(),

@@ -106,16 +106,6 @@ const fn labels() -> Field {
 
 use Change::{ForceNew, GrowOnly, InPlace};
 
-const SUBNETWORK: &[Field] = &[
-    f("name", ForceNew),
-    f("network", ForceNew),
-    f("region", ForceNew),
-    mark(ForceNew),
-    f("ip_cidr_range", GrowOnly),
-    set("secondary_ranges", InPlace),
-    f("private_ip_google_access", InPlace),
-];
-
 const ROUTER: &[Field] = &[
     f("name", ForceNew),
     f("network", ForceNew),
@@ -218,7 +208,7 @@ const KUBERNETES: &[Field] = &[
 pub fn fields(kind: Kind) -> &'static [Field] {
     match kind {
         Kind::Network => super::kinds::network::FIELDS,
-        Kind::Subnetwork => SUBNETWORK,
+        Kind::Subnetwork => super::kinds::subnetwork::FIELDS,
         Kind::Firewall => super::kinds::firewall::FIELDS,
         Kind::Router => ROUTER,
         Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,

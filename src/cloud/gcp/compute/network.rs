@@ -5,67 +5,14 @@
 //! PATCH that must carry the current `fingerprint` (read just before; a 412 means someone changed
 //! the subnetwork in between, and the call is retried once with the new fingerprint).
 
-use super::{ComputeAdapter, Loc, found, gax, last_segment, text, to_json, to_model};
+use super::{ComputeAdapter, Loc, found, gax, to_json, to_model};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Target, UpdateStep};
 use crate::resource::Observed;
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::network::NetworkSpec;
+use crate::resource::kinds::subnetwork::SubnetworkSpec;
 use google_cloud_compute_v1::model::{self, Network, Subnetwork};
 use serde_json::{Map, Value, json};
-
-/// Subnetwork spec → API body.
-fn subnetwork_body(loc: &Loc, spec: &Value) -> Value {
-    json!({
-        "name": spec["name"],
-        "description": spec["description"],
-        "network": loc.network_ref(spec["network"].as_str().unwrap_or_default()),
-        "ipCidrRange": spec["ip_cidr_range"],
-        "secondaryIpRanges": secondary_ranges(spec),
-        "privateIpGoogleAccess": spec["private_ip_google_access"].as_bool().unwrap_or(false),
-    })
-}
-
-fn secondary_ranges(spec: &Value) -> Vec<Value> {
-    spec["secondary_ranges"]
-        .as_array()
-        .map(|ranges| {
-            ranges
-                .iter()
-                .map(|r| json!({"rangeName": r["name"], "ipCidrRange": r["cidr"]}))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Live subnetwork → spec fields and outputs. Secondary ranges keep the API's order, which is the
-/// order they were given in (the graph's).
-pub(crate) fn project_subnetwork(live: &Value) -> Observed {
-    let secondary: Vec<Value> = live["secondaryIpRanges"]
-        .as_array()
-        .map(|ranges| {
-            ranges
-                .iter()
-                .map(|r| json!({"name": r["rangeName"], "cidr": r["ipCidrRange"]}))
-                .collect()
-        })
-        .unwrap_or_default();
-    Observed {
-        spec: json!({
-            "name": live["name"],
-            "network": last_segment(&text(live, "network")),
-            "region": last_segment(&text(live, "region")),
-            "description": text(live, "description"),
-            "ip_cidr_range": live["ipCidrRange"],
-            "secondary_ranges": secondary,
-            "private_ip_google_access": live["privateIpGoogleAccess"].as_bool().unwrap_or(false),
-        }),
-        outputs: json!({
-            "self_link": live["selfLink"],
-            "id": live["id"],
-            "gateway_address": live["gatewayAddress"],
-        }),
-    }
-}
 
 impl ComputeAdapter {
     pub(super) async fn read_network(&self, loc: &Loc) -> CloudResult<Option<Observed>> {
@@ -136,7 +83,8 @@ impl ComputeAdapter {
         Ok(self
             .get_subnetwork(loc)
             .await?
-            .map(|s| project_subnetwork(&to_json(&s))))
+            .map(|s| SubnetworkSpec::project(&to_json(&s)))
+            .transpose()?)
     }
 
     pub(super) async fn create_subnetwork(
@@ -145,7 +93,8 @@ impl ComputeAdapter {
         target: &Target,
         request_id: String,
     ) -> CloudResult<model::Operation> {
-        let body: Subnetwork = to_model(subnetwork_body(loc, &target.spec))?;
+        let spec: SubnetworkSpec = from_spec("subnetwork", &target.spec)?;
+        let body: Subnetwork = to_model(spec.body(loc.network_ref(&spec.network)))?;
         gax(self
             .subnetworks
             .insert()
@@ -164,9 +113,10 @@ impl ComputeAdapter {
         step: &UpdateStep,
         request_id: String,
     ) -> CloudResult<model::Operation> {
+        let spec: SubnetworkSpec = from_spec("subnetwork", &target.spec)?;
         if step.name == "expandIpCidrRange" {
             let body: model::SubnetworksExpandIpCidrRangeRequest =
-                to_model(json!({"ipCidrRange": target.spec["ip_cidr_range"]}))?;
+                to_model(json!({"ipCidrRange": spec.ip_cidr_range}))?;
             return gax(self
                 .subnetworks
                 .expand_ip_cidr_range()
@@ -182,7 +132,7 @@ impl ComputeAdapter {
         for field in &step.fields {
             match field.as_str() {
                 "secondary_ranges" => {
-                    let ranges = secondary_ranges(&target.spec);
+                    let ranges = spec.secondary_body();
                     if ranges.is_empty() {
                         // The client leaves an empty list out of the body, which PATCH reads as
                         // "unchanged".
@@ -200,11 +150,7 @@ impl ComputeAdapter {
                 "private_ip_google_access" => {
                     patch.insert(
                         "privateIpGoogleAccess".into(),
-                        json!(
-                            target.spec["private_ip_google_access"]
-                                .as_bool()
-                                .unwrap_or(false)
-                        ),
+                        json!(spec.private_ip_google_access),
                     );
                 }
                 _ => {}
@@ -240,28 +186,5 @@ impl ComputeAdapter {
                 other => return other,
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn subnetwork_projection_uses_names_and_the_graph_shapes() {
-        let live = json!({
-            "name": "s", "network": "https://www.googleapis.com/compute/v1/projects/p/global/networks/n",
-            "region": "https://www.googleapis.com/compute/v1/projects/p/regions/us-central1",
-            "ipCidrRange": "10.0.0.0/20", "description": "d",
-            "secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"}],
-        });
-        let o = project_subnetwork(&live);
-        assert_eq!(o.spec["network"], "n");
-        assert_eq!(o.spec["region"], "us-central1");
-        assert_eq!(
-            o.spec["secondary_ranges"],
-            json!([{"name": "pods", "cidr": "10.4.0.0/14"}])
-        );
-        assert_eq!(o.spec["private_ip_google_access"], false);
     }
 }
