@@ -14,6 +14,7 @@ use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
+use crate::resource::kinds::router::{Nat, RouterSpec};
 use crate::resource::kinds::subnetwork::{SecondaryRange, SubnetworkSpec};
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
@@ -143,10 +144,16 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             &mut out,
             addr::router(),
             format!("projects/{p}/regions/{}/routers/{router}", bp.region),
-            json!({
-                "name": router, "network": primary_net, "region": bp.region, "description": description,
-                "nat": {"name": format!("{}-nat", bp.name), "ip_allocation": "AUTO_ONLY",
-                        "source_ranges": "ALL_SUBNETWORKS_ALL_IP_RANGES"},
+            to_spec(&RouterSpec {
+                name: router.clone(),
+                network: primary_net.clone(),
+                region: bp.region.clone(),
+                description: description.clone(),
+                nat: Some(Nat {
+                    name: format!("{}-nat", bp.name),
+                    ip_allocation: "AUTO_ONLY".into(),
+                    source_ranges: "ALL_SUBNETWORKS_ALL_IP_RANGES".into(),
+                }),
             }),
             vec![addr::primary_network()],
             lifecycle.clone(),

@@ -106,13 +106,6 @@ const fn labels() -> Field {
 
 use Change::{ForceNew, GrowOnly, InPlace};
 
-const ROUTER: &[Field] = &[
-    f("name", ForceNew),
-    f("network", ForceNew),
-    f("region", ForceNew),
-    f("nat", InPlace),
-];
-
 const CLUSTER: &[Field] = &[
     f("name", ForceNew),
     f("location", ForceNew),
@@ -210,7 +203,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::Network => super::kinds::network::FIELDS,
         Kind::Subnetwork => super::kinds::subnetwork::FIELDS,
         Kind::Firewall => super::kinds::firewall::FIELDS,
-        Kind::Router => ROUTER,
+        Kind::Router => super::kinds::router::FIELDS,
         Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,
         Kind::Cluster => CLUSTER,
         Kind::NodePool => NODE_POOL,

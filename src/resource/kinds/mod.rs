@@ -2,8 +2,8 @@
 //! reads), the fields that force replacement, declared next to the spec, the body its API takes,
 //! and the projection of the live API object back onto the spec, which fails with a clear error
 //! when the cloud leaves out a field a3ctl needs. Kinds are moving here one at a time (issue:
-//! typed resource kinds): so far `network`, `subnetwork`,
-//! `firewall` and `resource_policy`.
+//! typed resource kinds): every Compute kind
+//! (`network`, `subnetwork`, `firewall`, `router`, `resource_policy`).
 //!
 //! Specs still travel as JSON between the layers (plans, state files and the planner's one
 //! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
@@ -11,6 +11,7 @@
 pub mod firewall;
 pub mod network;
 pub mod resource_policy;
+pub mod router;
 pub mod subnetwork;
 
 use serde::Serialize;
