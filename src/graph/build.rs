@@ -13,6 +13,7 @@
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
+use crate::resource::kinds::repository::RepositorySpec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
 use crate::resource::kinds::router::{Nat, RouterSpec};
 use crate::resource::kinds::subnetwork::{SecondaryRange, SubnetworkSpec};
@@ -359,9 +360,12 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 "projects/{p}/locations/{}/repositories/{}",
                 repo.location, repo.name
             ),
-            json!({
-                "name": repo.name, "location": repo.location, "format": repo.format.api_value(),
-                "description": description, "labels": {LABEL: bp.name},
+            to_spec(&RepositorySpec {
+                name: repo.name.clone(),
+                location: repo.location.clone(),
+                format: repo.format.api_value(),
+                description: description.clone(),
+                labels: [(LABEL.to_string(), json!(bp.name))].into_iter().collect(),
             }),
             vec![],
             lifecycle.clone(),

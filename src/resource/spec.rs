@@ -96,7 +96,7 @@ pub(crate) const fn mark(change: Change) -> Field {
     }
 }
 
-const fn labels() -> Field {
+pub(crate) const fn labels() -> Field {
     Field {
         name: "labels",
         change: InPlace,
@@ -169,14 +169,6 @@ const FILESTORE: &[Field] = &[
     labels(),
 ];
 
-const REPOSITORY: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("format", ForceNew),
-    mark(InPlace),
-    labels(),
-];
-
 const BUCKET: &[Field] = &[
     f("name", ForceNew),
     f("location", ForceNew),
@@ -208,7 +200,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::Cluster => CLUSTER,
         Kind::NodePool => NODE_POOL,
         Kind::Filestore => FILESTORE,
-        Kind::Repository => REPOSITORY,
+        Kind::Repository => super::kinds::repository::FIELDS,
         Kind::Bucket => BUCKET,
         Kind::Kubernetes => KUBERNETES,
     }

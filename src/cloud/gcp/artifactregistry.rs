@@ -14,6 +14,8 @@ use crate::cloud::{
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::kinds::from_spec;
+use crate::resource::kinds::repository::RepositorySpec;
 use crate::resource::{Api, Observed};
 use google_cloud_artifactregistry_v1::client::ArtifactRegistry;
 use google_cloud_artifactregistry_v1::model::{Repository, UpdateRepositoryRequest};
@@ -68,26 +70,6 @@ fn to_model<T: serde::de::DeserializeOwned>(body: Value) -> CloudResult<T> {
     })
 }
 
-/// Live repository → spec fields and outputs.
-pub(crate) fn project_repository(live: &Value, location: &str) -> Observed {
-    let name = live["name"].as_str().unwrap_or_default();
-    Observed {
-        spec: json!({
-            "name": name.rsplit('/').next().unwrap_or(name),
-            "location": location,
-            "format": live["format"],
-            "description": live["description"].as_str().unwrap_or_default(),
-            "labels": live.get("labels").filter(|l| l.is_object()).cloned().unwrap_or(json!({})),
-        }),
-        outputs: json!({
-            "name": name,
-            "registry_uri": live["registryUri"],
-            "mode": live["mode"],
-            "create_time": live["createTime"],
-        }),
-    }
-}
-
 /// An operation's error, classified.
 fn operation_error(code: i32, message: &str) -> CloudError {
     classify_status(None, Code::from(code).name(), "", message)
@@ -116,7 +98,7 @@ impl Adapter for ArtifactRegistryAdapter {
                 // The crate writes proto enums as numbers: use their names.
                 live["format"] = json!(repo.format.name().unwrap_or("FORMAT_UNSPECIFIED"));
                 live["mode"] = json!(repo.mode.name().unwrap_or("MODE_UNSPECIFIED"));
-                Ok(Some(project_repository(&live, &location)))
+                Ok(Some(RepositorySpec::project(&live, &location)?))
             }
             Err(e) => {
                 let e = classify_gax(&e);
@@ -131,12 +113,8 @@ impl Adapter for ArtifactRegistryAdapter {
 
     async fn create(&self, target: &Target) -> CloudResult<Started> {
         let (parent, _, id) = parts(&target.id)?;
-        let spec = &target.spec;
-        let repository: Repository = to_model(json!({
-            "format": spec["format"],
-            "description": spec["description"],
-            "labels": spec.get("labels").cloned().unwrap_or(json!({})),
-        }))?;
+        let spec: RepositorySpec = from_spec("repository", &target.spec)?;
+        let repository: Repository = to_model(spec.body())?;
         let op = self
             .client
             .create_repository()
@@ -171,22 +149,8 @@ impl Adapter for ArtifactRegistryAdapter {
     }
 
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let spec = &target.spec;
-        let mut repository = json!({"name": target.id});
-        let mut mask = Vec::new();
-        for field in &step.fields {
-            match field.as_str() {
-                "labels" => {
-                    repository["labels"] = spec.get("labels").cloned().unwrap_or(json!({}));
-                    mask.push("labels");
-                }
-                "description" => {
-                    repository["description"] = spec["description"].clone();
-                    mask.push("description");
-                }
-                _ => {}
-            }
-        }
+        let spec: RepositorySpec = from_spec("repository", &target.spec)?;
+        let (repository, mask) = spec.patch(&target.id, &step.fields);
         let request: UpdateRepositoryRequest = to_model(json!({
             "repository": repository,
             "updateMask": mask.join(","),
@@ -248,10 +212,5 @@ mod tests {
             ("us-central1", "training")
         );
         assert!(parts("projects/p/repositories/x").is_err());
-        let live = json!({"name": "projects/p/locations/us-central1/repositories/training", "format": "DOCKER"});
-        let o = project_repository(&live, "us-central1");
-        assert_eq!(o.spec["name"], "training");
-        assert_eq!(o.spec["description"], "");
-        assert_eq!(o.spec["labels"], json!({}));
     }
 }

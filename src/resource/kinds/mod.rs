@@ -3,13 +3,15 @@
 //! and the projection of the live API object back onto the spec, which fails with a clear error
 //! when the cloud leaves out a field a3ctl needs. Kinds are moving here one at a time (issue:
 //! typed resource kinds): every Compute kind
-//! (`network`, `subnetwork`, `firewall`, `router`, `resource_policy`).
+//! (`network`, `subnetwork`, `firewall`, `router`, `resource_policy`) and the Artifact Registry
+//! `repository`.
 //!
 //! Specs still travel as JSON between the layers (plans, state files and the planner's one
 //! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
 
 pub mod firewall;
 pub mod network;
+pub mod repository;
 pub mod resource_policy;
 pub mod router;
 pub mod subnetwork;
