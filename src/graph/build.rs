@@ -11,6 +11,7 @@
 //! adapters translate them to and from the APIs.
 
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
+use crate::resource::kinds::bucket::BucketSpec;
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::repository::RepositorySpec;
@@ -376,11 +377,14 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             &mut out,
             Addr::new(Kind::Bucket, bucket.name.clone()),
             format!("projects/_/buckets/{}", bucket.name),
-            json!({
-                "name": bucket.name, "location": bucket.location.to_ascii_uppercase(),
-                "storage_class": bucket.storage_class.api_value(), "uniform_access": true,
-                "hierarchical_namespace": bucket.hierarchical_namespace, "versioning": false,
-                "labels": {LABEL: bp.name},
+            to_spec(&BucketSpec {
+                name: bucket.name.clone(),
+                location: bucket.location.to_ascii_uppercase(),
+                storage_class: bucket.storage_class.api_value().into(),
+                uniform_access: true,
+                hierarchical_namespace: bucket.hierarchical_namespace,
+                versioning: false,
+                labels: [(LABEL.to_string(), json!(bp.name))].into_iter().collect(),
             }),
             vec![],
             Lifecycle {

@@ -169,16 +169,6 @@ const FILESTORE: &[Field] = &[
     labels(),
 ];
 
-const BUCKET: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("hierarchical_namespace", ForceNew),
-    f("storage_class", InPlace),
-    f("uniform_access", InPlace),
-    f("versioning", InPlace),
-    labels(),
-];
-
 /// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
 /// release (a set of upstream manifests, like Kueue's) is diffed by what it installs and by the
 /// objects of it found missing in the cluster.
@@ -201,7 +191,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::NodePool => NODE_POOL,
         Kind::Filestore => FILESTORE,
         Kind::Repository => super::kinds::repository::FIELDS,
-        Kind::Bucket => BUCKET,
+        Kind::Bucket => super::kinds::bucket::FIELDS,
         Kind::Kubernetes => KUBERNETES,
     }
 }

@@ -20,10 +20,12 @@ use crate::cloud::{
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 use crate::resource::OperationRef;
+use crate::resource::kinds::bucket::BucketSpec;
+use crate::resource::kinds::from_spec;
 use crate::state::objects::{ObjectError, ObjectErrorKind, ObjectResult, ObjectStore};
 use google_cloud_auth::credentials::CacheableResource;
 use reqwest::{Method, RequestBuilder, Response};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// Google's Cloud Storage endpoint.
 pub const DEFAULT_ENDPOINT: &str = "https://storage.googleapis.com";
@@ -376,44 +378,6 @@ async fn error_of(response: Response) -> CloudError {
     classify_status(Some(status), canonical, reason, &message)
 }
 
-/// Bucket spec → JSON API body (insert, or a full patch of the managed fields).
-fn bucket_body(spec: &Value) -> Value {
-    let mut body = json!({
-        "name": spec["name"],
-        "location": spec["location"],
-        "storageClass": spec["storage_class"],
-        "iamConfiguration": {"uniformBucketLevelAccess": {"enabled": spec["uniform_access"].as_bool().unwrap_or(true)}},
-        "versioning": {"enabled": spec["versioning"].as_bool().unwrap_or(false)},
-        "labels": spec.get("labels").cloned().unwrap_or(json!({})),
-    });
-    if spec["hierarchical_namespace"].as_bool() == Some(true) {
-        body["hierarchicalNamespace"] = json!({"enabled": true});
-    }
-    body
-}
-
-/// Live bucket → spec fields and outputs.
-pub(crate) fn project_bucket(live: &Value) -> Observed {
-    Observed {
-        spec: json!({
-            "name": live["name"],
-            "location": live["location"].as_str().unwrap_or_default().to_ascii_uppercase(),
-            "storage_class": live["storageClass"],
-            "uniform_access": live["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"].as_bool().unwrap_or(false),
-            "hierarchical_namespace": live["hierarchicalNamespace"]["enabled"].as_bool().unwrap_or(false),
-            "versioning": live["versioning"]["enabled"].as_bool().unwrap_or(false),
-            "labels": live.get("labels").filter(|l| l.is_object()).cloned().unwrap_or(json!({})),
-        }),
-        outputs: json!({
-            "self_link": live["selfLink"],
-            "url": format!("gs://{}", live["name"].as_str().unwrap_or_default()),
-            "location_type": live["locationType"],
-            "project_number": live["projectNumber"],
-            "time_created": live["timeCreated"],
-        }),
-    }
-}
-
 fn bucket_name(target: &Target) -> &str {
     target
         .spec
@@ -428,14 +392,15 @@ impl Adapter for StorageAdapter {
         Ok(self
             .get_bucket(bucket_name(target))
             .await?
-            .map(|b| project_bucket(&b)))
+            .map(|b| BucketSpec::project(&b))
+            .transpose()?)
     }
 
     async fn create(&self, target: &Target) -> CloudResult<Started> {
         let request = self
             .request(Method::POST, "b")
             .query(&[("project", self.project.as_str())])
-            .json(&bucket_body(&target.spec));
+            .json(&from_spec::<BucketSpec>("bucket", &target.spec)?.body());
         match self.json(request).await {
             Ok(_) => Ok(Started::Done),
             // Cloud Storage says 409 `conflict` without a canonical status for a taken name.
@@ -467,40 +432,18 @@ impl Adapter for StorageAdapter {
 
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
         let name = bucket_name(target);
-        let full = bucket_body(&target.spec);
-        let mut body = Map::new();
-        for field in &step.fields {
-            match field.as_str() {
-                "storage_class" => {
-                    body.insert("storageClass".into(), full["storageClass"].clone());
-                }
-                "uniform_access" => {
-                    body.insert("iamConfiguration".into(), full["iamConfiguration"].clone());
-                }
-                "versioning" => {
-                    body.insert("versioning".into(), full["versioning"].clone());
-                }
-                "labels" => {
-                    // PATCH merges label keys: the ones to drop are set to null.
-                    let mut labels = full["labels"].as_object().cloned().unwrap_or_default();
-                    if let Some(live) = self.get_bucket(name).await? {
-                        for key in live["labels"]
-                            .as_object()
-                            .into_iter()
-                            .flatten()
-                            .map(|(k, _)| k)
-                        {
-                            labels.entry(key.clone()).or_insert(Value::Null);
-                        }
-                    }
-                    body.insert("labels".into(), Value::Object(labels));
-                }
-                _ => {}
-            }
-        }
+        let spec: BucketSpec = from_spec("bucket", &target.spec)?;
+        let live_labels = if step.fields.iter().any(|f| f == "labels") {
+            self.get_bucket(name)
+                .await?
+                .and_then(|live| live["labels"].as_object().cloned())
+        } else {
+            None
+        };
+        let body = spec.patch(&step.fields, live_labels.as_ref());
         self.json(
             self.request(Method::PATCH, &format!("b/{}", encode(name)))
-                .json(&Value::Object(body)),
+                .json(&body),
         )
         .await?;
         Ok(Started::Done)
@@ -542,13 +485,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_bucket_reads_back_as_its_spec() {
-        let spec = json!({"name": "b", "location": "US-CENTRAL1", "storage_class": "STANDARD",
-            "uniform_access": true, "hierarchical_namespace": true, "versioning": false,
-            "labels": {"a3ctl-blueprint": "x"}});
-        let mut live = bucket_body(&spec);
-        live["locationType"] = json!("region");
-        assert_eq!(project_bucket(&live).spec, spec);
+    fn object_names_are_encoded() {
         assert_eq!(encode("dir/a b"), "dir%2Fa%20b");
     }
 }
