@@ -3,7 +3,7 @@
 //! direction force a new rule (the `ForceNew` flags of hashicorp/terraform-provider-google's
 //! `google/services/compute/resource_compute_firewall.go`); everything else changes with one PATCH.
 
-use super::{ShapeError, live_str};
+use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Compare, Field, f, mark, set};
@@ -121,10 +121,9 @@ impl FirewallSpec {
         }
         let mut source_ranges = strings(&live["sourceRanges"]);
         source_ranges.sort();
-        let network = live_str(KIND, live, "network")?;
         let spec = FirewallSpec {
             name: live_str(KIND, live, "name")?.to_string(),
-            network: network.rsplit('/').next().unwrap_or(network).to_string(),
+            network: live_last(KIND, live, "network")?,
             // Compute's defaults for a rule created without them.
             direction: live["direction"].as_str().unwrap_or("INGRESS").to_string(),
             description: live["description"].as_str().unwrap_or("").to_string(),

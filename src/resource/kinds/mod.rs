@@ -63,3 +63,14 @@ pub(crate) fn live_str<'a>(
         field,
     })
 }
+
+/// The last segment of a required URL or resource-name field of a live object (a network's
+/// name from its self link, a region's from its URL).
+pub(crate) fn live_last(
+    kind: &'static str,
+    live: &Value,
+    field: &'static str,
+) -> Result<String, ShapeError> {
+    let url = live_str(kind, live, field)?;
+    Ok(url.rsplit('/').next().unwrap_or(url).to_string())
+}

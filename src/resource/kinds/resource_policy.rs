@@ -3,7 +3,7 @@
 //! for a GPU pool. A policy cannot be changed: every field forces a new one (the API has no
 //! update method).
 
-use super::{ShapeError, live_str};
+use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::ForceNew;
 use crate::resource::spec::{Field, f};
@@ -45,10 +45,9 @@ impl ResourcePolicySpec {
     /// The live policy (the API's JSON) as a spec, with its outputs; a policy without a group
     /// placement's collocation is not one a3ctl made.
     pub fn project(live: &Value) -> Result<Observed, ShapeError> {
-        let region = live_str(KIND, live, "region")?;
         let spec = ResourcePolicySpec {
             name: live_str(KIND, live, "name")?.to_string(),
-            region: region.rsplit('/').next().unwrap_or(region).to_string(),
+            region: live_last(KIND, live, "region")?,
             collocation: live["groupPlacementPolicy"]["collocation"]
                 .as_str()
                 .ok_or_else(|| ShapeError::Live {

@@ -4,7 +4,7 @@
 //! `google/services/compute/resource_compute_router.go`); the NAT gateway, kept inline in the
 //! router's `nats[]`, changes in place.
 
-use super::{ShapeError, live_str};
+use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Field, f};
@@ -81,14 +81,10 @@ impl RouterSpec {
                     .to_string(),
             }),
         };
-        let last = |field: &'static str| -> Result<String, ShapeError> {
-            let url = live_str(KIND, live, field)?;
-            Ok(url.rsplit('/').next().unwrap_or(url).to_string())
-        };
         let spec = RouterSpec {
             name: live_str(KIND, live, "name")?.to_string(),
-            network: last("network")?,
-            region: last("region")?,
+            network: live_last(KIND, live, "network")?,
+            region: live_last(KIND, live, "region")?,
             description: live["description"].as_str().unwrap_or("").to_string(),
             nat,
         };

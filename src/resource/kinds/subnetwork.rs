@@ -5,7 +5,7 @@
 //! place (`expandIpCidrRange`, <https://cloud.google.com/vpc/docs/create-modify-vpc-networks#expand-subnet>);
 //! secondary ranges and Private Google Access change with a fingerprinted PATCH.
 
-use super::{ShapeError, live_str};
+use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, GrowOnly, InPlace};
 use crate::resource::spec::{Field, f, mark, set};
@@ -78,14 +78,10 @@ impl SubnetworkSpec {
                 cidr: live_str(KIND, range, "ipCidrRange")?.to_string(),
             });
         }
-        let last = |field: &'static str| -> Result<String, ShapeError> {
-            let url = live_str(KIND, live, field)?;
-            Ok(url.rsplit('/').next().unwrap_or(url).to_string())
-        };
         let spec = SubnetworkSpec {
             name: live_str(KIND, live, "name")?.to_string(),
-            network: last("network")?,
-            region: last("region")?,
+            network: live_last(KIND, live, "network")?,
+            region: live_last(KIND, live, "region")?,
             description: live["description"].as_str().unwrap_or("").to_string(),
             ip_cidr_range: live_str(KIND, live, "ipCidrRange")?.to_string(),
             secondary_ranges,
