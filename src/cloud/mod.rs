@@ -103,7 +103,16 @@ impl UpdateStep {
 /// hand-edited state (spec) from an API answer a3ctl does not understand (live).
 impl From<crate::resource::kinds::ShapeError> for CloudError {
     fn from(e: crate::resource::kinds::ShapeError) -> CloudError {
-        CloudError::new(ErrorClass::Invalid, e.to_string())
+        use crate::resource::kinds::ShapeError;
+        let hint = match &e {
+            ShapeError::Spec { .. } => {
+                "the recorded spec was edited by hand or written by another a3ctl version: `a3ctl state show ADDR BLUEPRINT` shows it; `a3ctl state rm` then `a3ctl import` records it afresh"
+            }
+            ShapeError::Live { .. } => {
+                "the API answered without a field a3ctl relies on: check the resource with gcloud, and report the answer if it looks right"
+            }
+        };
+        CloudError::new(ErrorClass::Invalid, e.to_string()).with_hint(hint)
     }
 }
 

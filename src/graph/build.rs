@@ -12,6 +12,7 @@
 
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::bucket::BucketSpec;
+use crate::resource::kinds::filestore::FilestoreSpec;
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::repository::RepositorySpec;
@@ -342,9 +343,14 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             &mut out,
             Addr::new(Kind::Filestore, "shared"),
             format!("projects/{p}/locations/{}/instances/{name}", fs.location),
-            json!({
-                "name": name, "location": fs.location, "tier": fs.tier.api_value(),
-                "capacity_gb": fs.capacity_gb, "share": fs.share, "network": primary_net, "labels": {LABEL: bp.name},
+            to_spec(&FilestoreSpec {
+                name: name.clone(),
+                location: fs.location.clone(),
+                tier: fs.tier.api_value().into(),
+                capacity_gb: fs.capacity_gb.into(),
+                share: fs.share.clone(),
+                network: primary_net.clone(),
+                labels: [(LABEL.to_string(), json!(bp.name))].into_iter().collect(),
             }),
             vec![addr::primary_network()],
             Lifecycle {

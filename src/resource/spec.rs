@@ -104,7 +104,7 @@ pub(crate) const fn labels() -> Field {
     }
 }
 
-use Change::{ForceNew, GrowOnly, InPlace};
+use Change::{ForceNew, InPlace};
 
 const CLUSTER: &[Field] = &[
     f("name", ForceNew),
@@ -159,16 +159,6 @@ const NODE_POOL: &[Field] = &[
     f("auto_upgrade", InPlace),
 ];
 
-const FILESTORE: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("tier", ForceNew),
-    f("share", ForceNew),
-    f("network", ForceNew),
-    f("capacity_gb", GrowOnly),
-    labels(),
-];
-
 /// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
 /// release (a set of upstream manifests, like Kueue's) is diffed by what it installs and by the
 /// objects of it found missing in the cluster.
@@ -189,7 +179,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,
         Kind::Cluster => CLUSTER,
         Kind::NodePool => NODE_POOL,
-        Kind::Filestore => FILESTORE,
+        Kind::Filestore => super::kinds::filestore::FIELDS,
         Kind::Repository => super::kinds::repository::FIELDS,
         Kind::Bucket => super::kinds::bucket::FIELDS,
         Kind::Kubernetes => KUBERNETES,

@@ -6,18 +6,19 @@
 //! mutation returns a `google.longrunning.Operation` whose full name is the [`OperationRef`]; it is
 //! polled with the same client's `get_operation`.
 
-use super::container::{absent_or, last_segment, typed};
+use super::container::{absent_or, typed};
 use super::{Adapter, GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::kinds::filestore::FilestoreSpec;
+use crate::resource::kinds::from_spec;
 use crate::resource::{Api, Observed};
 use google_cloud_filestore_v1::client::CloudFilestoreManager;
 use google_cloud_filestore_v1::model::{Instance, UpdateInstanceRequest};
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use serde_json::json;
 
 pub struct FilestoreAdapter {
     client: CloudFilestoreManager,
@@ -56,41 +57,20 @@ fn split(id: &str) -> CloudResult<(&str, &str)> {
     }
 }
 
-/// The `Instance` a spec asks for (`name` is set by the server from `instance_id`).
-fn body(spec: &Value) -> Value {
-    json!({
-        "tier": spec["tier"],
-        "fileShares": [{"name": spec["share"], "capacityGb": spec["capacity_gb"]}],
-        "networks": [{"network": spec["network"], "modes": ["MODE_IPV4"]}],
-        "labels": spec["labels"],
-    })
-}
-
-/// The live instance as a spec plus outputs.
-fn project(target: &Target, instance: &Instance) -> Observed {
-    let live = serde_json::to_value(instance).unwrap_or(Value::Null);
-    let location = target.id.split('/').nth(3).unwrap_or_default().to_string();
-    let share = instance.file_shares.first();
-    let network = instance.networks.first();
-    let labels: BTreeMap<&String, &String> = instance.labels.iter().collect();
-    let spec = json!({
-        "name": last_segment(&instance.name),
-        "location": location,
-        "tier": instance.tier.name().unwrap_or("TIER_UNSPECIFIED"),
-        "capacity_gb": share.map(|s| s.capacity_gb).unwrap_or(0),
-        "share": share.map(|s| s.name.clone()).unwrap_or_default(),
-        "network": network.map(|n| last_segment(&n.network).to_string()).unwrap_or_default(),
-        "labels": labels,
-    });
-    let outputs = json!({
-        "ip_address": network.and_then(|n| n.ip_addresses.first()).cloned().unwrap_or_default(),
-        "share": share.map(|s| s.name.clone()).unwrap_or_default(),
-        "state": instance.state.name().unwrap_or("STATE_UNSPECIFIED"),
-        "status_message": instance.status_message,
-        "create_time": live["createTime"],
-        "name": instance.name,
-    });
-    Observed { spec, outputs }
+/// The live instance as a spec plus outputs (`location` from the instance's own id).
+fn project(target: &Target, instance: &Instance) -> CloudResult<Observed> {
+    let (parent, _) = split(&target.id)?;
+    let location = parent.rsplit('/').next().unwrap_or(parent);
+    let mut live = serde_json::to_value(instance).map_err(|e| {
+        CloudError::new(
+            ErrorClass::Other,
+            format!("cannot read Filestore instance `{}`: {e}", target.id),
+        )
+    })?;
+    // The client's enums serialise as proto numbers; the spec speaks their names.
+    live["tier"] = json!(instance.tier.name().unwrap_or("TIER_UNSPECIFIED"));
+    live["state"] = json!(instance.state.name().unwrap_or("STATE_UNSPECIFIED"));
+    Ok(FilestoreSpec::project(&live, location)?)
 }
 
 /// [`classify_gax`], except that Filestore's storage quota error (429 `rateLimitExceeded`, "Quota
@@ -126,12 +106,13 @@ impl Adapter for FilestoreAdapter {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         split(&target.id)?;
         let instance = absent_or(self.client.get_instance().set_name(&target.id).send().await)?;
-        Ok(instance.map(|i| project(target, &i)))
+        instance.map(|i| project(target, &i)).transpose()
     }
 
     async fn create(&self, target: &Target) -> CloudResult<Started> {
         let (parent, name) = split(&target.id)?;
-        let instance: Instance = typed("Filestore instance", body(&target.spec))?;
+        let spec: FilestoreSpec = from_spec("Filestore instance", &target.spec)?;
+        let instance: Instance = typed("Filestore instance", spec.body())?;
         let op = self
             .client
             .create_instance()
@@ -166,14 +147,11 @@ impl Adapter for FilestoreAdapter {
                 format!("unknown Filestore update `{}`", step.name),
             ));
         };
-        let spec = &target.spec;
+        let spec: FilestoreSpec = from_spec("Filestore instance", &target.spec)?;
         let mut instance = json!({"name": target.id});
         match *mask {
-            "file_shares" => {
-                instance["fileShares"] =
-                    json!([{"name": spec["share"], "capacityGb": spec["capacity_gb"]}])
-            }
-            _ => instance["labels"] = spec["labels"].clone(),
+            "file_shares" => instance["fileShares"] = json!([spec.share_body()]),
+            _ => instance["labels"] = json!(spec.labels),
         }
         let request: UpdateInstanceRequest = typed(
             "Filestore update",
@@ -241,6 +219,7 @@ impl Adapter for FilestoreAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn ids_split() {
@@ -249,5 +228,42 @@ mod tests {
             ("projects/p/locations/us-central1-a", "fs")
         );
         assert!(split("projects/p/instances/fs").is_err());
+    }
+
+    #[test]
+    fn an_instance_the_client_reads_projects_with_enum_names_and_a_bad_one_says_what_to_do() {
+        let target = Target {
+            addr: "filestore.shared".parse().unwrap(),
+            id: "projects/p/locations/us-central1-a/instances/fs".into(),
+            spec: Value::Null,
+            outputs: Value::Null,
+            context: Default::default(),
+            lifecycle: Default::default(),
+        };
+        let instance: Instance = typed(
+            "Filestore instance",
+            json!({
+                "name": "projects/p/locations/us-central1-a/instances/fs",
+                "tier": "BASIC_SSD", "state": "READY",
+                "fileShares": [{"name": "share", "capacityGb": "2560"}],
+                "networks": [{"network": "net", "ipAddresses": ["10.0.0.2"]}],
+            }),
+        )
+        .unwrap();
+        let observed = project(&target, &instance).unwrap();
+        assert_eq!(observed.spec["tier"], "BASIC_SSD");
+        assert_eq!(observed.spec["capacity_gb"], 2560);
+        assert_eq!(observed.spec["location"], "us-central1-a");
+        assert_eq!(observed.outputs["state"], "READY");
+        assert_eq!(observed.outputs["ip_address"], "10.0.0.2");
+
+        let shareless: Instance = typed(
+            "Filestore instance",
+            json!({"name": "projects/p/locations/us-central1-a/instances/fs", "networks": [{"network": "net"}]}),
+        )
+        .unwrap();
+        let e = project(&target, &shareless).unwrap_err();
+        assert!(e.message.contains("has no `fileShares`"), "{e:?}");
+        assert!(e.hint.unwrap().contains("gcloud"));
     }
 }

@@ -3,13 +3,14 @@
 //! and the projection of the live API object back onto the spec, which fails with a clear error
 //! when the cloud leaves out a field a3ctl needs. Kinds are moving here one at a time (issue:
 //! typed resource kinds): every Compute kind
-//! (`network`, `subnetwork`, `firewall`, `router`, `resource_policy`) the Artifact Registry
-//! `repository` and the Cloud Storage `bucket`.
+//! (`network`, `subnetwork`, `firewall`, `router`, `resource_policy`) the `filestore`
+//! instance, the Artifact Registry `repository` and the Cloud Storage `bucket`.
 //!
 //! Specs still travel as JSON between the layers (plans, state files and the planner's one
 //! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
 
 pub mod bucket;
+pub mod filestore;
 pub mod firewall;
 pub mod network;
 pub mod repository;
