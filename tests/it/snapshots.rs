@@ -1,7 +1,8 @@
 //! What a user reads, pinned: the output of `plan`, `apply`, a changing plan and `destroy` for
 //! each shipped blueprint, through the real binary against the simulator (manual clock, zero
 //! latency). Taken before the typed-kinds redesign, so that redesign can prove the output did not
-//! move (`cargo insta review` after an intended change).
+//! move (after an intended change: `INSTA_UPDATE=always cargo test --test it snapshots::`, then
+//! review the diff).
 //!
 //! stdout (the plan and its summary) is compared as printed. stderr (progress) is compared as the
 //! sorted set of its lines, durations replaced by `[TIME]` and "Still ..." lines dropped: steps run
