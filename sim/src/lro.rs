@@ -106,8 +106,12 @@ impl Operation {
         let mut op = json!({
             "name": self.name,
             "metadata": Value::Object(metadata),
-            "done": self.done(),
         });
+        // proto3 JSON leaves out fields at their default, so a running operation has no `done`
+        // (<https://protobuf.dev/programming-guides/json/>).
+        if self.done() {
+            op["done"] = json!(true);
+        }
         match &self.outcome {
             None => {}
             Some(Outcome::Error { code, message }) => {
