@@ -15,6 +15,9 @@ use crate::resource::kinds::bucket::BucketSpec;
 use crate::resource::kinds::filestore::FilestoreSpec;
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
+use crate::resource::kinds::node_pool::{
+    Accelerator, AdditionalNetwork, NodePoolSpec, Reservation,
+};
 use crate::resource::kinds::repository::RepositorySpec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
 use crate::resource::kinds::router::{Nat, RouterSpec};
@@ -274,6 +277,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
         deleted_with: Some(addr::cluster()),
         ..Default::default()
     };
+    let owned_by = || [(LABEL.to_string(), bp.name.clone())].into_iter().collect();
     let mut pool_deps = vec![addr::cluster()];
     if bp.network.nat {
         pool_deps.push(addr::router());
@@ -282,13 +286,26 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
         &mut out,
         Addr::new(Kind::NodePool, bp.system_pool.name.clone()),
         format!("{cluster_id}/nodePools/{}", bp.system_pool.name),
-        json!({
-            "cluster": cluster, "location": bp.region, "name": bp.system_pool.name,
-            "machine_type": bp.system_pool.machine_type, "locations": [bp.zone],
-            "node_count": bp.system_pool.nodes, "accelerator": null, "additional_networks": [],
-            "placement_policy": null, "reservation": null, "capacity": "on-demand",
-            "local_ssd_count": 0, "labels": {LABEL: bp.name}, "taints": [], "gvnic": true,
-            "image_type": "COS_CONTAINERD", "disk_size_gb": 100, "auto_repair": true, "auto_upgrade": true,
+        to_spec(&NodePoolSpec {
+            cluster: cluster.clone(),
+            location: bp.region.clone(),
+            name: bp.system_pool.name.clone(),
+            machine_type: bp.system_pool.machine_type.clone(),
+            locations: vec![bp.zone.clone()],
+            node_count: bp.system_pool.nodes.into(),
+            accelerator: None,
+            additional_networks: vec![],
+            placement_policy: None,
+            reservation: None,
+            capacity: "on-demand".into(),
+            local_ssd_count: 0,
+            labels: owned_by(),
+            taints: vec![],
+            gvnic: true,
+            image_type: "COS_CONTAINERD".into(),
+            disk_size_gb: 100,
+            auto_repair: true,
+            auto_upgrade: true,
         }),
         pool_deps.clone(),
         with_cluster(false),
@@ -301,10 +318,13 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
     for pool in &bp.gpu_pools {
         let mut deps = pool_deps.clone();
         deps.extend((0..bp.network.gpu_subnets.len()).map(addr::gpu_subnet));
-        let additional: Vec<Value> = (0..bp.network.gpu_subnets.len())
+        let additional: Vec<AdditionalNetwork> = (0..bp.network.gpu_subnets.len())
             .map(|i| {
                 let net = format!("{}-gpunet-{i}", bp.name);
-                json!({"network": net, "subnetwork": format!("{net}-subnet")})
+                AdditionalNetwork {
+                    subnetwork: format!("{net}-subnet"),
+                    network: net,
+                }
             })
             .collect();
         let placement = (pool.placement == Placement::Compact).then(|| {
@@ -312,25 +332,45 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             format!("{}-{}-placement", bp.name, pool.name)
         });
         let (capacity, reservation) = match &pool.capacity {
-            Capacity::Reservation { reservation, block } => {
-                ("reservation", json!({"name": reservation, "block": block}))
-            }
-            Capacity::OnDemand => ("on-demand", Value::Null),
-            Capacity::Spot => ("spot", Value::Null),
-            Capacity::FlexStart => ("flex-start", Value::Null),
+            Capacity::Reservation { reservation, block } => (
+                "reservation",
+                Some(Reservation {
+                    name: reservation.clone(),
+                    block: block.clone(),
+                }),
+            ),
+            Capacity::OnDemand => ("on-demand", None),
+            Capacity::Spot => ("spot", None),
+            Capacity::FlexStart => ("flex-start", None),
         };
         push(
             &mut out,
             Addr::new(Kind::NodePool, pool.name.clone()),
             format!("{cluster_id}/nodePools/{}", pool.name),
-            json!({
-                "cluster": cluster, "location": bp.region, "name": pool.name,
-                "machine_type": pool.machine_type(), "locations": pool.zones, "node_count": pool.nodes,
-                "accelerator": {"type": pool.family.accelerator_type(), "count": pool.family.gpus_per_node(), "driver": driver},
-                "additional_networks": additional, "placement_policy": placement, "reservation": reservation,
-                "capacity": capacity,
-                "local_ssd_count": A3_LOCAL_SSDS, "labels": {LABEL: bp.name}, "taints": [], "gvnic": true,
-                "image_type": "COS_CONTAINERD", "disk_size_gb": 200, "auto_repair": true, "auto_upgrade": false,
+            to_spec(&NodePoolSpec {
+                cluster: cluster.clone(),
+                location: bp.region.clone(),
+                name: pool.name.clone(),
+                machine_type: pool.machine_type().into(),
+                locations: pool.zones.clone(),
+                node_count: pool.nodes.into(),
+                accelerator: Some(Accelerator {
+                    kind: pool.family.accelerator_type().into(),
+                    count: pool.family.gpus_per_node().into(),
+                    driver: driver.into(),
+                }),
+                additional_networks: additional,
+                placement_policy: placement,
+                reservation,
+                capacity: capacity.into(),
+                local_ssd_count: A3_LOCAL_SSDS.into(),
+                labels: owned_by(),
+                taints: vec![],
+                gvnic: true,
+                image_type: "COS_CONTAINERD".into(),
+                disk_size_gb: 200,
+                auto_repair: true,
+                auto_upgrade: false,
             }),
             deps,
             with_cluster(pool.prevent_destroy),

@@ -137,28 +137,6 @@ const CLUSTER: &[Field] = &[
     f("bootstrap_pool", InPlace),
 ];
 
-const NODE_POOL: &[Field] = &[
-    f("cluster", ForceNew),
-    f("name", ForceNew),
-    f("machine_type", ForceNew),
-    f("locations", ForceNew),
-    f("accelerator", ForceNew),
-    f("additional_networks", ForceNew),
-    f("placement_policy", ForceNew),
-    f("reservation", ForceNew),
-    f("capacity", ForceNew),
-    f("local_ssd_count", ForceNew),
-    f("max_pods", ForceNew),
-    f("node_count", InPlace),
-    labels(),
-    set("taints", InPlace),
-    f("gvnic", InPlace),
-    f("image_type", InPlace),
-    f("disk_size_gb", InPlace),
-    f("auto_repair", InPlace),
-    f("auto_upgrade", InPlace),
-];
-
 /// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
 /// release (a set of upstream manifests, like Kueue's) is diffed by what it installs and by the
 /// objects of it found missing in the cluster.
@@ -178,7 +156,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::Router => super::kinds::router::FIELDS,
         Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,
         Kind::Cluster => CLUSTER,
-        Kind::NodePool => NODE_POOL,
+        Kind::NodePool => super::kinds::node_pool::FIELDS,
         Kind::Filestore => super::kinds::filestore::FIELDS,
         Kind::Repository => super::kinds::repository::FIELDS,
         Kind::Bucket => super::kinds::bucket::FIELDS,

@@ -13,6 +13,7 @@ pub mod bucket;
 pub mod filestore;
 pub mod firewall;
 pub mod network;
+pub mod node_pool;
 pub mod repository;
 pub mod resource_policy;
 pub mod router;

@@ -20,6 +20,8 @@ use crate::cloud::gcp::classify_gax;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
+use crate::resource::kinds::from_spec;
+use crate::resource::kinds::node_pool::{NodePoolSpec, Reservation};
 use base64::Engine;
 use google_cloud_container_v1::model::{NodeManagement, NodePool, UpdateNodePoolRequest};
 use serde_json::{Value, json};
@@ -29,74 +31,67 @@ const RESERVATION_KEY: &str = "compute.googleapis.com/reservation-name";
 const SCOPES: &[&str] = &["https://www.googleapis.com/auth/cloud-platform"];
 
 /// The `NodePool` a spec asks for.
-pub(super) fn create_body(project: &str, spec: &Value) -> Value {
+pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
     let mut config = json!({
-        "machineType": spec["machine_type"],
-        "diskSizeGb": spec["disk_size_gb"],
-        "imageType": spec["image_type"],
-        "resourceLabels": spec["labels"],
-        "taints": taints(&spec["taints"]),
-        "gvnic": {"enabled": spec["gvnic"].as_bool().unwrap_or(false)},
+        "machineType": spec.machine_type,
+        "diskSizeGb": spec.disk_size_gb,
+        "imageType": spec.image_type,
+        "resourceLabels": spec.labels,
+        "taints": spec.taints,
+        "gvnic": {"enabled": spec.gvnic},
         "oauthScopes": SCOPES,
         "workloadMetadataConfig": {"mode": "GKE_METADATA"},
     });
-    if let Some(acc) = spec["accelerator"].as_object() {
+    if let Some(acc) = &spec.accelerator {
         config["accelerators"] = json!([{
-            "acceleratorType": acc.get("type"),
-            "acceleratorCount": acc.get("count"),
-            "gpuDriverInstallationConfig": {"gpuDriverVersion": acc.get("driver")},
+            "acceleratorType": acc.kind,
+            "acceleratorCount": acc.count,
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": acc.driver},
         }]);
     }
-    let ssds = spec["local_ssd_count"].as_u64().unwrap_or(0);
-    if ssds > 0 {
-        config["ephemeralStorageLocalSsdConfig"] = json!({"localSsdCount": ssds});
+    if spec.local_ssd_count > 0 {
+        config["ephemeralStorageLocalSsdConfig"] = json!({"localSsdCount": spec.local_ssd_count});
     }
-    match spec["capacity"].as_str().unwrap_or("on-demand") {
-        "spot" => config["spot"] = json!(true),
-        "flex-start" => config["flexStart"] = json!(true),
-        "reservation" => {
+    match (spec.capacity.as_str(), &spec.reservation) {
+        ("spot", _) => config["spot"] = json!(true),
+        ("flex-start", _) => config["flexStart"] = json!(true),
+        ("reservation", Some(reservation)) => {
             config["reservationAffinity"] = json!({
                 "consumeReservationType": "SPECIFIC_RESERVATION",
                 "key": RESERVATION_KEY,
-                "values": [reservation_value(project, &spec["reservation"])],
+                "values": [reservation_value(project, reservation)],
             });
         }
         _ => {}
     }
-    let additional: Vec<Value> = spec["additional_networks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|n| json!({"network": n["network"], "subnetwork": n["subnetwork"]}))
-        .collect();
     let mut pool = json!({
-        "name": spec["name"],
-        "initialNodeCount": spec["node_count"],
-        "locations": spec["locations"],
+        "name": spec.name,
+        "initialNodeCount": spec.node_count,
+        "locations": spec.locations,
         "config": config,
         "management": {
-            "autoRepair": spec["auto_repair"].as_bool().unwrap_or(true),
-            "autoUpgrade": spec["auto_upgrade"].as_bool().unwrap_or(true),
+            "autoRepair": spec.auto_repair,
+            "autoUpgrade": spec.auto_upgrade,
         },
     });
-    if !additional.is_empty() {
-        pool["networkConfig"] = json!({"additionalNodeNetworkConfigs": additional});
+    if !spec.additional_networks.is_empty() {
+        pool["networkConfig"] = json!({"additionalNodeNetworkConfigs": spec.additional_networks});
     }
-    if let Some(policy) = spec["placement_policy"].as_str() {
+    if let Some(policy) = &spec.placement_policy {
         pool["placementPolicy"] = json!({"type": "COMPACT", "policyName": policy});
     }
     pool
 }
 
 /// `projects/P/reservations/R[/reservationBlocks/B]`.
-fn reservation_value(project: &str, reservation: &Value) -> String {
-    let name = reservation["name"].as_str().unwrap_or("");
+fn reservation_value(project: &str, reservation: &Reservation) -> String {
+    let name = &reservation.name;
     let mut value = if name.starts_with("projects/") {
-        name.to_string()
+        name.clone()
     } else {
         format!("projects/{project}/reservations/{name}")
     };
-    if let Some(block) = reservation["block"].as_str() {
+    if let Some(block) = &reservation.block {
         value.push_str(&format!("/reservationBlocks/{block}"));
     }
     value
@@ -113,17 +108,6 @@ fn reservation_of(project: &str, value: &str) -> Value {
         None => path.to_string(),
     };
     json!({"name": name, "block": block})
-}
-
-/// Spec taints `[{key, value, effect}]` (effect `NO_SCHEDULE`…) → API taints.
-fn taints(list: &Value) -> Value {
-    Value::Array(
-        list.as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| json!({"key": t["key"], "value": t["value"], "effect": t["effect"]}))
-            .collect(),
-    )
 }
 
 /// The live pool as a spec plus outputs. `nodes_per_zone` is the counted size, if known.
@@ -241,15 +225,15 @@ pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
 }
 
 /// The `UpdateNodePoolRequest` for the fields of an `update` step.
-fn update_body(id: &str, spec: &Value, fields: &[String]) -> Value {
+fn update_body(id: &str, spec: &NodePoolSpec, fields: &[String]) -> Value {
     let mut request = json!({"name": id});
     for field in fields {
         match field.as_str() {
-            "labels" => request["resourceLabels"] = json!({"labels": spec["labels"]}),
-            "taints" => request["taints"] = json!({"taints": taints(&spec["taints"])}),
-            "gvnic" => request["gvnic"] = json!({"enabled": spec["gvnic"]}),
-            "image_type" => request["imageType"] = spec["image_type"].clone(),
-            "disk_size_gb" => request["diskSizeGb"] = spec["disk_size_gb"].clone(),
+            "labels" => request["resourceLabels"] = json!({"labels": spec.labels}),
+            "taints" => request["taints"] = json!({"taints": spec.taints}),
+            "gvnic" => request["gvnic"] = json!({"enabled": spec.gvnic}),
+            "image_type" => request["imageType"] = json!(spec.image_type),
+            "disk_size_gb" => request["diskSizeGb"] = json!(spec.disk_size_gb),
             _ => {}
         }
     }
@@ -325,7 +309,8 @@ impl ContainerAdapter {
 
     pub(super) async fn create_pool(&self, target: &Target) -> CloudResult<Started> {
         let (path, _) = parse_pool(&target.id)?;
-        let pool: NodePool = typed("node pool", create_body(&path.project, &target.spec))?;
+        let spec: NodePoolSpec = from_spec("node pool", &target.spec)?;
+        let pool: NodePool = typed("node pool", create_body(&path.project, &spec))?;
         let op = self
             .client
             .create_node_pool()
@@ -343,10 +328,15 @@ impl ContainerAdapter {
         step: &UpdateStep,
     ) -> CloudResult<Started> {
         let (path, _) = parse_pool(&target.id)?;
-        let spec = &target.spec;
+        let spec: NodePoolSpec = from_spec("node pool", &target.spec)?;
         let op = match step.name.as_str() {
             "setSize" => {
-                let count = spec["node_count"].as_i64().unwrap_or(0) as i32;
+                let count = i32::try_from(spec.node_count).map_err(|_| {
+                    CloudError::new(
+                        ErrorClass::Invalid,
+                        format!("{} nodes per zone is more than GKE takes", spec.node_count),
+                    )
+                })?;
                 self.client
                     .set_node_pool_size()
                     .set_name(&target.id)
@@ -356,8 +346,8 @@ impl ContainerAdapter {
             }
             "setManagement" => {
                 let management = NodeManagement::new()
-                    .set_auto_repair(spec["auto_repair"].as_bool().unwrap_or(true))
-                    .set_auto_upgrade(spec["auto_upgrade"].as_bool().unwrap_or(true));
+                    .set_auto_repair(spec.auto_repair)
+                    .set_auto_upgrade(spec.auto_upgrade);
                 self.client
                     .set_node_pool_management()
                     .set_name(&target.id)
@@ -368,7 +358,7 @@ impl ContainerAdapter {
             "update" => {
                 let request: UpdateNodePoolRequest = typed(
                     "node pool update",
-                    update_body(&target.id, spec, &step.fields),
+                    update_body(&target.id, &spec, &step.fields),
                 )?;
                 self.client
                     .update_node_pool()
@@ -394,14 +384,27 @@ mod tests {
 
     #[test]
     fn reservations_round_trip() {
-        let r = json!({"name": "res", "block": "b1"});
+        let reservation = |name: &str, block: Option<&str>| Reservation {
+            name: name.into(),
+            block: block.map(str::to_string),
+        };
+        let r = reservation("res", Some("b1"));
         let v = reservation_value("p", &r);
         assert_eq!(v, "projects/p/reservations/res/reservationBlocks/b1");
-        assert_eq!(reservation_of("p", &v), r);
-        let plain = json!({"name": "res", "block": null});
-        assert_eq!(reservation_of("p", &reservation_value("p", &plain)), plain);
-        let other = json!({"name": "projects/q/reservations/res", "block": null});
-        assert_eq!(reservation_of("p", &reservation_value("p", &other)), other);
+        assert_eq!(
+            reservation_of("p", &v),
+            json!({"name": "res", "block": "b1"})
+        );
+        let plain = reservation("res", None);
+        assert_eq!(
+            reservation_of("p", &reservation_value("p", &plain)),
+            json!({"name": "res", "block": null})
+        );
+        let other = reservation("projects/q/reservations/res", None);
+        assert_eq!(
+            reservation_of("p", &reservation_value("p", &other)),
+            json!({"name": "projects/q/reservations/res", "block": null})
+        );
     }
 
     #[test]
@@ -421,11 +424,19 @@ mod tests {
         let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["setSize", "update", "setManagement"]);
         assert_eq!(steps[1].fields, ["labels", "gvnic"]);
-        let body = update_body(
-            "x",
-            &json!({"labels": {"a": "b"}, "gvnic": true}),
-            &steps[1].fields,
-        );
+        let spec: NodePoolSpec = from_spec(
+            "node pool",
+            &json!({
+                "cluster": "c", "location": "l", "name": "p", "machine_type": "e2-standard-4",
+                "locations": ["z"], "node_count": 1, "accelerator": null, "additional_networks": [],
+                "placement_policy": null, "reservation": null, "capacity": "on-demand",
+                "local_ssd_count": 0, "labels": {"a": "b"}, "taints": [], "gvnic": true,
+                "image_type": "COS_CONTAINERD", "disk_size_gb": 100, "auto_repair": true,
+                "auto_upgrade": true,
+            }),
+        )
+        .unwrap();
+        let body = update_body("x", &spec, &steps[1].fields);
         assert_eq!(body["resourceLabels"], json!({"labels": {"a": "b"}}));
         assert_eq!(body["gvnic"], json!({"enabled": true}));
     }
