@@ -188,13 +188,34 @@ async fn a_system_pool_refused_on_quota_fails_kueue_at_once_and_the_next_apply_f
         .expect(0);
 }
 
-/// Runs `a3ctl ARGS` while simulated time moves `step` seconds every 20 ms of real time (the
-/// manual clock otherwise stands still).
-async fn run_ticking(cx: &TestContext, args: &[&str], step: f64) -> Run {
+/// Filestore instance DELETE requests the simulator has answered so far.
+fn filestore_deletes(cx: &TestContext) -> u64 {
+    cx.sim
+        .request_counts()
+        .iter()
+        .filter(|(endpoint, _)| {
+            endpoint.starts_with("DELETE /file/") && endpoint.contains("/instances/")
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// Runs `a3ctl ARGS` on the manual clock, which stands still until the run has sent a Filestore
+/// delete of its own (more than `before`); from then on simulated time moves `step` seconds every
+/// 20 ms of real time. So the run always meets the instance still being deleted, however slow
+/// the machine.
+async fn run_moving_time_after_a_delete(
+    cx: &TestContext,
+    args: &[&str],
+    before: u64,
+    step: f64,
+) -> Run {
     let ticker = async {
         loop {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            cx.sim.advance_secs(step);
+            if filestore_deletes(cx) > before {
+                cx.sim.advance_secs(step);
+            }
         }
     };
     tokio::select! {
@@ -206,9 +227,10 @@ async fn run_ticking(cx: &TestContext, args: &[&str], step: f64) -> Run {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_destroy_killed_after_filestore_took_its_delete_waits_for_it_next_time() {
     // Manual clock: the Filestore delete (made 6,000 simulated seconds long) runs until the test
-    // moves time, so the next destroy finds the instance DELETING, and Filestore refuses a
-    // second delete while the first runs (FAILED_PRECONDITION, as the cargo bench --bench chaos
-    // trials found at realistic latency).
+    // moves time, which it does only once the next destroy has sent its own delete. So that
+    // destroy always finds the instance DELETING, and Filestore refuses a second delete while the
+    // first runs (FAILED_PRECONDITION, as the cargo bench --bench chaos trials found at realistic
+    // latency).
     let mut faults = FaultConfig::default();
     faults
         .extra_latency
@@ -246,7 +268,14 @@ async fn a_destroy_killed_after_filestore_took_its_delete_waits_for_it_next_time
     assert!(instance.contains(&"filestore/a3mega-fs".to_string()));
 
     // The next destroy waits for the running delete instead of failing on the refused one.
-    let destroy = run_ticking(&cx, &["destroy", MEGA, "--auto-approve"], 60.0).await;
+    let before = filestore_deletes(&cx);
+    let destroy =
+        run_moving_time_after_a_delete(&cx, &["destroy", MEGA, "--auto-approve"], before, 60.0)
+            .await;
+    assert!(
+        filestore_deletes(&cx) > before,
+        "the run sent its own delete"
+    );
     assert_eq!(destroy.code, Some(0), "{}", destroy.stderr);
     assert_eq!(live(&cx).await, Vec::<String>::new());
 }
