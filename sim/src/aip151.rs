@@ -2,7 +2,7 @@
 //! every API that keeps [`Operations`]: `GET .../operations/{operation}` and `POST
 //! .../operations/{operation}:cancel`, plus `operations.list` and `operations.delete` where the
 //! API has them (<https://google.aip.dev/151>; the methods per API are those of its discovery
-//! document: Artifact Registry v1 has only `get`, Filestore v1 all four).
+//! document: Artifact Registry v1 has `get` and `cancel`, Filestore v1 all four).
 //!
 //! An API declares itself with [`Service`] (its type URLs and where its operations live in the
 //! world) and mounts [`routes`]; its create, patch and delete handlers answer with [`render`].

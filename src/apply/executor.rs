@@ -73,6 +73,19 @@ enum Recover {
     End(Outcome),
 }
 
+/// A wait's own result, or the outcome that ends its step (failed, interrupted, or timed out
+/// `waiting_for` what it names).
+fn waited_for<T>(waited: Waited<T>, waiting_for: impl FnOnce() -> String) -> Result<T, Outcome> {
+    match waited {
+        Waited::Done(value) => Ok(value),
+        Waited::Failed(e) => Err(Outcome::Failed(e)),
+        Waited::Interrupted => Err(Outcome::Interrupted),
+        Waited::TimedOut => Err(Outcome::TimedOut {
+            operation: waiting_for(),
+        }),
+    }
+}
+
 impl Executor {
     pub fn new(
         provider: Arc<dyn Provider>,
@@ -560,14 +573,10 @@ impl Executor {
                 }
             })
             .await;
-        match waited {
-            Waited::Done(outcome) => outcome,
-            Waited::Failed(e) => Outcome::Failed(e),
-            Waited::Interrupted => Outcome::Interrupted,
-            Waited::TimedOut => Outcome::TimedOut {
-                operation: format!("waiting for {} to become ready", target.id),
-            },
-        }
+        waited_for(waited, || {
+            format!("waiting for {} to become ready", target.id)
+        })
+        .unwrap_or_else(|ended| ended)
     }
 
     /// Reads a freshly created resource and records it; retries reads that come back empty
@@ -595,14 +604,10 @@ impl Executor {
                 }
             })
             .await;
-        match waited {
-            Waited::Done(()) if self.state_error.lock().is_some() => self.state_failure(),
-            Waited::Done(()) => Outcome::Done,
-            Waited::Failed(e) => Outcome::Failed(e),
-            Waited::Interrupted => Outcome::Interrupted,
-            Waited::TimedOut => Outcome::TimedOut {
-                operation: format!("reading {} back", target.id),
-            },
+        match waited_for(waited, || format!("reading {} back", target.id)) {
+            Ok(()) if self.state_error.lock().is_some() => self.state_failure(),
+            Ok(()) => Outcome::Done,
+            Err(ended) => ended,
         }
     }
 
@@ -828,14 +833,10 @@ impl Executor {
                 }
             })
             .await;
-        match waited {
-            Waited::Done(()) => Outcome::Done,
-            Waited::Failed(e) => Outcome::Failed(e),
-            Waited::Interrupted => Outcome::Interrupted,
-            Waited::TimedOut => Outcome::TimedOut {
-                operation: format!("waiting for {} to be deleted", target.id),
-            },
-        }
+        waited_for(waited, || {
+            format!("waiting for {} to be deleted", target.id)
+        })
+        .map_or_else(|ended| ended, |()| Outcome::Done)
     }
 
     // ----- plumbing -------------------------------------------------------------------------

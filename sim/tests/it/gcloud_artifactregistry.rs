@@ -245,8 +245,8 @@ async fn repository_rules_and_operations() {
     assert_eq!(got.0, 404);
 }
 
-/// Artifact Registry serves only `operations.get` (`sim/src/aip151.rs`): gcloud describes the
-/// operation a create started, and a list of operations is not a route.
+/// Artifact Registry serves `operations.get` and `cancel`, not `list` (`sim/src/aip151.rs`):
+/// gcloud describes the operation a create started, and a list of operations is not a route.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gcloud_describes_an_operation() {
     let handle = start().await;

@@ -2,9 +2,10 @@
 //! reads), the fields that force replacement, declared next to the spec, the body its API takes,
 //! and the projection of the live API object back onto the spec, which fails with a clear error
 //! when the cloud leaves out a field a3ctl needs. Kinds are moving here one at a time (issue:
-//! typed resource kinds): every Compute kind
-//! (`network`, `subnetwork`, `firewall`, `router`, `resource_policy`) the `filestore`
-//! instance, the Artifact Registry `repository` and the Cloud Storage `bucket`.
+//! typed resource kinds): every Compute kind (`network`, `subnetwork`, `firewall`, `router`,
+//! `resource_policy`), the `filestore` instance, the Artifact Registry `repository` and the Cloud
+//! Storage `bucket`; the GKE `node_pool` so far has its spec and fields (its projection lives in
+//! the GKE adapter); clusters and Kubernetes objects are still JSON.
 //!
 //! Specs still travel as JSON between the layers (plans, state files and the planner's one
 //! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
