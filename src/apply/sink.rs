@@ -67,8 +67,7 @@ impl StateSink {
         }
         let (snapshot, count) = {
             let mut changes = self.inner.lock().await;
-            changes.state.serial += 1;
-            changes.state.a3ctl_version = env!("CARGO_PKG_VERSION").to_string();
+            changes.state.touch();
             (changes.state.clone(), changes.count)
         };
         self.persist.save(&snapshot)?;
