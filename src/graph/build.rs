@@ -12,6 +12,7 @@
 
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::bucket::BucketSpec;
+use crate::resource::kinds::cluster::{AuthorizedNetwork, BootstrapPool, ClusterSpec};
 use crate::resource::kinds::filestore::FilestoreSpec;
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
@@ -24,7 +25,7 @@ use crate::resource::kinds::router::{Nat, RouterSpec};
 use crate::resource::kinds::subnetwork::{SecondaryRange, SubnetworkSpec};
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The label key (and description mark) of everything a blueprint creates.
 pub const LABEL: &str = crate::resource::spec::OWNERSHIP_LABEL;
@@ -62,7 +63,6 @@ pub mod addr {
 pub fn resources(bp: &Blueprint) -> Vec<Desired> {
     let mut out = Vec::new();
     let p = &bp.project;
-    let labels = json!({ LABEL: bp.name });
     let description = mark(&bp.name);
     let lifecycle = Lifecycle::default();
     let push = |out: &mut Vec<Desired>,
@@ -236,33 +236,45 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
     // 6. The cluster: Dataplane V2 and multi-networking are fixed at creation.
     let cluster = bp.name.clone();
     let cluster_id = format!("projects/{p}/locations/{}/clusters/{cluster}", bp.region);
-    let authorized: Vec<Value> = bp
+    let authorized = bp
         .cluster
         .authorized_networks
         .iter()
-        .map(|n| json!({"cidr": n.cidr.to_string(), "name": n.name.clone().unwrap_or_default()}))
+        .map(|n| AuthorizedNetwork {
+            cidr: n.cidr.to_string(),
+            // An unnamed block has an empty display name, as GKE shows it.
+            name: n.name.clone().unwrap_or_default(),
+        })
         .collect();
     push(
         &mut out,
         addr::cluster(),
         cluster_id.clone(),
-        json!({
-            "name": cluster, "location": bp.region, "network": primary_net, "subnetwork": primary_subnet,
-            "pods_range": "pods", "services_range": "services",
-            "datapath_provider": "ADVANCED_DATAPATH", "multi_networking": true,
-            "release_channel": bp.cluster.release_channel.api_value(),
-            "version": bp.cluster.version.to_string(),
-            "private_nodes": bp.cluster.private_nodes,
-            "master_ipv4_cidr": bp.cluster.private_nodes.then(|| bp.network.master_ipv4_cidr.to_string()),
-            "authorized_networks": authorized,
-            "labels": labels,
-            "filestore_csi": bp.filestore.is_some(),
-            "gcsfuse_csi": bp.buckets.iter().any(|b| b.mount),
-            "workload_pool": format!("{p}.svc.id.goog"),
+        to_spec(&ClusterSpec {
+            name: cluster.clone(),
+            location: bp.region.clone(),
+            network: primary_net.clone(),
+            subnetwork: primary_subnet.clone(),
+            pods_range: "pods".into(),
+            services_range: "services".into(),
+            datapath_provider: "ADVANCED_DATAPATH".into(),
+            multi_networking: true,
+            release_channel: bp.cluster.release_channel.api_value().into(),
+            version: bp.cluster.version.to_string(),
+            private_nodes: bp.cluster.private_nodes,
+            master_ipv4_cidr: bp
+                .cluster
+                .private_nodes
+                .then(|| bp.network.master_ipv4_cidr.to_string()),
+            authorized_networks: authorized,
+            labels: [(LABEL.to_string(), bp.name.clone())].into_iter().collect(),
+            filestore_csi: bp.filestore.is_some(),
+            gcsfuse_csi: bp.buckets.iter().any(|b| b.mount),
+            workload_pool: format!("{p}.svc.id.goog"),
             // The temporary pool the cluster is created with never outlives the create.
-            "bootstrap_pool": "removed",
+            bootstrap_pool: BootstrapPool::Removed,
             // Not diffed: lets the GKE adapter check the resolved version's GPUDirect minimum.
-            "gpudirect_family": bp.family.machine_type(),
+            gpudirect_family: Some(bp.family.machine_type().into()),
         }),
         vec![addr::primary_subnet()],
         Lifecycle {
@@ -390,7 +402,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 capacity_gb: fs.capacity_gb.into(),
                 share: fs.share.clone(),
                 network: primary_net.clone(),
-                labels: [(LABEL.to_string(), json!(bp.name))].into_iter().collect(),
+                labels: [(LABEL.to_string(), bp.name.clone())].into_iter().collect(),
             }),
             vec![addr::primary_network()],
             Lifecycle {
@@ -412,7 +424,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 location: repo.location.clone(),
                 format: repo.format.api_value(),
                 description: description.clone(),
-                labels: [(LABEL.to_string(), json!(bp.name))].into_iter().collect(),
+                labels: [(LABEL.to_string(), bp.name.clone())].into_iter().collect(),
             }),
             vec![],
             lifecycle.clone(),
@@ -430,7 +442,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 uniform_access: true,
                 hierarchical_namespace: bucket.hierarchical_namespace,
                 versioning: false,
-                labels: [(LABEL.to_string(), json!(bp.name))].into_iter().collect(),
+                labels: [(LABEL.to_string(), bp.name.clone())].into_iter().collect(),
             }),
             vec![],
             Lifecycle {

@@ -106,37 +106,6 @@ pub(crate) const fn labels() -> Field {
 
 use Change::{ForceNew, InPlace};
 
-const CLUSTER: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("network", ForceNew),
-    f("subnetwork", ForceNew),
-    f("pods_range", ForceNew),
-    f("services_range", ForceNew),
-    f("datapath_provider", ForceNew),
-    f("multi_networking", ForceNew),
-    f("private_nodes", ForceNew),
-    f("master_ipv4_cidr", ForceNew),
-    f("release_channel", InPlace),
-    Field {
-        name: "version",
-        change: InPlace,
-        compare: Compare::VersionPrefix,
-    },
-    Field {
-        name: "authorized_networks",
-        change: InPlace,
-        compare: Compare::CidrBlocks,
-    },
-    labels(),
-    f("filestore_csi", InPlace),
-    f("gcsfuse_csi", InPlace),
-    f("workload_pool", InPlace),
-    // `removed`, or `present` while the pool a cluster is created with is still there (a create
-    // whose answer was lost, then adopted): removing it is an in-place update.
-    f("bootstrap_pool", InPlace),
-];
-
 /// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
 /// release (a set of upstream manifests, like Kueue's) is diffed by what it installs and by the
 /// objects of it found missing in the cluster.
@@ -155,7 +124,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::Firewall => super::kinds::firewall::FIELDS,
         Kind::Router => super::kinds::router::FIELDS,
         Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,
-        Kind::Cluster => CLUSTER,
+        Kind::Cluster => super::kinds::cluster::FIELDS,
         Kind::NodePool => super::kinds::node_pool::FIELDS,
         Kind::Filestore => super::kinds::filestore::FIELDS,
         Kind::Repository => super::kinds::repository::FIELDS,

@@ -436,7 +436,7 @@ impl Adapter for StorageAdapter {
         let live_labels = if step.fields.iter().any(|f| f == "labels") {
             self.get_bucket(name)
                 .await?
-                .and_then(|live| live["labels"].as_object().cloned())
+                .map(|live| crate::resource::kinds::live_labels(&live))
         } else {
             None
         };

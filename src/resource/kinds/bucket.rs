@@ -23,7 +23,7 @@ pub struct BucketSpec {
     pub hierarchical_namespace: bool,
     pub versioning: bool,
     /// Includes the ownership label.
-    pub labels: Map<String, Value>,
+    pub labels: super::Labels,
 }
 
 /// How each field of [`BucketSpec`] may change.
@@ -56,7 +56,7 @@ impl BucketSpec {
 
     /// The body of a `buckets.patch` that changes `fields`. PATCH merges label keys, so the live
     /// labels this spec does not have are sent as null to remove them.
-    pub fn patch(&self, fields: &[String], live_labels: Option<&Map<String, Value>>) -> Value {
+    pub fn patch(&self, fields: &[String], live_labels: Option<&super::Labels>) -> Value {
         let full = self.body();
         let mut body = Map::new();
         for field in fields {
@@ -65,7 +65,11 @@ impl BucketSpec {
                 "uniform_access" => ("iamConfiguration", full["iamConfiguration"].clone()),
                 "versioning" => ("versioning", full["versioning"].clone()),
                 "labels" => {
-                    let mut labels = self.labels.clone();
+                    let mut labels: Map<String, Value> = self
+                        .labels
+                        .iter()
+                        .map(|(k, v)| (k.clone(), json!(v)))
+                        .collect();
                     for key in live_labels.into_iter().flat_map(|l| l.keys()) {
                         labels.entry(key.clone()).or_insert(Value::Null);
                     }
@@ -94,7 +98,7 @@ impl BucketSpec {
                 .unwrap_or(false),
             versioning: live["versioning"]["enabled"].as_bool().unwrap_or(false),
             // The API leaves out empty labels.
-            labels: live["labels"].as_object().cloned().unwrap_or_default(),
+            labels: super::live_labels(live),
         };
         Ok(Observed {
             spec: super::to_spec(&spec),
@@ -122,7 +126,7 @@ mod tests {
             uniform_access: true,
             hierarchical_namespace: true,
             versioning: false,
-            labels: [("a3ctl-blueprint".to_string(), json!("x"))]
+            labels: [("a3ctl-blueprint".to_string(), "x".to_string())]
                 .into_iter()
                 .collect(),
         };
@@ -133,7 +137,9 @@ mod tests {
             BucketSpec::project(&live).unwrap().spec,
             super::super::to_spec(&spec)
         );
-        let old: Map<String, Value> = [("team".to_string(), json!("a"))].into_iter().collect();
+        let old: super::super::Labels = [("team".to_string(), "a".to_string())]
+            .into_iter()
+            .collect();
         assert_eq!(
             spec.patch(&["labels".into(), "versioning".into()], Some(&old)),
             json!({"labels": {"a3ctl-blueprint": "x", "team": null}, "versioning": {"enabled": false}})

@@ -9,7 +9,7 @@ use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, GrowOnly};
 use crate::resource::spec::{Field, f, labels};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const KIND: &str = "Filestore instance";
 
@@ -28,7 +28,7 @@ pub struct FilestoreSpec {
     /// The network's name.
     pub network: String,
     /// Includes the ownership label.
-    pub labels: Map<String, Value>,
+    pub labels: super::Labels,
 }
 
 /// How each field of [`FilestoreSpec`] may change.
@@ -83,7 +83,7 @@ impl FilestoreSpec {
             share: live_str(KIND, share, "name")?.to_string(),
             network: live_last(KIND, network, "network")?,
             // The API leaves out empty labels.
-            labels: live["labels"].as_object().cloned().unwrap_or_default(),
+            labels: super::live_labels(live),
         };
         Ok(Observed {
             spec: super::to_spec(&spec),
@@ -113,7 +113,7 @@ mod tests {
             capacity_gb: 2560,
             share: "nfsshare".into(),
             network: "a3mega-net".into(),
-            labels: Map::new(),
+            labels: crate::resource::kinds::Labels::new(),
         };
         let mut live = spec.body();
         live["name"] = json!("projects/p/locations/us-central1-a/instances/a3mega-fs");

@@ -11,6 +11,7 @@
 //! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
 
 pub mod bucket;
+pub mod cluster;
 pub mod filestore;
 pub mod firewall;
 pub mod network;
@@ -38,6 +39,20 @@ pub enum ShapeError {
         name: String,
         field: &'static str,
     },
+}
+
+/// GCP labels, sorted (values are always strings).
+pub type Labels = std::collections::BTreeMap<String, String>;
+
+/// The labels of a live object. Google leaves `labels` out of an object that has none, so an
+/// absent field is an empty set; a value that is not a string (never sent by Google) is skipped.
+pub(crate) fn live_labels(live: &Value) -> Labels {
+    live["labels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
 }
 
 /// Decodes a spec of `kind`.

@@ -4,13 +4,26 @@
 //! `google/services/container/node_config.go` and `resource_container_node_pool.go`); the size,
 //! labels, taints, gVNIC, image, disk size and management change in place.
 //!
-//! The spec is built by the graph; the GKE adapter turns it into a `NodePool` and projects the
-//! live pool back (`cloud::gcp::container::node_pool`).
+//! The spec is built by the graph; the GKE adapter (`cloud::gcp::container::node_pool`) turns it
+//! into a `NodePool`; [`NodePoolSpec::project`] reads the live pool back:
+//! - `labels` are the VMs' GCP labels (`config.resourceLabels`); GKE's own `goog-gke-*` labels
+//!   are left out.
+//! - `capacity`: `spot` ↔ `config.spot`, `flex-start` ↔ `config.flexStart`, `reservation` ↔
+//!   `config.reservationAffinity` (`SPECIFIC_RESERVATION` on
+//!   `projects/P/reservations/R[/reservationBlocks/B]`), `on-demand` ↔ none of them.
+//! - `node_count` is per zone; GKE only returns `initialNodeCount`, which `setSize` does not
+//!   change, so the adapter passes the size it counted from the cluster's Nodes when it could.
 
+use super::ShapeError;
+use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Field, f, labels, set};
+use google_cloud_container_v1::model::NodePool;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::collections::BTreeMap;
+
+const KIND: &str = "GKE node pool";
 
 /// GPUs on each node and how their driver is installed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +49,35 @@ pub struct Reservation {
     /// The reservation's name, or its full path when it lives in another project.
     pub name: String,
     pub block: Option<String>,
+}
+
+impl Reservation {
+    /// `projects/P/reservations/R[/reservationBlocks/B]`, as `reservationAffinity.values` holds
+    /// it; a name that is already a path (another project's reservation) is kept.
+    pub fn value(&self, project: &str) -> String {
+        let mut value = if self.name.starts_with("projects/") {
+            self.name.clone()
+        } else {
+            format!("projects/{project}/reservations/{}", self.name)
+        };
+        if let Some(block) = &self.block {
+            value.push_str(&format!("/reservationBlocks/{block}"));
+        }
+        value
+    }
+
+    /// The reservation a `reservationAffinity` value names, short when it is in `project`.
+    pub fn from_value(project: &str, value: &str) -> Reservation {
+        let (path, block) = match value.split_once("/reservationBlocks/") {
+            Some((p, b)) => (p, Some(b.to_string())),
+            None => (value, None),
+        };
+        let name = match path.strip_prefix(&format!("projects/{project}/reservations/")) {
+            Some(short) => short.to_string(),
+            None => path.to_string(),
+        };
+        Reservation { name, block }
+    }
 }
 
 /// A node taint.
@@ -97,3 +139,208 @@ pub const FIELDS: &[Field] = &[
     f("auto_repair", InPlace),
     f("auto_upgrade", InPlace),
 ];
+
+fn last(value: &str) -> String {
+    value.rsplit('/').next().unwrap_or(value).to_string()
+}
+
+impl NodePoolSpec {
+    /// The live pool of cluster `cluster` in `location` (project `project`) as a spec plus
+    /// outputs; `nodes_per_zone` is the size counted from the cluster's Nodes, if known. A pool
+    /// without its node config or machine type is an error: GKE always returns them.
+    // `statusMessage` is deprecated in favour of `conditions` but GKE still fills it in.
+    #[allow(deprecated)]
+    pub fn project(
+        project: &str,
+        cluster: &str,
+        location: &str,
+        pool: &NodePool,
+        nodes_per_zone: Option<u64>,
+    ) -> Result<Observed, ShapeError> {
+        let missing = |field| ShapeError::Live {
+            kind: KIND,
+            name: pool.name.clone(),
+            field,
+        };
+        let config = pool.config.as_ref().ok_or_else(|| missing("config"))?;
+        if config.machine_type.is_empty() {
+            return Err(missing("config.machineType"));
+        }
+        let accelerator = config.accelerators.first().map(|a| Accelerator {
+            kind: a.accelerator_type.clone(),
+            count: a.accelerator_count,
+            driver: a
+                .gpu_driver_installation_config
+                .as_ref()
+                .and_then(|d| d.gpu_driver_version.as_ref())
+                .and_then(|v| v.name())
+                .unwrap_or("GPU_DRIVER_VERSION_UNSPECIFIED")
+                .to_string(),
+        });
+        let additional_networks = pool
+            .network_config
+            .iter()
+            .flat_map(|n| n.additional_node_network_configs.iter())
+            .map(|n| AdditionalNetwork {
+                network: last(&n.network),
+                subnetwork: last(&n.subnetwork),
+            })
+            .collect();
+        let placement_policy = pool
+            .placement_policy
+            .as_ref()
+            .filter(|p| p.r#type.name() == Some("COMPACT") && !p.policy_name.is_empty())
+            .map(|p| last(&p.policy_name));
+        let reservation = config
+            .reservation_affinity
+            .as_ref()
+            .filter(|a| a.consume_reservation_type.name() == Some("SPECIFIC_RESERVATION"))
+            .and_then(|a| a.values.first())
+            .map(|v| Reservation::from_value(project, v));
+        let capacity = if reservation.is_some() {
+            "reservation"
+        } else if config.spot {
+            "spot"
+        } else if config.flex_start == Some(true) {
+            "flex-start"
+        } else {
+            "on-demand"
+        };
+        let management = pool.management.as_ref();
+        let spec = NodePoolSpec {
+            cluster: cluster.to_string(),
+            location: location.to_string(),
+            name: pool.name.clone(),
+            machine_type: config.machine_type.clone(),
+            locations: pool.locations.clone(),
+            node_count: nodes_per_zone.unwrap_or(pool.initial_node_count.max(0) as u64),
+            accelerator,
+            additional_networks,
+            placement_policy,
+            reservation,
+            capacity: capacity.into(),
+            local_ssd_count: config
+                .ephemeral_storage_local_ssd_config
+                .as_ref()
+                .map_or(0, |c| c.local_ssd_count.max(0) as u64),
+            labels: config
+                .resource_labels
+                .iter()
+                .filter(|(k, _)| !k.starts_with("goog-gke-"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            taints: config
+                .taints
+                .iter()
+                .map(|t| Taint {
+                    key: t.key.clone(),
+                    value: t.value.clone(),
+                    effect: t.effect.name().unwrap_or("EFFECT_UNSPECIFIED").to_string(),
+                })
+                .collect(),
+            gvnic: config.gvnic.as_ref().is_some_and(|g| g.enabled),
+            image_type: config.image_type.clone(),
+            disk_size_gb: config.disk_size_gb.into(),
+            auto_repair: management.is_some_and(|m| m.auto_repair),
+            auto_upgrade: management.is_some_and(|m| m.auto_upgrade),
+        };
+        let outputs = json!({
+            "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),
+            "status_message": pool.status_message,
+            "self_link": pool.self_link,
+            "version": pool.version,
+            "initial_node_count": pool.initial_node_count,
+            "instance_group_urls": pool.instance_group_urls,
+        });
+        Ok(Observed {
+            spec: super::to_spec(&spec),
+            outputs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_round_trip() {
+        let reservation = |name: &str, block: Option<&str>| Reservation {
+            name: name.into(),
+            block: block.map(str::to_string),
+        };
+        for r in [
+            reservation("res", Some("b1")),
+            reservation("res", None),
+            reservation("projects/q/reservations/res", None),
+        ] {
+            assert_eq!(Reservation::from_value("p", &r.value("p")), r);
+        }
+        assert_eq!(
+            reservation("res", Some("b1")).value("p"),
+            "projects/p/reservations/res/reservationBlocks/b1"
+        );
+    }
+
+    fn live() -> NodePool {
+        serde_json::from_value(json!({
+            "name": "a3mega",
+            "locations": ["us-central1-a"],
+            "initialNodeCount": 2,
+            "config": {
+                "machineType": "a3-megagpu-8g",
+                "imageType": "COS_CONTAINERD",
+                "diskSizeGb": 200,
+                "accelerators": [{"acceleratorType": "nvidia-h100-mega-80gb", "acceleratorCount": "8",
+                    "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}],
+                "reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION",
+                    "key": "compute.googleapis.com/reservation-name",
+                    "values": ["projects/p/reservations/res"]},
+                "resourceLabels": {"goog-gke-node-pool-provisioning-model": "reservation", "a3ctl-blueprint": "a3mega"},
+                "ephemeralStorageLocalSsdConfig": {"localSsdCount": 16},
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
+            },
+            "networkConfig": {"additionalNodeNetworkConfigs": [
+                {"network": "projects/p/global/networks/n0", "subnetwork": "projects/p/regions/r/subnetworks/s0"}]},
+            "placementPolicy": {"type": "COMPACT", "policyName": "projects/p/regions/r/resourcePolicies/pp"},
+            "status": "RUNNING",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_live_pool_projects_onto_the_spec() {
+        let observed = NodePoolSpec::project("p", "c", "r", &live(), Some(4)).unwrap();
+        let spec: NodePoolSpec = super::super::from_spec("node pool", &observed.spec).unwrap();
+        assert_eq!(spec.node_count, 4);
+        assert_eq!(spec.capacity, "reservation");
+        assert_eq!(
+            spec.reservation,
+            Some(Reservation {
+                name: "res".into(),
+                block: None
+            })
+        );
+        assert_eq!(spec.placement_policy.as_deref(), Some("pp"));
+        assert_eq!(spec.additional_networks[0].subnetwork, "s0");
+        assert_eq!(spec.accelerator.as_ref().unwrap().driver, "LATEST");
+        assert_eq!(spec.local_ssd_count, 16);
+        assert_eq!(spec.taints[0].effect, "NO_SCHEDULE");
+        assert_eq!(spec.labels.keys().collect::<Vec<_>>(), ["a3ctl-blueprint"]);
+        // Without a counted size, the size GKE was asked for.
+        let observed = NodePoolSpec::project("p", "c", "r", &live(), None).unwrap();
+        assert_eq!(observed.spec["node_count"], 2);
+    }
+
+    #[test]
+    fn a_pool_without_its_config_is_an_error() {
+        let mut pool = live();
+        pool.config = None;
+        assert_eq!(
+            NodePoolSpec::project("p", "c", "r", &pool, None)
+                .unwrap_err()
+                .to_string(),
+            "the GKE node pool `a3mega` the API returned has no `config`"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Field, f, labels, mark};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const KIND: &str = "repository";
 
@@ -25,7 +25,7 @@ pub struct RepositorySpec {
     /// Carries a3ctl's ownership mark.
     pub description: String,
     /// Includes the ownership label.
-    pub labels: Map<String, Value>,
+    pub labels: super::Labels,
 }
 
 /// How each field of [`RepositorySpec`] may change.
@@ -77,7 +77,7 @@ impl RepositorySpec {
             format: live_str(KIND, live, "format")?.to_string(),
             description: live["description"].as_str().unwrap_or("").to_string(),
             // The API leaves out empty labels.
-            labels: live["labels"].as_object().cloned().unwrap_or_default(),
+            labels: super::live_labels(live),
         };
         Ok(Observed {
             spec: super::to_spec(&spec),

@@ -12,43 +12,40 @@
 //! planner compares by prefix (`resource::spec::matches`).
 
 use super::operations::started;
-use super::{ClusterPath, ContainerAdapter, absent_or, last_segment, typed};
+use super::{ClusterPath, ContainerAdapter, absent_or, typed};
 use crate::cloud::gcp::classify_gax;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
+pub use crate::resource::kinds::cluster::BOOTSTRAP_POOL;
+use crate::resource::kinds::cluster::{AuthorizedNetwork, ClusterSpec};
+use crate::resource::kinds::from_spec;
 use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
 use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-
-/// The pool a cluster is created with and that is deleted right after.
-pub const BOOTSTRAP_POOL: &str = "a3ctl-bootstrap";
 
 /// The `Cluster` a spec asks for (the version already resolved).
-pub(super) fn create_body(path: &ClusterPath, spec: &Value, version: &str) -> Value {
-    let region = spec["location"].as_str().unwrap_or(&path.location);
+pub(super) fn create_body(path: &ClusterPath, spec: &ClusterSpec, version: &str) -> Value {
     let project = &path.project;
-    let private = spec["private_nodes"].as_bool().unwrap_or(false);
     let mut cluster = json!({
         "name": path.name,
-        "network": format!("projects/{project}/global/networks/{}", str_of(&spec["network"])),
-        "subnetwork": format!("projects/{project}/regions/{region}/subnetworks/{}", str_of(&spec["subnetwork"])),
+        "network": format!("projects/{project}/global/networks/{}", spec.network),
+        "subnetwork": format!("projects/{project}/regions/{}/subnetworks/{}", spec.location, spec.subnetwork),
         "ipAllocationPolicy": {
             "useIpAliases": true,
-            "clusterSecondaryRangeName": spec["pods_range"],
-            "servicesSecondaryRangeName": spec["services_range"],
+            "clusterSecondaryRangeName": spec.pods_range,
+            "servicesSecondaryRangeName": spec.services_range,
         },
         "networkConfig": {
-            "datapathProvider": spec["datapath_provider"],
-            "enableMultiNetworking": spec["multi_networking"],
+            "datapathProvider": spec.datapath_provider,
+            "enableMultiNetworking": spec.multi_networking,
         },
-        "releaseChannel": {"channel": spec["release_channel"]},
+        "releaseChannel": {"channel": spec.release_channel},
         "initialClusterVersion": version,
-        "masterAuthorizedNetworksConfig": authorized_networks(&spec["authorized_networks"]),
-        "resourceLabels": spec["labels"],
+        "masterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
+        "resourceLabels": spec.labels,
         "addonsConfig": addons(spec),
-        "workloadIdentityConfig": {"workloadPool": spec["workload_pool"]},
+        "workloadIdentityConfig": {"workloadPool": spec.workload_pool},
         "nodePools": [{
             "name": BOOTSTRAP_POOL,
             "initialNodeCount": 1,
@@ -56,133 +53,35 @@ pub(super) fn create_body(path: &ClusterPath, spec: &Value, version: &str) -> Va
                 "machineType": "e2-medium",
                 "diskSizeGb": 30,
                 "diskType": "pd-standard",
-                "resourceLabels": spec["labels"],
+                "resourceLabels": spec.labels,
             },
             "management": {"autoRepair": false, "autoUpgrade": false},
         }],
     });
-    if private {
+    if spec.private_nodes {
         cluster["privateClusterConfig"] = json!({
             "enablePrivateNodes": true,
             "enablePrivateEndpoint": false,
-            "masterIpv4CidrBlock": spec["master_ipv4_cidr"],
+            "masterIpv4CidrBlock": spec.master_ipv4_cidr,
         });
     }
     cluster
 }
 
-fn str_of(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
 /// `[{cidr, name}]` → `masterAuthorizedNetworksConfig` (off when empty).
-fn authorized_networks(list: &Value) -> Value {
+fn authorized_networks(list: &[AuthorizedNetwork]) -> Value {
     let blocks: Vec<Value> = list
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|n| json!({"cidrBlock": n["cidr"], "displayName": n["name"]}))
+        .iter()
+        .map(|n| json!({"cidrBlock": n.cidr, "displayName": n.name}))
         .collect();
     json!({"enabled": !blocks.is_empty(), "cidrBlocks": blocks})
 }
 
-fn addons(spec: &Value) -> Value {
+fn addons(spec: &ClusterSpec) -> Value {
     json!({
-        "gcpFilestoreCsiDriverConfig": {"enabled": spec["filestore_csi"].as_bool().unwrap_or(false)},
-        "gcsFuseCsiDriverConfig": {"enabled": spec["gcsfuse_csi"].as_bool().unwrap_or(false)},
+        "gcpFilestoreCsiDriverConfig": {"enabled": spec.filestore_csi},
+        "gcsFuseCsiDriverConfig": {"enabled": spec.gcsfuse_csi},
     })
-}
-
-/// The live cluster as a spec plus outputs.
-// `currentNodeVersion` and `statusMessage` are deprecated but GKE still fills them in.
-#[allow(deprecated)]
-pub(super) fn project(cluster: &Cluster) -> Observed {
-    let live = serde_json::to_value(cluster).unwrap_or(Value::Null);
-    let private = live["privateClusterConfig"]["enablePrivateNodes"]
-        .as_bool()
-        .unwrap_or(false);
-    let master_cidr = live["privateClusterConfig"]["masterIpv4CidrBlock"]
-        .as_str()
-        .filter(|c| !c.is_empty() && private);
-    // gcloud (since ~v500) sets them through `controlPlaneEndpointsConfig`, which GKE keeps in
-    // step with the older `masterAuthorizedNetworksConfig`; read whichever is enabled.
-    let authorized_config = if live["masterAuthorizedNetworksConfig"]["enabled"] == json!(true) {
-        &live["masterAuthorizedNetworksConfig"]
-    } else {
-        &live["controlPlaneEndpointsConfig"]["ipEndpointsConfig"]["authorizedNetworksConfig"]
-    };
-    let authorized: Vec<Value> = if authorized_config["enabled"] == json!(true) {
-        authorized_config["cidrBlocks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|b| {
-                json!({
-                    "cidr": b["cidrBlock"].as_str().unwrap_or(""),
-                    "name": b["displayName"].as_str().unwrap_or(""),
-                })
-            })
-            .collect()
-    } else {
-        vec![]
-    };
-    let network = cluster.network_config.as_ref();
-    let datapath = network
-        .and_then(|n| n.datapath_provider.name())
-        .unwrap_or("DATAPATH_PROVIDER_UNSPECIFIED");
-    let channel = cluster
-        .release_channel
-        .as_ref()
-        .and_then(|c| c.channel.name())
-        .unwrap_or("UNSPECIFIED");
-    let addon = |name: &str| live["addonsConfig"][name]["enabled"] == json!(true);
-    let spec = json!({
-        "name": cluster.name,
-        "location": cluster.location,
-        "network": last_segment(&cluster.network),
-        "subnetwork": last_segment(&cluster.subnetwork),
-        "pods_range": live["ipAllocationPolicy"]["clusterSecondaryRangeName"].as_str().unwrap_or(""),
-        "services_range": live["ipAllocationPolicy"]["servicesSecondaryRangeName"].as_str().unwrap_or(""),
-        "datapath_provider": datapath,
-        "multi_networking": network.is_some_and(|n| n.enable_multi_networking),
-        "release_channel": channel,
-        "version": cluster.current_master_version,
-        "private_nodes": private,
-        "master_ipv4_cidr": master_cidr,
-        "authorized_networks": authorized,
-        "labels": sorted(&cluster.resource_labels),
-        "filestore_csi": addon("gcpFilestoreCsiDriverConfig"),
-        "gcsfuse_csi": addon("gcsFuseCsiDriverConfig"),
-        "workload_pool": live["workloadIdentityConfig"]["workloadPool"].as_str().unwrap_or(""),
-        "bootstrap_pool": if cluster.node_pools.iter().any(|p| p.name == BOOTSTRAP_POOL) {
-            "present"
-        } else {
-            "removed"
-        },
-    });
-    let outputs = json!({
-        "endpoint": cluster.endpoint,
-        // Absent while the control plane is provisioning; what runs inside the cluster refuses
-        // a record without it (`cloud::kube::cluster_outputs`).
-        "ca_certificate": cluster.master_auth.as_ref().map(|a| a.cluster_ca_certificate.clone()).unwrap_or_default(),
-        "private_endpoint": live["privateClusterConfig"]["privateEndpoint"].as_str().unwrap_or(""),
-        "current_master_version": cluster.current_master_version,
-        "current_node_version": cluster.current_node_version,
-        "status": cluster.status.name().unwrap_or("STATUS_UNSPECIFIED"),
-        "status_message": cluster.status_message,
-        "self_link": cluster.self_link,
-        "id": cluster.id,
-        "location": cluster.location,
-        "label_fingerprint": cluster.label_fingerprint,
-        "node_pools": cluster.node_pools.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
-    });
-    Observed { spec, outputs }
-}
-
-/// Labels in a stable order.
-pub(super) fn sorted(labels: &std::collections::HashMap<String, String>) -> Value {
-    let map: BTreeMap<&String, &String> = labels.iter().collect();
-    json!(map)
 }
 
 /// `(step name, fields)` for every in-place cluster field.
@@ -216,11 +115,11 @@ pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
 /// GoogleCloudPlatform/container-engine-accelerators). `validate` checks versions it can bound
 /// offline; `default` and `latest` are checked here, once resolved, before anything is created.
 /// The spec's `gpudirect_family` names the family's machine type.
-fn check_gpudirect(spec: &Value, version: &str) -> CloudResult<()> {
+fn check_gpudirect(spec: &ClusterSpec, version: &str) -> CloudResult<()> {
     use crate::blueprint::{GkeVersion, MachineFamily, versions::check_resolved};
     let Some(family) = spec
-        .get("gpudirect_family")
-        .and_then(Value::as_str)
+        .gpudirect_family
+        .as_deref()
         .and_then(MachineFamily::from_machine_type)
     else {
         return Ok(());
@@ -233,7 +132,7 @@ fn check_gpudirect(spec: &Value, version: &str) -> CloudResult<()> {
             ErrorClass::Invalid,
             format!(
                 "GKE {version}, which `version = \"{}\"` resolves to in this release channel, is older than GPUDirect on {} needs ({} or later)",
-                spec["version"].as_str().unwrap_or(""),
+                spec.version,
                 family.display_name(),
                 violation.required
             ),
@@ -309,7 +208,7 @@ fn version_key(version: &str) -> Vec<u64> {
 impl ContainerAdapter {
     pub(super) async fn read_cluster(&self, target: &Target) -> CloudResult<Option<Observed>> {
         let cluster = absent_or(self.client.get_cluster().set_name(&target.id).send().await)?;
-        Ok(cluster.as_ref().map(project))
+        Ok(cluster.as_ref().map(ClusterSpec::project).transpose()?)
     }
 
     async fn resolve(
@@ -330,16 +229,12 @@ impl ContainerAdapter {
 
     pub(super) async fn create_cluster(&self, target: &Target) -> CloudResult<Started> {
         let path = ClusterPath::parse(&target.id)?;
-        let spec = &target.spec;
+        let spec: ClusterSpec = from_spec("cluster", &target.spec)?;
         let version = self
-            .resolve(
-                &path,
-                spec["release_channel"].as_str().unwrap_or("REGULAR"),
-                spec["version"].as_str().unwrap_or("default"),
-            )
+            .resolve(&path, &spec.release_channel, &spec.version)
             .await?;
-        check_gpudirect(spec, &version)?;
-        let cluster: Cluster = typed("cluster", create_body(&path, spec, &version))?;
+        check_gpudirect(&spec, &version)?;
+        let cluster: Cluster = typed("cluster", create_body(&path, &spec, &version))?;
         match self
             .client
             .create_cluster()
@@ -357,7 +252,7 @@ impl ContainerAdapter {
                 // An earlier run's create (its answer or its journal entry lost to a crash):
                 // continue it, so the bootstrap pool is removed like after any create.
                 // Boxed: the client futures are large, and this path runs deep in the executor.
-                match Box::pin(self.continue_create(&path, spec)).await? {
+                match Box::pin(self.continue_create(&path, &spec)).await? {
                     Some(started) => Ok(started),
                     None => Err(e),
                 }
@@ -372,17 +267,16 @@ impl ContainerAdapter {
     async fn continue_create(
         &self,
         path: &ClusterPath,
-        spec: &Value,
+        spec: &ClusterSpec,
     ) -> CloudResult<Option<Started>> {
         let Some(live) = absent_or(self.client.get_cluster().set_name(path.id()).send().await)?
         else {
             return Ok(None);
         };
-        let ours = spec["labels"]
-            .as_object()
-            .and_then(|l| l.get(LABEL))
-            .and_then(Value::as_str)
-            .is_some_and(|mark| live.resource_labels.get(LABEL).map(String::as_str) == Some(mark));
+        let ours = spec
+            .labels
+            .get(LABEL)
+            .is_some_and(|mark| live.resource_labels.get(LABEL) == Some(mark));
         if !ours {
             return Ok(None);
         }
@@ -424,25 +318,27 @@ impl ContainerAdapter {
         step: &UpdateStep,
     ) -> CloudResult<Started> {
         let path = ClusterPath::parse(&target.id)?;
-        let spec = &target.spec;
+        let spec: ClusterSpec = from_spec("cluster", &target.spec)?;
+        // `UpdateStep::per_call` never makes a step without fields.
         let field = step.fields.first().map(String::as_str).unwrap_or("");
         let update = match field {
-            "labels" => return self.set_labels(&path, spec).await,
+            "labels" => return self.set_labels(&path, &spec).await,
             "bootstrap_pool" => return self.delete_bootstrap_pool(&path).await,
             "release_channel" => {
-                json!({"desiredReleaseChannel": {"channel": spec["release_channel"]}})
+                json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
             }
             "version" => {
-                let channel = spec["release_channel"].as_str().unwrap_or("REGULAR");
-                let wanted = spec["version"].as_str().unwrap_or("default");
-                json!({"desiredMasterVersion": self.resolve(&path, channel, wanted).await?})
+                let version = self
+                    .resolve(&path, &spec.release_channel, &spec.version)
+                    .await?;
+                json!({"desiredMasterVersion": version})
             }
             "authorized_networks" => json!({
-                "desiredMasterAuthorizedNetworksConfig": authorized_networks(&spec["authorized_networks"]),
+                "desiredMasterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
             }),
-            "filestore_csi" | "gcsfuse_csi" => json!({"desiredAddonsConfig": addons(spec)}),
+            "filestore_csi" | "gcsfuse_csi" => json!({"desiredAddonsConfig": addons(&spec)}),
             "workload_pool" => json!({
-                "desiredWorkloadIdentityConfig": {"workloadPool": spec["workload_pool"]},
+                "desiredWorkloadIdentityConfig": {"workloadPool": spec.workload_pool},
             }),
             other => {
                 return Err(CloudError::new(
@@ -481,7 +377,7 @@ impl ContainerAdapter {
     }
 
     /// `setResourceLabels` with the current fingerprint.
-    async fn set_labels(&self, path: &ClusterPath, spec: &Value) -> CloudResult<Started> {
+    async fn set_labels(&self, path: &ClusterPath, spec: &ClusterSpec) -> CloudResult<Started> {
         let current = self
             .client
             .get_cluster()
@@ -489,12 +385,7 @@ impl ContainerAdapter {
             .send()
             .await
             .map_err(|e| classify_gax(&e))?;
-        let labels: BTreeMap<String, String> = spec["labels"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-            .collect();
+        let labels = spec.labels.clone();
         let op = self
             .client
             .set_labels()

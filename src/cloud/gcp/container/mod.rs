@@ -139,11 +139,6 @@ pub(crate) fn parse_pool(id: &str) -> CloudResult<(ClusterPath, String)> {
     Ok((ClusterPath::parse(cluster)?, pool.to_string()))
 }
 
-/// The last segment of a name or path (`projects/p/global/networks/n` → `n`).
-pub(crate) fn last_segment(value: &str) -> &str {
-    value.rsplit('/').next().unwrap_or(value)
-}
-
 /// A read's 404 is `None`; anything else is classified.
 pub(crate) fn absent_or<T>(
     result: Result<T, google_cloud_gax::error::Error>,

@@ -13,19 +13,17 @@
 //!   `cloud.google.com/gke-nodepool`) when the cluster's endpoint and CA are in the target's context
 //!   and the API answers, else `initialNodeCount`.
 
-use super::cluster::sorted;
 use super::operations::started;
-use super::{ContainerAdapter, absent_or, last_segment, parse_pool, typed};
+use super::{ContainerAdapter, absent_or, parse_pool, typed};
 use crate::cloud::gcp::classify_gax;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 use crate::resource::kinds::from_spec;
-use crate::resource::kinds::node_pool::{NodePoolSpec, Reservation};
+use crate::resource::kinds::node_pool::NodePoolSpec;
 use base64::Engine;
 use google_cloud_container_v1::model::{NodeManagement, NodePool, UpdateNodePoolRequest};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 const RESERVATION_KEY: &str = "compute.googleapis.com/reservation-name";
 const SCOPES: &[&str] = &["https://www.googleapis.com/auth/cloud-platform"];
@@ -59,7 +57,7 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
             config["reservationAffinity"] = json!({
                 "consumeReservationType": "SPECIFIC_RESERVATION",
                 "key": RESERVATION_KEY,
-                "values": [reservation_value(project, reservation)],
+                "values": [reservation.value(project)],
             });
         }
         _ => {}
@@ -81,133 +79,6 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
         pool["placementPolicy"] = json!({"type": "COMPACT", "policyName": policy});
     }
     pool
-}
-
-/// `projects/P/reservations/R[/reservationBlocks/B]`.
-fn reservation_value(project: &str, reservation: &Reservation) -> String {
-    let name = &reservation.name;
-    let mut value = if name.starts_with("projects/") {
-        name.clone()
-    } else {
-        format!("projects/{project}/reservations/{name}")
-    };
-    if let Some(block) = &reservation.block {
-        value.push_str(&format!("/reservationBlocks/{block}"));
-    }
-    value
-}
-
-/// The spec's `{name, block}` from a reservation value (the full path if in another project).
-fn reservation_of(project: &str, value: &str) -> Value {
-    let (path, block) = match value.split_once("/reservationBlocks/") {
-        Some((p, b)) => (p, Some(b)),
-        None => (value, None),
-    };
-    let name = match path.strip_prefix(&format!("projects/{project}/reservations/")) {
-        Some(short) => short.to_string(),
-        None => path.to_string(),
-    };
-    json!({"name": name, "block": block})
-}
-
-/// The live pool as a spec plus outputs. `nodes_per_zone` is the counted size, if known.
-// `statusMessage` is deprecated in favour of `conditions` but GKE still fills it in.
-#[allow(deprecated)]
-pub(super) fn project(
-    id_project: &str,
-    cluster: &str,
-    location: &str,
-    pool: &NodePool,
-    nodes_per_zone: Option<u64>,
-) -> Observed {
-    let live = serde_json::to_value(pool).unwrap_or(Value::Null);
-    let config = pool.config.as_ref();
-    let accelerator = config
-        .and_then(|c| c.accelerators.first())
-        .map(|a| {
-            let driver = a
-                .gpu_driver_installation_config
-                .as_ref()
-                .and_then(|d| d.gpu_driver_version.as_ref())
-                .and_then(|v| v.name())
-                .unwrap_or("GPU_DRIVER_VERSION_UNSPECIFIED");
-            json!({"type": a.accelerator_type, "count": a.accelerator_count, "driver": driver})
-        })
-        .unwrap_or(Value::Null);
-    let additional: Vec<Value> = pool
-        .network_config
-        .iter()
-        .flat_map(|n| n.additional_node_network_configs.iter())
-        .map(|n| {
-            json!({"network": last_segment(&n.network), "subnetwork": last_segment(&n.subnetwork)})
-        })
-        .collect();
-    let placement = pool
-        .placement_policy
-        .as_ref()
-        .filter(|p| p.r#type.name() == Some("COMPACT") && !p.policy_name.is_empty())
-        .map(|p| last_segment(&p.policy_name).to_string());
-    let affinity = config.and_then(|c| c.reservation_affinity.as_ref());
-    let reservation = affinity
-        .filter(|a| a.consume_reservation_type.name() == Some("SPECIFIC_RESERVATION"))
-        .and_then(|a| a.values.first())
-        .map(|v| reservation_of(id_project, v))
-        .unwrap_or(Value::Null);
-    let capacity = if !reservation.is_null() {
-        "reservation"
-    } else if config.is_some_and(|c| c.spot) {
-        "spot"
-    } else if config.is_some_and(|c| c.flex_start == Some(true)) {
-        "flex-start"
-    } else {
-        "on-demand"
-    };
-    let labels: HashMap<String, String> = config
-        .map(|c| {
-            c.resource_labels
-                .iter()
-                .filter(|(k, _)| !k.starts_with("goog-gke-"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let taints: Vec<Value> = config
-        .into_iter()
-        .flat_map(|c| c.taints.iter())
-        .map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect.name().unwrap_or("EFFECT_UNSPECIFIED")}))
-        .collect();
-    let management = pool.management.as_ref();
-    let node_count = nodes_per_zone.unwrap_or(pool.initial_node_count.max(0) as u64);
-    let spec = json!({
-        "cluster": cluster,
-        "location": location,
-        "name": pool.name,
-        "machine_type": config.map(|c| c.machine_type.clone()).unwrap_or_default(),
-        "locations": pool.locations,
-        "node_count": node_count,
-        "accelerator": accelerator,
-        "additional_networks": additional,
-        "placement_policy": placement,
-        "reservation": reservation,
-        "capacity": capacity,
-        "local_ssd_count": live["config"]["ephemeralStorageLocalSsdConfig"]["localSsdCount"].as_u64().unwrap_or(0),
-        "labels": sorted(&labels),
-        "taints": taints,
-        "gvnic": config.and_then(|c| c.gvnic.as_ref()).is_some_and(|g| g.enabled),
-        "image_type": config.map(|c| c.image_type.clone()).unwrap_or_default(),
-        "disk_size_gb": config.map(|c| c.disk_size_gb).unwrap_or(0),
-        "auto_repair": management.is_some_and(|m| m.auto_repair),
-        "auto_upgrade": management.is_some_and(|m| m.auto_upgrade),
-    });
-    let outputs = json!({
-        "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),
-        "status_message": pool.status_message,
-        "self_link": pool.self_link,
-        "version": pool.version,
-        "initial_node_count": pool.initial_node_count,
-        "instance_group_urls": pool.instance_group_urls,
-    });
-    Observed { spec, outputs }
 }
 
 /// Field groups of node-pool updates: `setSize`, one `nodePools.update`, `setManagement`.
@@ -263,13 +134,13 @@ impl ContainerAdapter {
         } else {
             None
         };
-        Ok(Some(project(
+        Ok(Some(NodePoolSpec::project(
             &path.project,
             &path.name,
             &path.location,
             &pool,
             counted,
-        )))
+        )?))
     }
 
     /// Nodes of `pool` registered in the cluster's Kubernetes API, when it can be reached with the
@@ -381,31 +252,6 @@ impl ContainerAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reservations_round_trip() {
-        let reservation = |name: &str, block: Option<&str>| Reservation {
-            name: name.into(),
-            block: block.map(str::to_string),
-        };
-        let r = reservation("res", Some("b1"));
-        let v = reservation_value("p", &r);
-        assert_eq!(v, "projects/p/reservations/res/reservationBlocks/b1");
-        assert_eq!(
-            reservation_of("p", &v),
-            json!({"name": "res", "block": "b1"})
-        );
-        let plain = reservation("res", None);
-        assert_eq!(
-            reservation_of("p", &reservation_value("p", &plain)),
-            json!({"name": "res", "block": null})
-        );
-        let other = reservation("projects/q/reservations/res", None);
-        assert_eq!(
-            reservation_of("p", &reservation_value("p", &other)),
-            json!({"name": "projects/q/reservations/res", "block": null})
-        );
-    }
 
     #[test]
     fn updates_group_fields() {

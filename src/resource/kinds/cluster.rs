@@ -1,0 +1,323 @@
+//! A GKE Standard cluster (<https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters>).
+//! The network, subnet, secondary ranges, Dataplane V2, multi-networking and private nodes are
+//! fixed at creation (hashicorp/terraform-provider-google,
+//! `google/services/container/resource_container_cluster.go`, `ForceNew` on `network`,
+//! `subnetwork`, `ip_allocation_policy`, `datapath_provider`, `enable_multi_networking`,
+//! `private_cluster_config`); the release channel, the control plane's version, the authorized
+//! networks, the CSI add-ons, Workload Identity and labels change with `clusters.update` /
+//! `setResourceLabels`, one field group per call.
+//!
+//! The spec is built by the graph; the GKE adapter (`cloud::gcp::container::cluster`) resolves
+//! the version and sends it. [`ClusterSpec::project`] reads the live `Cluster` back.
+
+use super::ShapeError;
+use crate::resource::Observed;
+use crate::resource::spec::Change::{ForceNew, InPlace};
+use crate::resource::spec::{Compare, Field, f, labels};
+use google_cloud_container_v1::model::Cluster;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+const KIND: &str = "GKE cluster";
+
+/// The pool a cluster is created with and that is deleted right after: a Standard cluster cannot
+/// be created without one, and a3ctl's pools are separate `node_pool` resources (what
+/// `remove_default_node_pool` does in Terraform).
+pub const BOOTSTRAP_POOL: &str = "a3ctl-bootstrap";
+
+/// A CIDR block allowed to reach the control plane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuthorizedNetwork {
+    pub cidr: String,
+    /// The display name; empty when none was given (gcloud cannot set one).
+    pub name: String,
+}
+
+/// Whether the pool the cluster was created with is still there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BootstrapPool {
+    /// While the pool a cluster is created with is still there (a create whose answer was lost,
+    /// then adopted): removing it is an in-place update.
+    Present,
+    Removed,
+}
+
+/// What a3ctl declares about a cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterSpec {
+    pub name: String,
+    /// The region.
+    pub location: String,
+    /// The primary VPC's name.
+    pub network: String,
+    /// The primary subnet's name.
+    pub subnetwork: String,
+    /// The subnet's secondary range names of pods and services.
+    pub pods_range: String,
+    pub services_range: String,
+    /// `ADVANCED_DATAPATH` (Dataplane V2).
+    pub datapath_provider: String,
+    pub multi_networking: bool,
+    /// `RAPID`, `REGULAR`, `STABLE`, `EXTENDED` or `UNSPECIFIED`.
+    pub release_channel: String,
+    /// `default`, `latest`, a prefix (`1.32`) or an exact build; live, the control plane's build.
+    pub version: String,
+    pub private_nodes: bool,
+    /// The control plane's range; only with private nodes.
+    pub master_ipv4_cidr: Option<String>,
+    pub authorized_networks: Vec<AuthorizedNetwork>,
+    /// Includes the ownership label.
+    pub labels: BTreeMap<String, String>,
+    pub filestore_csi: bool,
+    pub gcsfuse_csi: bool,
+    /// `PROJECT.svc.id.goog`; empty when Workload Identity is off.
+    pub workload_pool: String,
+    pub bootstrap_pool: BootstrapPool,
+    /// Not diffed and never read back: the GPU family's machine type, so the adapter can check
+    /// the resolved version's GPUDirect minimum before anything is created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpudirect_family: Option<String>,
+}
+
+/// How each field of [`ClusterSpec`] may change.
+pub const FIELDS: &[Field] = &[
+    f("name", ForceNew),
+    f("location", ForceNew),
+    f("network", ForceNew),
+    f("subnetwork", ForceNew),
+    f("pods_range", ForceNew),
+    f("services_range", ForceNew),
+    f("datapath_provider", ForceNew),
+    f("multi_networking", ForceNew),
+    f("private_nodes", ForceNew),
+    f("master_ipv4_cidr", ForceNew),
+    f("release_channel", InPlace),
+    Field {
+        name: "version",
+        change: InPlace,
+        compare: Compare::VersionPrefix,
+    },
+    Field {
+        name: "authorized_networks",
+        change: InPlace,
+        compare: Compare::CidrBlocks,
+    },
+    labels(),
+    f("filestore_csi", InPlace),
+    f("gcsfuse_csi", InPlace),
+    f("workload_pool", InPlace),
+    f("bootstrap_pool", InPlace),
+];
+
+/// The last segment of a resource name or URL.
+fn last(value: &str) -> String {
+    value.rsplit('/').next().unwrap_or(value).to_string()
+}
+
+impl ClusterSpec {
+    /// The live cluster as a spec plus outputs. A cluster without a name, location, network,
+    /// subnetwork or control-plane version is an error: GKE fills them in from the moment it
+    /// accepts the create.
+    // `currentNodeVersion` and `statusMessage` are deprecated but GKE still fills them in.
+    #[allow(deprecated)]
+    pub fn project(cluster: &Cluster) -> Result<Observed, ShapeError> {
+        let required = |value: &str, field: &'static str| {
+            if value.is_empty() {
+                Err(ShapeError::Live {
+                    kind: KIND,
+                    name: if cluster.name.is_empty() {
+                        "(unnamed)".into()
+                    } else {
+                        cluster.name.clone()
+                    },
+                    field,
+                })
+            } else {
+                Ok(value.to_string())
+            }
+        };
+        let private_config = cluster.private_cluster_config.as_ref();
+        let private = private_config.is_some_and(|p| p.enable_private_nodes);
+        let master_ipv4_cidr = private_config
+            .map(|p| p.master_ipv4_cidr_block.clone())
+            .filter(|c| !c.is_empty() && private);
+        // gcloud (since ~v500) sets them through `controlPlaneEndpointsConfig`, which GKE keeps in
+        // step with the older `masterAuthorizedNetworksConfig`; read whichever is enabled.
+        let legacy = cluster.master_authorized_networks_config.as_ref();
+        let authorized_config = legacy.filter(|c| c.enabled).or_else(|| {
+            cluster
+                .control_plane_endpoints_config
+                .as_ref()?
+                .ip_endpoints_config
+                .as_ref()?
+                .authorized_networks_config
+                .as_ref()
+        });
+        let authorized_networks = authorized_config
+            .filter(|c| c.enabled)
+            .map(|c| {
+                c.cidr_blocks
+                    .iter()
+                    .map(|b| AuthorizedNetwork {
+                        cidr: b.cidr_block.clone(),
+                        name: b.display_name.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let network = cluster.network_config.as_ref();
+        let ranges = cluster.ip_allocation_policy.as_ref();
+        let addons = cluster.addons_config.as_ref();
+        let spec = ClusterSpec {
+            name: required(&cluster.name, "name")?,
+            location: required(&cluster.location, "location")?,
+            network: last(&required(&cluster.network, "network")?),
+            subnetwork: last(&required(&cluster.subnetwork, "subnetwork")?),
+            // A cluster without secondary range names uses GKE-managed ranges: none to compare.
+            pods_range: ranges
+                .map(|r| r.cluster_secondary_range_name.clone())
+                .unwrap_or_default(),
+            services_range: ranges
+                .map(|r| r.services_secondary_range_name.clone())
+                .unwrap_or_default(),
+            datapath_provider: network
+                .and_then(|n| n.datapath_provider.name())
+                .unwrap_or("DATAPATH_PROVIDER_UNSPECIFIED")
+                .to_string(),
+            multi_networking: network.is_some_and(|n| n.enable_multi_networking),
+            release_channel: cluster
+                .release_channel
+                .as_ref()
+                .and_then(|c| c.channel.name())
+                .unwrap_or("UNSPECIFIED")
+                .to_string(),
+            version: required(&cluster.current_master_version, "currentMasterVersion")?,
+            private_nodes: private,
+            master_ipv4_cidr,
+            authorized_networks,
+            labels: cluster
+                .resource_labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            filestore_csi: addons
+                .and_then(|a| a.gcp_filestore_csi_driver_config.as_ref())
+                .is_some_and(|c| c.enabled),
+            gcsfuse_csi: addons
+                .and_then(|a| a.gcs_fuse_csi_driver_config.as_ref())
+                .is_some_and(|c| c.enabled),
+            // Absent when Workload Identity is off.
+            workload_pool: cluster
+                .workload_identity_config
+                .as_ref()
+                .map(|w| w.workload_pool.clone())
+                .unwrap_or_default(),
+            bootstrap_pool: if cluster.node_pools.iter().any(|p| p.name == BOOTSTRAP_POOL) {
+                BootstrapPool::Present
+            } else {
+                BootstrapPool::Removed
+            },
+            gpudirect_family: None,
+        };
+        let outputs = json!({
+            "endpoint": cluster.endpoint,
+            // Absent while the control plane is provisioning; what runs inside the cluster refuses
+            // a record without it (`cloud::kube::cluster_outputs`).
+            "ca_certificate": cluster.master_auth.as_ref().map(|a| a.cluster_ca_certificate.clone()).unwrap_or_default(),
+            // Absent on a cluster without private nodes.
+            "private_endpoint": private_config.map(|p| p.private_endpoint.clone()).unwrap_or_default(),
+            "current_master_version": cluster.current_master_version,
+            "current_node_version": cluster.current_node_version,
+            "status": cluster.status.name().unwrap_or("STATUS_UNSPECIFIED"),
+            "status_message": cluster.status_message,
+            "self_link": cluster.self_link,
+            "id": cluster.id,
+            "location": cluster.location,
+            "label_fingerprint": cluster.label_fingerprint,
+            "node_pools": cluster.node_pools.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        });
+        Ok(Observed {
+            spec: super::to_spec(&spec),
+            outputs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live() -> Cluster {
+        serde_json::from_value(json!({
+            "name": "a3mega",
+            "location": "us-central1",
+            "network": "projects/p/global/networks/a3mega-net",
+            "subnetwork": "projects/p/regions/us-central1/subnetworks/a3mega-subnet",
+            "currentMasterVersion": "1.33.5-gke.1080000",
+            "ipAllocationPolicy": {"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"},
+            "networkConfig": {"datapathProvider": "ADVANCED_DATAPATH", "enableMultiNetworking": true},
+            "releaseChannel": {"channel": "REGULAR"},
+            "resourceLabels": {"z": "1", "a3ctl-blueprint": "a3mega"},
+            "controlPlaneEndpointsConfig": {"ipEndpointsConfig": {"authorizedNetworksConfig": {
+                "enabled": true, "cidrBlocks": [{"cidrBlock": "10.0.0.0/8"}]}}},
+            "addonsConfig": {"gcsFuseCsiDriverConfig": {"enabled": true}},
+            "workloadIdentityConfig": {"workloadPool": "p.svc.id.goog"},
+            "nodePools": [{"name": BOOTSTRAP_POOL}],
+            "endpoint": "10.0.0.2",
+            "status": "RUNNING",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_live_cluster_projects_onto_the_spec() {
+        let observed = ClusterSpec::project(&live()).unwrap();
+        let spec: ClusterSpec = super::super::from_spec("cluster", &observed.spec).unwrap();
+        assert_eq!(spec.network, "a3mega-net");
+        assert_eq!(spec.subnetwork, "a3mega-subnet");
+        assert_eq!(spec.datapath_provider, "ADVANCED_DATAPATH");
+        assert_eq!(spec.release_channel, "REGULAR");
+        assert_eq!(spec.master_ipv4_cidr, None);
+        assert_eq!(
+            spec.authorized_networks,
+            [AuthorizedNetwork {
+                cidr: "10.0.0.0/8".into(),
+                name: String::new()
+            }]
+        );
+        assert_eq!(spec.bootstrap_pool, BootstrapPool::Present);
+        assert!(spec.gcsfuse_csi && !spec.filestore_csi);
+        // Labels sorted, the never-read-back family left out of the JSON.
+        assert_eq!(
+            observed.spec["labels"].to_string(),
+            r#"{"a3ctl-blueprint":"a3mega","z":"1"}"#
+        );
+        assert!(observed.spec.get("gpudirect_family").is_none());
+        assert_eq!(observed.spec["bootstrap_pool"], "present");
+        assert_eq!(observed.outputs["endpoint"], "10.0.0.2");
+        assert_eq!(observed.outputs["status"], "RUNNING");
+    }
+
+    #[test]
+    fn a_cluster_without_its_version_or_network_is_an_error() {
+        let mut cluster = live();
+        cluster.current_master_version.clear();
+        assert_eq!(
+            ClusterSpec::project(&cluster).unwrap_err(),
+            ShapeError::Live {
+                kind: KIND,
+                name: "a3mega".into(),
+                field: "currentMasterVersion"
+            }
+        );
+        let mut cluster = live();
+        cluster.network.clear();
+        let err = ClusterSpec::project(&cluster).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the GKE cluster `a3mega` the API returned has no `network`"
+        );
+    }
+}
