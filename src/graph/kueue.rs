@@ -17,7 +17,10 @@
 
 use super::build::addr;
 use super::software::{ACCELERATOR_LABEL, Context, WithDependency};
+use crate::blueprint::ManifestSource;
 use crate::blueprint::presets::kueue_api_versions;
+use crate::resource::kinds::kubernetes::{ManifestRef, Release, ReleaseSpec};
+use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::json;
 
@@ -71,16 +74,27 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
     out.push(Desired {
         addr: release.clone(),
         id: format!("{}/k8s/release/kueue", cx.cluster_id),
-        spec: json!({
-            "cluster": bp.name,
-            "release": {
-                "name": "kueue",
-                "version": kueue.version,
-                "manifest": kueue.manifest,
-                "sha256": kueue.sha256,
-                "requires": requires,
+        spec: to_spec(&ReleaseSpec {
+            cluster: bp.name.clone(),
+            release: Release {
+                name: "kueue".into(),
+                version: kueue.version.clone(),
+                manifest: match &kueue.manifest {
+                    ManifestSource::Url(url) => ManifestRef {
+                        kind: "url".into(),
+                        location: url.clone(),
+                    },
+                    // Blueprint paths come from TOML text, so they are UTF-8.
+                    ManifestSource::Path(path) => ManifestRef {
+                        kind: "path".into(),
+                        location: path.to_string_lossy().into_owned(),
+                    },
+                },
+                sha256: kueue.sha256.clone(),
+                requires,
             },
-            "missing": [],
+            missing: vec![],
+            ready: None,
         }),
         // The controller's pods run on the system pool (the GPU pools are tainted): without it
         // the wait for the controller could never end, so it waits for that pool, and a failed

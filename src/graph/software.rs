@@ -4,7 +4,7 @@
 //! manifests of GoogleCloudPlatform/container-engine-accelerators).
 //!
 //! Every object is a resource of kind `k8s` addressed `k8s.<kind>/<namespace or ->/<name>` with
-//! the spec `{"cluster": <cluster name>, "object": <full object>}`; the Kubernetes adapter applies
+//! an [`ObjectSpec`] (the cluster's name and the full object); the Kubernetes adapter applies
 //! it server-side and waits for the kind's default readiness. All of them depend on `cluster.main`
 //! only (plus, for the networks, the GCE subnets they name), never on node pools: a DaemonSet on
 //! zero nodes is rolled out, so the NCCL installers are in place before the GPU nodes register.
@@ -15,8 +15,13 @@
 
 use super::build::{LABEL, addr};
 use crate::blueprint::{Blueprint, DriverMode, GpuDirect, MachineFamily};
+use crate::resource::kinds::kubernetes::ObjectSpec;
+use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{DynamicObject, TypeMeta};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// The namespace of every DaemonSet and ConfigMap installed here.
 pub const NAMESPACE: &str = "kube-system";
@@ -135,8 +140,13 @@ impl Context<'_> {
     }
 
     /// The labels every object carries.
-    fn labels(&self) -> Value {
-        json!({LABEL: self.bp.name, MANAGED_BY: "a3ctl"})
+    fn labels(&self) -> BTreeMap<String, String> {
+        [
+            (LABEL.to_string(), self.bp.name.clone()),
+            (MANAGED_BY.to_string(), "a3ctl".to_string()),
+        ]
+        .into_iter()
+        .collect()
     }
 
     /// A resource for the object `apiVersion`/`kind` named `name`, whose other top-level fields
@@ -149,14 +159,19 @@ impl Context<'_> {
         name: &str,
         body: Value,
     ) -> Desired {
-        let mut metadata = json!({"name": name, "labels": self.labels()});
-        if let Some(ns) = namespace {
-            metadata["namespace"] = json!(ns);
-        }
-        let mut object = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
-        if let (Some(target), Value::Object(fields)) = (object.as_object_mut(), body) {
-            target.extend(fields);
-        }
+        let object = DynamicObject {
+            types: Some(TypeMeta {
+                api_version: api_version.into(),
+                kind: kind.into(),
+            }),
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: Some(self.labels()),
+                namespace: namespace.map(str::to_string),
+                ..Default::default()
+            },
+            data: body,
+        };
         let ns = namespace.unwrap_or("-");
         Desired {
             addr: Addr::new(
@@ -164,7 +179,11 @@ impl Context<'_> {
                 format!("{}/{ns}/{name}", kind.to_ascii_lowercase()),
             ),
             id: format!("{}/k8s/{api_version}/{kind}/{ns}/{name}", self.cluster_id),
-            spec: json!({"cluster": self.bp.name, "object": object}),
+            spec: to_spec(&ObjectSpec {
+                cluster: self.bp.name.clone(),
+                object,
+                ready: None,
+            }),
             dependencies: vec![addr::cluster()],
             lifecycle: Lifecycle {
                 deleted_with: Some(addr::cluster()),
@@ -423,6 +442,24 @@ mod tests {
     fn get<'a>(g: &'a ResourceGraph, addr: &str) -> &'a Desired {
         g.get(&addr.parse().unwrap())
             .unwrap_or_else(|| panic!("{addr} is declared"))
+    }
+
+    #[test]
+    fn every_builtin_object_of_the_shipped_blueprints_is_valid_for_its_type() {
+        for name in ["minimal.toml", "a3-high.toml", "a3-mega.toml"] {
+            let g = ResourceGraph::from_blueprint(&shipped(name)).unwrap();
+            let mut checked = 0;
+            for r in k8s(&g)
+                .into_iter()
+                .filter(|r| r.spec.get("object").is_some())
+            {
+                let spec: ObjectSpec = crate::resource::kinds::from_spec("k8s", &r.spec).unwrap();
+                spec.check_builtin()
+                    .unwrap_or_else(|e| panic!("{name}: {}: {e}", r.addr));
+                checked += usize::from(!spec.kind().contains("Queue"));
+            }
+            assert!(checked > 0, "{name}");
+        }
     }
 
     #[test]

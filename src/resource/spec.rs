@@ -79,14 +79,6 @@ pub(crate) const fn set(name: &'static str, change: Change) -> Field {
     }
 }
 
-const fn deep(name: &'static str, change: Change) -> Field {
-    Field {
-        name,
-        change,
-        compare: Compare::Deep,
-    }
-}
-
 /// The `description` a3ctl fills with its ownership mark.
 pub(crate) const fn mark(change: Change) -> Field {
     Field {
@@ -104,17 +96,7 @@ pub(crate) const fn labels() -> Field {
     }
 }
 
-use Change::{ForceNew, InPlace};
-
-/// Kubernetes objects: the managed object body is diffed as a whole and applied server-side. A
-/// release (a set of upstream manifests, like Kueue's) is diffed by what it installs and by the
-/// objects of it found missing in the cluster.
-const KUBERNETES: &[Field] = &[
-    f("cluster", ForceNew),
-    deep("object", InPlace),
-    deep("release", InPlace),
-    f("missing", InPlace),
-];
+use Change::InPlace;
 
 /// The fields of a kind.
 pub fn fields(kind: Kind) -> &'static [Field] {
@@ -129,7 +111,7 @@ pub fn fields(kind: Kind) -> &'static [Field] {
         Kind::Filestore => super::kinds::filestore::FIELDS,
         Kind::Repository => super::kinds::repository::FIELDS,
         Kind::Bucket => super::kinds::bucket::FIELDS,
-        Kind::Kubernetes => KUBERNETES,
+        Kind::Kubernetes => super::kinds::kubernetes::FIELDS,
     }
 }
 

@@ -38,6 +38,7 @@ use super::gcp::{Adapter, GcpConfig};
 use super::{CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep};
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::kinds::{self, kubernetes::ObjectSpec};
 use crate::resource::{Api, Kind, Observed};
 use client::{Clients, Served};
 use errors::classify;
@@ -86,31 +87,31 @@ impl Desired {
                 format!("bad Kubernetes object spec: {why}"),
             )
         };
-        let cluster = spec["cluster"]
-            .as_str()
-            .ok_or_else(|| bad("no `cluster`"))?;
-        let object = &spec["object"];
-        let text = |v: &Value, what: &str| {
-            v.as_str()
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
+        let typed: ObjectSpec = kinds::from_spec("Kubernetes object", spec)?;
+        let types = typed.object.types.as_ref();
+        let text = |v: Option<&String>, what: &str| {
+            v.filter(|s| !s.is_empty())
+                .cloned()
                 .ok_or_else(|| bad(&format!("the object has no {what}")))
         };
-        let api_version = text(&object["apiVersion"], "apiVersion")?;
-        let kind = text(&object["kind"], "kind")?;
-        let name = text(&object["metadata"]["name"], "metadata.name")?;
-        let namespace = object["metadata"]["namespace"]
-            .as_str()
-            .filter(|s| !s.is_empty())
-            .map(str::to_string);
-        let condition = match spec.get("ready").and_then(Value::as_str) {
+        let api_version = text(types.map(|t| &t.api_version), "apiVersion")?;
+        let kind = text(types.map(|t| &t.kind), "kind")?;
+        let name = text(typed.object.metadata.name.as_ref(), "metadata.name")?;
+        let namespace = typed
+            .object
+            .metadata
+            .namespace
+            .clone()
+            .filter(|s| !s.is_empty());
+        let condition = match typed.ready.as_deref() {
             Some(c) => Condition::parse(c)
                 .ok_or_else(|| bad(&format!("unknown readiness condition `{c}`")))?,
             None => Condition::default_for(&api_version, &kind),
         };
+        let object = kinds::to_spec(&typed)["object"].take();
         Ok(Desired {
-            cluster: cluster.to_string(),
-            object: object.clone(),
+            cluster: typed.cluster,
+            object,
             api_version,
             kind,
             name,
@@ -403,13 +404,13 @@ impl Adapter for KubeAdapter {
         let resolved = resolve_references(&desired.object, target)?;
         let mut projected = project::project(&resolved, &live);
         restore_references(&desired.object, &resolved, &mut projected);
-        let mut spec = json!({
+        let spec = json!({
             "cluster": desired.cluster,
             "object": projected,
+            "ready": target.spec.get("ready"),
         });
-        if let Some(ready) = target.spec.get("ready") {
-            spec["ready"] = ready.clone();
-        }
+        // The projection has the desired object's shape, so it decodes as the kind's spec.
+        let spec = kinds::to_spec(&kinds::from_spec::<ObjectSpec>("Kubernetes object", &spec)?);
         Ok(Some(Observed {
             spec,
             outputs: outputs(&live, desired.condition),

@@ -34,6 +34,7 @@ use super::{cluster_outputs, parse_manifests};
 use crate::cloud::retry::{Jitter, RetryPolicy, retry};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started, Target};
 use crate::resource::OperationRef;
+use crate::resource::kinds;
 use crate::resource::{Api, Observed};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use parking_lot::Mutex;
@@ -62,29 +63,31 @@ pub struct ReleaseSpec {
 impl ReleaseSpec {
     /// `None` when the spec is not a release.
     pub fn from_spec(spec: &Value) -> Option<CloudResult<ReleaseSpec>> {
-        let release = spec.get("release").filter(|r| !r.is_null())?;
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-        let parsed = ReleaseSpec {
-            cluster: text(&spec["cluster"]),
-            name: text(&release["name"]),
-            version: text(&release["version"]),
-            source_kind: text(&release["manifest"]["kind"]),
-            location: text(&release["manifest"]["location"]),
-            sha256: release["sha256"].as_str().map(str::to_string),
-            requires: release["requires"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| r.as_str().map(str::to_string))
-                .collect(),
-        };
-        if parsed.cluster.is_empty() || parsed.name.is_empty() || parsed.location.is_empty() {
-            return Some(Err(CloudError::new(
+        spec.get("release").filter(|r| !r.is_null())?;
+        Some(Self::decode(spec))
+    }
+
+    fn decode(spec: &Value) -> CloudResult<ReleaseSpec> {
+        let typed: kinds::kubernetes::ReleaseSpec = kinds::from_spec("Kubernetes release", spec)?;
+        let release = typed.release;
+        if typed.cluster.is_empty()
+            || release.name.is_empty()
+            || release.manifest.location.is_empty()
+        {
+            return Err(CloudError::new(
                 ErrorClass::Invalid,
                 "bad release spec: `cluster`, `release.name` and `release.manifest` are required",
-            )));
+            ));
         }
-        Some(Ok(parsed))
+        Ok(ReleaseSpec {
+            cluster: typed.cluster,
+            name: release.name,
+            version: release.version,
+            source_kind: release.manifest.kind,
+            location: release.manifest.location,
+            sha256: release.sha256,
+            requires: release.requires,
+        })
     }
 }
 
@@ -408,11 +411,9 @@ impl Releases {
         } else {
             waiting.first().cloned().unwrap_or_default()
         };
-        let mut spec_out =
-            json!({"cluster": spec.cluster, "release": target.spec["release"], "missing": missing});
-        if let Some(ready) = target.spec.get("ready") {
-            spec_out["ready"] = ready.clone();
-        }
+        let desired: kinds::kubernetes::ReleaseSpec =
+            kinds::from_spec("Kubernetes release", &target.spec)?;
+        let spec_out = kinds::to_spec(&kinds::kubernetes::ReleaseSpec { missing, ..desired });
         Ok(Some(Observed {
             spec: spec_out,
             outputs: json!({

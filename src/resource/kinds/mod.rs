@@ -14,6 +14,7 @@ pub mod bucket;
 pub mod cluster;
 pub mod filestore;
 pub mod firewall;
+pub mod kubernetes;
 pub mod network;
 pub mod node_pool;
 pub mod repository;
