@@ -41,17 +41,11 @@ pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 
         .as_ref()
         .is_some_and(|s| s["accelerator"].is_object());
     let key = match step.addr.kind {
-        Kind::Network => "compute.network.insert",
-        Kind::Subnetwork => "compute.subnetwork.insert",
-        Kind::Firewall => "compute.firewall.insert",
-        Kind::Router => "compute.router.insert",
-        Kind::ResourcePolicy => "compute.resourcePolicy.insert",
-        Kind::Cluster => "container.cluster.create",
         Kind::NodePool if gpu => "container.nodePool.create.gpu",
-        Kind::NodePool => "container.nodePool.create",
-        Kind::Filestore => "file.instance.create",
-        Kind::Repository => "artifactregistry.repository.create",
-        Kind::Bucket | Kind::Kubernetes => return 0.0,
+        kind => match kind.info().create_latency {
+            Some(key) => key,
+            None => return 0.0,
+        },
     };
     let mean = |key: &str| match profile.spans.get(key) {
         Some(Span::Fixed(s)) => *s,

@@ -172,21 +172,10 @@ impl Default for Options {
         .into_iter()
         .collect();
         let minutes = |m: u64| Duration::from_secs(m * 60);
-        let deadlines = [
-            (Kind::Network, minutes(20)),
-            (Kind::Subnetwork, minutes(20)),
-            (Kind::Firewall, minutes(20)),
-            (Kind::Router, minutes(20)),
-            (Kind::ResourcePolicy, minutes(20)),
-            (Kind::Cluster, minutes(90)),
-            (Kind::NodePool, minutes(120)),
-            (Kind::Filestore, minutes(120)),
-            (Kind::Repository, minutes(20)),
-            (Kind::Bucket, minutes(10)),
-            (Kind::Kubernetes, minutes(30)),
-        ]
-        .into_iter()
-        .collect();
+        let deadlines = Kind::ALL
+            .iter()
+            .map(|kind| (*kind, minutes(kind.info().deadline_minutes)))
+            .collect();
         Options {
             lanes,
             poll: Backoff {

@@ -204,8 +204,39 @@ impl CloudError {
 
 pub type CloudResult<T> = Result<T, CloudError>;
 
-/// Everything the engine needs from the clouds. Implemented by the GCP/Kubernetes adapters and
-/// by [`fake::FakeProvider`] in tests.
+/// A live resource is ours when it carries the blueprint's label, or (for Compute resources, which
+/// take no labels) the blueprint's mark in its description. Node pools belong to their cluster.
+pub fn owned(target: &Target, observed: &Observed) -> bool {
+    let Some(blueprint) = target
+        .spec
+        .get("labels")
+        .and_then(|l| l.get(crate::resource::spec::OWNERSHIP_LABEL))
+        .and_then(|v| v.as_str())
+        .or_else(|| {
+            target
+                .spec
+                .get("description")
+                .and_then(|d| d.as_str())
+                .and_then(|d| {
+                    d.split_once(&format!("{}=", crate::resource::spec::OWNERSHIP_LABEL))
+                        .map(|(_, rest)| rest.trim_end_matches(')'))
+                })
+        })
+    else {
+        return false;
+    };
+    let live = &observed.spec;
+    live.get("labels")
+        .and_then(|l| l.get(crate::resource::spec::OWNERSHIP_LABEL))
+        .and_then(|v| v.as_str())
+        == Some(blueprint)
+        || live.get("description").and_then(|d| d.as_str())
+            == Some(crate::resource::mark(blueprint).as_str())
+}
+
+/// Everything the engine needs from the clouds. Implemented by each API's adapter, by
+/// [`gcp::GcpProvider`], which hands each call to the adapter of its kind or operation, and by
+/// [`fake::FakeProvider`] in tests.
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     /// Reads the live resource; `Ok(None)` when it does not exist.
@@ -228,10 +259,14 @@ pub trait Provider: Send + Sync {
 
     /// Whether a live resource carries a3ctl's ownership mark for this blueprint, so a 409 on
     /// create can adopt it.
-    fn owned(&self, target: &Target, observed: &Observed) -> bool;
+    fn owned(&self, target: &Target, observed: &Observed) -> bool {
+        owned(target, observed)
+    }
 
     /// Mutations sharing a serial lane run one at a time (GKE: one operation per cluster).
-    fn serial_lane(&self, target: &Target) -> Option<String>;
+    fn serial_lane(&self, _target: &Target) -> Option<String> {
+        None
+    }
 
     /// How calls made outside an apply's own retries (refresh reads) are retried.
     fn retry_policy(&self) -> retry::RetryPolicy {

@@ -15,90 +15,7 @@ use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-/// Every kind of resource a3ctl manages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Network,
-    Subnetwork,
-    Firewall,
-    Router,
-    ResourcePolicy,
-    Cluster,
-    NodePool,
-    Filestore,
-    Repository,
-    Bucket,
-    /// A Kubernetes object (or a set of them) inside a cluster.
-    Kubernetes,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 11] = [
-        Kind::Network,
-        Kind::Subnetwork,
-        Kind::Firewall,
-        Kind::Router,
-        Kind::ResourcePolicy,
-        Kind::Cluster,
-        Kind::NodePool,
-        Kind::Filestore,
-        Kind::Repository,
-        Kind::Bucket,
-        Kind::Kubernetes,
-    ];
-
-    /// The spelling used in addresses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Network => "network",
-            Kind::Subnetwork => "subnetwork",
-            Kind::Firewall => "firewall",
-            Kind::Router => "router",
-            Kind::ResourcePolicy => "resource_policy",
-            Kind::Cluster => "cluster",
-            Kind::NodePool => "node_pool",
-            Kind::Filestore => "filestore",
-            Kind::Repository => "repository",
-            Kind::Bucket => "bucket",
-            Kind::Kubernetes => "k8s",
-        }
-    }
-
-    /// Which API lane carries this kind's calls.
-    pub fn api(self) -> Api {
-        match self {
-            Kind::Network
-            | Kind::Subnetwork
-            | Kind::Firewall
-            | Kind::Router
-            | Kind::ResourcePolicy => Api::Compute,
-            Kind::Cluster | Kind::NodePool => Api::Container,
-            Kind::Filestore => Api::Filestore,
-            Kind::Repository => Api::ArtifactRegistry,
-            Kind::Bucket => Api::Storage,
-            Kind::Kubernetes => Api::Kubernetes,
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Api {
-    Compute,
-    Container,
-    Filestore,
-    ArtifactRegistry,
-    Storage,
-    Kubernetes,
-}
+pub use kinds::{Api, Kind};
 
 /// A resource's address: `<kind>.<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -134,7 +51,8 @@ impl FromStr for Addr {
             .split_once('.')
             .ok_or_else(|| AddrParseError(s.to_string()))?;
         let kind = Kind::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|k| k.as_str() == kind)
             .ok_or_else(|| AddrParseError(s.to_string()))?;
         if name.is_empty() {

@@ -100,19 +100,7 @@ use Change::InPlace;
 
 /// The fields of a kind.
 pub fn fields(kind: Kind) -> &'static [Field] {
-    match kind {
-        Kind::Network => super::kinds::network::FIELDS,
-        Kind::Subnetwork => super::kinds::subnetwork::FIELDS,
-        Kind::Firewall => super::kinds::firewall::FIELDS,
-        Kind::Router => super::kinds::router::FIELDS,
-        Kind::ResourcePolicy => super::kinds::resource_policy::FIELDS,
-        Kind::Cluster => super::kinds::cluster::FIELDS,
-        Kind::NodePool => super::kinds::node_pool::FIELDS,
-        Kind::Filestore => super::kinds::filestore::FIELDS,
-        Kind::Repository => super::kinds::repository::FIELDS,
-        Kind::Bucket => super::kinds::bucket::FIELDS,
-        Kind::Kubernetes => super::kinds::kubernetes::FIELDS,
-    }
+    kind.info().fields
 }
 
 /// True when `live` satisfies `desired` for this field.

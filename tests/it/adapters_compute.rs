@@ -2,8 +2,9 @@
 //! blueprint is created, polled and read back equal to its desired spec; each updatable field is
 //! changed in place; errors are classified; everything is deleted again.
 
+use a3ctl::cloud::Provider;
 use a3ctl::cloud::gcp::compute::ComputeAdapter;
-use a3ctl::cloud::gcp::{Adapter, CredentialsMode, Endpoints, GcpConfig};
+use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};
 use a3ctl::cloud::{ErrorClass, OpStatus, Started, Target};
 use a3ctl::plan::FieldDiff;
 use a3ctl::resource::{Desired, Kind};

@@ -2,7 +2,8 @@
 //! latency): server-side apply and readiness waits, read == desired projection, drift, delete,
 //! the Kueue release manifests with the fail-closed webhook race, and TLS verification.
 
-use a3ctl::cloud::gcp::{Adapter, CredentialsMode, Endpoints, GcpConfig};
+use a3ctl::cloud::Provider;
+use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};
 use a3ctl::cloud::kube::{KubeAdapter, WaitFor, object_key, parse_manifests};
 use a3ctl::cloud::{ErrorClass, OpStatus, Started, Target};
 use a3ctl::resource::{Addr, Kind, Lifecycle};

@@ -3,9 +3,10 @@
 //! desired specs, updated in place, refused a second create, and deleted; a non-empty bucket is
 //! refused without `force_destroy` and emptied (every object version) with it.
 
+use a3ctl::cloud::Provider;
 use a3ctl::cloud::gcp::artifactregistry::ArtifactRegistryAdapter;
 use a3ctl::cloud::gcp::storage::StorageAdapter;
-use a3ctl::cloud::gcp::{Adapter, CredentialsMode, Endpoints, GcpConfig};
+use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};
 use a3ctl::cloud::{ErrorClass, OpStatus, Settle, Started, Target};
 use a3ctl::plan::FieldDiff;
 use a3ctl::resource::{Addr, Desired, Kind, Lifecycle};
@@ -58,7 +59,7 @@ fn diffs(t: &mut Target, changes: Value) -> Vec<FieldDiff> {
     out
 }
 
-async fn finish(adapter: &dyn Adapter, started: Started) -> OpStatus {
+async fn finish(adapter: &dyn Provider, started: Started) -> OpStatus {
     match started {
         Started::Done => OpStatus::Done,
         Started::Operation(op) => {

@@ -8,7 +8,7 @@
 //! Request bodies are built as the API's JSON and turned into the crate's models with serde;
 //! live repositories are read back the same way (`format` as its enum name, `DOCKER`).
 
-use super::{Adapter, GcpConfig, classify_gax, classify_status};
+use super::{GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -83,7 +83,7 @@ fn operation_ref(name: String) -> Started {
 }
 
 #[async_trait::async_trait]
-impl Adapter for ArtifactRegistryAdapter {
+impl crate::cloud::Provider for ArtifactRegistryAdapter {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         let (_, location, _) = parts(&target.id)?;
         match self

@@ -7,7 +7,7 @@
 //! polled with the same client's `get_operation`.
 
 use super::container::{absent_or, typed};
-use super::{Adapter, GcpConfig, classify_gax, classify_status};
+use super::{GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -102,7 +102,7 @@ const STEPS: &[(&str, &str, &[&str])] = &[
 ];
 
 #[async_trait::async_trait]
-impl Adapter for FilestoreAdapter {
+impl crate::cloud::Provider for FilestoreAdapter {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         split(&target.id)?;
         let instance = absent_or(self.client.get_instance().set_name(&target.id).send().await)?;

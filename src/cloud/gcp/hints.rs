@@ -897,16 +897,7 @@ fn api_service(f: &Facts) -> Option<String> {
     {
         return Some(service.to_string());
     }
-    let service = match f.subject.kind? {
-        Kind::Network | Kind::Subnetwork | Kind::Firewall | Kind::Router | Kind::ResourcePolicy => {
-            "compute.googleapis.com"
-        }
-        Kind::Cluster | Kind::NodePool => "container.googleapis.com",
-        Kind::Filestore => "file.googleapis.com",
-        Kind::Repository => "artifactregistry.googleapis.com",
-        Kind::Bucket => "storage.googleapis.com",
-        Kind::Kubernetes => return None,
-    };
+    let service = f.subject.kind?.info().service?;
     Some(service.to_string())
 }
 

@@ -29,8 +29,6 @@ use super::{
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
-use crate::resource::mark;
-use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
 use crate::resource::{Api, Kind, Observed};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -160,28 +158,15 @@ impl GcpConfig {
     }
 }
 
-/// One API's share of the [`Provider`] contract.
-#[async_trait::async_trait]
-pub trait Adapter: Send + Sync {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>>;
-    async fn create(&self, target: &Target) -> CloudResult<Started>;
-    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep>;
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started>;
-    async fn delete(&self, target: &Target) -> CloudResult<Started>;
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus>;
-    /// Whether an existing resource is usable (RUNNING, READY ...).
-    fn settle(&self, target: &Target, observed: &Observed) -> Settle;
-}
-
 /// The Google Cloud provider.
 pub struct GcpProvider {
-    compute: Arc<dyn Adapter>,
-    container: Arc<dyn Adapter>,
-    filestore: Arc<dyn Adapter>,
-    artifactregistry: Arc<dyn Adapter>,
-    storage: Arc<dyn Adapter>,
+    compute: Arc<dyn Provider>,
+    container: Arc<dyn Provider>,
+    filestore: Arc<dyn Provider>,
+    artifactregistry: Arc<dyn Provider>,
+    storage: Arc<dyn Provider>,
     /// Objects inside the clusters, through each cluster's Kubernetes API.
-    kubernetes: Arc<dyn Adapter>,
+    kubernetes: Arc<dyn Provider>,
     /// The resource of each operation this process started, by operation name, so that the hint
     /// of a failed operation speaks of that resource. An operation resumed from the journal after
     /// a restart is not here: its hint falls back to its API's kind ([`Subject::of_api`]).
@@ -220,11 +205,11 @@ impl GcpProvider {
         }
     }
 
-    fn adapter(&self, kind: Kind) -> CloudResult<&Arc<dyn Adapter>> {
+    fn adapter(&self, kind: Kind) -> CloudResult<&Arc<dyn Provider>> {
         self.for_api(kind.api())
     }
 
-    fn for_api(&self, api: Api) -> CloudResult<&Arc<dyn Adapter>> {
+    fn for_api(&self, api: Api) -> CloudResult<&Arc<dyn Provider>> {
         match api {
             Api::Compute => Ok(&self.compute),
             Api::Container => Ok(&self.container),
@@ -291,52 +276,16 @@ impl Provider for GcpProvider {
         }
     }
     fn owned(&self, target: &Target, observed: &Observed) -> bool {
-        // Server-side apply with force takes an existing object over: it is always adoptable.
-        target.addr.kind == Kind::Kubernetes || owned(target, observed)
+        self.adapter(target.addr.kind)
+            .is_ok_and(|a| a.owned(target, observed))
     }
     fn serial_lane(&self, target: &Target) -> Option<String> {
-        serial_lane(target)
+        self.adapter(target.addr.kind)
+            .ok()
+            .and_then(|a| a.serial_lane(target))
     }
     fn retry_policy(&self) -> crate::cloud::retry::RetryPolicy {
         self.retry
-    }
-}
-
-/// A live resource is ours when it carries the blueprint's label, or (for Compute resources, which
-/// take no labels) the blueprint's mark in its description. Node pools belong to their cluster.
-pub fn owned(target: &Target, observed: &Observed) -> bool {
-    let Some(blueprint) = target
-        .spec
-        .get("labels")
-        .and_then(|l| l.get(LABEL))
-        .and_then(|v| v.as_str())
-        .or_else(|| {
-            target
-                .spec
-                .get("description")
-                .and_then(|d| d.as_str())
-                .and_then(|d| {
-                    d.split_once(&format!("{LABEL}="))
-                        .map(|(_, rest)| rest.trim_end_matches(')'))
-                })
-        })
-    else {
-        return false;
-    };
-    let live = &observed.spec;
-    live.get("labels")
-        .and_then(|l| l.get(LABEL))
-        .and_then(|v| v.as_str())
-        == Some(blueprint)
-        || live.get("description").and_then(|d| d.as_str()) == Some(mark(blueprint).as_str())
-}
-
-/// GKE runs one operation per cluster at a time: a cluster and its node pools share a lane.
-pub fn serial_lane(target: &Target) -> Option<String> {
-    match target.addr.kind {
-        Kind::Cluster => Some(target.id.clone()),
-        Kind::NodePool => target.id.split("/nodePools/").next().map(str::to_string),
-        _ => None,
     }
 }
 
@@ -464,7 +413,11 @@ pub fn classify_gax(error: &google_cloud_gax::error::Error) -> CloudError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloud::owned;
+    use crate::resource::mark;
+    use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
     use crate::resource::{Addr, Lifecycle};
+    use container::serial_lane;
     use serde_json::json;
 
     fn target(kind: Kind, id: &str, spec: serde_json::Value) -> Target {

@@ -13,7 +13,7 @@
 //! TLS: reqwest uses the process-default rustls `CryptoProvider` when one is installed and its own
 //! (ring) otherwise, so building this client never panics and installs nothing global.
 
-use super::{Adapter, GcpConfig, classify_status};
+use super::{GcpConfig, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -387,7 +387,7 @@ fn bucket_name(target: &Target) -> &str {
 }
 
 #[async_trait::async_trait]
-impl Adapter for StorageAdapter {
+impl crate::cloud::Provider for StorageAdapter {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         Ok(self
             .get_bucket(bucket_name(target))

@@ -4,7 +4,7 @@
 //! A resource of kind `k8s` has the spec `{"cluster": "<cluster name>", "object": <a full
 //! Kubernetes object>}` (optionally `"ready": "<condition>"`, see [`Condition`]), and
 //! `target.context` holds its cluster's recorded outputs (`endpoint`, `ca_certificate` as the GKE
-//! adapter records them). [`KubeAdapter`] implements the same [`Adapter`] trait as the Google
+//! adapter records them). [`KubeAdapter`] implements the same [`Provider`] trait as the Google
 //! adapters:
 //! - `create` / `update`: server-side apply with field manager `a3ctl` (forced), then an
 //!   [`OperationRef`] (`api: Kubernetes`) whose name says what to wait for ([`operation`]); kinds
@@ -34,7 +34,7 @@ pub mod release;
 pub use conditions::Condition;
 pub use operation::WaitFor;
 
-use super::gcp::{Adapter, GcpConfig};
+use super::gcp::GcpConfig;
 use super::{CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep};
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
@@ -386,7 +386,12 @@ impl KubeAdapter {
 }
 
 #[async_trait::async_trait]
-impl Adapter for KubeAdapter {
+impl crate::cloud::Provider for KubeAdapter {
+    /// Server-side apply with force takes an existing object over: it is always adoptable.
+    fn owned(&self, _target: &Target, _observed: &Observed) -> bool {
+        true
+    }
+
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         if ReleaseSpec::from_spec(&target.spec).is_some() {
             return self.releases.read(&self.clients, target).await;

@@ -26,6 +26,17 @@ pub struct BucketSpec {
     pub labels: super::Labels,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Bucket,
+    name: "bucket",
+    api: super::Api::Storage,
+    fields: FIELDS,
+    deadline_minutes: 10,
+    create_latency: None,
+    service: Some("storage.googleapis.com"),
+};
+
 /// How each field of [`BucketSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

@@ -81,6 +81,17 @@ pub struct ClusterSpec {
     pub gpudirect_family: Option<String>,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Cluster,
+    name: "cluster",
+    api: super::Api::Container,
+    fields: FIELDS,
+    deadline_minutes: 90,
+    create_latency: Some("container.cluster.create"),
+    service: Some("container.googleapis.com"),
+};
+
 /// How each field of [`ClusterSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

@@ -31,6 +31,17 @@ pub struct FilestoreSpec {
     pub labels: super::Labels,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Filestore,
+    name: "filestore",
+    api: super::Api::Filestore,
+    fields: FIELDS,
+    deadline_minutes: 120,
+    create_latency: Some("file.instance.create"),
+    service: Some("file.googleapis.com"),
+};
+
 /// How each field of [`FilestoreSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

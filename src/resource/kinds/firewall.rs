@@ -36,6 +36,17 @@ pub struct FirewallSpec {
     pub source_ranges: Vec<String>,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Firewall,
+    name: "firewall",
+    api: super::Api::Compute,
+    fields: FIELDS,
+    deadline_minutes: 20,
+    create_latency: Some("compute.firewall.insert"),
+    service: Some("compute.googleapis.com"),
+};
+
 /// How each field of [`FirewallSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

@@ -14,6 +14,17 @@ use crate::resource::spec::{Compare, Field, f};
 use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Kubernetes,
+    name: "k8s",
+    api: super::Api::Kubernetes,
+    fields: FIELDS,
+    deadline_minutes: 30,
+    create_latency: None,
+    service: None,
+};
+
 /// How each field of a `k8s` spec may change: the cluster it lives in is fixed; the object or
 /// the release is applied again; `missing` (objects of a release not found) is reinstalled.
 pub const FIELDS: &[Field] = &[

@@ -22,9 +22,120 @@ pub mod resource_policy;
 pub mod router;
 pub mod subnetwork;
 
-use serde::Serialize;
+use crate::resource::spec::Field;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// Every kind of resource a3ctl manages. What a3ctl knows about each is one row of [`KINDS`],
+/// declared by the kind's module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Network,
+    Subnetwork,
+    Firewall,
+    Router,
+    ResourcePolicy,
+    Cluster,
+    NodePool,
+    Filestore,
+    Repository,
+    Bucket,
+    /// A Kubernetes object (or a set of them) inside a cluster.
+    Kubernetes,
+}
+
+/// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    Compute,
+    Container,
+    Filestore,
+    ArtifactRegistry,
+    Storage,
+    Kubernetes,
+}
+
+/// What a3ctl knows about a kind, declared next to its spec as `INFO`.
+#[derive(Debug, Clone, Copy)]
+pub struct KindInfo {
+    pub kind: Kind,
+    /// The spelling used in addresses (`resource_policy`).
+    pub name: &'static str,
+    /// The API lane that carries its calls.
+    pub api: Api,
+    /// How each field of its spec may change.
+    pub fields: &'static [Field],
+    /// How long one of its operations may run before an apply gives up on it.
+    pub deadline_minutes: u64,
+    /// The simulator's latency-profile key of its create, for time estimates (`None`: instant).
+    pub create_latency: Option<&'static str>,
+    /// The Google service that serves it (for "enable the API" hints); `None` inside a cluster.
+    pub service: Option<&'static str>,
+}
+
+/// Every kind, in [`Kind`] order.
+pub const KINDS: &[KindInfo] = &[
+    network::INFO,
+    subnetwork::INFO,
+    firewall::INFO,
+    router::INFO,
+    resource_policy::INFO,
+    cluster::INFO,
+    node_pool::INFO,
+    filestore::INFO,
+    repository::INFO,
+    bucket::INFO,
+    kubernetes::INFO,
+];
+
+impl Kind {
+    /// Every kind, in order.
+    pub const ALL: &'static [Kind] = &{
+        let mut all = [Kind::Network; KINDS.len()];
+        let mut i = 0;
+        while i < KINDS.len() {
+            all[i] = KINDS[i].kind;
+            i += 1;
+        }
+        all
+    };
+
+    /// This kind's row of [`KINDS`] (a match, so a new variant without a row does not build).
+    pub fn info(self) -> &'static KindInfo {
+        match self {
+            Kind::Network => &network::INFO,
+            Kind::Subnetwork => &subnetwork::INFO,
+            Kind::Firewall => &firewall::INFO,
+            Kind::Router => &router::INFO,
+            Kind::ResourcePolicy => &resource_policy::INFO,
+            Kind::Cluster => &cluster::INFO,
+            Kind::NodePool => &node_pool::INFO,
+            Kind::Filestore => &filestore::INFO,
+            Kind::Repository => &repository::INFO,
+            Kind::Bucket => &bucket::INFO,
+            Kind::Kubernetes => &kubernetes::INFO,
+        }
+    }
+
+    /// The spelling used in addresses.
+    pub fn as_str(self) -> &'static str {
+        self.info().name
+    }
+
+    /// Which API lane carries this kind's calls.
+    pub fn api(self) -> Api {
+        self.info().api
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A spec or live object that does not have the shape its kind needs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -92,4 +203,29 @@ pub(crate) fn live_last(
 ) -> Result<String, ShapeError> {
     let url = live_str(kind, live, field)?;
     Ok(url.rsplit('/').next().unwrap_or(url).to_string())
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_one_row_in_order_with_a_unique_name() {
+        for (i, info) in KINDS.iter().enumerate() {
+            assert_eq!(Kind::ALL[i], info.kind);
+            assert_eq!(info.kind.info().name, info.name);
+            assert_eq!(
+                KINDS.iter().filter(|other| other.name == info.name).count(),
+                1,
+                "{}",
+                info.name
+            );
+        }
+        // The rows cover every variant: serde names the variants, the rows must match them.
+        for info in KINDS {
+            let name = serde_json::to_value(info.kind).unwrap();
+            let name = name.as_str().unwrap();
+            assert!(name == info.name || (name, info.name) == ("kubernetes", "k8s"));
+        }
+    }
 }

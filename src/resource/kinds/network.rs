@@ -25,6 +25,17 @@ pub struct NetworkSpec {
     pub routing_mode: String,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Network,
+    name: "network",
+    api: super::Api::Compute,
+    fields: FIELDS,
+    deadline_minutes: 20,
+    create_latency: Some("compute.network.insert"),
+    service: Some("compute.googleapis.com"),
+};
+
 /// How each field of [`NetworkSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

@@ -117,6 +117,17 @@ pub struct NodePoolSpec {
     pub auto_upgrade: bool,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::NodePool,
+    name: "node_pool",
+    api: super::Api::Container,
+    fields: FIELDS,
+    deadline_minutes: 120,
+    create_latency: Some("container.nodePool.create"),
+    service: Some("container.googleapis.com"),
+};
+
 /// How each field of [`NodePoolSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("cluster", ForceNew),

@@ -28,6 +28,17 @@ pub struct RepositorySpec {
     pub labels: super::Labels,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Repository,
+    name: "repository",
+    api: super::Api::ArtifactRegistry,
+    fields: FIELDS,
+    deadline_minutes: 20,
+    create_latency: Some("artifactregistry.repository.create"),
+    service: Some("artifactregistry.googleapis.com"),
+};
+
 /// How each field of [`RepositorySpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

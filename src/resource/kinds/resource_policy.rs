@@ -23,6 +23,17 @@ pub struct ResourcePolicySpec {
     pub description: String,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::ResourcePolicy,
+    name: "resource_policy",
+    api: super::Api::Compute,
+    fields: FIELDS,
+    deadline_minutes: 20,
+    create_latency: Some("compute.resourcePolicy.insert"),
+    service: Some("compute.googleapis.com"),
+};
+
 /// How each field may change. `max_distance` is not declared by any blueprint yet; a policy that
 /// has one differs from a spec without one only through a replacement.
 pub const FIELDS: &[Field] = &[

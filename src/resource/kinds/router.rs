@@ -36,6 +36,17 @@ pub struct RouterSpec {
     pub nat: Option<Nat>,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Router,
+    name: "router",
+    api: super::Api::Compute,
+    fields: FIELDS,
+    deadline_minutes: 20,
+    create_latency: Some("compute.router.insert"),
+    service: Some("compute.googleapis.com"),
+};
+
 /// How each field of [`RouterSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

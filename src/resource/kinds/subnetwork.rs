@@ -36,6 +36,17 @@ pub struct SubnetworkSpec {
     pub private_ip_google_access: bool,
 }
 
+/// What a3ctl knows about the kind.
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::Subnetwork,
+    name: "subnetwork",
+    api: super::Api::Compute,
+    fields: FIELDS,
+    deadline_minutes: 20,
+    create_latency: Some("compute.subnetwork.insert"),
+    service: Some("compute.googleapis.com"),
+};
+
 /// How each field of [`SubnetworkSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),

@@ -19,7 +19,7 @@ mod firewall;
 mod network;
 mod router;
 
-use super::{Adapter, GcpConfig, classify_gax, classify_status};
+use super::{GcpConfig, classify_gax, classify_status};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -305,7 +305,7 @@ pub(crate) fn no_update(target: &Target, step: &UpdateStep) -> CloudError {
 }
 
 #[async_trait::async_trait]
-impl Adapter for ComputeAdapter {
+impl crate::cloud::Provider for ComputeAdapter {
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         let loc = Loc::parse(&target.id)?;
         match target.addr.kind {

@@ -15,7 +15,7 @@ mod operations;
 
 pub(crate) use operations::rpc_code_name;
 
-use super::{Adapter, GcpConfig, classify_gax};
+use super::{GcpConfig, classify_gax};
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -139,6 +139,15 @@ pub(crate) fn parse_pool(id: &str) -> CloudResult<(ClusterPath, String)> {
     Ok((ClusterPath::parse(cluster)?, pool.to_string()))
 }
 
+/// GKE runs one operation per cluster at a time: a cluster and its node pools share a lane.
+pub(crate) fn serial_lane(target: &Target) -> Option<String> {
+    match target.addr.kind {
+        Kind::Cluster => Some(target.id.clone()),
+        Kind::NodePool => target.id.split("/nodePools/").next().map(str::to_string),
+        _ => None,
+    }
+}
+
 /// A read's 404 is `None`; anything else is classified.
 pub(crate) fn absent_or<T>(
     result: Result<T, google_cloud_gax::error::Error>,
@@ -177,7 +186,10 @@ fn unsupported(target: &Target) -> CloudError {
 }
 
 #[async_trait::async_trait]
-impl Adapter for ContainerAdapter {
+impl crate::cloud::Provider for ContainerAdapter {
+    fn serial_lane(&self, target: &Target) -> Option<String> {
+        serial_lane(target)
+    }
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
         match target.addr.kind {
             Kind::Cluster => self.read_cluster(target).await,
