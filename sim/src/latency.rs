@@ -34,24 +34,10 @@ impl Span {
     }
 }
 
-/// Every latency key the simulator knows, with its realistic default in simulated seconds.
+/// The latency keys of every API but Compute, with their realistic defaults in simulated seconds.
+/// Compute's (`compute.<kind>.insert|delete|patch`) come from its collections' declarations
+/// ([`crate::compute::latency_defaults`]); [`defaults`] has them all.
 pub const DEFAULTS: &[(&str, f64, f64)] = &[
-    // Compute Engine.
-    ("compute.network.insert", 20.0, 40.0),
-    ("compute.network.delete", 20.0, 40.0),
-    ("compute.network.patch", 5.0, 15.0),
-    ("compute.subnetwork.insert", 10.0, 25.0),
-    ("compute.subnetwork.delete", 10.0, 25.0),
-    ("compute.subnetwork.patch", 5.0, 15.0),
-    ("compute.firewall.insert", 5.0, 15.0),
-    ("compute.firewall.delete", 5.0, 15.0),
-    ("compute.firewall.patch", 5.0, 15.0),
-    ("compute.router.insert", 10.0, 20.0),
-    ("compute.router.delete", 10.0, 20.0),
-    ("compute.router.patch", 10.0, 20.0),
-    ("compute.resourcePolicy.insert", 5.0, 10.0),
-    ("compute.resourcePolicy.delete", 5.0, 10.0),
-    ("compute.resourcePolicy.patch", 5.0, 10.0),
     // GKE.
     ("container.cluster.create", 360.0, 600.0),
     ("container.cluster.delete", 180.0, 360.0),
@@ -107,6 +93,13 @@ struct ProfileFile {
     latency: BTreeMap<String, Span>,
 }
 
+/// Every latency key the simulator knows, with its realistic default in simulated seconds.
+pub fn defaults() -> Vec<(String, f64, f64)> {
+    let mut all = crate::compute::latency_defaults();
+    all.extend(DEFAULTS.iter().map(|(k, a, b)| (k.to_string(), *a, *b)));
+    all
+}
+
 impl Default for LatencyProfile {
     fn default() -> Self {
         Self::realistic()
@@ -116,18 +109,18 @@ impl Default for LatencyProfile {
 impl LatencyProfile {
     /// The realistic defaults.
     pub fn realistic() -> LatencyProfile {
-        let spans = DEFAULTS
-            .iter()
-            .map(|(k, a, b)| (k.to_string(), Span::Range([*a, *b])))
+        let spans = defaults()
+            .into_iter()
+            .map(|(k, a, b)| (k, Span::Range([a, b])))
             .collect();
         LatencyProfile { spans }
     }
 
     /// Every operation takes no simulated time.
     pub fn zero() -> LatencyProfile {
-        let spans = DEFAULTS
-            .iter()
-            .map(|(k, _, _)| (k.to_string(), Span::Fixed(0.0)))
+        let spans = defaults()
+            .into_iter()
+            .map(|(k, _, _)| (k, Span::Fixed(0.0)))
             .collect();
         LatencyProfile { spans }
     }

@@ -211,16 +211,12 @@ pub fn api_of(path: &str) -> &'static str {
     }
 }
 
-/// Collection names after which a path segment is a resource name.
+/// Collection names after which a path segment is a resource name (with those of the Compute
+/// collections, [`crate::compute::is_collection_segment`]).
 const COLLECTIONS: &[&str] = &[
     "projects",
     "regions",
     "zones",
-    "networks",
-    "subnetworks",
-    "firewalls",
-    "routers",
-    "resourcePolicies",
     "operations",
     "locations",
     "clusters",
@@ -245,7 +241,9 @@ pub fn endpoint_template(path: &str) -> String {
     let mut out = Vec::new();
     let mut prev = "";
     for seg in path.split('/') {
-        if COLLECTIONS.contains(&prev) && !seg.is_empty() {
+        if (COLLECTIONS.contains(&prev) || crate::compute::is_collection_segment(prev))
+            && !seg.is_empty()
+        {
             match seg.split_once(':') {
                 Some((_, method)) => out.push(format!("{{}}:{method}")),
                 None => out.push("{}".to_string()),

@@ -6,35 +6,37 @@
 //! logging off.
 
 use super::cidr::Cidr;
-use super::operations::{self, Effect, Scope, Start, Verb};
+use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{
-    Kind, Life, already_exists, array_field, body_name, body_object, delete_resource, get_resource,
-    invalid_field, link, list_resources, not_found, not_ready, referenced_network, required_field,
-    str_field,
+    Kind, array_field, invalid_field, link, referenced_network, required_field, str_field,
 };
 use crate::error::GcpResult;
-use crate::http::{self, Query};
-use crate::server::Shared;
 use crate::world::{Ctx, World};
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::response::Response;
-use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 
-pub fn router() -> Router<Arc<Shared>> {
-    let base = "/compute/v1/projects/{project}/global/firewalls";
-    Router::new().route(base, post(insert).get(list)).route(
-        &format!("{base}/{{firewall}}"),
-        get(get_one).delete(delete).patch(patch).put(update),
-    )
-}
+/// The `firewalls` collection.
+pub static COLLECTION: Collection = Collection {
+    name: "Firewall",
+    word: "firewall",
+    segment: "firewalls",
+    in_use_word: "firewall",
+    placement: Placement::Global,
+    latency: Latency::all(5.0, 15.0),
+    quota: Quota {
+        metric: "FIREWALLS",
+        limit: 200.0,
+        limit_name: "FIREWALLS-per-project",
+        regional: false,
+    },
+    build: insert,
+    hooks: Hooks {
+        patch: Some(patch),
+        update: Some(update),
+        ..Hooks::NONE
+    },
+};
 
-fn path_of(project: &str, name: &str) -> String {
-    format!("projects/{project}/global/firewalls/{name}")
-}
+pub const KIND: Kind = Kind(&COLLECTION);
 
 /// The fields a client may set on a firewall rule.
 const SETTABLE: &[&str] = &[
@@ -179,98 +181,49 @@ fn assemble(id: &str, created: &str, name: &str, path: &str, rule: Map<String, V
     Value::Object(body)
 }
 
-async fn insert(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    let spec = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
-        }
-        let name = body_name(&Value::Object(spec.clone()))?;
-        let path = path_of(&project, &name);
-        if world.compute.resources.contains_key(&path) {
-            return Err(already_exists(&path));
-        }
-        let rule = build_rule(world, &project, &spec)?;
-        let id = world.numeric_id();
-        let created = world.compute_timestamp(cx.now);
-        let firewall = assemble(&id, &created, &name, &path, rule);
-        let op = operations::start(
-            world,
-            cx,
-            Start {
-                project: &project,
-                scope: Scope::Global,
-                kind: Kind::Firewall,
-                verb: Verb::Insert,
-                target: path,
-                target_id: id,
-                effect: Effect::Create(firewall),
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
-}
-
-async fn get_one(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-) -> GcpResult<Response> {
-    get_resource(&shared, &path_of(&project, &name))
-}
-
-async fn list(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-) -> GcpResult<Response> {
-    list_resources(
-        &shared,
-        Kind::Firewall,
-        &format!("projects/{project}/global/firewalls"),
-    )
-}
-
-async fn delete(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    delete_resource(
-        &shared,
-        &query,
-        &project,
-        Scope::Global,
-        Kind::Firewall,
-        &path_of(&project, &name),
-    )
-}
-
-/// PATCH merges the given fields into the rule; PUT replaces every settable field.
-fn change(
+fn insert(
     world: &mut World,
     cx: &Ctx,
-    project: &str,
-    name: &str,
-    query: &Query,
+    target: &Target,
+    spec: &Map<String, Value>,
+) -> GcpResult<Value> {
+    let rule = build_rule(world, &target.project, spec)?;
+    let id = world.numeric_id();
+    let created = world.compute_timestamp(cx.now);
+    Ok(assemble(&id, &created, &target.name, &target.path, rule))
+}
+
+/// PATCH merges the given fields into the rule.
+fn patch(
+    world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
     body: Map<String, Value>,
-    verb: Verb,
-) -> GcpResult<Response> {
-    if let Some(op) = operations::replay(world, project, query) {
-        return Ok(http::json(op));
-    }
-    let path = path_of(project, name);
-    let current = world
-        .compute
-        .visible(&path)
-        .ok_or_else(|| not_found(&path))?;
-    if current.state == Life::Deleting {
-        return Err(not_ready(&path));
-    }
+) -> GcpResult<Value> {
+    change(world, target, current, body, true)
+}
+
+/// PUT replaces every settable field.
+fn update(
+    world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
+    body: Map<String, Value>,
+) -> GcpResult<Value> {
+    change(world, target, current, body, false)
+}
+
+/// The rule a PATCH (`merge`) or PUT leaves; the name and direction cannot change.
+fn change(
+    world: &World,
+    target: &Target,
+    current_body: Value,
+    body: Map<String, Value>,
+    merge: bool,
+) -> GcpResult<Value> {
+    let name = target.name.as_str();
     if let Some(given) = body.get("name").and_then(Value::as_str)
         && given != name
     {
@@ -280,9 +233,8 @@ fn change(
             "Resource name cannot be changed.",
         ));
     }
-    let current_body = current.body.clone();
     let mut spec: Map<String, Value> = Map::new();
-    if verb == Verb::Patch {
+    if merge {
         for key in SETTABLE {
             if let Some(value) = current_body.get(*key) {
                 spec.insert((*key).to_string(), value.clone());
@@ -317,45 +269,10 @@ fn change(
             "The direction of a firewall rule cannot be changed.",
         ));
     }
-    let rule = build_rule(world, project, &spec)?;
+    let rule = build_rule(world, &target.project, &spec)?;
     let id = str_field(&current_body, "id").unwrap_or("").to_string();
     let created = str_field(&current_body, "creationTimestamp")
         .unwrap_or("")
         .to_string();
-    let next = assemble(&id, &created, name, &path, rule);
-    let op = operations::start(
-        world,
-        cx,
-        Start {
-            project,
-            scope: Scope::Global,
-            kind: Kind::Firewall,
-            verb,
-            target: path,
-            target_id: id,
-            effect: Effect::Replace(next),
-            request_id: query.get("requestId"),
-        },
-    )?;
-    Ok(http::json(op))
-}
-
-async fn patch(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    let body = body_object(&body)?;
-    shared.with_world(|world, cx| change(world, cx, &project, &name, &query, body, Verb::Patch))
-}
-
-async fn update(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    let body = body_object(&body)?;
-    shared.with_world(|world, cx| change(world, cx, &project, &name, &query, body, Verb::Update))
+    Ok(assemble(&id, &created, name, &target.path, rule))
 }

@@ -1,36 +1,60 @@
-//! Compute Engine v1: VPC networks, subnetworks, firewall rules, Cloud Routers (with Cloud NAT),
-//! resource policies (group placement) and the global/regional/zonal operations that every
-//! mutation returns, at Google's paths under `/compute/v1/`.
+//! Compute Engine v1 at Google's paths under `/compute/v1/`: the collections listed in
+//! `collections!` below (VPC networks, subnetworks, firewall rules, Cloud Routers with Cloud NAT,
+//! group-placement resource policies, ...; each module's doc says what it serves) and the
+//! global/regional/zonal operations that every mutation returns.
+//!
+//! Each collection is declared once, as a [`collection::Collection`] in its own module, and listed
+//! in [`COLLECTIONS`] (the `collections!` list below); one set of handlers ([`collection`]) serves
+//! every collection's insert, get, list, aggregated list, delete, patch and update, and the module
+//! keeps only its own rules and special verbs.
 //!
 //! Every resource is stored as its API JSON under its relative path
 //! (`projects/p/global/networks/n`) with a lifecycle: an insert reserves the name at once
-//! (`Creating`, invisible to GET and list, but a second insert is a 409) and the resource becomes
-//! visible when its operation is DONE; a delete marks it `Deleting` and removes it when its operation
-//! is DONE; patches are applied when their operation is DONE. Operations get their duration from the
-//! latency profile (`compute.<kind>.<insert|delete|patch>`) and are finished lazily by [`tick`].
+//! (`Creating`: invisible to GET and list unless the collection reports a `status`, but a second
+//! insert is a 409) and the resource becomes visible (READY) when its operation is DONE; a delete
+//! marks it `Deleting` and removes it when its operation is DONE; patches are applied when their
+//! operation is DONE. Operations get their duration from the latency profile
+//! (`compute.<word>.<insert|delete|patch>`, defaults from the declarations) and are finished lazily
+//! by [`tick`].
 //!
-//! Submodules: [`operations`] (operation records, the operation endpoints, `requestId` replay),
-//! `networks`, `subnetworks`, `firewalls`, `routers`, `resource_policies` (one per collection) and
-//! `cidr` (IPv4 range arithmetic).
+//! Submodules: [`collection`] (the declaration and the shared handlers), [`operations`] (operation
+//! records, the operation endpoints, `requestId` replay), one module per collection, and `cidr`
+//! (IPv4 range arithmetic).
 
 mod cidr;
-mod firewalls;
-mod networks;
+pub mod collection;
 pub mod operations;
-mod resource_policies;
-mod routers;
-mod subnetworks;
+
+/// Declares the collections this API serves: each `module` is `mod module;` and its
+/// `pub static COLLECTION` ([`Collection`]) joins [`COLLECTIONS`], which routes it, ticks it,
+/// inventories it, loads its saved resources and gives its latency keys. Adding a collection is
+/// one module and one name here.
+macro_rules! collections {
+    ($($module:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every collection this API serves, in inventory order.
+        pub static COLLECTIONS: &[&Collection] = &[$(&$module::COLLECTION),*];
+    };
+}
+
+collections! {
+    networks,
+    subnetworks,
+    firewalls,
+    routers,
+    resource_policies,
+}
 
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
-use crate::http::{self, Query};
+use crate::http;
 use crate::server::Shared;
 use crate::world::{Ctx, World};
 use axum::Router;
-use axum::response::Response;
 use base64::Engine;
+use collection::Collection;
 use md5::{Digest, Md5};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,71 +62,73 @@ use std::sync::Arc;
 /// Canonical prefix of every Compute self link.
 pub const API_BASE: &str = "https://www.googleapis.com/compute/v1/";
 
-/// The resource collections this module serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Kind {
-    Network,
-    Subnetwork,
-    Firewall,
-    Router,
-    ResourcePolicy,
-}
+/// The collection a stored resource belongs to. Saved worlds name it by [`Collection::name`]
+/// (`"Network"`, `"Subnetwork"`, ...), which is how `Kind` was written when it was an enum.
+#[derive(Clone, Copy)]
+pub struct Kind(pub &'static Collection);
 
 impl Kind {
-    /// The kind name scripted faults use (`compute.network`).
-    pub fn fault_kind(self) -> &'static str {
-        match self {
-            Kind::Network => "compute.network",
-            Kind::Subnetwork => "compute.subnetwork",
-            Kind::Firewall => "compute.firewall",
-            Kind::Router => "compute.router",
-            Kind::ResourcePolicy => "compute.resourcePolicy",
-        }
+    /// The collection whose [`Collection::name`] is `name`.
+    pub fn named(name: &str) -> Option<Kind> {
+        COLLECTIONS.iter().find(|c| c.name == name).map(|c| Kind(c))
     }
+}
 
-    /// The URL collection segment (`networks`), also the inventory key.
-    pub fn collection(self) -> &'static str {
-        match self {
-            Kind::Network => "networks",
-            Kind::Subnetwork => "subnetworks",
-            Kind::Firewall => "firewalls",
-            Kind::Router => "routers",
-            Kind::ResourcePolicy => "resourcePolicies",
-        }
+impl std::ops::Deref for Kind {
+    type Target = Collection;
+    fn deref(&self) -> &Collection {
+        self.0
     }
+}
 
-    /// The word Compute uses for this kind in "resource in use" messages.
-    pub fn resource_word(self) -> &'static str {
-        match self {
-            Kind::Network => "network",
-            Kind::Subnetwork => "subnetwork",
-            Kind::Firewall => "firewall",
-            Kind::Router => "router",
-            Kind::ResourcePolicy => "resource_policy",
-        }
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.0.name == other.0.name
     }
+}
 
-    /// `kind` of a list of this resource.
-    pub fn list_kind(self) -> &'static str {
-        match self {
-            Kind::Network => "compute#networkList",
-            Kind::Subnetwork => "compute#subnetworkList",
-            Kind::Firewall => "compute#firewallList",
-            Kind::Router => "compute#routerList",
-            Kind::ResourcePolicy => "compute#resourcePolicyList",
-        }
-    }
+impl Eq for Kind {}
 
-    /// `kind` of an aggregated list of this (regional) resource.
-    pub fn aggregated_kind(self) -> &'static str {
-        match self {
-            Kind::Subnetwork => "compute#subnetworkAggregatedList",
-            Kind::Router => "compute#routerAggregatedList",
-            Kind::ResourcePolicy => "compute#resourcePolicyAggregatedList",
-            Kind::Network => "compute#networkAggregatedList",
-            Kind::Firewall => "compute#firewallAggregatedList",
-        }
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
     }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Kind, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Kind::named(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown Compute kind `{name}`")))
+    }
+}
+
+/// True when `segment` is the URL segment of a Compute collection (the next segment is a name).
+pub fn is_collection_segment(segment: &str) -> bool {
+    COLLECTIONS.iter().any(|c| c.segment == segment)
+}
+
+/// The realistic latency of every Compute collection (`compute.<word>.<verb>`, min and max
+/// simulated seconds), from their declarations.
+pub fn latency_defaults() -> Vec<(String, f64, f64)> {
+    COLLECTIONS
+        .iter()
+        .flat_map(|c| {
+            let l = c.latency;
+            [
+                ("insert", l.insert),
+                ("delete", l.delete),
+                ("patch", l.patch),
+            ]
+            .map(|(verb, (min, max))| (c.latency_key(verb), min, max))
+        })
+        .collect()
 }
 
 /// Where a resource is in its life.
@@ -127,6 +153,28 @@ pub struct Resource {
     pub auto_created: bool,
 }
 
+impl Resource {
+    /// Moves the resource to `life`; a collection with [`collection::Statuses`] shows it in
+    /// `status`.
+    pub fn set_life(&mut self, life: Life) {
+        self.state = life;
+        if let Some(statuses) = self.kind.hooks.statuses {
+            let word = match life {
+                Life::Creating => statuses.creating,
+                Life::Ready => statuses.ready,
+                Life::Deleting => statuses.deleting,
+            };
+            self.body["status"] = json!(word);
+        }
+    }
+
+    /// Whether GET and list show it: once its insert is DONE, or at once for a collection with
+    /// [`collection::Statuses`].
+    pub fn is_visible(&self) -> bool {
+        self.state != Life::Creating || self.kind.hooks.statuses.is_some()
+    }
+}
+
 /// Everything this API holds.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct State {
@@ -144,12 +192,11 @@ pub struct State {
 
 /// Routes of this API (full paths, including the simulator's prefix).
 pub fn router() -> Router<Arc<Shared>> {
-    Router::new()
-        .merge(networks::router())
-        .merge(subnetworks::router())
-        .merge(firewalls::router())
-        .merge(routers::router())
-        .merge(resource_policies::router())
+    COLLECTIONS
+        .iter()
+        .fold(Router::new(), |router, c| {
+            router.merge(collection::routes(c))
+        })
         .merge(operations::router())
 }
 
@@ -161,13 +208,8 @@ pub fn tick(world: &mut World, cx: &Ctx) -> bool {
 /// This API's part of the admin inventory: every resource by kind, and every operation.
 pub fn inventory(world: &World) -> Value {
     let mut out = Map::new();
-    for kind in [
-        Kind::Network,
-        Kind::Subnetwork,
-        Kind::Firewall,
-        Kind::Router,
-        Kind::ResourcePolicy,
-    ] {
+    for c in COLLECTIONS {
+        let kind = Kind(c);
         let items: Vec<Value> = world
             .compute
             .resources
@@ -182,7 +224,7 @@ pub fn inventory(world: &World) -> Value {
                 })
             })
             .collect();
-        out.insert(kind.collection().to_string(), Value::Array(items));
+        out.insert(c.segment.to_string(), Value::Array(items));
     }
     let mut ops: Vec<&operations::Operation> = world.compute.operations.values().collect();
     ops.sort_by_key(|o| o.seq);
@@ -205,11 +247,10 @@ pub fn inventory(world: &World) -> Value {
 }
 
 impl State {
-    /// A resource that exists (its insert finished), whether or not it is being deleted.
+    /// A resource that exists (its insert finished, or it shows its `status` while being
+    /// created), whether or not it is being deleted.
     pub fn visible(&self, path: &str) -> Option<&Resource> {
-        self.resources
-            .get(path)
-            .filter(|r| r.state != Life::Creating)
+        self.resources.get(path).filter(|r| r.is_visible())
     }
 
     /// Visible resources of `kind` whose path starts with `prefix`, in name order.
@@ -221,7 +262,7 @@ impl State {
         self.resources
             .range(prefix.to_string()..)
             .take_while(move |(path, _)| path.starts_with(prefix))
-            .filter(move |(_, r)| r.kind == kind && r.state != Life::Creating)
+            .filter(move |(_, r)| r.kind == kind && r.is_visible())
     }
 
     /// The network `name` of `project` as its API resource, if it exists (its insert finished).
@@ -356,14 +397,14 @@ pub fn not_ready(path: &str) -> GcpError {
 }
 
 /// 400 `resourceInUseByAnotherResource`.
-pub fn in_use(kind: Kind, path: &str, user: &str) -> GcpError {
+pub fn in_use(kind: &Collection, path: &str, user: &str) -> GcpError {
     GcpError::new(
         400,
         "FAILED_PRECONDITION",
         "resourceInUseByAnotherResource",
         format!(
             "The {} resource '{path}' is already being used by '{user}'",
-            kind.resource_word()
+            kind.in_use_word
         ),
     )
 }
@@ -387,6 +428,15 @@ pub fn check_region(region: &str) -> GcpResult<()> {
         Ok(())
     } else {
         Err(invalid_field("region", region, "Unknown region."))
+    }
+}
+
+/// The zone of a zonal URL must be one the simulated geography knows.
+pub fn check_zone(zone: &str) -> GcpResult<()> {
+    if geo::zone_exists(zone) {
+        Ok(())
+    } else {
+        Err(invalid_field("zone", zone, "Unknown zone."))
     }
 }
 
@@ -467,38 +517,14 @@ pub fn referenced_network(state: &State, project: &str, reference: &str) -> GcpR
     };
     let path = network_path(project, reference).ok_or_else(not_found)?;
     match state.resources.get(&path) {
-        Some(r) if r.kind == Kind::Network && r.state == Life::Ready => Ok(path),
-        Some(r) if r.kind == Kind::Network => Err(not_ready(&path)),
+        Some(r) if r.kind == networks::KIND && r.state == Life::Ready => Ok(path),
+        Some(r) if r.kind == networks::KIND => Err(not_ready(&path)),
         _ => Err(not_found()),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared handler bodies.
-
-/// GET of one resource.
-pub fn get_resource(shared: &Shared, path: &str) -> GcpResult<Response> {
-    shared.read_world(|world, _| {
-        world
-            .compute
-            .visible(path)
-            .map(|r| http::json(r.body.clone()))
-            .ok_or_else(|| not_found(path))
-    })
-}
-
-/// GET of a collection (`projects/p/global/networks`).
-pub fn list_resources(shared: &Shared, kind: Kind, collection: &str) -> GcpResult<Response> {
-    shared.read_world(|world, _| {
-        let prefix = format!("{collection}/");
-        let items: Vec<Value> = world
-            .compute
-            .visible_under(kind, &prefix)
-            .map(|(_, r)| r.body.clone())
-            .collect();
-        Ok(http::json(list_body(kind.list_kind(), collection, items)))
-    })
-}
+// Shared pieces of the handlers.
 
 /// A Compute list response.
 pub fn list_body(kind: &str, collection: &str, items: Vec<Value>) -> Value {
@@ -521,118 +547,6 @@ pub fn no_results(scope: &str) -> Value {
     })
 }
 
-/// GET of an aggregated list of a regional collection (`projects/p/aggregated/subnetworks`).
-pub fn aggregated_resources(shared: &Shared, kind: Kind, project: &str) -> GcpResult<Response> {
-    shared.read_world(|world, _| {
-        let mut items = Map::new();
-        for (region, _) in geo::REGIONS {
-            let prefix = format!("projects/{project}/regions/{region}/{}/", kind.collection());
-            let found: Vec<Value> = world
-                .compute
-                .visible_under(kind, &prefix)
-                .map(|(_, r)| r.body.clone())
-                .collect();
-            let scope = format!("regions/{region}");
-            let entry = if found.is_empty() {
-                no_results(&scope)
-            } else {
-                json!({ kind.collection(): found })
-            };
-            items.insert(scope, entry);
-        }
-        let collection = format!("projects/{project}/aggregated/{}", kind.collection());
-        Ok(http::json(json!({
-            "kind": kind.aggregated_kind(),
-            "id": collection,
-            "items": items,
-            "selfLink": link(&collection),
-        })))
-    })
-}
-
-/// The first resource that uses `path` and so blocks its deletion.
-fn user_of(state: &State, kind: Kind, path: &str) -> Option<String> {
-    let url = link(path);
-    match kind {
-        Kind::Network => {
-            let project_prefix = path.split("/global/").next().unwrap_or(path).to_string();
-            let uses_network =
-                |r: &Resource| r.body.get("network").and_then(Value::as_str) == Some(url.as_str());
-            for wanted in [Kind::Subnetwork, Kind::Firewall, Kind::Router] {
-                let user = state
-                    .resources
-                    .range(format!("{project_prefix}/")..)
-                    .take_while(|(p, _)| p.starts_with(&format!("{project_prefix}/")))
-                    .find(|(_, r)| r.kind == wanted && !r.auto_created && uses_network(r));
-                if let Some((user, _)) = user {
-                    return Some(user.clone());
-                }
-            }
-            None
-        }
-        Kind::Subnetwork => {
-            let subnet = state.resources.get(path)?;
-            if subnet.auto_created {
-                let network = str_field(&subnet.body, "network").and_then(relative_path)?;
-                return Some(network.to_string());
-            }
-            state
-                .resources
-                .iter()
-                .find(|(_, r)| {
-                    r.kind == Kind::Router
-                        && array_field(&r.body, "nats").iter().any(|nat| {
-                            array_field(nat, "subnetworks")
-                                .iter()
-                                .filter_map(|s| str_field(s, "name"))
-                                .any(|name| relative_path(name) == Some(path))
-                        })
-                })
-                .map(|(p, _)| p.clone())
-        }
-        Kind::Firewall | Kind::Router | Kind::ResourcePolicy => None,
-    }
-}
-
-/// DELETE of one resource: checks it exists and is not in use, then starts the operation.
-pub fn delete_resource(
-    shared: &Shared,
-    query: &Query,
-    project: &str,
-    scope: operations::Scope,
-    kind: Kind,
-    path: &str,
-) -> GcpResult<Response> {
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, project, query) {
-            return Ok(http::json(op));
-        }
-        let resource = world.compute.visible(path).ok_or_else(|| not_found(path))?;
-        if resource.state == Life::Deleting {
-            return Err(not_ready(path));
-        }
-        let target_id = str_field(&resource.body, "id").unwrap_or("").to_string();
-        if let Some(user) = user_of(&world.compute, kind, path) {
-            return Err(in_use(kind, path, &user));
-        }
-        let op = operations::start(
-            world,
-            cx,
-            operations::Start {
-                project,
-                scope,
-                kind,
-                verb: operations::Verb::Delete,
-                target: path.to_string(),
-                target_id,
-                effect: operations::Effect::Delete,
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
-}
-
 /// Applies a finished operation's effect to the resources (`failed`: the operation ended in error).
 fn apply_effect(world: &mut World, target: &str, effect: operations::Effect, failed: bool) {
     use operations::Effect;
@@ -644,35 +558,20 @@ fn apply_effect(world: &mut World, target: &str, effect: operations::Effect, fai
             let Some(resource) = world.compute.resources.get_mut(target) else {
                 return;
             };
-            resource.state = Life::Ready;
+            resource.set_life(Life::Ready);
             let kind = resource.kind;
-            let body = resource.body.clone();
-            match kind {
-                Kind::Subnetwork => attach_subnetwork(&mut world.compute, &body, true),
-                Kind::Network => networks::create_auto_subnetworks(world, target),
-                _ => {}
-            }
+            (kind.hooks.on_ready)(world, target);
         }
         Effect::Delete if failed => {
             if let Some(resource) = world.compute.resources.get_mut(target) {
-                resource.state = Life::Ready;
+                resource.set_life(Life::Ready);
             }
         }
         Effect::Delete => {
             let Some(resource) = world.compute.resources.remove(target) else {
                 return;
             };
-            match resource.kind {
-                Kind::Subnetwork => attach_subnetwork(&mut world.compute, &resource.body, false),
-                Kind::Network => {
-                    let url = link(target);
-                    world.compute.resources.retain(|_, r| {
-                        !(r.auto_created
-                            && r.body.get("network").and_then(Value::as_str) == Some(url.as_str()))
-                    });
-                }
-                _ => {}
-            }
+            (resource.kind.hooks.on_removed)(world, target, &resource);
         }
         Effect::Replace(_) if failed => {}
         Effect::Replace(body) => {
@@ -681,39 +580,6 @@ fn apply_effect(world: &mut World, target: &str, effect: operations::Effect, fai
             }
         }
         Effect::None => {}
-    }
-}
-
-/// Adds (or removes) a subnetwork's URL to (from) its network's `subnetworks[]`.
-fn attach_subnetwork(state: &mut State, subnetwork: &Value, add: bool) {
-    let Some(self_link) = str_field(subnetwork, "selfLink").map(str::to_string) else {
-        return;
-    };
-    let Some(network_path) = str_field(subnetwork, "network")
-        .and_then(relative_path)
-        .map(str::to_string)
-    else {
-        return;
-    };
-    let Some(network) = state.resources.get_mut(&network_path) else {
-        return;
-    };
-    let Some(map) = network.body.as_object_mut() else {
-        return;
-    };
-    let mut links: Vec<Value> = map
-        .get("subnetworks")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    links.retain(|l| l.as_str() != Some(self_link.as_str()));
-    if add {
-        links.push(Value::String(self_link));
-    }
-    if links.is_empty() {
-        map.remove("subnetworks");
-    } else {
-        map.insert("subnetworks".into(), Value::Array(links));
     }
 }
 
@@ -746,6 +612,33 @@ mod tests {
             subnetwork_path("p", "us-east4", "s"),
             Some("projects/p/regions/us-east4/subnetworks/s".into())
         );
+    }
+
+    #[test]
+    fn saved_kinds_keep_their_names() {
+        // How worlds saved before the collections were declarations name their kinds.
+        let mut resources = Map::new();
+        for name in [
+            "Network",
+            "Subnetwork",
+            "Firewall",
+            "Router",
+            "ResourcePolicy",
+        ] {
+            resources.insert(
+                format!("projects/p/x/{name}"),
+                json!({"kind": name, "state": "Ready", "body": {}, "auto_created": false}),
+            );
+        }
+        let saved = json!({"resources": resources, "operations": {}, "request_ids": {}});
+        let state: State = serde_json::from_value(saved.clone()).expect("old world loads");
+        assert_eq!(state.resources["projects/p/x/Network"].kind, networks::KIND);
+        assert_eq!(
+            serde_json::to_value(&state).unwrap()["resources"],
+            saved["resources"]
+        );
+        let unknown = json!({"resources": {"a": {"kind": "Nope", "state": "Ready", "body": {}}}});
+        assert!(serde_json::from_value::<State>(unknown).is_err());
     }
 
     #[test]

@@ -5,23 +5,44 @@
 //! geography, from the /20 blocks of 10.128.0.0/9 that Google assigns to those regions. A request
 //! without `autoCreateSubnetworks` would create a legacy network, which Google no longer allows.
 
-use super::operations::{self, Effect, Scope, Start, Verb};
+use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{
-    Kind, Life, Resource, already_exists, body_name, body_object, delete_resource, get_resource,
-    invalid_field, link, list_resources, not_found, not_ready, str_field,
+    Kind, Life, Resource, State, invalid_field, link, str_field, subnetworks,
 };
 use crate::error::GcpResult;
 use crate::geo;
-use crate::http::{self, Query};
-use crate::server::Shared;
-use crate::world::World;
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::response::Response;
-use axum::routing::{get, post};
+use crate::world::{Ctx, World};
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+
+/// The `networks` collection.
+pub static COLLECTION: Collection = Collection {
+    name: "Network",
+    word: "network",
+    segment: "networks",
+    in_use_word: "network",
+    placement: Placement::Global,
+    latency: Latency {
+        insert: (20.0, 40.0),
+        delete: (20.0, 40.0),
+        patch: (5.0, 15.0),
+    },
+    quota: Quota {
+        metric: "NETWORKS",
+        limit: 15.0,
+        limit_name: "NETWORKS-per-project",
+        regional: false,
+    },
+    build: insert,
+    hooks: Hooks {
+        patch: Some(patch),
+        user_of,
+        on_ready: create_auto_subnetworks,
+        on_removed,
+        ..Hooks::NONE
+    },
+};
+
+pub const KIND: Kind = Kind(&COLLECTION);
 
 /// Default and bounds of `mtu`.
 pub const DEFAULT_MTU: i64 = 1460;
@@ -44,18 +65,6 @@ pub fn auto_mode_cidr(region: &str) -> Option<&'static str> {
         "us-east5" => "10.202.0.0/20",
         _ => return None,
     })
-}
-
-pub fn router() -> Router<Arc<Shared>> {
-    let base = "/compute/v1/projects/{project}/global/networks";
-    Router::new().route(base, post(insert).get(list)).route(
-        &format!("{base}/{{network}}"),
-        get(get_one).delete(delete).patch(patch),
-    )
-}
-
-fn path_of(project: &str, name: &str) -> String {
-    format!("projects/{project}/global/networks/{name}")
 }
 
 fn check_mtu(body: &Map<String, Value>) -> GcpResult<Option<i64>> {
@@ -100,168 +109,114 @@ fn routing_config(body: &Map<String, Value>, current: Option<&Value>) -> GcpResu
     }
 }
 
-async fn insert(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    let body = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
-        }
-        let name = body_name(&Value::Object(body.clone()))?;
-        let path = path_of(&project, &name);
-        if world.compute.resources.contains_key(&path) {
-            return Err(already_exists(&path));
-        }
-        let auto = match body.get("autoCreateSubnetworks") {
-            Some(Value::Bool(auto)) => *auto,
-            _ => {
-                return Err(invalid_field(
-                    "resource.autoCreateSubnetworks",
-                    "",
-                    "Legacy networks are no longer supported; set autoCreateSubnetworks to create a VPC network.",
-                ));
-            }
-        };
-        if body.get("IPv4Range").is_some() {
+/// A VPC network: the subnet mode is required (no legacy networks), MTU and routing mode checked.
+fn insert(
+    world: &mut World,
+    cx: &Ctx,
+    target: &Target,
+    body: &Map<String, Value>,
+) -> GcpResult<Value> {
+    let auto = match body.get("autoCreateSubnetworks") {
+        Some(Value::Bool(auto)) => *auto,
+        _ => {
             return Err(invalid_field(
-                "resource.IPv4Range",
-                str_field(&Value::Object(body.clone()), "IPv4Range").unwrap_or(""),
-                "IPv4Range cannot be set on a VPC network.",
+                "resource.autoCreateSubnetworks",
+                "",
+                "Legacy networks are no longer supported; set autoCreateSubnetworks to create a VPC network.",
             ));
         }
-        let mtu = check_mtu(&body)?.unwrap_or(DEFAULT_MTU);
-        let routing = routing_config(&body, None)?;
-        let id = world.numeric_id();
-        let mut network = json!({
-            "kind": "compute#network",
-            "id": id,
-            "creationTimestamp": world.compute_timestamp(cx.now),
-            "name": name,
-        });
-        if let Some(description) = body.get("description").filter(|d| !d.is_null()) {
-            network["description"] = description.clone();
-        }
-        network["selfLink"] = json!(link(&path));
-        network["selfLinkWithId"] = json!(link(&format!("projects/{project}/global/networks/{id}")));
-        network["autoCreateSubnetworks"] = json!(auto);
-        network["routingConfig"] = routing;
-        network["mtu"] = json!(mtu);
-        network["networkFirewallPolicyEnforcementOrder"] = body
-            .get("networkFirewallPolicyEnforcementOrder")
-            .cloned()
-            .unwrap_or_else(|| json!("AFTER_CLASSIC_FIREWALL"));
-        let op = operations::start(
-            world,
-            cx,
-            Start {
-                project: &project,
-                scope: Scope::Global,
-                kind: Kind::Network,
-                verb: Verb::Insert,
-                target: path,
-                target_id: id,
-                effect: Effect::Create(network),
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
-}
-
-async fn get_one(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-) -> GcpResult<Response> {
-    get_resource(&shared, &path_of(&project, &name))
-}
-
-async fn list(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-) -> GcpResult<Response> {
-    list_resources(
-        &shared,
-        Kind::Network,
-        &format!("projects/{project}/global/networks"),
-    )
-}
-
-async fn delete(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    delete_resource(
-        &shared,
-        &query,
-        &project,
-        Scope::Global,
-        Kind::Network,
-        &path_of(&project, &name),
-    )
+    };
+    if body.get("IPv4Range").is_some() {
+        return Err(invalid_field(
+            "resource.IPv4Range",
+            str_field(&Value::Object(body.clone()), "IPv4Range").unwrap_or(""),
+            "IPv4Range cannot be set on a VPC network.",
+        ));
+    }
+    let mtu = check_mtu(body)?.unwrap_or(DEFAULT_MTU);
+    let routing = routing_config(body, None)?;
+    let id = world.numeric_id();
+    let mut network = json!({
+        "kind": "compute#network",
+        "id": id,
+        "creationTimestamp": world.compute_timestamp(cx.now),
+        "name": target.name,
+    });
+    if let Some(description) = body.get("description").filter(|d| !d.is_null()) {
+        network["description"] = description.clone();
+    }
+    network["selfLink"] = json!(link(&target.path));
+    network["selfLinkWithId"] = json!(link(&format!(
+        "projects/{}/global/networks/{id}",
+        target.project
+    )));
+    network["autoCreateSubnetworks"] = json!(auto);
+    network["routingConfig"] = routing;
+    network["mtu"] = json!(mtu);
+    network["networkFirewallPolicyEnforcementOrder"] = body
+        .get("networkFirewallPolicyEnforcementOrder")
+        .cloned()
+        .unwrap_or_else(|| json!("AFTER_CLASSIC_FIREWALL"));
+    Ok(network)
 }
 
 /// PATCH: `routingConfig`, `mtu`, `networkFirewallPolicyEnforcementOrder` and `description`
 /// change in place; the subnet mode cannot change this way.
-async fn patch(
-    State(shared): State<Arc<Shared>>,
-    Path((project, name)): Path<(String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    let body = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
+fn patch(
+    _world: &mut World,
+    _cx: &Ctx,
+    _target: &Target,
+    current: Value,
+    body: Map<String, Value>,
+) -> GcpResult<Value> {
+    let mut next = current.clone();
+    if let Some(Value::Bool(auto)) = body.get("autoCreateSubnetworks")
+        && Some(*auto) != next["autoCreateSubnetworks"].as_bool()
+    {
+        return Err(invalid_field(
+            "resource.autoCreateSubnetworks",
+            &auto.to_string(),
+            "Use switchToCustomMode to change the subnet mode of a network.",
+        ));
+    }
+    if let Some(mtu) = check_mtu(&body)? {
+        next["mtu"] = json!(mtu);
+    }
+    next["routingConfig"] = routing_config(&body, current.get("routingConfig"))?;
+    for key in ["networkFirewallPolicyEnforcementOrder", "description"] {
+        if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
+            next[key] = value.clone();
         }
-        let path = path_of(&project, &name);
-        let current = world
-            .compute
-            .visible(&path)
-            .ok_or_else(|| not_found(&path))?;
-        if current.state == Life::Deleting {
-            return Err(not_ready(&path));
+    }
+    Ok(next)
+}
+
+/// A network is in use by any subnetwork (other than its auto-mode ones), firewall rule or router
+/// on it, looked for in that order.
+fn user_of(state: &State, path: &str) -> Option<String> {
+    let url = link(path);
+    let project_prefix = path.split("/global/").next().unwrap_or(path).to_string();
+    let uses_network =
+        |r: &Resource| r.body.get("network").and_then(Value::as_str) == Some(url.as_str());
+    for wanted in [subnetworks::KIND, super::firewalls::KIND, super::routers::KIND] {
+        let user = state
+            .resources
+            .range(format!("{project_prefix}/")..)
+            .take_while(|(p, _)| p.starts_with(&format!("{project_prefix}/")))
+            .find(|(_, r)| r.kind == wanted && !r.auto_created && uses_network(r));
+        if let Some((user, _)) = user {
+            return Some(user.clone());
         }
-        let mut next = current.body.clone();
-        if let Some(Value::Bool(auto)) = body.get("autoCreateSubnetworks")
-            && Some(*auto) != next["autoCreateSubnetworks"].as_bool()
-        {
-            return Err(invalid_field(
-                "resource.autoCreateSubnetworks",
-                &auto.to_string(),
-                "Use switchToCustomMode to change the subnet mode of a network.",
-            ));
-        }
-        if let Some(mtu) = check_mtu(&body)? {
-            next["mtu"] = json!(mtu);
-        }
-        next["routingConfig"] = routing_config(&body, current.body.get("routingConfig"))?;
-        for key in ["networkFirewallPolicyEnforcementOrder", "description"] {
-            if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
-                next[key] = value.clone();
-            }
-        }
-        let target_id = str_field(&next, "id").unwrap_or("").to_string();
-        let op = operations::start(
-            world,
-            cx,
-            Start {
-                project: &project,
-                scope: Scope::Global,
-                kind: Kind::Network,
-                verb: Verb::Patch,
-                target: path,
-                target_id,
-                effect: Effect::Replace(next),
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
+    }
+    None
+}
+
+/// A deleted network takes its auto-mode subnetworks with it.
+fn on_removed(world: &mut World, path: &str, _network: &Resource) {
+    let url = link(path);
+    world.compute.resources.retain(|_, r| {
+        !(r.auto_created && r.body.get("network").and_then(Value::as_str) == Some(url.as_str()))
+    });
 }
 
 /// Creates the auto-mode subnetworks of a network whose insert just finished.
@@ -309,7 +264,7 @@ pub fn create_auto_subnetworks(world: &mut World, network_path: &str) {
         world.compute.resources.insert(
             path,
             Resource {
-                kind: Kind::Subnetwork,
+                kind: subnetworks::KIND,
                 state: Life::Ready,
                 body: subnet,
                 auto_created: true,

@@ -48,7 +48,9 @@ pub enum Verb {
     Delete,
     Patch,
     Update,
-    ExpandIpCidrRange,
+    /// A collection's special verb (`expandIpCidrRange`): its `operationType`; faults count it as
+    /// an `update`, its latency is the collection's `patch`.
+    Special(&'static str),
 }
 
 impl Verb {
@@ -58,7 +60,7 @@ impl Verb {
             Verb::Delete => "delete",
             Verb::Patch => "patch",
             Verb::Update => "update",
-            Verb::ExpandIpCidrRange => "expandIpCidrRange",
+            Verb::Special(name) => name,
         }
     }
 
@@ -66,7 +68,7 @@ impl Verb {
         match self {
             Verb::Insert => "create",
             Verb::Delete => "delete",
-            Verb::Patch | Verb::Update | Verb::ExpandIpCidrRange => "update",
+            Verb::Patch | Verb::Update | Verb::Special(_) => "update",
         }
     }
 
@@ -74,7 +76,7 @@ impl Verb {
         match self {
             Verb::Insert => "insert",
             Verb::Delete => "delete",
-            Verb::Patch | Verb::Update | Verb::ExpandIpCidrRange => "patch",
+            Verb::Patch | Verb::Update | Verb::Special(_) => "patch",
         }
     }
 }
@@ -190,25 +192,19 @@ fn canonical_status(code: u16) -> &'static str {
     }
 }
 
-/// The quota a kind counts against, its default limit and where it applies.
+/// The quota the kind's declaration names, in its region or globally.
 fn quota_failure(kind: Kind, scope: &Scope) -> Failure {
-    let (metric, limit, limit_name) = match kind {
-        Kind::Network => ("NETWORKS", 15.0, "NETWORKS-per-project"),
-        Kind::Subnetwork => ("SUBNETWORKS", 175.0, "SUBNETWORKS-per-project"),
-        Kind::Firewall => ("FIREWALLS", 200.0, "FIREWALLS-per-project"),
-        Kind::Router => ("ROUTERS", 20.0, "ROUTERS-per-project"),
-        Kind::ResourcePolicy => (
-            "RESOURCE_POLICIES",
-            10.0,
-            "RESOURCE-POLICIES-per-project-region",
-        ),
+    let quota = kind.quota;
+    let region = match scope {
+        Scope::Global => None,
+        Scope::Region(r) => Some(r.as_str()),
+        Scope::Zone(z) => geo::region_of_zone(z),
     };
-    let (place, dimensions) = match (kind, scope) {
-        (Kind::ResourcePolicy, Scope::Region(r)) => {
-            (format!("in region {r}"), json!({ "region": r }))
-        }
-        _ => ("globally".to_string(), json!({ "global": "global" })),
+    let (place, dimensions) = match region.filter(|_| quota.regional) {
+        Some(r) => (format!("in region {r}"), json!({ "region": r })),
+        None => ("globally".to_string(), json!({ "global": "global" })),
     };
+    let (metric, limit) = (quota.metric, quota.limit);
     Failure {
         http_status: 403,
         http_message: "FORBIDDEN".into(),
@@ -217,7 +213,7 @@ fn quota_failure(kind: Kind, scope: &Scope) -> Failure {
         details: Some(json!([{
             "quotaInfo": {
                 "metricName": format!("compute.googleapis.com/{}", metric.to_lowercase()),
-                "limitName": limit_name,
+                "limitName": quota.limit_name,
                 "dimensions": dimensions,
                 "limit": limit,
             }
@@ -257,7 +253,7 @@ fn named_failure(fault: NamedFault, kind: Kind, scope: &Scope) -> Failure {
 /// Starts an operation: consults scripted faults, reserves a created resource, draws the
 /// duration, records the `requestId`, and returns the operation as the API answers the call.
 pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
-    let failure = match cx.scripted_fault(start.kind.fault_kind(), start.verb.fault_verb()) {
+    let failure = match cx.scripted_fault(&start.kind.fault_kind(), start.verb.fault_verb()) {
         Some(FaultAction::Http {
             status,
             reason,
@@ -274,11 +270,7 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
         Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) | None => None,
         Some(FaultAction::Named(fault)) => Some(named_failure(fault, start.kind, &start.scope)),
     };
-    let key = format!(
-        "compute.{}.{}",
-        start.kind.resource_key(),
-        start.verb.latency_verb()
-    );
+    let key = start.kind.latency_key(start.verb.latency_verb());
     let duration = world.duration_ms(cx, &key);
     let now = cx.now;
     match &start.effect {
@@ -295,7 +287,7 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
         }
         Effect::Delete => {
             if let Some(resource) = world.compute.resources.get_mut(&start.target) {
-                resource.state = Life::Deleting;
+                resource.set_life(Life::Deleting);
             }
         }
         Effect::Replace(_) | Effect::None => {}
@@ -361,19 +353,6 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
     let rendered = op.render(world);
     world.compute.operations.insert(path, op);
     Ok(rendered)
-}
-
-impl Kind {
-    /// The kind's part of latency keys (`compute.<this>.insert`).
-    pub fn resource_key(self) -> &'static str {
-        match self {
-            Kind::Network => "network",
-            Kind::Subnetwork => "subnetwork",
-            Kind::Firewall => "firewall",
-            Kind::Router => "router",
-            Kind::ResourcePolicy => "resourcePolicy",
-        }
-    }
 }
 
 /// Finishes every operation due at `cx.now`, oldest deadline first.
@@ -445,14 +424,6 @@ pub fn router() -> Router<Arc<Shared>> {
 }
 
 type Shr = AxumState<Arc<Shared>>;
-
-fn check_zone(zone: &str) -> GcpResult<()> {
-    if geo::zone_exists(zone) {
-        Ok(())
-    } else {
-        Err(super::invalid_field("zone", zone, "Unknown zone."))
-    }
-}
 
 fn get_op(shared: &Shared, path: &str) -> GcpResult<Response> {
     shared.read_world(|world, _| {
@@ -615,7 +586,7 @@ async fn get_zone(
     AxumState(shared): Shr,
     Path((project, zone, operation)): Path<(String, String, String)>,
 ) -> GcpResult<Response> {
-    check_zone(&zone)?;
+    super::check_zone(&zone)?;
     get_op(
         &shared,
         &format!("projects/{project}/zones/{zone}/operations/{operation}"),
@@ -626,7 +597,7 @@ async fn delete_zone(
     AxumState(shared): Shr,
     Path((project, zone, operation)): Path<(String, String, String)>,
 ) -> GcpResult<Response> {
-    check_zone(&zone)?;
+    super::check_zone(&zone)?;
     delete_op(
         &shared,
         &format!("projects/{project}/zones/{zone}/operations/{operation}"),
@@ -637,7 +608,7 @@ async fn wait_zone(
     AxumState(shared): Shr,
     Path((project, zone, operation)): Path<(String, String, String)>,
 ) -> GcpResult<Response> {
-    check_zone(&zone)?;
+    super::check_zone(&zone)?;
     wait_op(
         shared,
         format!("projects/{project}/zones/{zone}/operations/{operation}"),
@@ -649,7 +620,7 @@ async fn list_zone(
     AxumState(shared): Shr,
     Path((project, zone)): Path<(String, String)>,
 ) -> GcpResult<Response> {
-    check_zone(&zone)?;
+    super::check_zone(&zone)?;
     list_ops(
         &shared,
         &format!("projects/{project}/zones/{zone}/operations"),

@@ -4,36 +4,29 @@
 //! availability domains, and `maxDistance`, which only the beta and alpha APIs know, is an unknown
 //! field in v1.
 
-use super::operations::{self, Effect, Scope, Start, Verb};
-use super::{
-    Kind, aggregated_resources, already_exists, body_name, body_object, check_region,
-    delete_resource, get_resource, invalid_field, link, list_resources,
-};
+use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
+use super::{invalid_field, link};
 use crate::error::{GcpError, GcpResult};
-use crate::http::{self, Query};
-use crate::server::Shared;
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::response::Response;
-use axum::routing::{get, post};
+use crate::world::{Ctx, World};
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 
-pub fn router() -> Router<Arc<Shared>> {
-    let base = "/compute/v1/projects/{project}/regions/{region}/resourcePolicies";
-    Router::new()
-        .route(base, post(insert).get(list))
-        .route(&format!("{base}/{{policy}}"), get(get_one).delete(delete))
-        .route(
-            "/compute/v1/projects/{project}/aggregated/resourcePolicies",
-            get(aggregated),
-        )
-}
-
-fn path_of(project: &str, region: &str, name: &str) -> String {
-    format!("projects/{project}/regions/{region}/resourcePolicies/{name}")
-}
+/// The `resourcePolicies` collection.
+pub static COLLECTION: Collection = Collection {
+    name: "ResourcePolicy",
+    word: "resourcePolicy",
+    segment: "resourcePolicies",
+    in_use_word: "resource_policy",
+    placement: Placement::Regional,
+    latency: Latency::all(5.0, 10.0),
+    quota: Quota {
+        metric: "RESOURCE_POLICIES",
+        limit: 10.0,
+        limit_name: "RESOURCE-POLICIES-per-project-region",
+        regional: true,
+    },
+    build: insert,
+    hooks: Hooks::NONE,
+};
 
 /// The policy kinds v1 knows; a policy has exactly one of them.
 const POLICY_KINDS: &[&str] = &[
@@ -128,112 +121,43 @@ fn check_group_placement(policy: &Value) -> GcpResult<Value> {
     Ok(Value::Object(policy.clone()))
 }
 
-async fn insert(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region)): Path<(String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    let spec = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
-        }
-        let spec_value = Value::Object(spec.clone());
-        let name = body_name(&spec_value)?;
-        let path = path_of(&project, &region, &name);
-        if world.compute.resources.contains_key(&path) {
-            return Err(already_exists(&path));
-        }
-        let given: Vec<&str> = POLICY_KINDS
-            .iter()
-            .copied()
-            .filter(|k| spec.get(*k).is_some_and(|v| !v.is_null()))
-            .collect();
-        if given.len() != 1 {
-            return Err(invalid_field(
-                "resource",
-                "",
-                "Exactly one policy type must be specified in a resource policy.",
-            ));
-        }
-        let id = world.numeric_id();
-        let mut policy = json!({
-            "kind": "compute#resourcePolicy",
-            "id": id,
-            "creationTimestamp": world.compute_timestamp(cx.now),
-            "selfLink": link(&path),
-            "region": link(&format!("projects/{project}/regions/{region}")),
-            "name": name,
-        });
-        if let Some(description) = spec.get("description").filter(|d| !d.is_null()) {
-            policy["description"] = description.clone();
-        }
-        let kind = given[0];
-        policy[kind] = if kind == "groupPlacementPolicy" {
-            check_group_placement(&spec[kind])?
-        } else {
-            spec[kind].clone()
-        };
-        policy["status"] = json!("READY");
-        let op = operations::start(
-            world,
-            cx,
-            Start {
-                project: &project,
-                scope: Scope::Region(region.clone()),
-                kind: Kind::ResourcePolicy,
-                verb: Verb::Insert,
-                target: path,
-                target_id: id,
-                effect: Effect::Create(policy),
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
-}
-
-async fn get_one(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    get_resource(&shared, &path_of(&project, &region, &name))
-}
-
-async fn list(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region)): Path<(String, String)>,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    list_resources(
-        &shared,
-        Kind::ResourcePolicy,
-        &format!("projects/{project}/regions/{region}/resourcePolicies"),
-    )
-}
-
-async fn aggregated(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-) -> GcpResult<Response> {
-    aggregated_resources(&shared, Kind::ResourcePolicy, &project)
-}
-
-async fn delete(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    delete_resource(
-        &shared,
-        &query,
-        &project,
-        Scope::Region(region.clone()),
-        Kind::ResourcePolicy,
-        &path_of(&project, &region, &name),
-    )
+/// Exactly one policy kind; a group placement policy is checked.
+fn insert(
+    world: &mut World,
+    cx: &Ctx,
+    target: &Target,
+    spec: &Map<String, Value>,
+) -> GcpResult<Value> {
+    let given: Vec<&str> = POLICY_KINDS
+        .iter()
+        .copied()
+        .filter(|k| spec.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    if given.len() != 1 {
+        return Err(invalid_field(
+            "resource",
+            "",
+            "Exactly one policy type must be specified in a resource policy.",
+        ));
+    }
+    let id = world.numeric_id();
+    let mut policy = json!({
+        "kind": "compute#resourcePolicy",
+        "id": id,
+        "creationTimestamp": world.compute_timestamp(cx.now),
+        "selfLink": link(&target.path),
+        "region": target.scope_link(),
+        "name": target.name,
+    });
+    if let Some(description) = spec.get("description").filter(|d| !d.is_null()) {
+        policy["description"] = description.clone();
+    }
+    let kind = given[0];
+    policy[kind] = if kind == "groupPlacementPolicy" {
+        check_group_placement(&spec[kind])?
+    } else {
+        spec[kind].clone()
+    };
+    policy["status"] = json!("READY");
+    Ok(policy)
 }

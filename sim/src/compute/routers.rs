@@ -2,42 +2,38 @@
 //! insert, get, list, aggregated list, patch, update (PUT), delete. `gcloud compute routers nats
 //! create` reads the router and PATCHes it with the new `nats[]`.
 
-use super::operations::{self, Effect, Scope, Start, Verb};
+use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{
-    Kind, Life, aggregated_resources, already_exists, array_field, body_name, body_object,
-    check_name, check_region, delete_resource, get_resource, invalid_field, link, list_resources,
-    not_found, not_ready, referenced_network, relative_path, required_field, str_field,
-    subnetwork_path,
+    Kind, array_field, check_name, invalid_field, link, referenced_network, relative_path,
+    required_field, str_field, subnetwork_path,
 };
 use crate::error::GcpResult;
-use crate::http::{self, Query};
-use crate::server::Shared;
 use crate::world::{Ctx, World};
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::response::Response;
-use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 
-pub fn router() -> Router<Arc<Shared>> {
-    let base = "/compute/v1/projects/{project}/regions/{region}/routers";
-    Router::new()
-        .route(base, post(insert).get(list))
-        .route(
-            &format!("{base}/{{router}}"),
-            get(get_one).delete(delete).patch(patch).put(update),
-        )
-        .route(
-            "/compute/v1/projects/{project}/aggregated/routers",
-            get(aggregated),
-        )
-}
+/// The `routers` collection.
+pub static COLLECTION: Collection = Collection {
+    name: "Router",
+    word: "router",
+    segment: "routers",
+    in_use_word: "router",
+    placement: Placement::Regional,
+    latency: Latency::all(10.0, 20.0),
+    quota: Quota {
+        metric: "ROUTERS",
+        limit: 20.0,
+        limit_name: "ROUTERS-per-project",
+        regional: false,
+    },
+    build: insert,
+    hooks: Hooks {
+        patch: Some(patch),
+        update: Some(update),
+        ..Hooks::NONE
+    },
+};
 
-fn path_of(project: &str, region: &str, name: &str) -> String {
-    format!("projects/{project}/regions/{region}/routers/{name}")
-}
+pub const KIND: Kind = Kind(&COLLECTION);
 
 /// Validates the NAT gateways of a router in `region` on `network_link` and fills the defaults
 /// Compute adds.
@@ -206,7 +202,9 @@ fn build_router(
     if !nats.is_empty() {
         body["nats"] = Value::Array(nats);
     }
-    body["selfLink"] = json!(link(&path_of(project, region, name)));
+    body["selfLink"] = json!(link(&format!(
+        "projects/{project}/regions/{region}/routers/{name}"
+    )));
     body["encryptedInterconnectRouter"] = json!(
         spec.get("encryptedInterconnectRouter")
             .and_then(Value::as_bool)
@@ -215,126 +213,62 @@ fn build_router(
     Ok(body)
 }
 
-async fn insert(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region)): Path<(String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    let spec = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
-        }
-        let name = body_name(&Value::Object(spec.clone()))?;
-        let path = path_of(&project, &region, &name);
-        if world.compute.resources.contains_key(&path) {
-            return Err(already_exists(&path));
-        }
-        let network_ref = spec
-            .get("network")
-            .and_then(Value::as_str)
-            .ok_or_else(|| required_field("resource.network"))?;
-        let network = referenced_network(&world.compute, &project, network_ref)?;
-        let id = world.numeric_id();
-        let created = world.compute_timestamp(cx.now);
-        let router = build_router(
-            world,
-            &project,
-            &region,
-            &name,
-            &id,
-            &created,
-            &link(&network),
-            &spec,
-        )?;
-        let op = operations::start(
-            world,
-            cx,
-            Start {
-                project: &project,
-                scope: Scope::Region(region.clone()),
-                kind: Kind::Router,
-                verb: Verb::Insert,
-                target: path,
-                target_id: id,
-                effect: Effect::Create(router),
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
-}
-
-async fn get_one(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    get_resource(&shared, &path_of(&project, &region, &name))
-}
-
-async fn list(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region)): Path<(String, String)>,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    list_resources(
-        &shared,
-        Kind::Router,
-        &format!("projects/{project}/regions/{region}/routers"),
-    )
-}
-
-async fn aggregated(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-) -> GcpResult<Response> {
-    aggregated_resources(&shared, Kind::Router, &project)
-}
-
-async fn delete(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    delete_resource(
-        &shared,
-        &query,
-        &project,
-        Scope::Region(region.clone()),
-        Kind::Router,
-        &path_of(&project, &region, &name),
-    )
-}
-
-/// PATCH merges top-level fields (a given `nats[]` replaces the old list); PUT replaces them all.
-/// The network of a router cannot change.
-#[allow(clippy::too_many_arguments)]
-fn change(
+fn insert(
     world: &mut World,
     cx: &Ctx,
-    project: &str,
-    region: &str,
-    name: &str,
-    query: &Query,
+    target: &Target,
+    spec: &Map<String, Value>,
+) -> GcpResult<Value> {
+    let network_ref = spec
+        .get("network")
+        .and_then(Value::as_str)
+        .ok_or_else(|| required_field("resource.network"))?;
+    let network = referenced_network(&world.compute, &target.project, network_ref)?;
+    let id = world.numeric_id();
+    let created = world.compute_timestamp(cx.now);
+    build_router(
+        world,
+        &target.project,
+        target.region(),
+        &target.name,
+        &id,
+        &created,
+        &link(&network),
+        spec,
+    )
+}
+
+/// PATCH merges top-level fields (a given `nats[]` replaces the old list).
+fn patch(
+    world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
     body: Map<String, Value>,
-    verb: Verb,
-) -> GcpResult<Response> {
-    if let Some(op) = operations::replay(world, project, query) {
-        return Ok(http::json(op));
-    }
-    let path = path_of(project, region, name);
-    let current = world
-        .compute
-        .visible(&path)
-        .ok_or_else(|| not_found(&path))?;
-    if current.state == Life::Deleting {
-        return Err(not_ready(&path));
-    }
-    let current_body = current.body.clone();
+) -> GcpResult<Value> {
+    change(world, target, current, body, true)
+}
+
+/// PUT replaces them all.
+fn update(
+    world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
+    body: Map<String, Value>,
+) -> GcpResult<Value> {
+    change(world, target, current, body, false)
+}
+
+/// The router a PATCH (`merge`) or PUT leaves. The network of a router cannot change.
+fn change(
+    world: &World,
+    target: &Target,
+    current_body: Value,
+    body: Map<String, Value>,
+    merge: bool,
+) -> GcpResult<Value> {
+    let project = target.project.as_str();
     let network_link = str_field(&current_body, "network")
         .unwrap_or("")
         .to_string();
@@ -349,7 +283,7 @@ fn change(
         ));
     }
     let mut spec = Map::new();
-    if verb == Verb::Patch {
+    if merge {
         for key in [
             "description",
             "bgp",
@@ -370,73 +304,14 @@ fn change(
     let created = str_field(&current_body, "creationTimestamp")
         .unwrap_or("")
         .to_string();
-    let next = build_router(
+    build_router(
         world,
         project,
-        region,
-        name,
+        target.region(),
+        &target.name,
         &id,
         &created,
         &network_link,
         &spec,
-    )?;
-    let op = operations::start(
-        world,
-        cx,
-        Start {
-            project,
-            scope: Scope::Region(region.to_string()),
-            kind: Kind::Router,
-            verb,
-            target: path,
-            target_id: id,
-            effect: Effect::Replace(next),
-            request_id: query.get("requestId"),
-        },
-    )?;
-    Ok(http::json(op))
-}
-
-async fn patch(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    let body = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        change(
-            world,
-            cx,
-            &project,
-            &region,
-            &name,
-            &query,
-            body,
-            Verb::Patch,
-        )
-    })
-}
-
-async fn update(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    let body = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        change(
-            world,
-            cx,
-            &project,
-            &region,
-            &name,
-            &query,
-            body,
-            Verb::Update,
-        )
-    })
+    )
 }

@@ -7,45 +7,63 @@
 //! secondary ranges that are only ever added or removed, never changed.
 
 use super::cidr::{Cidr, CidrError};
+use super::collection::{self, Collection, Hooks, Latency, Placement, Quota, Target};
 use super::networks::AUTO_MODE_RANGE;
-use super::operations::{self, Effect, Scope, Start, Verb};
+use super::operations::Verb;
 use super::{
-    Kind, Life, State as ComputeState, aggregated_resources, already_exists, array_field,
-    body_name, body_object, check_name, check_region, delete_resource, fingerprint, get_resource,
-    invalid_field, last_segment, link, list_resources, not_found, not_ready, referenced_network,
-    required_field, same_bytes, str_field,
+    Kind, Resource, State as ComputeState, array_field, body_object, check_name, fingerprint,
+    invalid_field, last_segment, link, referenced_network, relative_path, required_field,
+    same_bytes, str_field,
 };
 use crate::error::{GcpError, GcpResult};
-use crate::http::{self, Query};
+use crate::http::Query;
 use crate::server::Shared;
+use crate::world::{Ctx, World};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::post;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-pub fn router() -> Router<Arc<Shared>> {
-    let base = "/compute/v1/projects/{project}/regions/{region}/subnetworks";
-    Router::new()
-        .route(base, post(insert).get(list))
-        .route(
-            &format!("{base}/{{subnetwork}}"),
-            get(get_one).delete(delete).patch(patch),
-        )
-        .route(
-            &format!("{base}/{{subnetwork}}/expandIpCidrRange"),
-            post(expand),
-        )
-        .route(
-            "/compute/v1/projects/{project}/aggregated/subnetworks",
-            get(aggregated),
-        )
-}
+/// The `subnetworks` collection.
+pub static COLLECTION: Collection = Collection {
+    name: "Subnetwork",
+    word: "subnetwork",
+    segment: "subnetworks",
+    in_use_word: "subnetwork",
+    placement: Placement::Regional,
+    latency: Latency {
+        insert: (10.0, 25.0),
+        delete: (10.0, 25.0),
+        patch: (5.0, 15.0),
+    },
+    quota: Quota {
+        metric: "SUBNETWORKS",
+        limit: 175.0,
+        limit_name: "SUBNETWORKS-per-project",
+        regional: false,
+    },
+    build: insert,
+    hooks: Hooks {
+        patch: Some(patch),
+        user_of,
+        on_ready,
+        on_removed,
+        routes,
+        ..Hooks::NONE
+    },
+};
 
-fn path_of(project: &str, region: &str, name: &str) -> String {
-    format!("projects/{project}/regions/{region}/subnetworks/{name}")
+pub const KIND: Kind = Kind(&COLLECTION);
+
+/// `expandIpCidrRange`.
+fn routes() -> Router<Arc<Shared>> {
+    Router::new().route(
+        &format!("{}/expandIpCidrRange", COLLECTION.item_route()),
+        post(expand),
+    )
 }
 
 /// Parses a subnetwork range given in `field`, with Compute's messages.
@@ -132,7 +150,7 @@ fn check_ranges(
     }
     let network_link = link(network_path);
     for (path, other) in &state.resources {
-        if other.kind != Kind::Subnetwork
+        if other.kind != KIND
             || path == self_path
             || str_field(&other.body, "network") != Some(network_link.as_str())
         {
@@ -197,147 +215,63 @@ fn normalized_secondaries(secondaries: &[Value], ranges: &[Range]) -> Value {
     )
 }
 
-async fn insert(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region)): Path<(String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    let body = Value::Object(body_object(&body)?);
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
+fn insert(
+    world: &mut World,
+    cx: &Ctx,
+    target: &Target,
+    spec: &Map<String, Value>,
+) -> GcpResult<Value> {
+    let body = Value::Object(spec.clone());
+    let (project, region, name, path) = (&target.project, target.region(), &target.name, &target.path);
+    let network_ref =
+        str_field(&body, "network").ok_or_else(|| required_field("resource.network"))?;
+    let network_path = referenced_network(&world.compute, project, network_ref)?;
+    let primary_text =
+        str_field(&body, "ipCidrRange").ok_or_else(|| required_field("resource.ipCidrRange"))?;
+    let primary = parse_range("resource.ipCidrRange", primary_text)?;
+    let secondaries = array_field(&body, "secondaryIpRanges");
+    let mut ranges = vec![Range {
+        field: "resource.ipCidrRange".into(),
+        cidr: primary,
+    }];
+    ranges.extend(secondary_ranges(secondaries)?);
+    check_ranges(&world.compute, &network_path, path, name, region, &ranges)?;
+    let id = world.numeric_id();
+    let mut subnet = json!({
+        "kind": "compute#subnetwork",
+        "id": id,
+        "creationTimestamp": world.compute_timestamp(cx.now),
+        "name": name,
+    });
+    if let Some(description) = body.get("description").filter(|d| !d.is_null()) {
+        subnet["description"] = description.clone();
+    }
+    subnet["network"] = json!(link(&network_path));
+    subnet["ipCidrRange"] = json!(primary.to_string());
+    subnet["gatewayAddress"] = json!(primary.gateway().to_string());
+    subnet["region"] = json!(target.scope_link());
+    subnet["selfLink"] = json!(link(path));
+    subnet["privateIpGoogleAccess"] =
+        json!(body["privateIpGoogleAccess"].as_bool().unwrap_or(false));
+    if !secondaries.is_empty() {
+        subnet["secondaryIpRanges"] = normalized_secondaries(secondaries, &ranges[1..]);
+    }
+    for key in ["logConfig", "enableFlowLogs"] {
+        if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
+            subnet[key] = value.clone();
         }
-        let name = body_name(&body)?;
-        let path = path_of(&project, &region, &name);
-        if world.compute.resources.contains_key(&path) {
-            return Err(already_exists(&path));
-        }
-        let network_ref =
-            str_field(&body, "network").ok_or_else(|| required_field("resource.network"))?;
-        let network_path = referenced_network(&world.compute, &project, network_ref)?;
-        let primary_text = str_field(&body, "ipCidrRange")
-            .ok_or_else(|| required_field("resource.ipCidrRange"))?;
-        let primary = parse_range("resource.ipCidrRange", primary_text)?;
-        let secondaries = array_field(&body, "secondaryIpRanges");
-        let mut ranges = vec![Range {
-            field: "resource.ipCidrRange".into(),
-            cidr: primary,
-        }];
-        ranges.extend(secondary_ranges(secondaries)?);
-        check_ranges(
-            &world.compute,
-            &network_path,
-            &path,
-            &name,
-            &region,
-            &ranges,
-        )?;
-        let id = world.numeric_id();
-        let mut subnet = json!({
-            "kind": "compute#subnetwork",
-            "id": id,
-            "creationTimestamp": world.compute_timestamp(cx.now),
-            "name": name,
-        });
-        if let Some(description) = body.get("description").filter(|d| !d.is_null()) {
-            subnet["description"] = description.clone();
-        }
-        subnet["network"] = json!(link(&network_path));
-        subnet["ipCidrRange"] = json!(primary.to_string());
-        subnet["gatewayAddress"] = json!(primary.gateway().to_string());
-        subnet["region"] = json!(link(&format!("projects/{project}/regions/{region}")));
-        subnet["selfLink"] = json!(link(&path));
-        subnet["privateIpGoogleAccess"] =
-            json!(body["privateIpGoogleAccess"].as_bool().unwrap_or(false));
-        if !secondaries.is_empty() {
-            subnet["secondaryIpRanges"] = normalized_secondaries(secondaries, &ranges[1..]);
-        }
-        for key in ["logConfig", "enableFlowLogs"] {
-            if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
-                subnet[key] = value.clone();
-            }
-        }
-        subnet["stackType"] = body.get("stackType").cloned().unwrap_or(json!("IPV4_ONLY"));
-        subnet["purpose"] = body.get("purpose").cloned().unwrap_or(json!("PRIVATE"));
-        subnet["privateIpv6GoogleAccess"] = json!("DISABLE_GOOGLE_ACCESS");
-        subnet["fingerprint"] = json!(fingerprint(&subnet));
-        let op = operations::start(
-            world,
-            cx,
-            Start {
-                project: &project,
-                scope: Scope::Region(region.clone()),
-                kind: Kind::Subnetwork,
-                verb: Verb::Insert,
-                target: path,
-                target_id: id,
-                effect: Effect::Create(subnet),
-                request_id: query.get("requestId"),
-            },
-        )?;
-        Ok(http::json(op))
-    })
+    }
+    subnet["stackType"] = body.get("stackType").cloned().unwrap_or(json!("IPV4_ONLY"));
+    subnet["purpose"] = body.get("purpose").cloned().unwrap_or(json!("PRIVATE"));
+    subnet["privateIpv6GoogleAccess"] = json!("DISABLE_GOOGLE_ACCESS");
+    subnet["fingerprint"] = json!(fingerprint(&subnet));
+    Ok(subnet)
 }
 
-async fn get_one(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    get_resource(&shared, &path_of(&project, &region, &name))
-}
-
-async fn list(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region)): Path<(String, String)>,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    list_resources(
-        &shared,
-        Kind::Subnetwork,
-        &format!("projects/{project}/regions/{region}/subnetworks"),
-    )
-}
-
-async fn aggregated(
-    State(shared): State<Arc<Shared>>,
-    Path(project): Path<String>,
-) -> GcpResult<Response> {
-    aggregated_resources(&shared, Kind::Subnetwork, &project)
-}
-
-async fn delete(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-    query: Query,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    delete_resource(
-        &shared,
-        &query,
-        &project,
-        Scope::Region(region.clone()),
-        Kind::Subnetwork,
-        &path_of(&project, &region, &name),
-    )
-}
-
-/// Starts a change of a subnetwork after checking its new ranges.
-#[allow(clippy::too_many_arguments)]
-fn start_change(
-    world: &mut crate::world::World,
-    cx: &crate::world::Ctx,
-    project: &str,
-    region: &str,
-    path: &str,
-    mut next: Value,
-    verb: Verb,
-    query: &Query,
-) -> GcpResult<Response> {
+/// A changed subnetwork after checking its new ranges, with its new gateway and fingerprint.
+fn checked(world: &World, target: &Target, mut next: Value) -> GcpResult<Value> {
     let network_path = str_field(&next, "network")
-        .and_then(super::relative_path)
+        .and_then(relative_path)
         .unwrap_or("")
         .to_string();
     let name = str_field(&next, "name").unwrap_or("").to_string();
@@ -350,7 +284,14 @@ fn start_change(
         cidr: primary,
     }];
     ranges.extend(secondary_ranges(array_field(&next, "secondaryIpRanges"))?);
-    check_ranges(&world.compute, &network_path, path, &name, region, &ranges)?;
+    check_ranges(
+        &world.compute,
+        &network_path,
+        &target.path,
+        &name,
+        target.region(),
+        &ranges,
+    )?;
     if let Some(map) = next.as_object_mut() {
         map.insert(
             "gatewayAddress".into(),
@@ -358,22 +299,7 @@ fn start_change(
         );
     }
     next["fingerprint"] = json!(fingerprint(&next));
-    let target_id = str_field(&next, "id").unwrap_or("").to_string();
-    let op = operations::start(
-        world,
-        cx,
-        Start {
-            project,
-            scope: Scope::Region(region.to_string()),
-            kind: Kind::Subnetwork,
-            verb,
-            target: path.to_string(),
-            target_id,
-            effect: Effect::Replace(next),
-            request_id: query.get("requestId"),
-        },
-    )?;
-    Ok(http::json(op))
+    Ok(next)
 }
 
 /// The secondary ranges a patch asks for: ranges are added or removed, never both at once, and an
@@ -435,113 +361,163 @@ fn patched_secondaries(current: &[Value], wanted: &[Value]) -> GcpResult<Vec<Val
 
 /// PATCH: needs the current `fingerprint`; changes `privateIpGoogleAccess`, `secondaryIpRanges`,
 /// flow logs and the IPv6 settings.
-async fn patch(
-    State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
-    query: Query,
-    body: Bytes,
-) -> GcpResult<Response> {
-    check_region(&region)?;
-    let body: Map<String, Value> = body_object(&body)?;
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
+fn patch(
+    world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
+    body: Map<String, Value>,
+) -> GcpResult<Value> {
+    match body.get("fingerprint").and_then(Value::as_str) {
+        None | Some("") => return Err(required_field("resource.fingerprint")),
+        Some(given) if !same_bytes(given, str_field(&current, "fingerprint")) => {
+            return Err(GcpError::condition_not_met(
+                "Supplied fingerprint does not match current metadata fingerprint.",
+            ));
         }
-        let path = path_of(&project, &region, &name);
-        let current = world
-            .compute
-            .visible(&path)
-            .ok_or_else(|| not_found(&path))?;
-        if current.state == Life::Deleting {
-            return Err(not_ready(&path));
+        Some(_) => {}
+    }
+    let mut next = current.clone();
+    if body.contains_key("secondaryIpRanges") {
+        let wanted = array_field(&Value::Object(body.clone()), "secondaryIpRanges").to_vec();
+        let secondaries =
+            patched_secondaries(array_field(&current, "secondaryIpRanges"), &wanted)?;
+        let map = next
+            .as_object_mut()
+            .ok_or_else(|| super::not_found(&target.path))?;
+        if secondaries.is_empty() {
+            map.remove("secondaryIpRanges");
+        } else {
+            map.insert("secondaryIpRanges".into(), Value::Array(secondaries));
         }
-        match body.get("fingerprint").and_then(Value::as_str) {
-            None | Some("") => return Err(required_field("resource.fingerprint")),
-            Some(given) if !same_bytes(given, str_field(&current.body, "fingerprint")) => {
-                return Err(GcpError::condition_not_met(
-                    "Supplied fingerprint does not match current metadata fingerprint.",
-                ));
-            }
-            Some(_) => {}
+    }
+    for key in [
+        "privateIpGoogleAccess",
+        "logConfig",
+        "enableFlowLogs",
+        "stackType",
+        "ipv6AccessType",
+        "privateIpv6GoogleAccess",
+        "allowSubnetCidrRoutesOverlap",
+    ] {
+        if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
+            next[key] = value.clone();
         }
-        let mut next = current.body.clone();
-        if body.contains_key("secondaryIpRanges") {
-            let wanted = array_field(&Value::Object(body.clone()), "secondaryIpRanges").to_vec();
-            let secondaries =
-                patched_secondaries(array_field(&current.body, "secondaryIpRanges"), &wanted)?;
-            let map = next.as_object_mut().ok_or_else(|| not_found(&path))?;
-            if secondaries.is_empty() {
-                map.remove("secondaryIpRanges");
-            } else {
-                map.insert("secondaryIpRanges".into(), Value::Array(secondaries));
-            }
-        }
-        for key in [
-            "privateIpGoogleAccess",
-            "logConfig",
-            "enableFlowLogs",
-            "stackType",
-            "ipv6AccessType",
-            "privateIpv6GoogleAccess",
-            "allowSubnetCidrRoutesOverlap",
-        ] {
-            if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
-                next[key] = value.clone();
-            }
-        }
-        start_change(
-            world,
-            cx,
-            &project,
-            &region,
-            &path,
-            next,
-            Verb::Patch,
-            &query,
-        )
-    })
+    }
+    checked(world, target, next)
 }
 
 /// `expandIpCidrRange`: the new primary range must strictly contain the current one.
 async fn expand(
     State(shared): State<Arc<Shared>>,
-    Path((project, region, name)): Path<(String, String, String)>,
+    Path(params): Path<Vec<(String, String)>>,
     query: Query,
     body: Bytes,
 ) -> GcpResult<Response> {
-    check_region(&region)?;
-    let body = Value::Object(body_object(&body)?);
-    shared.with_world(|world, cx| {
-        if let Some(op) = operations::replay(world, &project, &query) {
-            return Ok(http::json(op));
-        }
-        let path = path_of(&project, &region, &name);
-        let current = world.compute.visible(&path).ok_or_else(|| not_found(&path))?;
-        if current.state == Life::Deleting {
-            return Err(not_ready(&path));
-        }
-        let text = str_field(&body, "ipCidrRange").ok_or_else(|| required_field("ipCidrRange"))?;
-        let wanted = parse_range("ipCidrRange", text)?;
-        let old_text = str_field(&current.body, "ipCidrRange").unwrap_or("");
-        let old = Cidr::parse(old_text).map_err(|_| not_found(&path))?;
-        if !(wanted.contains(old) && wanted.prefix < old.prefix) {
-            return Err(invalid_field(
-                "ipCidrRange",
-                text,
-                &format!("The new range must be a superset of the current range {old_text} of subnetwork '{name}'."),
-            ));
-        }
-        let mut next = current.body.clone();
-        next["ipCidrRange"] = json!(wanted.to_string());
-        start_change(
-            world,
-            cx,
-            &project,
-            &region,
-            &path,
-            next,
-            Verb::ExpandIpCidrRange,
-            &query,
-        )
-    })
+    let target = collection::target(&COLLECTION, &params)?;
+    let body = body_object(&body)?;
+    collection::change(
+        &shared,
+        &COLLECTION,
+        &target,
+        &query,
+        body,
+        Verb::Special("expandIpCidrRange"),
+        expanded,
+    )
+}
+
+fn expanded(
+    world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
+    body: Map<String, Value>,
+) -> GcpResult<Value> {
+    let body = Value::Object(body);
+    let text = str_field(&body, "ipCidrRange").ok_or_else(|| required_field("ipCidrRange"))?;
+    let wanted = parse_range("ipCidrRange", text)?;
+    let old_text = str_field(&current, "ipCidrRange").unwrap_or("");
+    let old = Cidr::parse(old_text).map_err(|_| super::not_found(&target.path))?;
+    if !(wanted.contains(old) && wanted.prefix < old.prefix) {
+        return Err(invalid_field(
+            "ipCidrRange",
+            text,
+            &format!(
+                "The new range must be a superset of the current range {old_text} of subnetwork '{}'.",
+                target.name
+            ),
+        ));
+    }
+    let mut next = current.clone();
+    next["ipCidrRange"] = json!(wanted.to_string());
+    checked(world, target, next)
+}
+
+/// An auto-mode subnetwork is used by its network; any subnetwork by a router whose NAT lists it.
+fn user_of(state: &ComputeState, path: &str) -> Option<String> {
+    let subnet = state.resources.get(path)?;
+    if subnet.auto_created {
+        let network = str_field(&subnet.body, "network").and_then(relative_path)?;
+        return Some(network.to_string());
+    }
+    state
+        .resources
+        .iter()
+        .find(|(_, r)| {
+            r.kind == super::routers::KIND
+                && array_field(&r.body, "nats").iter().any(|nat| {
+                    array_field(nat, "subnetworks")
+                        .iter()
+                        .filter_map(|s| str_field(s, "name"))
+                        .any(|name| relative_path(name) == Some(path))
+                })
+        })
+        .map(|(p, _)| p.clone())
+}
+
+/// A created subnetwork joins its network's `subnetworks[]`.
+fn on_ready(world: &mut World, path: &str) {
+    if let Some(subnet) = world.compute.resources.get(path) {
+        let body = subnet.body.clone();
+        attach_subnetwork(&mut world.compute, &body, true);
+    }
+}
+
+/// A deleted subnetwork leaves its network's `subnetworks[]`.
+fn on_removed(world: &mut World, _path: &str, subnet: &Resource) {
+    attach_subnetwork(&mut world.compute, &subnet.body, false);
+}
+
+/// Adds (or removes) a subnetwork's URL to (from) its network's `subnetworks[]`.
+fn attach_subnetwork(state: &mut ComputeState, subnetwork: &Value, add: bool) {
+    let Some(self_link) = str_field(subnetwork, "selfLink").map(str::to_string) else {
+        return;
+    };
+    let Some(network_path) = str_field(subnetwork, "network")
+        .and_then(relative_path)
+        .map(str::to_string)
+    else {
+        return;
+    };
+    let Some(network) = state.resources.get_mut(&network_path) else {
+        return;
+    };
+    let Some(map) = network.body.as_object_mut() else {
+        return;
+    };
+    let mut links: Vec<Value> = map
+        .get("subnetworks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    links.retain(|l| l.as_str() != Some(self_link.as_str()));
+    if add {
+        links.push(Value::String(self_link));
+    }
+    if links.is_empty() {
+        map.remove("subnetworks");
+    } else {
+        map.insert("subnetworks".into(), Value::Array(links));
+    }
 }
