@@ -384,3 +384,81 @@ async fn operation_failures_are_classified() {
     assert_eq!(e.class, ErrorClass::Invalid);
     sim.shutdown();
 }
+
+/// A reservation is read-only: one made with gcloud reads back as its spec, a missing one is
+/// absent, and every change is refused before any request.
+#[tokio::test]
+async fn a_reservation_made_with_gcloud_reads_back_and_is_never_changed() {
+    let sim = a3ctl_sim::start(a3ctl_sim::SimConfig::default())
+        .await
+        .unwrap();
+    let gcloud = crate::common::gcloud::Gcloud::in_project(&sim, PROJECT);
+    gcloud
+        .json(&[
+            "compute",
+            "reservations",
+            "create",
+            "a3mega-res",
+            "--zone=us-central1-a",
+            "--vm-count=4",
+            "--machine-type=a3-megagpu-8g",
+            "--accelerator=count=8,type=nvidia-h100-mega-80gb",
+            "--require-specific-reservation",
+        ])
+        .await;
+    let adapter = ComputeAdapter::new(&config(&sim)).await.unwrap();
+    let reservation = |name: &str| Target {
+        addr: a3ctl::resource::Addr::new(Kind::Reservation, name),
+        id: format!("projects/{PROJECT}/zones/us-central1-a/reservations/{name}"),
+        spec: Value::Null,
+        outputs: Value::Null,
+        context: Default::default(),
+        lifecycle: Default::default(),
+    };
+    let target = reservation("a3mega-res");
+    let observed = adapter.read(&target).await.unwrap().expect("it exists");
+    assert_eq!(
+        observed.spec,
+        json!({
+            "name": "a3mega-res", "zone": "us-central1-a", "machine_type": "a3-megagpu-8g",
+            "count": 4,
+            "accelerators": [{"type": "nvidia-h100-mega-80gb", "count": 8}],
+            "local_ssds": 0, "specific_reservation_required": true, "deployment_type": "",
+            "share_type": "LOCAL",
+        })
+    );
+    assert_eq!(observed.outputs["in_use_count"], 0);
+    assert_eq!(observed.outputs["status"], "READY");
+    assert!(adapter.read(&reservation("other")).await.unwrap().is_none());
+
+    let mutations = || {
+        sim.request_counts()
+            .iter()
+            .filter(|(endpoint, _)| {
+                endpoint.contains("/reservations") && !endpoint.starts_with("GET")
+            })
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    let before = mutations();
+    assert_eq!(before, 1, "gcloud's insert is counted");
+    let refused = adapter.delete(&target).await.unwrap_err();
+    assert_eq!(refused.class, ErrorClass::Invalid);
+    assert_eq!(
+        refused.message,
+        "reservation.a3mega-res is read-only: a3ctl never creates, changes or deletes a reservation"
+    );
+    assert!(
+        refused
+            .hint
+            .unwrap()
+            .contains("gcloud compute reservations")
+    );
+    assert_eq!(
+        adapter.create(&target).await.unwrap_err().class,
+        ErrorClass::Invalid
+    );
+    assert_eq!(mutations(), before, "no mutating reservation request");
+    // Still there.
+    assert!(adapter.read(&target).await.unwrap().is_some());
+}

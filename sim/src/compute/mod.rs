@@ -43,6 +43,7 @@ collections! {
     firewalls,
     routers,
     resource_policies,
+    reservations,
 }
 
 use crate::error::{GcpError, GcpResult};

@@ -1056,3 +1056,402 @@ async fn wait_sleeps_through_a_scaled_clock() {
     assert_eq!(done["status"], "DONE", "{done}");
     assert_eq!(http.get("global/networks/scaled").await.0, 200);
 }
+
+/// The reservation `gcloud compute reservations create --format=json` printed (a list of one).
+fn first(value: Value) -> Value {
+    if value.is_array() {
+        value[0].clone()
+    } else {
+        value
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reservations_with_gcloud() {
+    let sim = start().await;
+    let cli = Cli::new(&sim);
+    let create = [
+        "compute",
+        "reservations",
+        "create",
+        "a3-mega",
+        "--zone",
+        "us-central1-a",
+        "--vm-count",
+        "2",
+        "--machine-type",
+        "a3-megagpu-8g",
+        "--accelerator",
+        "count=8,type=nvidia-h100-mega-80gb",
+        "--require-specific-reservation",
+    ];
+    let created = first(cli.json(&create).await);
+    assert_eq!(created["kind"], "compute#reservation", "{created}");
+    assert_eq!(created["name"], "a3-mega");
+    assert_eq!(created["status"], "READY");
+    assert!(created["id"].is_string(), "int64 ids are strings");
+    assert!(created["creationTimestamp"].is_string());
+    assert_eq!(
+        created["selfLink"],
+        format!(
+            "https://www.googleapis.com/compute/v1/projects/{PROJECT}/zones/us-central1-a/reservations/a3-mega"
+        )
+    );
+    assert_eq!(
+        created["zone"],
+        format!("https://www.googleapis.com/compute/v1/projects/{PROJECT}/zones/us-central1-a")
+    );
+    let specific = &created["specificReservation"];
+    assert_eq!(specific["count"], "2", "int64 count is a string");
+    assert_eq!(specific["inUseCount"], "0");
+    assert_eq!(
+        specific["instanceProperties"]["machineType"],
+        "a3-megagpu-8g"
+    );
+    assert_eq!(
+        specific["instanceProperties"]["guestAccelerators"],
+        json!([{"acceleratorType": "nvidia-h100-mega-80gb", "acceleratorCount": 8}])
+    );
+    assert_eq!(created["specificReservationRequired"], true);
+    assert_eq!(created["shareSettings"]["shareType"], "LOCAL");
+
+    let described = cli
+        .json(&[
+            "compute",
+            "reservations",
+            "describe",
+            "a3-mega",
+            "--zone",
+            "us-central1-a",
+        ])
+        .await;
+    assert_eq!(described, created);
+
+    // A second reservation in another zone, with local SSDs, shared with another project.
+    let other = first(
+        cli.json(&[
+            "compute",
+            "reservations",
+            "create",
+            "cpu",
+            "--zone",
+            "europe-west4-b",
+            "--vm-count",
+            "3",
+            "--machine-type",
+            "n2-standard-8",
+            "--local-ssd",
+            "size=375,interface=nvme",
+            "--share-setting",
+            "projects",
+            "--share-with",
+            "other-proj",
+        ])
+        .await,
+    );
+    assert_eq!(
+        other["specificReservation"]["instanceProperties"]["localSsds"],
+        json!([{"diskSizeGb": "375", "interface": "NVME"}])
+    );
+    assert_eq!(other["specificReservationRequired"], false);
+    assert_eq!(
+        other["shareSettings"],
+        json!({"shareType": "SPECIFIC_PROJECTS", "projectMap": {"other-proj": {"projectId": "other-proj"}}})
+    );
+
+    // gcloud lists through the aggregated list, across zones.
+    let listed = cli.json(&["compute", "reservations", "list"]).await;
+    let names: Vec<&str> = listed
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["a3-mega", "cpu"], "{listed}");
+    let listed = cli
+        .json(&[
+            "compute",
+            "reservations",
+            "list",
+            "--filter=zone:europe-west4-b",
+        ])
+        .await;
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["name"], "cpu");
+
+    // The same name again is a 409.
+    let stderr = cli.fails(&create).await;
+    assert!(
+        stderr.contains(&format!(
+            "The resource 'projects/{PROJECT}/zones/us-central1-a/reservations/a3-mega' already exists"
+        )),
+        "{stderr}"
+    );
+
+    let out = cli
+        .run(&[
+            "compute",
+            "reservations",
+            "delete",
+            "a3-mega",
+            "--zone",
+            "us-central1-a",
+            "--quiet",
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = cli
+        .fails(&[
+            "compute",
+            "reservations",
+            "describe",
+            "a3-mega",
+            "--zone",
+            "us-central1-a",
+        ])
+        .await;
+    assert!(
+        stderr.contains(&format!(
+            "The resource 'projects/{PROJECT}/zones/us-central1-a/reservations/a3-mega' was not found"
+        )),
+        "{stderr}"
+    );
+    let listed = cli.json(&["compute", "reservations", "list"]).await;
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    // Its operations are zonal.
+    let ops = Http::new(&sim)
+        .get("zones/us-central1-a/operations")
+        .await
+        .1;
+    let types: Vec<&str> = ops["items"]
+        .as_array()
+        .expect("zonal operations")
+        .iter()
+        .filter_map(|o| o["operationType"].as_str())
+        .collect();
+    assert_eq!(types, ["insert", "delete"], "{ops}");
+    let inventory = sim.inventory();
+    assert_eq!(inventory["compute"]["reservations"][0]["name"], "cpu");
+    assert!(
+        sim.request_counts()
+            .contains_key("DELETE /compute/v1/projects/{}/zones/{}/reservations/{}"),
+        "{:?}",
+        sim.request_counts()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reservation_rules_fail_in_gcloud_with_the_real_codes() {
+    let sim = start().await;
+    let cli = Cli::new(&sim);
+    let http = Http::new(&sim);
+    let create =
+        |name: &'static str, zone: &'static str, count: &'static str, machine: &'static str| {
+            vec![
+                "compute",
+                "reservations",
+                "create",
+                name,
+                "--zone",
+                zone,
+                "--vm-count",
+                count,
+                "--machine-type",
+                machine,
+            ]
+        };
+    let stderr = cli
+        .fails(&create("zero", "us-central1-a", "0", "n2-standard-8"))
+        .await;
+    assert!(
+        stderr.contains(
+            "Invalid value for field 'resource.specificReservation.count': '0'. Must be greater than or equal to 1."
+        ),
+        "{stderr}"
+    );
+    // A3 Mega is not offered in us-central1-b.
+    let stderr = cli
+        .fails(&create("mega", "us-central1-b", "1", "a3-megagpu-8g"))
+        .await;
+    assert!(
+        stderr.contains(
+            "Machine type with name 'a3-megagpu-8g' does not exist in zone 'us-central1-b'."
+        ),
+        "{stderr}"
+    );
+    let stderr = cli
+        .fails(&create("typo", "us-central1-a", "1", "e2-standard-3"))
+        .await;
+    assert!(
+        stderr.contains(
+            "Machine type with name 'e2-standard-3' does not exist in zone 'us-central1-a'."
+        ),
+        "{stderr}"
+    );
+    let mut bad_name = create("Bad_Name", "us-central1-a", "1", "n2-standard-8");
+    bad_name[3] = "Bad_Name";
+    let stderr = cli.fails(&bad_name).await;
+    assert!(
+        stderr.contains("Invalid value for field 'resource.name': 'Bad_Name'."),
+        "{stderr}"
+    );
+    let mut wrong_gpu = create("wrong", "us-central1-a", "1", "a3-megagpu-8g");
+    wrong_gpu.extend(["--accelerator", "count=8,type=nvidia-h100-80gb"]);
+    let stderr = cli.fails(&wrong_gpu).await;
+    assert!(
+        stderr.contains("[nvidia-h100-80gb, a3-megagpu-8g] features are not compatible"),
+        "{stderr}"
+    );
+    assert_eq!(sim.inventory()["compute"]["reservations"], json!([]));
+
+    // What gcloud cannot send.
+    assert_error(
+        &http
+            .post(
+                "zones/mars-north1-a/reservations",
+                json!({"name": "r", "specificReservation": {"count": "1", "instanceProperties": {"machineType": "n2-standard-8"}}}),
+            )
+            .await,
+        400,
+        "INVALID_ARGUMENT",
+        "invalid",
+        "Invalid value for field 'zone': 'mars-north1-a'. Unknown zone.",
+    );
+    assert_error(
+        &http
+            .post(
+                "zones/us-central1-a/reservations",
+                json!({"name": "r", "specificReservation": {"instanceProperties": {"machineType": "n2-standard-8"}}}),
+            )
+            .await,
+        400,
+        "INVALID_ARGUMENT",
+        "required",
+        "Required field 'resource.specificReservation.count' not specified",
+    );
+    assert_error(
+        &http
+            .post(
+                "zones/us-central1-a/reservations",
+                json!({"name": "r", "specificReservation": {"count": 1, "instanceProperties": {}}}),
+            )
+            .await,
+        400,
+        "INVALID_ARGUMENT",
+        "required",
+        "Required field 'resource.specificReservation.instanceProperties.machineType' not specified",
+    );
+    assert_error(
+        &http
+            .post("zones/us-central1-a/reservations", json!({"name": "r"}))
+            .await,
+        400,
+        "INVALID_ARGUMENT",
+        "required",
+        "Required field 'resource.specificReservation' not specified",
+    );
+    assert_eq!(http.get("zones/mars-north1-a/reservations/r").await.0, 400);
+    let (status, empty) = http.get("zones/us-central1-a/reservations").await;
+    assert_eq!(status, 200);
+    assert_eq!(empty["kind"], "compute#reservationList");
+    assert!(empty.get("items").is_none(), "{empty}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reservations_show_creating_and_deleting_while_their_operations_run() {
+    let sim = a3ctl_sim::start(SimConfig {
+        latency: a3ctl_sim::latency::LatencyProfile::realistic(),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    let http = Http::new(&sim);
+    let body = json!({
+        "name": "slow",
+        "specificReservation": {
+            "count": "4",
+            "instanceProperties": {"machineType": "a3-highgpu-8g"},
+        },
+    });
+    let (status, op) = http
+        .post("zones/us-east4-a/reservations", body.clone())
+        .await;
+    assert_eq!(status, 200, "{op}");
+    assert_eq!(op["kind"], "compute#operation");
+    assert_eq!(op["operationType"], "insert");
+    assert!(
+        op["zone"]
+            .as_str()
+            .is_some_and(|z| z.ends_with("/zones/us-east4-a")),
+        "{op}"
+    );
+    assert_ne!(op["status"], "DONE");
+    // Listed at once, CREATING; the name is taken; it cannot be deleted yet.
+    let (status, creating) = http.get("zones/us-east4-a/reservations/slow").await;
+    assert_eq!(status, 200, "{creating}");
+    assert_eq!(creating["status"], "CREATING");
+    assert_eq!(creating["specificReservation"]["count"], "4");
+    assert_eq!(
+        http.post("zones/us-east4-a/reservations", body).await.0,
+        409
+    );
+    assert_error(
+        &http.delete("zones/us-east4-a/reservations/slow").await,
+        400,
+        "FAILED_PRECONDITION",
+        "resourceNotReady",
+        "is not ready",
+    );
+    let aggregated = http.get("aggregated/reservations").await.1;
+    assert_eq!(aggregated["kind"], "compute#reservationAggregatedList");
+    assert_eq!(
+        aggregated["items"]["zones/us-east4-a"]["reservations"][0]["status"],
+        "CREATING"
+    );
+    assert_eq!(
+        aggregated["items"]["zones/us-east4-b"]["warning"]["code"],
+        "NO_RESULTS_ON_PAGE"
+    );
+    assert!(aggregated["items"].get("regions/us-east4").is_none());
+
+    sim.advance_secs(60.0);
+    let ready = http.get("zones/us-east4-a/reservations/slow").await.1;
+    assert_eq!(ready["status"], "READY");
+    let (_, op) = http.delete("zones/us-east4-a/reservations/slow").await;
+    assert_eq!(op["operationType"], "delete");
+    let deleting = http.get("zones/us-east4-a/reservations/slow").await.1;
+    assert_eq!(deleting["status"], "DELETING");
+    sim.advance_secs(60.0);
+    assert_eq!(http.get("zones/us-east4-a/reservations/slow").await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reservation_quota_fault_names_the_regional_cpus_quota() {
+    let sim = start().await;
+    let cli = Cli::new(&sim);
+    let faults: a3ctl_sim::faults::FaultConfig = serde_json::from_value(json!({
+        "scripted": [{"kind": "compute.reservation", "verb": "create", "nth": 1, "action": "quota_exceeded"}]
+    }))
+    .expect("fault config");
+    sim.set_faults(faults);
+    let stderr = cli
+        .fails(&[
+            "compute",
+            "reservations",
+            "create",
+            "q",
+            "--zone=us-west1-b",
+            "--vm-count=1",
+            "--machine-type=a3-highgpu-8g",
+        ])
+        .await;
+    assert!(
+        stderr.contains("Quota 'CPUS' exceeded.  Limit: 24.0 in region us-west1."),
+        "{stderr}"
+    );
+    assert_eq!(sim.inventory()["compute"]["reservations"], json!([]));
+}

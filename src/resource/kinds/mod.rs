@@ -1,11 +1,8 @@
 //! One module per resource kind: its typed spec (a serde struct the graph builds and the adapter
-//! reads), the fields that force replacement, declared next to the spec, the body its API takes,
-//! and the projection of the live API object back onto the spec, which fails with a clear error
-//! when the cloud leaves out a field a3ctl needs. Kinds are moving here one at a time (issue:
-//! typed resource kinds): every Compute kind (`network`, `subnetwork`, `firewall`, `router`,
-//! `resource_policy`), the `filestore` instance, the Artifact Registry `repository` and the Cloud
-//! Storage `bucket`; the GKE `node_pool` so far has its spec and fields (its projection lives in
-//! the GKE adapter); clusters and Kubernetes objects are still JSON.
+//! reads), the fields that force replacement, declared next to the spec, its row of the kind
+//! table ([`KindInfo`]), the body its API takes, and the projection of the live API object back
+//! onto the spec, which fails with a clear error when the cloud leaves out a field a3ctl needs.
+//! docs/architecture.md, "Adding a resource kind", walks through adding one.
 //!
 //! Specs still travel as JSON between the layers (plans, state files and the planner's one
 //! generic diff are unchanged), so [`from_spec`] and [`to_spec`] are the only conversions.
@@ -18,6 +15,7 @@ pub mod kubernetes;
 pub mod network;
 pub mod node_pool;
 pub mod repository;
+pub mod reservation;
 pub mod resource_policy;
 pub mod router;
 pub mod subnetwork;
@@ -44,6 +42,8 @@ pub enum Kind {
     Bucket,
     /// A Kubernetes object (or a set of them) inside a cluster.
     Kubernetes,
+    /// Read only: capacity node pools consume.
+    Reservation,
 }
 
 /// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
@@ -89,6 +89,7 @@ pub const KINDS: &[KindInfo] = &[
     repository::INFO,
     bucket::INFO,
     kubernetes::INFO,
+    reservation::INFO,
 ];
 
 impl Kind {
@@ -117,6 +118,7 @@ impl Kind {
             Kind::Repository => &repository::INFO,
             Kind::Bucket => &bucket::INFO,
             Kind::Kubernetes => &kubernetes::INFO,
+            Kind::Reservation => &reservation::INFO,
         }
     }
 

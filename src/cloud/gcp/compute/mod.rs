@@ -1,5 +1,6 @@
 //! Compute Engine: VPC networks, subnetworks, firewall rules, Cloud Routers with their Cloud NAT,
-//! and group placement (resource) policies, through the `google-cloud-compute-v1` REST clients.
+//! and group placement (resource) policies, through the `google-cloud-compute-v1` REST clients;
+//! reservations are only read.
 //!
 //! Request bodies are built as the API's JSON and turned into the crate's models with serde (the
 //! models serialize exactly as the REST API spells them); live resources are turned back into JSON
@@ -25,9 +26,11 @@ use crate::cloud::{
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::kinds::reservation::ReservationSpec;
 use crate::resource::{Api, Kind, Observed};
 use google_cloud_compute_v1::client::{
-    Firewalls, GlobalOperations, Networks, RegionOperations, ResourcePolicies, Routers, Subnetworks,
+    Firewalls, GlobalOperations, Networks, RegionOperations, Reservations, ResourcePolicies,
+    Routers, Subnetworks,
 };
 use google_cloud_compute_v1::model;
 use google_cloud_gax::retry_policy::NeverRetry;
@@ -42,6 +45,7 @@ pub struct ComputeAdapter {
     firewalls: Firewalls,
     routers: Routers,
     policies: ResourcePolicies,
+    reservations: Reservations,
     global_ops: GlobalOperations,
     region_ops: RegionOperations,
     request_ids: RequestIds,
@@ -74,6 +78,7 @@ impl ComputeAdapter {
             firewalls: build_client!(Firewalls, config, creds),
             routers: build_client!(Routers, config, creds),
             policies: build_client!(ResourcePolicies, config, creds),
+            reservations: build_client!(Reservations, config, creds),
             global_ops: build_client!(GlobalOperations, config, creds),
             region_ops: build_client!(RegionOperations, config, creds),
             request_ids: RequestIds::default(),
@@ -86,8 +91,10 @@ impl ComputeAdapter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Loc {
     pub project: String,
-    /// `None` for global resources.
+    /// `None` for global and zonal resources.
     pub region: Option<String>,
+    /// The zone of a zonal resource (a reservation).
+    pub zone: Option<String>,
     pub name: String,
 }
 
@@ -99,11 +106,19 @@ impl Loc {
             ["projects", p, "global", _, name] => Ok(Loc {
                 project: p.to_string(),
                 region: None,
+                zone: None,
                 name: name.to_string(),
             }),
             ["projects", p, "regions", r, _, name] => Ok(Loc {
                 project: p.to_string(),
                 region: Some(r.to_string()),
+                zone: None,
+                name: name.to_string(),
+            }),
+            ["projects", p, "zones", z, _, name] => Ok(Loc {
+                project: p.to_string(),
+                region: None,
+                zone: Some(z.to_string()),
                 name: name.to_string(),
             }),
             _ => Err(CloudError::new(
@@ -314,6 +329,25 @@ impl crate::cloud::Provider for ComputeAdapter {
             Kind::Firewall => self.read_firewall(&loc).await,
             Kind::Router => self.read_router(&loc).await,
             Kind::ResourcePolicy => self.read_policy(&loc).await,
+            Kind::Reservation => {
+                let live = found(
+                    self.reservations
+                        .get()
+                        .set_project(&loc.project)
+                        .set_zone(loc.zone.as_deref().ok_or_else(|| {
+                            CloudError::new(
+                                ErrorClass::Invalid,
+                                format!("`{}` is not a zonal Compute Engine resource", target.id),
+                            )
+                        })?)
+                        .set_reservation(&loc.name)
+                        .send()
+                        .await,
+                )?;
+                Ok(live
+                    .map(|r| ReservationSpec::project(&to_json(&r)))
+                    .transpose()?)
+            }
             other => Err(not_compute(other)),
         }
     }
@@ -327,6 +361,7 @@ impl crate::cloud::Provider for ComputeAdapter {
             Kind::Firewall => self.create_firewall(&loc, target, request_id).await?,
             Kind::Router => self.create_router(&loc, target, request_id).await?,
             Kind::ResourcePolicy => self.create_policy(&loc, target, request_id).await?,
+            Kind::Reservation => return Err(read_only(target)),
             other => return Err(not_compute(other)),
         };
         started(op, &loc)
@@ -367,6 +402,7 @@ impl crate::cloud::Provider for ComputeAdapter {
             }
             Kind::Firewall => self.update_firewall(&loc, target, step, request_id).await?,
             Kind::Router => self.update_router(&loc, target, step, request_id).await?,
+            Kind::Reservation => return Err(read_only(target)),
             _ => return Err(no_update(target, step)),
         };
         started(op, &loc)
@@ -425,6 +461,7 @@ impl crate::cloud::Provider for ComputeAdapter {
                     .send()
                     .await
             }
+            Kind::Reservation => return Err(read_only(target)),
             other => return Err(not_compute(other)),
         };
         started(gax(result)?, &loc)
@@ -502,6 +539,18 @@ impl crate::cloud::Provider for ComputeAdapter {
             },
         }
     }
+}
+
+/// Reservations belong to whoever bought the capacity: a3ctl never changes one.
+fn read_only(target: &Target) -> CloudError {
+    CloudError::new(
+        ErrorClass::Invalid,
+        format!(
+            "{} is read-only: a3ctl never creates, changes or deletes a reservation",
+            target.addr
+        ),
+    )
+    .with_hint("manage reservations with `gcloud compute reservations` or the console")
 }
 
 fn not_compute(kind: Kind) -> CloudError {

@@ -1,0 +1,326 @@
+//! Zonal reservations (`projects/p/zones/z/reservations`) of specific VM shapes: insert, get,
+//! list, aggregated list, delete
+//! (<https://cloud.google.com/compute/docs/reference/rest/v1/reservations>). Nothing consumes them
+//! yet: `inUseCount` stays `"0"`, and neither quota nor zone capacity is checked.
+//!
+//! Shapes are those of the v1 `Reservation` resource: `specificReservation` (an
+//! `AllocationSpecificSKUReservation`: `count` and `inUseCount` as int64 strings,
+//! `instanceProperties` with `machineType`, `guestAccelerators[{acceleratorType,
+//! acceleratorCount}]`, `localSsds[{diskSizeGb, interface}]`, `minCpuPlatform`),
+//! `specificReservationRequired`, `shareSettings` (`LOCAL` unless given), `deploymentType` and
+//! `status`. A reservation is listed while its insert runs, with status `CREATING`, then `READY`;
+//! `DELETING` while its delete runs — the statuses the API reference describes.
+//!
+//! Checks: a `specificReservation` with `count` ≥ 1 and `instanceProperties.machineType`, a machine
+//! type of the simulated catalogue that the reservation's zone offers, an A3 machine type's own
+//! accelerators if accelerators are given (none on other types), local SSD interfaces `NVME` or
+//! `SCSI`, share types `LOCAL` (without projects), `SPECIFIC_PROJECTS` (with a `projectMap`) or
+//! `ORGANIZATION`, and
+//! `deploymentType` from v1's enum (`DENSE`, `DEPLOYMENT_TYPE_UNSPECIFIED`). `sourceInstanceTemplate`
+//! is refused: the simulator has no instance templates. The messages follow Compute's forms
+//! (`Required field '...' not specified`, `Invalid value for field '...': '...'.`, the instances
+//! API's `Machine type with name '...' does not exist in zone '...'.`); their exact texts for
+//! reservations could not be confirmed.
+
+use super::collection::{Collection, Hooks, Latency, Placement, Quota, Statuses, Target};
+use super::{array_field, invalid_field, last_segment, link, required_field, str_field};
+use crate::error::{GcpError, GcpResult};
+use crate::geo;
+use crate::world::{Ctx, World};
+use serde_json::{Map, Value, json};
+
+/// The `reservations` collection.
+pub static COLLECTION: Collection = Collection {
+    name: "Reservation",
+    word: "reservation",
+    segment: "reservations",
+    in_use_word: "reservation",
+    placement: Placement::Zonal,
+    latency: Latency::all(10.0, 30.0),
+    // A reservation holds its VMs' resources against the region's quota, so it fails on CPUS.
+    quota: Quota {
+        metric: "CPUS",
+        limit: 24.0,
+        limit_name: "CPUS-per-project-region",
+        regional: true,
+    },
+    build: insert,
+    hooks: Hooks {
+        statuses: Some(Statuses {
+            creating: "CREATING",
+            ready: "READY",
+            deleting: "DELETING",
+        }),
+        ..Hooks::NONE
+    },
+};
+
+/// The error Google's JSON front end gives for an enum value it does not know.
+fn bad_enum(at: &str, type_name: &str, value: &Value) -> GcpError {
+    GcpError::invalid(format!(
+        "Invalid value at '{at}' (type.googleapis.com/{type_name}), {value}"
+    ))
+}
+
+/// An int64 field given as a JSON string (as gcloud sends it) or number.
+fn int64(value: &Value) -> Option<i64> {
+    match value {
+        Value::String(s) => s.parse().ok(),
+        other => other.as_i64(),
+    }
+}
+
+fn text(value: &Value) -> String {
+    value
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| value.to_string())
+}
+
+fn insert(
+    world: &mut World,
+    cx: &Ctx,
+    target: &Target,
+    spec: &Map<String, Value>,
+) -> GcpResult<Value> {
+    let zone = match &target.scope {
+        super::operations::Scope::Zone(z) => z.clone(),
+        _ => String::new(),
+    };
+    let zone_link = target.scope_link().unwrap_or_default();
+    if let Some(given) = spec.get("zone").and_then(Value::as_str)
+        && last_segment(given) != zone
+    {
+        return Err(invalid_field(
+            "resource.zone",
+            given,
+            "The zone of the reservation must be the zone of the request.",
+        ));
+    }
+    let specific = specific_reservation(&zone, spec.get("specificReservation"))?;
+    let share_settings = share_settings(spec.get("shareSettings"))?;
+    let required = match spec.get("specificReservationRequired") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(invalid_field(
+                "resource.specificReservationRequired",
+                &text(other),
+                "",
+            ));
+        }
+    };
+    let deployment = match spec.get("deploymentType") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) if d == "DENSE" || d == "DEPLOYMENT_TYPE_UNSPECIFIED" => {
+            Some(d.clone())
+        }
+        Some(other) => {
+            return Err(bad_enum(
+                "reservation_resource.deployment_type",
+                "compute.Reservation.DeploymentType",
+                other,
+            ));
+        }
+    };
+    let id = world.numeric_id();
+    let mut reservation = json!({
+        "kind": "compute#reservation",
+        "id": id,
+        "creationTimestamp": world.compute_timestamp(cx.now),
+        "selfLink": link(&target.path),
+        "zone": zone_link,
+        "name": target.name,
+    });
+    if let Some(description) = spec.get("description").filter(|d| !d.is_null()) {
+        reservation["description"] = description.clone();
+    }
+    reservation["specificReservation"] = specific;
+    reservation["specificReservationRequired"] = json!(required);
+    reservation["status"] = json!("CREATING");
+    reservation["shareSettings"] = share_settings;
+    if let Some(deployment) = deployment {
+        reservation["deploymentType"] = json!(deployment);
+    }
+    Ok(reservation)
+}
+
+/// `specificReservation`: the VM shape and how many.
+fn specific_reservation(zone: &str, given: Option<&Value>) -> GcpResult<Value> {
+    const AT: &str = "resource.specificReservation";
+    let Some(given) = given.filter(|v| !v.is_null()) else {
+        return Err(required_field(AT));
+    };
+    if let Some(template) = str_field(given, "sourceInstanceTemplate") {
+        return Err(invalid_field(
+            &format!("{AT}.sourceInstanceTemplate"),
+            template,
+            "The referenced instance template resource cannot be found.",
+        ));
+    }
+    let count = match given.get("count").filter(|v| !v.is_null()) {
+        None => return Err(required_field(&format!("{AT}.count"))),
+        Some(value) => match int64(value) {
+            Some(n) if n >= 1 => n,
+            _ => {
+                return Err(invalid_field(
+                    &format!("{AT}.count"),
+                    &text(value),
+                    "Must be greater than or equal to 1.",
+                ));
+            }
+        },
+    };
+    let Some(properties) = given.get("instanceProperties").filter(|v| v.is_object()) else {
+        return Err(required_field(&format!("{AT}.instanceProperties")));
+    };
+    Ok(json!({
+        "instanceProperties": instance_properties(zone, properties)?,
+        "count": count.to_string(),
+        "inUseCount": "0",
+    }))
+}
+
+/// `instanceProperties`: a machine type the zone offers, its accelerators, local SSDs.
+fn instance_properties(zone: &str, given: &Value) -> GcpResult<Value> {
+    const AT: &str = "resource.specificReservation.instanceProperties";
+    let machine_field = format!("{AT}.machineType");
+    let machine_given = str_field(given, "machineType")
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| required_field(&machine_field))?;
+    let machine = last_segment(machine_given);
+    if !geo::zone_offers(zone, machine) {
+        return Err(invalid_field(
+            &machine_field,
+            machine_given,
+            &format!("Machine type with name '{machine}' does not exist in zone '{zone}'."),
+        ));
+    }
+    let mut out = json!({ "machineType": machine });
+    let accelerators = array_field(given, "guestAccelerators");
+    if !accelerators.is_empty() {
+        let required = geo::required_accelerator(machine);
+        let mut normalized = Vec::new();
+        for (i, accelerator) in accelerators.iter().enumerate() {
+            let field = |f: &str| format!("{AT}.guestAccelerators[{i}].{f}");
+            let kind = str_field(accelerator, "acceleratorType")
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| required_field(&field("acceleratorType")))?;
+            let count = accelerator
+                .get("acceleratorCount")
+                .and_then(int64)
+                .unwrap_or(0);
+            if count < 1 {
+                return Err(invalid_field(
+                    &field("acceleratorCount"),
+                    &count.to_string(),
+                    "Must be greater than or equal to 1.",
+                ));
+            }
+            let name = last_segment(kind);
+            match required {
+                Some((wanted, _)) if name != wanted => {
+                    return Err(GcpError::invalid(format!(
+                        "[{name}, {machine}] features are not compatible for creating instance."
+                    )));
+                }
+                Some((_, wanted)) if count != i64::from(wanted) => {
+                    return Err(invalid_field(
+                        &field("acceleratorCount"),
+                        &count.to_string(),
+                        &format!(
+                            "Machine type {machine} requires {wanted} accelerators of type {name}."
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    return Err(GcpError::invalid(format!(
+                        "[{name}, {machine}] features are not compatible for creating instance."
+                    )));
+                }
+            }
+            normalized.push(json!({ "acceleratorType": name, "acceleratorCount": count }));
+        }
+        out["guestAccelerators"] = Value::Array(normalized);
+    }
+    let ssds = array_field(given, "localSsds");
+    if !ssds.is_empty() {
+        let mut normalized = Vec::new();
+        for (i, ssd) in ssds.iter().enumerate() {
+            let field = |f: &str| format!("{AT}.localSsds[{i}].{f}");
+            let size = match ssd.get("diskSizeGb").filter(|v| !v.is_null()) {
+                None => return Err(required_field(&field("diskSizeGb"))),
+                Some(value) => match int64(value) {
+                    Some(n) if n >= 1 => n,
+                    _ => {
+                        return Err(invalid_field(
+                            &field("diskSizeGb"),
+                            &text(value),
+                            "Must be greater than or equal to 1.",
+                        ));
+                    }
+                },
+            };
+            let interface = match ssd.get("interface") {
+                None | Some(Value::Null) => "SCSI".to_string(),
+                Some(Value::String(i)) if i == "NVME" || i == "SCSI" => i.clone(),
+                Some(other) => {
+                    return Err(bad_enum(
+                        "reservation_resource.specific_reservation.instance_properties.local_ssds.interface",
+                        "compute.AllocationSpecificSKUAllocationAllocatedInstancePropertiesReservedDisk.Interface",
+                        other,
+                    ));
+                }
+            };
+            normalized.push(json!({ "diskSizeGb": size.to_string(), "interface": interface }));
+        }
+        out["localSsds"] = Value::Array(normalized);
+    }
+    if let Some(platform) = str_field(given, "minCpuPlatform") {
+        out["minCpuPlatform"] = json!(platform);
+    }
+    Ok(out)
+}
+
+/// `shareSettings`: `LOCAL` by default (also for `SHARE_TYPE_UNSPECIFIED`); `SPECIFIC_PROJECTS`
+/// needs the projects; `ORGANIZATION` is kept as given.
+fn share_settings(given: Option<&Value>) -> GcpResult<Value> {
+    let Some(given) = given.filter(|v| !v.is_null()) else {
+        return Ok(json!({ "shareType": "LOCAL" }));
+    };
+    let projects = given
+        .get("projectMap")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty());
+    match given.get("shareType") {
+        None | Some(Value::Null) => Ok(json!({ "shareType": "LOCAL" })),
+        Some(Value::String(t)) if t == "LOCAL" || t == "SHARE_TYPE_UNSPECIFIED" => match projects {
+            None => Ok(json!({ "shareType": "LOCAL" })),
+            Some(_) => Err(invalid_field(
+                "resource.shareSettings.projectMap",
+                "",
+                "Projects cannot be specified for a reservation that is not shared.",
+            )),
+        },
+        Some(Value::String(t)) if t == "SPECIFIC_PROJECTS" => {
+            let Some(projects) = projects else {
+                return Err(required_field("resource.shareSettings.projectMap"));
+            };
+            let map: Map<String, Value> = projects
+                .iter()
+                .map(|(key, config)| {
+                    let id = str_field(config, "projectId").unwrap_or(key);
+                    (key.clone(), json!({ "projectId": id }))
+                })
+                .collect();
+            Ok(json!({ "shareType": "SPECIFIC_PROJECTS", "projectMap": map }))
+        }
+        Some(Value::String(t)) if t == "ORGANIZATION" => Ok(json!({ "shareType": "ORGANIZATION" })),
+        Some(other) => Err(bad_enum(
+            "reservation_resource.share_settings.share_type",
+            "compute.ShareSettings.ShareType",
+            other,
+        )),
+    }
+}
