@@ -293,6 +293,7 @@ impl ReadError {
         let kind = self.kind();
         match self {
             ReadError::NotFound { .. } => {
+                // Part of the message only: left out when the directory cannot be read.
                 let cwd = std::env::current_dir()
                     .map(|dir| format!(" (`{}`)", dir.display()))
                     .unwrap_or_default();

@@ -405,6 +405,7 @@ impl Executor {
         .unwrap_or(serde_json::Value::Null);
         let deps = match kind {
             StepKind::Create | StepKind::Update => change.dependencies.clone(),
+            // A delete of something only journaled (never recorded) orders by nothing.
             _ => record.map(|r| r.dependencies.clone()).unwrap_or_default(),
         };
         Target {
@@ -971,6 +972,7 @@ impl Executor {
     }
 
     fn state_failure(&self) -> Outcome {
+        // Only called once a save failed, which stored its message.
         let message = self.state_error.lock().clone().unwrap_or_default();
         Outcome::Failed(CloudError::new(
             ErrorClass::Other,

@@ -90,6 +90,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             .get(addr)
             .map(|r| r.dependencies.clone())
             .or_else(|| state.pending_for(addr).map(|p| p.dependencies.clone()))
+            // Neither recorded nor journaled: nothing of it exists to depend on anything.
             .unwrap_or_default()
     };
 

@@ -158,6 +158,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
+        // A path without a file name still gets a unique temporary name from the pid.
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.a3ctl-{}", std::process::id()));
     let result =

@@ -142,6 +142,7 @@ impl Session {
                         .iter()
                         .find(|d| d.addr == addr)
                         .map(|d| d.id.clone())
+                        // For the message only.
                         .unwrap_or_default();
                     Failure::cloud(format!("Cannot look for `{addr}` ({id})"), &e)
                 })?

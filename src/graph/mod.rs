@@ -65,6 +65,7 @@ impl ResourceGraph {
         let order = match toposort(&graph, None) {
             Ok(_) => stable_order(&graph),
             Err(_) => {
+                // The sort failed, so some component is a cycle; empty only if petgraph disagreed.
                 let cycle = tarjan_scc(&graph)
                     .into_iter()
                     .find(|scc| scc.len() > 1 || graph.contains_edge(scc[0], scc[0]))

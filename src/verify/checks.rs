@@ -54,6 +54,7 @@ fn drift_hint(expected: &Expected, what: &str) -> String {
     )
 }
 
+/// The name of an object the API server listed (which always has one).
 fn name_of(object: &Value) -> &str {
     object["metadata"]["name"].as_str().unwrap_or_default()
 }

@@ -23,6 +23,7 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
     // A list the cluster does not serve is `None`; an empty one is `Some([])`. Nodes and
     // DaemonSets are core kinds every cluster serves.
     let nodes = api.list("v1", "Node", None).await?.unwrap_or_default();
+    // Served by every cluster; `None` would mean none exist.
     let daemonsets = api
         .list("apps/v1", "DaemonSet", Some(NAMESPACE))
         .await?

@@ -84,6 +84,7 @@ impl Expected {
             graph
                 .get(&a)
                 .and_then(|r| r.spec["name"].as_str())
+                // For the report's labels only: a kind without a `name` field shows none.
                 .unwrap_or_default()
                 .to_string()
         };

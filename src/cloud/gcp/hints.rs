@@ -98,6 +98,7 @@ impl Subject {
             accelerator: accelerator.and_then(|a| text(&a["type"])),
             gpus_per_node: accelerator.and_then(|a| a["count"].as_u64()).unwrap_or(0),
             nodes: spec["node_count"].as_u64().unwrap_or(0),
+            // Facts for the hint's wording; a spec without them gets a vaguer hint.
             zones: spec["locations"]
                 .as_array()
                 .map(|zs| zs.iter().filter_map(text).collect())
@@ -295,6 +296,7 @@ pub const ROWS: &[Row] = &[
                 .subject
                 .capacity_gb
                 .map(|gb| format!(" ({gb} GiB asked)"))
+                // Without the asked size the message leaves it out.
                 .unwrap_or_default();
             format!(
                 "the project's Filestore capacity quota for the {tier} tier in {} is used up{size}: Filestore counts GiB per tier and region, and the number of instances is bounded only by that quota; request more for file.googleapis.com on {} (https://cloud.google.com/filestore/docs/limits), delete unused Filestore instances, or lower `capacity_gb` or pick another `tier` in [filestore]",

@@ -236,6 +236,7 @@ impl Provider for GcpProvider {
     fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         self.adapter(target.addr.kind)
             .map(|a| a.update_steps(target, diffs))
+            // No adapter for the kind: no steps, and `update` reports the missing adapter.
             .unwrap_or_default()
     }
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
@@ -386,6 +387,7 @@ pub fn classify_gax(error: &google_cloud_gax::error::Error) -> CloudError {
                 StatusDetails::ErrorInfo(info) => Some(info.reason.clone()),
                 _ => None,
             })
+            // `ErrorInfo` is optional; the classification falls back to the canonical code.
             .unwrap_or_default();
         let name = status.code.name();
         return classify_status(http, name, &reason, &status.message);

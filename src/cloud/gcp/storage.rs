@@ -307,13 +307,21 @@ impl StorageAdapter {
                 .request(Method::GET, &format!("b/{}/o", encode(bucket)))
                 .query(&[("versions", "true"), ("maxResults", "1000")]);
             let list = self.json(request).await?;
+            // The JSON API leaves `items` out of an empty list.
             let items = list["items"].as_array().cloned().unwrap_or_default();
             if items.is_empty() {
                 return Ok(deleted);
             }
             let mut progress = false;
             for item in &items {
-                let name = item["name"].as_str().unwrap_or_default();
+                let Some(name) = item["name"].as_str() else {
+                    return Err(CloudError::new(
+                        ErrorClass::Other,
+                        format!(
+                            "Cloud Storage listed an object of bucket `{bucket}` without a name"
+                        ),
+                    ));
+                };
                 let generation = match &item["generation"] {
                     Value::String(g) => g.clone(),
                     Value::Number(g) => g.to_string(),
@@ -373,6 +381,7 @@ async fn error_of(response: Response) -> CloudError {
         .as_str()
         .map(str::to_string)
         .unwrap_or_else(|| format!("Cloud Storage answered HTTP {status}"));
+    // Both optional in Google's error body; the classification falls back to the HTTP status.
     let reason = error["errors"][0]["reason"].as_str().unwrap_or_default();
     let canonical = error["status"].as_str().unwrap_or_default();
     classify_status(Some(status), canonical, reason, &message)

@@ -125,6 +125,8 @@ impl Desired {
 pub fn object_key(object: &Value) -> String {
     format!(
         "{}/{}/{}",
+        // Objects come from specs or `parse_manifests`, which require kind and name; a
+        // cluster-scoped object has no namespace.
         object["kind"].as_str().unwrap_or_default(),
         object["metadata"]["namespace"].as_str().unwrap_or_default(),
         object["metadata"]["name"].as_str().unwrap_or_default()
@@ -144,7 +146,26 @@ pub fn parse_manifests(yaml: &str) -> CloudResult<Vec<Value>> {
         match document {
             Value::Null => {}
             Value::Object(ref m) if m.is_empty() => {}
-            Value::Object(_) => objects.push(document),
+            Value::Object(_) => {
+                // What every Kubernetes object needs (the API server refuses one without them),
+                // so the code reading the objects can count on them.
+                for (field, value) in [
+                    ("apiVersion", &document["apiVersion"]),
+                    ("kind", &document["kind"]),
+                    ("metadata.name", &document["metadata"]["name"]),
+                ] {
+                    if value.as_str().is_none_or(str::is_empty) {
+                        return Err(CloudError::new(
+                            ErrorClass::Invalid,
+                            format!(
+                                "a manifest object ({}) has no `{field}`",
+                                object_key(&document)
+                            ),
+                        ));
+                    }
+                }
+                objects.push(document)
+            }
             other => {
                 return Err(CloudError::new(
                     ErrorClass::Invalid,
@@ -298,6 +319,7 @@ pub fn outputs(live: &Value, condition: Condition) -> Value {
         "ready": condition.holds(live),
         "summary": condition.progress(live),
     });
+    // An object the API server returned always has its kind; an unknown one gets no more outputs.
     match live["kind"].as_str().unwrap_or_default() {
         "DaemonSet" => {
             out["daemonset"] = json!({
@@ -334,7 +356,12 @@ impl KubeAdapter {
     /// cluster can be polled (call it before polling an operation journaled by an earlier
     /// process). Returns the cluster endpoint.
     pub async fn connect(&self, target: &Target) -> CloudResult<String> {
-        let cluster = target.spec["cluster"].as_str().unwrap_or_default();
+        let cluster = target.spec["cluster"].as_str().ok_or_else(|| {
+            CloudError::new(
+                ErrorClass::Invalid,
+                format!("bad Kubernetes spec of {}: no `cluster`", target.addr),
+            )
+        })?;
         let (endpoint, ca) = cluster_outputs(target, cluster)?;
         self.clients.client(&endpoint, Some(&ca)).await?;
         Ok(endpoint)
@@ -491,7 +518,8 @@ impl crate::cloud::Provider for KubeAdapter {
                     "look at its pods (`kubectl describe {} {}{}`): a missing node pool or an untolerated taint leaves them Pending",
                     wait.kind.to_ascii_lowercase(),
                     wait.name,
-                    wait.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default()
+                    // No `-n` for a cluster-scoped object.
+            wait.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default()
                 )),
             ))
         } else {
@@ -536,6 +564,13 @@ mod tests {
         assert_eq!(object_key(&objects[0]), "Namespace//kueue-system");
         assert_eq!(object_key(&objects[1]), "ConfigMap/kueue-system/c");
         assert_eq!(objects[1]["data"]["a"], "1");
+        let err = parse_manifests("apiVersion: v1\nmetadata:\n  name: x\n").unwrap_err();
+        assert_eq!(err.message, "a manifest object (//x) has no `kind`");
+        let err = parse_manifests("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n").unwrap_err();
+        assert_eq!(
+            err.message,
+            "a manifest object (ConfigMap//) has no `metadata.name`"
+        );
     }
 
     #[test]

@@ -116,6 +116,7 @@ impl<'a> ClusterApi<'a> {
 
     /// Server-side apply of `object` (field manager `a3ctl`, forced).
     pub async fn apply(&self, object: &Value) -> CloudResult<()> {
+        // Objects come from specs (`Desired::from_spec`) or `parse_manifests`, which require both.
         let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
         let (api_version, kind) = (text(&object["apiVersion"]), text(&object["kind"]));
         let namespace = object["metadata"]["namespace"].as_str();

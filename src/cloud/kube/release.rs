@@ -102,6 +102,7 @@ pub struct ObjectRef {
 
 impl ObjectRef {
     fn of(object: &Value) -> ObjectRef {
+        // `parse_manifests` refuses objects without apiVersion, kind or name.
         let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
         ObjectRef {
             api_version: text(&object["apiVersion"]),
@@ -327,6 +328,7 @@ impl Releases {
         let manifests = self.manifests(&spec).await?;
         let (endpoint, ca) = cluster_outputs(target, &spec.cluster)?;
         let api = ClusterApi::connect(clients, &endpoint, Some(&ca)).await?;
+        // Every object has its kind (`parse_manifests`).
         let (first, rest): (Vec<&Value>, Vec<&Value>) = manifests
             .objects
             .iter()
@@ -360,6 +362,7 @@ impl Releases {
             .objects
             .iter()
             .filter_map(|o| {
+                // Every object has its kind (`parse_manifests`).
                 let c = wait_condition(o["kind"].as_str().unwrap_or_default())?;
                 Some(format!("{}|{}", ObjectRef::of(o).to_key(), c.name()))
             })
@@ -409,6 +412,7 @@ impl Releases {
         } else if let Some(first) = missing.first() {
             format!("{first} is missing")
         } else {
+            // Not ready, nothing missing: something is waiting.
             waiting.first().cloned().unwrap_or_default()
         };
         let desired: kinds::kubernetes::ReleaseSpec =
@@ -476,6 +480,7 @@ impl Live {
                 )
             })
             .await?
+            // `None`: the kind is not served (yet), so none of its objects exist.
             .unwrap_or_default();
             let named: HashMap<String, Value> = items
                 .into_iter()

@@ -98,6 +98,7 @@ fn location(
         .project
         .as_ref()
         .map(|(_, from)| format!("\nDefault from {from}."))
+        // No detected project: the help says nothing about a default.
         .unwrap_or_default();
     let help = format!(
         "The Google Cloud project that holds everything: 6 to 30 lowercase letters, digits and hyphens.{from}"
@@ -519,11 +520,14 @@ fn storage(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
         args.bucket_mount,
         mounted || w.draft.get("bucket.0.mount").is_none(),
     )?;
-    let region = w.draft.get_str("region").unwrap_or_default();
+    // Asked earlier in the wizard, so always there; a draft without one keeps its locations.
+    let region = w.draft.get_str("region");
     for i in 0..count {
         // Buckets must be in the cluster's region; keep them there when the region changes.
-        w.draft
-            .set(&format!("bucket.{i}.location"), region.as_str(), None);
+        if let Some(region) = &region {
+            w.draft
+                .set(&format!("bucket.{i}.location"), region.as_str(), None);
+        }
         w.draft.set(&format!("bucket.{i}.mount"), mount, None);
     }
     Ok(())
@@ -556,6 +560,7 @@ fn kueue(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
 
 fn state(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
     w.section("State");
+    // Asked first in the wizard; empty only in a draft without one.
     let name = w.draft.get_str("name").unwrap_or_default();
     let choices = [
         Choice {

@@ -222,6 +222,7 @@ impl Wizard {
                         Some(default)
                     }
                     Some(default) => {
+                        // A refused default always has a problem; empty only if it had none.
                         let why = self.problem_of(q, kind, &default).unwrap_or_default();
                         self.rejected
                             .push(format!("{} (default `{default}`): {why}", q.flag));

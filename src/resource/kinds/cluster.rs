@@ -166,6 +166,7 @@ impl ClusterSpec {
                 .authorized_networks_config
                 .as_ref()
         });
+        // None enabled: the control plane takes every address, no blocks to compare.
         let authorized_networks = authorized_config
             .filter(|c| c.enabled)
             .map(|c| {

@@ -89,6 +89,7 @@ impl ObjectSpec {
         };
         let error = |reason: String| BuiltinError {
             kind: self.kind().to_string(),
+            // For the message only; the adapter refuses an object without a name.
             name: self.object.metadata.name.clone().unwrap_or_default(),
             reason,
         };

@@ -193,7 +193,8 @@ pub(crate) fn gax<T>(result: Result<T, google_cloud_gax::error::Error>) -> Cloud
     result.map_err(|e| classify_gax(&e))
 }
 
-/// A string field of a JSON object, `""` when absent.
+/// A string field of a JSON object, `""` when absent: for optional fields of operations and
+/// errors (`code`, `message`, `statusMessage`), whose absence the callers handle.
 pub(crate) fn text(v: &Value, key: &str) -> String {
     v.get(key)
         .and_then(Value::as_str)
@@ -244,6 +245,7 @@ fn operation_error(op: &Value) -> Option<CloudError> {
         return None;
     }
     let first = errors.and_then(|e| e.first());
+    // An operation may fail with only an HTTP status: no code, and the message below.
     let code = first.map(|e| text(e, "code")).unwrap_or_default();
     let mut message = errors
         .map(|all| {
@@ -253,6 +255,7 @@ fn operation_error(op: &Value) -> Option<CloudError> {
                 .collect::<Vec<_>>()
                 .join("; ")
         })
+        // No messages: the fallback below names the HTTP status.
         .unwrap_or_default();
     if message.is_empty() {
         message = text(op, "httpErrorMessage");
