@@ -294,6 +294,10 @@ pub struct PlanArgs {
     /// that drift into state.
     #[arg(long, conflicts_with_all = ["adopt", "out"])]
     pub refresh_only: bool,
+    /// Plan without the preflight checks (that every reservation the plan consumes exists in the
+    /// pool's zone, holds its machine type and GPUs, and has enough free VMs).
+    #[arg(long)]
+    pub skip_preflight: bool,
 }
 
 #[derive(Args, Debug)]
@@ -316,6 +320,10 @@ pub struct ApplyArgs {
     /// created, changed or deleted. Asks for confirmation unless --auto-approve.
     #[arg(long, conflicts_with_all = ["adopt", "timings"])]
     pub refresh_only: bool,
+    /// Apply without the preflight checks, which otherwise run on every apply (a saved plan's
+    /// too, since capacity moves) and refuse it before any change when one fails.
+    #[arg(long)]
+    pub skip_preflight: bool,
 }
 
 #[derive(Args, Debug)]

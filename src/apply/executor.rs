@@ -128,6 +128,7 @@ impl Executor {
             drift: vec![],
             versions: vec![],
             adoptions: vec![],
+            preflight: None,
         };
         self.apply(&plan).await.steps
     }

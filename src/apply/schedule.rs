@@ -251,6 +251,7 @@ mod tests {
             drift: vec![],
             versions: vec![],
             adoptions: vec![],
+            preflight: None,
         }
     }
 

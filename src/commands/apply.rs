@@ -36,9 +36,16 @@ pub async fn run(
     {
         return super::refresh_only::apply(global, printer, &a.target, a.auto_approve).await;
     }
-    let (target, destroy, auto_approve, timings, adopt) = match request {
-        Request::Apply(a) => (a.target, false, a.auto_approve, a.timings, a.adopt),
-        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings, false),
+    let (target, destroy, auto_approve, timings, adopt, skip_preflight) = match request {
+        Request::Apply(a) => (
+            a.target,
+            false,
+            a.auto_approve,
+            a.timings,
+            a.adopt,
+            a.skip_preflight,
+        ),
+        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings, false, true),
     };
     let saved = if destroy {
         None
@@ -96,7 +103,7 @@ pub async fn run(
     // the plan or unrelated work.
     let pending = sink.snapshot().await.pending.len();
     let state = sink.snapshot().await;
-    let plan: Plan = match saved {
+    let mut plan: Plan = match saved {
         Some(file) => {
             let moved = if file.state_existed {
                 !existed
@@ -115,7 +122,15 @@ pub async fn run(
         }
         None => session.plan_adopting(&state, destroy, adopt).await?,
     };
+    // A saved plan is checked again: capacity moves between plan and apply.
+    let preflight = if skip_preflight || plan.is_empty() {
+        Ok(())
+    } else {
+        session.preflight(&mut plan).await
+    };
     printer.out(&plan_view::render(&printer, &plan));
+    // Before anything is changed (the journal's pending operations included).
+    preflight?;
     if pending > 0 {
         printer.info(&format!(
             "An interrupted run left {pending} operation(s) journaled; the apply resumes them in place."

@@ -49,11 +49,18 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         plan.lineage = String::new();
         plan.serial = 0;
     }
+    let preflight = if args.skip_preflight {
+        Ok(())
+    } else {
+        session.preflight(&mut plan).await
+    };
     if args.json {
         printer.out(&format!("{}\n", plan_view::json(&plan)));
     } else {
         printer.out(&plan_view::render(&printer, &plan));
     }
+    // After the plan is shown; an unsatisfiable plan is not saved.
+    preflight?;
     if let Some(out) = &args.out {
         let file = PlanFile {
             format: PLAN_FILE_FORMAT,

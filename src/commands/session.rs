@@ -11,9 +11,12 @@ use crate::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig, GcpProvider};
 use crate::env_vars;
 use crate::graph::ResourceGraph;
 use crate::plan::planner::{self, Refreshed};
+use crate::plan::preflight;
 use crate::plan::refresh::{discover, refresh};
 use crate::plan::{PLAN_FORMAT, Plan};
-use crate::resource::Observed;
+use crate::resource::kinds::from_spec;
+use crate::resource::kinds::node_pool::NodePoolSpec;
+use crate::resource::{Desired, Kind, Observed};
 use crate::state::State;
 use crate::state::backend::StateStore;
 use crate::state::gcs::{GcsLocation, GcsStore};
@@ -61,6 +64,21 @@ impl Session {
                     Failure::cloud("Cannot create the Google Cloud clients", &e)
                 }
             })?;
+        if let Some(sim) = &connection.sandbox {
+            let base = sim.base_url();
+            let provide = async {
+                let client = reqwest::Client::new();
+                for operation in provide_reservations(&base, graph.resources()).await? {
+                    wait_for_operation(&client, &base, &operation).await?;
+                }
+                Ok::<(), String>(())
+            };
+            provide.await.map_err(|e| {
+                    Failure::new("Cannot set up the sandbox's reservations")
+                        .cause(e)
+                        .hint(format!("the sandbox keeps its world in `{SANDBOX_DIR}/world.json`; move it away to start over"))
+                })?;
+        }
         match (&connection.sandbox, poll_ms()) {
             (Some(_), ms) => set_poll(&mut options, ms.unwrap_or(20)),
             (None, Some(ms)) => set_poll(&mut options, ms),
@@ -170,6 +188,194 @@ impl Session {
         }
         plan.adoptions = adoptions;
         Ok(plan)
+    }
+
+    /// Runs the preflight checks of `plan` (not of a destroy) and records them in it; a failed
+    /// check is a [`Failure`] naming what is needed, what is there, and the fix, returned after
+    /// the checks are recorded so the caller can show the plan first.
+    pub async fn preflight(&self, plan: &mut Plan) -> Result<(), Failure> {
+        if plan.destroy {
+            return Ok(());
+        }
+        let checks = preflight::run(self.provider.as_ref(), plan, &self.blueprint.project)
+            .await
+            .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
+        let failure = preflight_failure(&checks);
+        plan.preflight = Some(checks);
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+/// The failure of a preflight with failed checks: each problem as a cause, each fix in the hint.
+pub fn preflight_failure(checks: &preflight::Preflight) -> Option<Failure> {
+    let failed: Vec<&preflight::Check> = checks.failed().collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let mut failure = Failure::new(format!(
+        "Preflight failed: {} of {} check(s); nothing was changed",
+        failed.len(),
+        checks.checks.len()
+    ));
+    let mut fixes = Vec::new();
+    for check in failed {
+        failure = failure.cause(format!(
+            "{}: {} (need {}, available {})",
+            check.subject,
+            check.problem.as_deref().unwrap_or("failed"),
+            check.need,
+            check.available
+        ));
+        fixes.extend(check.fix.clone());
+    }
+    fixes.push("or run with --skip-preflight to try anyway".into());
+    Some(failure.hint(fixes.join("\n")))
+}
+
+/// The sandbox stands in for a project whose GPU capacity was bought in advance: a reservation
+/// that a node pool of `resources` names and the simulator at `base_url` lacks is created there
+/// (through Compute's `reservations.insert`, in each of the pool's zones, holding the pool's
+/// machine type and GPUs for its nodes, `DENSE` as A3 Mega reservations are). One that exists —
+/// made by an earlier run, or resized or deleted with gcloud — is left as it is, so preflight
+/// meets the same shortfalls as in a real project. Returns the inserts' operations, for the
+/// caller to wait on ([`wait_for_operation`] on the sandbox's fast clock; integration tests move
+/// their manual clock). Integration tests set up their worlds the same way.
+pub async fn provide_reservations(
+    base_url: &str,
+    resources: &[Desired],
+) -> Result<Vec<serde_json::Value>, String> {
+    let client = reqwest::Client::new();
+    let mut operations = Vec::new();
+    for desired in resources.iter().filter(|d| d.addr.kind == Kind::NodePool) {
+        let spec: NodePoolSpec =
+            from_spec("node pool", &desired.spec).map_err(|e| e.to_string())?;
+        let Some(reservation) = spec
+            .reservation
+            .as_ref()
+            .filter(|_| spec.capacity == "reservation")
+        else {
+            continue;
+        };
+        // The pool's own project, unless the reservation is named by another project's path.
+        let own = desired.id.split('/').nth(1).unwrap_or_default();
+        let (project, name) = match reservation.name.strip_prefix("projects/") {
+            Some(rest) => rest
+                .split_once("/reservations/")
+                .map(|(p, n)| (p.to_string(), n.to_string()))
+                .unwrap_or((own.to_string(), reservation.name.clone())),
+            None => (own.to_string(), reservation.name.clone()),
+        };
+        for zone in &spec.locations {
+            let collection =
+                format!("{base_url}/compute/v1/projects/{project}/zones/{zone}/reservations");
+            let found = client
+                .get(format!("{collection}/{name}"))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if found.status().is_success() {
+                continue;
+            }
+            if found.status() != reqwest::StatusCode::NOT_FOUND {
+                return Err(format!(
+                    "reading reservation {name}: HTTP {}",
+                    found.status()
+                ));
+            }
+            let mut properties = serde_json::json!({"machineType": spec.machine_type});
+            if let Some(acc) = &spec.accelerator {
+                properties["guestAccelerators"] = serde_json::json!([
+                    {"acceleratorType": acc.kind, "acceleratorCount": acc.count}
+                ]);
+            }
+            let body = serde_json::json!({
+                "name": name,
+                "specificReservationRequired": true,
+                "deploymentType": "DENSE",
+                "specificReservation": {
+                    "count": spec.node_count.to_string(),
+                    "instanceProperties": properties,
+                },
+            });
+            let answer = client
+                .post(&collection)
+                .json(&body)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !answer.status().is_success() {
+                let status = answer.status();
+                let text = answer.text().await.unwrap_or_default();
+                return Err(format!(
+                    "creating reservation {name}: HTTP {status}: {text}"
+                ));
+            }
+            operations.push(answer.json().await.map_err(|e| e.to_string())?);
+        }
+    }
+    Ok(operations)
+}
+
+/// Waits for a zonal Compute operation of the sandbox to be DONE (its `selfLink`), for at most a
+/// minute of real time (the sandbox's reservations take milliseconds on its fast clock).
+pub async fn wait_for_operation(
+    client: &reqwest::Client,
+    base_url: &str,
+    operation: &serde_json::Value,
+) -> Result<(), String> {
+    use crate::cloud::retry::{Backoff, Jitter, Look, Poller, Waited};
+    let link = operation["selfLink"]
+        .as_str()
+        .ok_or("an operation without selfLink")?;
+    let path = link
+        .find("/compute/v1/")
+        .map(|i| &link[i..])
+        .ok_or_else(|| format!("unexpected operation link {link}"))?;
+    let url = format!("{base_url}{path}");
+    let jitter = Jitter::new(7);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let poller = Poller {
+        backoff: Backoff {
+            initial: std::time::Duration::from_millis(5),
+            max: std::time::Duration::from_millis(200),
+            multiplier: 2.0,
+        },
+        jitter: &jitter,
+        stop: &stop,
+        deadline: tokio::time::Instant::now() + std::time::Duration::from_secs(60),
+    };
+    let waited = poller
+        .until(false, |_| async {
+            let read = async {
+                client
+                    .get(&url)
+                    .send()
+                    .await?
+                    .json::<serde_json::Value>()
+                    .await
+            };
+            match read.await {
+                Ok(op) if op["status"] == "DONE" && op.get("error").is_some() => {
+                    Look::Failed(crate::cloud::CloudError::new(
+                        crate::cloud::ErrorClass::Other,
+                        op["error"].to_string(),
+                    ))
+                }
+                Ok(op) if op["status"] == "DONE" => Look::Done(()),
+                Ok(_) => Look::Pending,
+                Err(e) => Look::Failed(crate::cloud::CloudError::new(
+                    crate::cloud::ErrorClass::Other,
+                    e.to_string(),
+                )),
+            }
+        })
+        .await;
+    match waited {
+        Waited::Done(()) => Ok(()),
+        Waited::Failed(e) => Err(format!("the reservation's insert failed: {}", e.message)),
+        Waited::Interrupted | Waited::TimedOut => {
+            Err("the reservation's insert did not finish within a minute".into())
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 //! them in state before anything else, instead of creating them.
 
 pub mod planner;
+pub mod preflight;
 pub mod refresh;
 
 use crate::resource::{Addr, Lifecycle};
@@ -136,6 +137,10 @@ pub struct Plan {
     /// Existing resources recorded in state by the apply instead of being created.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adoptions: Vec<Adoption>,
+    /// What the cloud must be able to give this plan, as checked when it was made
+    /// ([`preflight`]); `None` when not checked (`--skip-preflight`, destroy plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<preflight::Preflight>,
 }
 
 /// The counts in "Plan: X to add, Y to change, Z to destroy."

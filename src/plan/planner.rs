@@ -162,6 +162,7 @@ pub fn plan(
         drift,
         versions: vec![],
         adoptions: vec![],
+        preflight: None,
     })
 }
 

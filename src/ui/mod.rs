@@ -65,6 +65,16 @@ impl Printer {
         }
     }
 
+    /// A passed check's mark (green `✓`) or a failed one's (red `✗`).
+    pub fn check_mark(&self, ok: bool) -> String {
+        let (mark, code) = if ok { ("✓", "32") } else { ("✗", "31") };
+        if self.color {
+            format!("\x1b[{code}m{mark}\x1b[0m")
+        } else {
+            mark.to_string()
+        }
+    }
+
     /// Colours a plan glyph the way Terraform does.
     pub fn glyph(&self, glyph: &str) -> String {
         if !self.color {

@@ -2,6 +2,7 @@
 //! `Plan: X to add, Y to change, Z to destroy.`), or as JSON for machines.
 
 use super::Printer;
+use crate::plan::preflight::Preflight;
 use crate::plan::{Action, Change, Drift, Plan};
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -21,6 +22,9 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
             let _ = writeln!(out, "  {component:<width$}  {version}");
         }
         out.push('\n');
+    }
+    if let Some(preflight) = plan.preflight.as_ref().filter(|p| !p.checks.is_empty()) {
+        render_preflight(printer, &mut out, preflight);
     }
     if !plan.drift.is_empty() {
         let _ = writeln!(
@@ -137,6 +141,27 @@ pub fn json_refresh_only(blueprint: &str, lineage: &str, serial: u64, drift: &[D
         "serial": serial,
         "resource_drift": drift,
     })
+}
+
+/// `Preflight:` and one line per check: ✓ or ✗, what it is, need and available; a failed check
+/// adds its problem and fix.
+fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) {
+    let _ = writeln!(out, "{}", printer.bold("Preflight:"));
+    for check in &preflight.checks {
+        let mark = printer.check_mark(check.ok);
+        let _ = writeln!(
+            out,
+            "  {mark} {}: need {}, available {}",
+            check.subject, check.need, check.available
+        );
+        if let Some(problem) = &check.problem {
+            let _ = writeln!(out, "      {problem}");
+        }
+        if let Some(fix) = &check.fix {
+            let _ = writeln!(out, "      fix: {fix}");
+        }
+    }
+    out.push('\n');
 }
 
 /// `Plan: X to add, Y to change, Z to destroy.`
@@ -287,6 +312,7 @@ pub fn json(plan: &Plan) -> Value {
             "id": a.id,
             "live": a.spec,
         })).collect::<Vec<_>>(),
+        "preflight": plan.preflight,
     })
 }
 
@@ -307,6 +333,7 @@ mod tests {
             drift: vec![],
             versions: vec![],
             adoptions: vec![],
+            preflight: None,
         }
     }
 

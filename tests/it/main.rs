@@ -24,6 +24,7 @@ mod kubeconfig;
 mod kueue;
 mod layers;
 mod lifecycle;
+mod preflight;
 mod snapshots;
 mod software;
 mod state;

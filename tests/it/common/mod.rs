@@ -48,6 +48,38 @@ impl Run {
     }
 }
 
+/// Like the sandbox, the test world holds the reservations the shipped blueprints name
+/// (`a3ctl::commands::session::provide_reservations`), as a project that bought its capacity
+/// would. Their inserts finish by moving the clock a minute (a reservation takes at most 30
+/// simulated seconds), and the request log starts empty after them, so tests count only their
+/// own requests. Scripted faults are set after this, so it does not meet them.
+pub async fn provide_shipped_reservations(sim: &SimHandle) {
+    let blueprints = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
+    let client = reqwest::Client::new();
+    for entry in std::fs::read_dir(blueprints).expect("shipped blueprints") {
+        let path = entry.expect("entry").path();
+        let blueprint = a3ctl::blueprint::load(&path).expect("shipped blueprint loads");
+        let operations = a3ctl::commands::session::provide_reservations(
+            sim.base_url(),
+            &a3ctl::graph::build::resources(&blueprint),
+        )
+        .await
+        .expect("the shipped blueprints' reservations are created");
+        for operation in operations {
+            sim.advance_secs(60.0);
+            a3ctl::commands::session::wait_for_operation(&client, sim.base_url(), &operation)
+                .await
+                .expect("the reservation's insert finishes");
+        }
+    }
+    let cleared = client
+        .delete(format!("{}/_sim/requests", sim.base_url()))
+        .send()
+        .await
+        .expect("the request log is cleared");
+    assert!(cleared.status().is_success());
+}
+
 impl TestContext {
     /// A simulator with a manual clock and zero latency: operations finish at the next read.
     pub async fn new() -> TestContext {
@@ -66,7 +98,15 @@ impl TestContext {
             )
             .expect("copy");
         }
-        let sim = a3ctl_sim::start(config).await.expect("simulator starts");
+        let faults = config.faults.clone();
+        let sim = a3ctl_sim::start(SimConfig {
+            faults: Default::default(),
+            ..config
+        })
+        .await
+        .expect("simulator starts");
+        provide_shipped_reservations(&sim).await;
+        sim.set_faults(faults);
         TestContext { dir, sim }
     }
 

@@ -337,12 +337,23 @@ pub async fn trial(trial: &Trial, sim: SimConfig, pace: Pace) -> Outcome {
     let graph = ResourceGraph::from_blueprint(&blueprint).expect("graph");
     let faults = transient(trial.seed, trial.rate);
     let sim = a3ctl_sim::start(SimConfig {
-        faults: faults.clone(),
         seed: trial.seed,
         ..sim
     })
     .await
     .expect("simulator starts");
+    // The project's reservations exist before the trial (and its faults) begin.
+    let client = reqwest::Client::new();
+    for operation in
+        a3ctl::commands::session::provide_reservations(sim.base_url(), graph.resources())
+            .await
+            .expect("the blueprint's reservations are created")
+    {
+        a3ctl::commands::session::wait_for_operation(&client, sim.base_url(), &operation)
+            .await
+            .expect("the reservation's insert finishes");
+    }
+    sim.set_faults(faults.clone());
     let dir = tempfile::tempdir().expect("temp dir");
     let bench = Bench {
         sim: &sim,

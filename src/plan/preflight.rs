@@ -1,0 +1,346 @@
+//! Preflight: what the cloud must be able to give a plan, checked before anything is created, so
+//! a missing or short reservation is found in seconds rather than twenty minutes into an apply
+//! with half a cluster built (the complaint behind Cluster Toolkit's quota validator and xpk's
+//! reservation capacity check, GoogleCloudPlatform/cluster-toolkit PR #5092 and
+//! AI-Hypercomputer/xpk PR #1057).
+//!
+//! Checks so far — one per reservation a plan consumes from: the reservation exists in the pool's
+//! zone (`compute.reservations.get`), holds the pool's machine type and GPUs, and has enough free
+//! VMs (`count - inUseCount`) for every node the plan adds from it. Node pools that already exist
+//! and keep their size need nothing more. Preflight only reads, concurrently.
+
+use super::{Action, Plan};
+use crate::cloud::{CloudError, Provider, Target};
+use crate::resource::kinds::from_spec;
+use crate::resource::kinds::node_pool::NodePoolSpec;
+use crate::resource::kinds::reservation::ReservationSpec;
+use crate::resource::{Addr, Kind};
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One check: what was needed, what is there, and when it fails, what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// `reservation a3mega-reservation (us-central1-a)`.
+    pub subject: String,
+    /// The plan's resources that need it.
+    pub for_resources: Vec<Addr>,
+    pub ok: bool,
+    /// `32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb`.
+    pub need: String,
+    /// `32 free of 32`, or `not found`.
+    pub available: String,
+    /// Why it fails, and the command that fixes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// The checks of one plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Preflight {
+    pub checks: Vec<Check>,
+}
+
+impl Preflight {
+    pub fn failed(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| !c.ok)
+    }
+
+    pub fn passed(&self) -> bool {
+        self.failed().next().is_none()
+    }
+}
+
+/// What the plan takes from one reservation in one zone.
+struct Demand {
+    project: String,
+    zone: String,
+    name: String,
+    machine_type: String,
+    /// `(type, count)` of each VM's GPUs.
+    accelerator: Option<(String, i64)>,
+    nodes: u64,
+    pools: Vec<Addr>,
+}
+
+/// The nodes each pool the plan creates, replaces or grows takes from its reservation, by
+/// reservation and zone.
+fn demands(plan: &Plan, project: &str) -> Result<Vec<Demand>, CloudError> {
+    let mut by_key: BTreeMap<(String, String, String), Demand> = BTreeMap::new();
+    for change in plan.actions() {
+        if change.addr.kind != Kind::NodePool {
+            continue;
+        }
+        let Some(after) = &change.after else { continue };
+        let spec: NodePoolSpec = from_spec("node pool", after)?;
+        let Some(reservation) = spec
+            .reservation
+            .as_ref()
+            .filter(|_| spec.capacity == "reservation")
+        else {
+            continue;
+        };
+        // What the pool already takes, when it keeps consuming the same reservation in place.
+        let before = match change.action {
+            Action::Update => change
+                .before
+                .as_ref()
+                .and_then(|b| from_spec::<NodePoolSpec>("node pool", b).ok())
+                .filter(|b| b.reservation.as_ref() == Some(reservation))
+                .map_or(0, |b| b.node_count),
+            _ => 0,
+        };
+        let added = spec.node_count.saturating_sub(before);
+        if added == 0 {
+            continue;
+        }
+        // A reservation in another project is named by its path.
+        let (owner, name) = match reservation.name.strip_prefix("projects/") {
+            Some(rest) => match rest.split_once("/reservations/") {
+                Some((owner, name)) => (owner.to_string(), name.to_string()),
+                None => (project.to_string(), reservation.name.clone()),
+            },
+            None => (project.to_string(), reservation.name.clone()),
+        };
+        for zone in &spec.locations {
+            let key = (owner.clone(), zone.clone(), name.clone());
+            let demand = by_key.entry(key).or_insert_with(|| Demand {
+                project: owner.clone(),
+                zone: zone.clone(),
+                name: name.clone(),
+                machine_type: spec.machine_type.clone(),
+                accelerator: spec.accelerator.as_ref().map(|a| (a.kind.clone(), a.count)),
+                nodes: 0,
+                pools: vec![],
+            });
+            demand.nodes += added;
+            demand.pools.push(change.addr.clone());
+        }
+    }
+    Ok(by_key.into_values().collect())
+}
+
+/// Runs every check of `plan` (a plan of `project`) against the cloud, concurrently. An error
+/// is a read that failed (after the provider's retries), not a failed check.
+pub async fn run(
+    provider: &dyn Provider,
+    plan: &Plan,
+    project: &str,
+) -> Result<Preflight, (String, CloudError)> {
+    if plan.destroy {
+        return Ok(Preflight::default());
+    }
+    let demands = demands(plan, project).map_err(|e| ("the plan's node pools".to_string(), e))?;
+    let reads = demands.iter().map(|d| async move {
+        let id = format!(
+            "projects/{}/zones/{}/reservations/{}",
+            d.project, d.zone, d.name
+        );
+        let target = Target {
+            addr: Addr::new(Kind::Reservation, d.name.clone()),
+            id: id.clone(),
+            spec: serde_json::Value::Null,
+            outputs: serde_json::Value::Null,
+            context: Default::default(),
+            lifecycle: Default::default(),
+        };
+        super::refresh::read(provider, &target)
+            .await
+            .map_err(|e| (format!("reservation `{}` ({id})", d.name), e))
+    });
+    let mut checks = Vec::new();
+    for (demand, read) in demands.iter().zip(join_all(reads).await) {
+        let observed = read?;
+        // The projection always reports it (0 until a VM consumes the reservation).
+        let in_use = observed
+            .as_ref()
+            .and_then(|o| o.outputs["in_use_count"].as_u64())
+            .unwrap_or(0);
+        checks.push(check(demand, observed.as_ref().map(|o| &o.spec), in_use));
+    }
+    Ok(Preflight { checks })
+}
+
+/// The check of one demand against the live reservation (`None`: not found).
+fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Check {
+    let gpus = demand
+        .accelerator
+        .as_ref()
+        .map(|(kind, count)| format!(" with {count} × {kind}"))
+        .unwrap_or_default();
+    let need = format!("{} × {}{gpus}", demand.nodes, demand.machine_type);
+    let mut check = Check {
+        subject: format!("reservation {} ({})", demand.name, demand.zone),
+        for_resources: demand.pools.clone(),
+        ok: false,
+        need,
+        available: String::new(),
+        problem: None,
+        fix: None,
+    };
+    let project_flag = format!("--project={}", demand.project);
+    let create = format!(
+        "gcloud compute reservations create {} --zone={} --vm-count={} --machine-type={}{} --require-specific-reservation {project_flag}",
+        demand.name,
+        demand.zone,
+        demand.nodes,
+        demand.machine_type,
+        demand
+            .accelerator
+            .as_ref()
+            .map(|(kind, count)| format!(" --accelerator=count={count},type={kind}"))
+            .unwrap_or_default()
+    );
+    let Some(live) = live else {
+        check.available = "not found".into();
+        check.problem = Some(format!(
+            "no reservation `{}` in zone {} of project {}",
+            demand.name, demand.zone, demand.project
+        ));
+        check.fix = Some(format!(
+            "create it ({create}), or name an existing reservation of that zone in the blueprint (`gcloud compute reservations list {project_flag}`)"
+        ));
+        return check;
+    };
+    let live: ReservationSpec = match from_spec("reservation", live) {
+        Ok(spec) => spec,
+        Err(e) => {
+            check.available = "unreadable".into();
+            check.problem = Some(e.to_string());
+            return check;
+        }
+    };
+    let free = live.count.saturating_sub(in_use);
+    check.available = format!("{free} free of {}", live.count);
+    if live.machine_type != demand.machine_type {
+        check.available = format!("{} × {}", live.count, live.machine_type);
+        check.problem = Some(format!(
+            "reservation `{}` holds {} VMs, the pool needs {}",
+            demand.name, live.machine_type, demand.machine_type
+        ));
+        check.fix = Some(format!(
+            "name a reservation of {} VMs in the blueprint, or create one: {create}",
+            demand.machine_type
+        ));
+        return check;
+    }
+    let held: Vec<(String, i64)> = live
+        .accelerators
+        .iter()
+        .map(|a| (a.kind.clone(), a.count))
+        .collect();
+    if let Some(wanted) = &demand.accelerator
+        && !held.is_empty()
+        && !held.contains(wanted)
+    {
+        check.problem = Some(format!(
+            "reservation `{}` holds VMs with {}, the pool needs {} × {}",
+            demand.name,
+            held.iter()
+                .map(|(kind, count)| format!("{count} × {kind}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            wanted.1,
+            wanted.0
+        ));
+        check.fix = Some(format!("create a matching reservation: {create}"));
+        return check;
+    }
+    if free < demand.nodes {
+        check.problem = Some(format!(
+            "reservation `{}` has {free} free VMs ({} reserved, {in_use} in use); the plan adds {} nodes from it",
+            demand.name, live.count, demand.nodes
+        ));
+        check.fix = Some(format!(
+            "resize it: gcloud compute reservations update {} --zone={} --vm-count={} {project_flag} (if the capacity is available), or lower the pool's `nodes`",
+            demand.name,
+            demand.zone,
+            in_use + demand.nodes
+        ));
+        return check;
+    }
+    check.ok = true;
+    check
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn demand(nodes: u64) -> Demand {
+        Demand {
+            project: "p".into(),
+            zone: "us-central1-a".into(),
+            name: "res".into(),
+            machine_type: "a3-megagpu-8g".into(),
+            accelerator: Some(("nvidia-h100-mega-80gb".into(), 8)),
+            nodes,
+            pools: vec![Addr::new(Kind::NodePool, "a3mega")],
+        }
+    }
+
+    fn live(machine: &str, count: u64, gpus: &str) -> serde_json::Value {
+        json!({
+            "name": "res", "zone": "us-central1-a", "machine_type": machine, "count": count,
+            "accelerators": [{"type": gpus, "count": 8}], "local_ssds": 0,
+            "specific_reservation_required": true, "deployment_type": "DENSE", "share_type": "LOCAL",
+        })
+    }
+
+    #[test]
+    fn each_shortfall_names_need_available_and_fix() {
+        let ok = check(
+            &demand(4),
+            Some(&live("a3-megagpu-8g", 4, "nvidia-h100-mega-80gb")),
+            0,
+        );
+        assert!(ok.ok, "{ok:?}");
+        assert_eq!(ok.available, "4 free of 4");
+        assert_eq!(ok.need, "4 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb");
+
+        let missing = check(&demand(4), None, 0);
+        assert!(!missing.ok);
+        assert_eq!(missing.available, "not found");
+        assert!(missing.fix.unwrap().contains(
+            "gcloud compute reservations create res --zone=us-central1-a --vm-count=4 --machine-type=a3-megagpu-8g --accelerator=count=8,type=nvidia-h100-mega-80gb"
+        ));
+
+        let short = check(
+            &demand(4),
+            Some(&live("a3-megagpu-8g", 4, "nvidia-h100-mega-80gb")),
+            2,
+        );
+        assert_eq!(
+            short.problem.as_deref(),
+            Some(
+                "reservation `res` has 2 free VMs (4 reserved, 2 in use); the plan adds 4 nodes from it"
+            )
+        );
+        assert!(short.fix.unwrap().contains("--vm-count=6"));
+
+        let wrong = check(
+            &demand(1),
+            Some(&live("a3-highgpu-8g", 4, "nvidia-h100-80gb")),
+            0,
+        );
+        assert_eq!(
+            wrong.problem.as_deref(),
+            Some("reservation `res` holds a3-highgpu-8g VMs, the pool needs a3-megagpu-8g")
+        );
+
+        let gpus = check(
+            &demand(1),
+            Some(&live("a3-megagpu-8g", 4, "nvidia-h100-80gb")),
+            0,
+        );
+        assert!(
+            gpus.problem
+                .unwrap()
+                .contains("holds VMs with 8 × nvidia-h100-80gb")
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! Preflight: a plan that consumes a reservation the project does not have — missing, short,
+//! in another zone, or holding other machines — fails in `plan` and `apply` with what is needed,
+//! what is there and the fix, exit 1, and not a single mutating request; `--skip-preflight` goes
+//! ahead; a saved plan is checked again when applied.
+
+use crate::common;
+
+use common::gcloud::Gcloud;
+use common::{Run, TestContext};
+
+const MEGA: &str = "blueprints/a3-mega.toml";
+
+/// Requests that change something (anything but GET), over every API.
+fn mutations(cx: &TestContext) -> u64 {
+    cx.sim
+        .request_counts()
+        .iter()
+        .filter(|(endpoint, _)| !endpoint.starts_with("GET "))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// The shipped A3 Mega blueprint consuming reservation `name` instead.
+fn mega_with(cx: &TestContext, name: &str) -> String {
+    let text = std::fs::read_to_string(cx.path(MEGA)).unwrap().replace(
+        "reservation = \"a3mega-reservation\"",
+        &format!("reservation = \"{name}\""),
+    );
+    cx.write("blueprints/mega-other.toml", &text);
+    "blueprints/mega-other.toml".into()
+}
+
+async fn reserve(cx: &TestContext, name: &str, zone: &str, count: u32, machine: &str, gpu: &str) {
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&[
+            "compute",
+            "reservations",
+            "create",
+            name,
+            &format!("--zone={zone}"),
+            &format!("--vm-count={count}"),
+            &format!("--machine-type={machine}"),
+            &format!("--accelerator=count=8,type={gpu}"),
+            "--require-specific-reservation",
+        ])
+        .await;
+    assert!(ok, "gcloud reservations create failed:\n{out}\n{err}");
+}
+
+/// `plan` and `apply` of `blueprint` both fail preflight with `problem`, changing nothing.
+async fn refused(cx: &TestContext, blueprint: &str, problem: &str, fix: &str) -> Run {
+    let before = mutations(cx);
+    let plan = cx.run(&["plan", blueprint]).await.expect(1);
+    assert!(
+        plan.stdout.contains("Preflight:\n  ✗ reservation"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stderr
+            .contains("Preflight failed: 1 of 1 check(s); nothing was changed"),
+        "{}",
+        plan.stderr
+    );
+    assert!(plan.stderr.contains(problem), "{}", plan.stderr);
+    assert!(plan.stderr.contains(fix), "{}", plan.stderr);
+    let apply = cx
+        .run(&["apply", blueprint, "--auto-approve"])
+        .await
+        .expect(1);
+    assert!(apply.stderr.contains(problem), "{}", apply.stderr);
+    assert!(
+        !apply.stdout.contains("Creation complete"),
+        "{}",
+        apply.stdout
+    );
+    assert_eq!(mutations(cx), before, "no mutating request");
+    apply
+}
+
+#[tokio::test]
+async fn the_shipped_reservation_passes_and_is_shown() {
+    let cx = TestContext::new().await;
+    let plan = cx.run(&["plan", MEGA]).await.expect(0);
+    assert!(
+        plan.stdout.contains(
+            "Preflight:\n  ✓ reservation a3mega-reservation (us-central1-a): need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 32 free of 32\n"
+        ),
+        "{}",
+        plan.stdout
+    );
+    let json = cx.run(&["plan", MEGA, "--json"]).await.expect(0);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(json["preflight"]["checks"][0]["ok"], true);
+    assert_eq!(
+        json["preflight"]["checks"][0]["for_resources"][0],
+        "node_pool.a3mega"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_reservation_fails_plan_and_apply_before_any_change() {
+    let cx = TestContext::new().await;
+    let blueprint = mega_with(&cx, "nowhere");
+    refused(
+        &cx,
+        &blueprint,
+        "reservation nowhere (us-central1-a): no reservation `nowhere` in zone us-central1-a of project my-project (need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available not found)",
+        "gcloud compute reservations create nowhere --zone=us-central1-a --vm-count=32 --machine-type=a3-megagpu-8g --accelerator=count=8,type=nvidia-h100-mega-80gb --require-specific-reservation --project=my-project",
+    )
+    .await;
+    // Skipping preflight plans as before.
+    let skipped = cx
+        .run(&["plan", &blueprint, "--skip-preflight"])
+        .await
+        .expect(0);
+    assert!(!skipped.stdout.contains("Preflight"), "{}", skipped.stdout);
+}
+
+#[tokio::test]
+async fn a_short_reservation_fails_with_the_resize_command() {
+    let cx = TestContext::new().await;
+    reserve(
+        &cx,
+        "small",
+        "us-central1-a",
+        2,
+        "a3-megagpu-8g",
+        "nvidia-h100-mega-80gb",
+    )
+    .await;
+    refused(
+        &cx,
+        &mega_with(&cx, "small"),
+        "reservation `small` has 2 free VMs (2 reserved, 0 in use); the plan adds 32 nodes from it",
+        "gcloud compute reservations update small --zone=us-central1-a --vm-count=32",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_reservation_in_another_zone_is_not_found_in_the_pools_zone() {
+    let cx = TestContext::new().await;
+    reserve(
+        &cx,
+        "elsewhere",
+        "us-central1-c",
+        32,
+        "a3-megagpu-8g",
+        "nvidia-h100-mega-80gb",
+    )
+    .await;
+    refused(
+        &cx,
+        &mega_with(&cx, "elsewhere"),
+        "no reservation `elsewhere` in zone us-central1-a",
+        "gcloud compute reservations list --project=my-project",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_reservation_of_other_machines_fails_naming_both() {
+    let cx = TestContext::new().await;
+    reserve(
+        &cx,
+        "highs",
+        "us-central1-a",
+        32,
+        "a3-highgpu-8g",
+        "nvidia-h100-80gb",
+    )
+    .await;
+    refused(
+        &cx,
+        &mega_with(&cx, "highs"),
+        "reservation `highs` holds a3-highgpu-8g VMs, the pool needs a3-megagpu-8g",
+        "name a reservation of a3-megagpu-8g VMs in the blueprint",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_saved_plan_is_checked_again_when_applied() {
+    let cx = TestContext::new().await;
+    reserve(
+        &cx,
+        "fleeting",
+        "us-central1-a",
+        32,
+        "a3-megagpu-8g",
+        "nvidia-h100-mega-80gb",
+    )
+    .await;
+    let blueprint = mega_with(&cx, "fleeting");
+    cx.run(&["plan", &blueprint, "--out", "p.plan"])
+        .await
+        .expect(0);
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&[
+            "compute",
+            "reservations",
+            "delete",
+            "fleeting",
+            "--zone=us-central1-a",
+            "--quiet",
+        ])
+        .await;
+    assert!(ok, "{out}\n{err}");
+    let before = mutations(&cx);
+    let apply = cx.run(&["apply", "p.plan"]).await.expect(1);
+    assert!(
+        apply
+            .stderr
+            .contains("no reservation `fleeting` in zone us-central1-a"),
+        "{}",
+        apply.stderr
+    );
+    assert_eq!(mutations(&cx), before, "no mutating request");
+}
