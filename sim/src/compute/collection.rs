@@ -28,8 +28,8 @@
 
 use super::operations::{self, Effect, Scope, Start, Verb};
 use super::{
-    Kind, Life, Resource, State, already_exists, body_name, body_object, check_region, check_zone,
-    in_use, link, list_body, no_results, not_found, not_ready, str_field,
+    Kind, Life, Resource, already_exists, body_name, body_object, check_region, check_zone, in_use,
+    link, list_body, no_results, not_found, not_ready, str_field,
 };
 use crate::error::GcpResult;
 use crate::geo;
@@ -117,8 +117,9 @@ pub struct Hooks {
     /// Resources with a `status` field visible during creation.
     pub statuses: Option<Statuses>,
     /// The first resource that uses the one at this path, which blocks its delete (400
-    /// `resourceInUseByAnotherResource`).
-    pub user_of: fn(&State, &str) -> Option<String>,
+    /// `resourceInUseByAnotherResource`). It sees the whole world: a reservation is used by the
+    /// nodes of GKE node pools.
+    pub user_of: fn(&World, &str) -> Option<String>,
     /// Runs when an insert is DONE and the resource at this path became READY.
     pub on_ready: fn(&mut World, &str),
     /// Runs when a delete is DONE and this resource (at this path) was removed.
@@ -476,7 +477,7 @@ fn delete(
             return Err(not_ready(path));
         }
         let target_id = str_field(&resource.body, "id").unwrap_or("").to_string();
-        if let Some(user) = (c.hooks.user_of)(&world.compute, path) {
+        if let Some(user) = (c.hooks.user_of)(world, path) {
             return Err(in_use(c, path, &user));
         }
         let op = operations::start(

@@ -25,13 +25,14 @@ mod cidr;
 pub mod collection;
 pub mod operations;
 
-/// Declares the collections this API serves: each `module` is `mod module;` and its
+/// Declares the collections this API serves: each `module` is `pub(crate) mod module;` (GKE reads
+/// reservations through [`reservations`]) and its
 /// `pub static COLLECTION` ([`Collection`]) joins [`COLLECTIONS`], which routes it, ticks it,
 /// inventories it, loads its saved resources and gives its latency keys. Adding a collection is
 /// one module and one name here.
 macro_rules! collections {
     ($($module:ident),* $(,)?) => {
-        $(mod $module;)*
+        $(pub(crate) mod $module;)*
         /// Every collection this API serves, in inventory order.
         pub static COLLECTIONS: &[&Collection] = &[$(&$module::COLLECTION),*];
     };

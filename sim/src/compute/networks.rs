@@ -7,7 +7,7 @@
 
 use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{
-    Kind, Life, Resource, State, invalid_field, link, str_field, subnetworks,
+    Kind, Life, Resource, invalid_field, link, str_field, subnetworks,
 };
 use crate::error::GcpResult;
 use crate::geo;
@@ -193,7 +193,8 @@ fn patch(
 
 /// A network is in use by any subnetwork (other than its auto-mode ones), firewall rule or router
 /// on it, looked for in that order.
-fn user_of(state: &State, path: &str) -> Option<String> {
+fn user_of(world: &World, path: &str) -> Option<String> {
+    let state = &world.compute;
     let url = link(path);
     let project_prefix = path.split("/global/").next().unwrap_or(path).to_string();
     let uses_network =

@@ -1,7 +1,7 @@
 //! Zonal reservations (`projects/p/zones/z/reservations`) of specific VM shapes: insert, get,
 //! list, aggregated list, delete
-//! (<https://cloud.google.com/compute/docs/reference/rest/v1/reservations>). Nothing consumes them
-//! yet: `inUseCount` stays `"0"`, and neither quota nor zone capacity is checked.
+//! (<https://cloud.google.com/compute/docs/reference/rest/v1/reservations>), and their consumption
+//! by GKE node pools. Neither quota nor zone capacity is checked.
 //!
 //! Shapes are those of the v1 `Reservation` resource: `specificReservation` (an
 //! `AllocationSpecificSKUReservation`: `count` and `inUseCount` as int64 strings,
@@ -21,9 +21,24 @@
 //! (`Required field '...' not specified`, `Invalid value for field '...': '...'.`, the instances
 //! API's `Machine type with name '...' does not exist in zone '...'.`); their exact texts for
 //! reservations could not be confirmed.
+//!
+//! Consumption: the simulator has no Compute instances, so the only consumers are the nodes of GKE
+//! node pools with a `SPECIFIC_RESERVATION` affinity (`crate::container` checks and books them,
+//! see its `reservations` module). Each VM held raises `specificReservation.inUseCount` by one and
+//! each VM deleted lowers it, so `count - inUseCount` is what is left to consume. Deleting follows
+//! "Delete reservations" (<https://cloud.google.com/compute/docs/instances/reservations-delete>):
+//! "You can only delete a specifically targeted reservation if no Compute Engine instances consume
+//! it", while the VMs of a deleted automatically consumed reservation keep running. So a
+//! reservation with `specificReservationRequired` and VMs in use cannot be deleted: 400
+//! `resourceInUseByAnotherResource`, `The reservation resource '<path>' is already being used by
+//! 'projects/p/zones/z/instances/<node>'` (Compute's generic in-use form; the text Compute gives
+//! for reservations could not be confirmed). Nodes of a pool whose reservation was deleted anyway
+//! (not possible for a specific one) keep running and book nothing.
 
 use super::collection::{Collection, Hooks, Latency, Placement, Quota, Statuses, Target};
-use super::{array_field, invalid_field, last_segment, link, required_field, str_field};
+use super::{
+    Kind, Life, State, array_field, invalid_field, last_segment, link, required_field, str_field,
+};
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::world::{Ctx, World};
@@ -51,9 +66,115 @@ pub static COLLECTION: Collection = Collection {
             ready: "READY",
             deleting: "DELETING",
         }),
+        user_of,
         ..Hooks::NONE
     },
 };
+
+/// The kind of stored reservations.
+pub const KIND: Kind = Kind(&COLLECTION);
+
+/// A specifically targeted reservation is used by the first node (else instance group) of a GKE
+/// pool that holds some of it; an automatically consumed one can always be deleted.
+fn user_of(world: &World, path: &str) -> Option<String> {
+    let reservation = world.compute.resources.get(path)?;
+    if reservation.body["specificReservationRequired"] != json!(true) {
+        return None;
+    }
+    world.container.reservation_user(path)
+}
+
+/// A reservation as its consumers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reservation {
+    /// `projects/p/zones/z/reservations/r`.
+    pub path: String,
+    pub id: String,
+    /// `CREATING`, `READY` or `DELETING`.
+    pub status: String,
+    pub machine_type: String,
+    /// `(acceleratorType, acceleratorCount)` as the reservation lists them (often none).
+    pub accelerators: Vec<(String, u64)>,
+    pub specific_required: bool,
+    /// `count - inUseCount`.
+    pub free: u64,
+    /// `shareSettings.shareType`.
+    share_type: String,
+    /// The projects of a `SPECIFIC_PROJECTS` reservation (keys and `projectId`s of `projectMap`).
+    shared_projects: Vec<String>,
+}
+
+impl Reservation {
+    /// Whether `project` may consume it: its own project, a project it is shared with, or any
+    /// project for an `ORGANIZATION` reservation (the simulator has no organizations).
+    pub fn usable_by(&self, project: &str) -> bool {
+        let owner = self.path.split('/').nth(1).unwrap_or("");
+        owner == project
+            || self.share_type == "ORGANIZATION"
+            || (self.share_type == "SPECIFIC_PROJECTS"
+                && self.shared_projects.iter().any(|p| p == project))
+    }
+}
+
+/// The reservation at `path`, if it exists (`CREATING` and `DELETING` ones included).
+pub fn find(state: &State, path: &str) -> Option<Reservation> {
+    let resource = state.visible(path).filter(|r| r.kind == KIND)?;
+    let body = &resource.body;
+    let specific = &body["specificReservation"];
+    let properties = &specific["instanceProperties"];
+    let accelerators = array_field(properties, "guestAccelerators")
+        .iter()
+        .map(|a| {
+            let kind = str_field(a, "acceleratorType").unwrap_or("");
+            let count = a.get("acceleratorCount").and_then(int64).unwrap_or(0);
+            (last_segment(kind).to_string(), count.max(0) as u64)
+        })
+        .collect();
+    let count = specific.get("count").and_then(int64).unwrap_or(0);
+    let in_use = specific.get("inUseCount").and_then(int64).unwrap_or(0);
+    let share = &body["shareSettings"];
+    let shared_projects = share["projectMap"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .flat_map(|(key, config)| {
+            [Some(key.clone()), str_field(config, "projectId").map(str::to_string)]
+        })
+        .flatten()
+        .collect();
+    let status = match resource.state {
+        Life::Creating => "CREATING",
+        Life::Ready => "READY",
+        Life::Deleting => "DELETING",
+    };
+    Some(Reservation {
+        path: path.to_string(),
+        id: str_field(body, "id").unwrap_or("").to_string(),
+        status: status.to_string(),
+        machine_type: last_segment(str_field(properties, "machineType").unwrap_or("")).to_string(),
+        accelerators,
+        specific_required: body["specificReservationRequired"] == json!(true),
+        free: (count - in_use).max(0) as u64,
+        share_type: str_field(share, "shareType").unwrap_or("LOCAL").to_string(),
+        shared_projects,
+    })
+}
+
+/// Books `delta` VMs (negative: frees them) on the reservation at `path`, if it is still the one
+/// with this `id`: `inUseCount` stays an int64 string between 0 and `count`.
+pub fn add_in_use(state: &mut State, path: &str, id: &str, delta: i64) {
+    let Some(resource) = state.resources.get_mut(path).filter(|r| r.kind == KIND) else {
+        return;
+    };
+    if str_field(&resource.body, "id") != Some(id) {
+        return;
+    }
+    let specific = &mut resource.body["specificReservation"];
+    let count = specific.get("count").and_then(int64).unwrap_or(0);
+    let in_use = specific.get("inUseCount").and_then(int64).unwrap_or(0);
+    let next = (in_use + delta).clamp(0, count.max(0));
+    specific["inUseCount"] = json!(next.to_string());
+}
 
 /// The error Google's JSON front end gives for an enum value it does not know.
 fn bad_enum(at: &str, type_name: &str, value: &Value) -> GcpError {

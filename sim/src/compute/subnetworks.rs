@@ -455,7 +455,8 @@ fn expanded(
 }
 
 /// An auto-mode subnetwork is used by its network; any subnetwork by a router whose NAT lists it.
-fn user_of(state: &ComputeState, path: &str) -> Option<String> {
+fn user_of(world: &World, path: &str) -> Option<String> {
+    let state = &world.compute;
     let subnet = state.resources.get(path)?;
     if subnet.auto_created {
         let network = str_field(&subnet.body, "network").and_then(relative_path)?;

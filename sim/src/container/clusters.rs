@@ -3,6 +3,7 @@
 
 use super::node_pools::{self, PoolContext, create_fault};
 use super::operations::{self, Effect};
+use super::reservations;
 use super::rules::{self, count_of, last_segment};
 use super::server_config::{self, VersionKind};
 use super::{
@@ -123,6 +124,15 @@ pub async fn create(
             pools,
         };
         connect(&mut stored.resource, &provisioned, world, cx);
+        // Pools that consume a reservation book their VMs now; a pool that gets too few fails the
+        // cluster's creation (and gives everything back when it ends).
+        let mut shortfall = None;
+        for pool in &mut stored.pools {
+            let wanted = count_of(&pool.resource["initialNodeCount"]) as u32;
+            let short = reservations::book(world, &name, pool, wanted);
+            shortfall = shortfall.or(short);
+        }
+        let failure = failure.or(shortfall);
         world.container.clusters.insert(key.clone(), stored);
         Ok(operations::start(
             world,

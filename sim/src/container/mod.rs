@@ -9,8 +9,8 @@
 //!
 //! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers), [`nodes`]
 //! (GKE-like nodes), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
-//! [`server_config`] (versions), [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`]
-//! (proto enum numbers).
+//! [`reservations`] (pools that consume Compute reservations), [`server_config`] (versions),
+//! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
 mod clusters;
 pub mod enum_tables;
@@ -18,6 +18,7 @@ pub mod enums;
 mod node_pools;
 mod nodes;
 mod operations;
+mod reservations;
 mod rules;
 pub mod server_config;
 
@@ -65,6 +66,22 @@ pub struct NodePool {
     pub groups: BTreeMap<String, NodeGroup>,
     /// Bumped on every change; the `etag` derives from it.
     pub generation: u64,
+    /// Per zone, the Compute reservation a `SPECIFIC_RESERVATION` pool consumes there (empty for
+    /// other pools; absent from worlds saved before pools consumed reservations).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reserved: BTreeMap<String, Reserved>,
+}
+
+/// What a pool's instance group in one zone holds of a Compute reservation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reserved {
+    /// `projects/Q/zones/Z/reservations/R`.
+    pub reservation: String,
+    /// The reservation's `id`: a reservation deleted and created again under the same name is
+    /// another one, and is not touched.
+    pub id: String,
+    /// VMs counted in the reservation's `inUseCount`: the group's nodes, plus those being created.
+    pub count: u32,
 }
 
 /// The managed instance group of a node pool in one zone.
@@ -131,6 +148,14 @@ impl NodePool {
 
     pub fn zones(&self) -> Vec<String> {
         string_list(&self.resource["locations"])
+    }
+
+    /// Nodes in one zone: the node count, or what the reservation gave there.
+    pub fn nodes_in(&self, zone: &str) -> u32 {
+        match self.reserved.get(zone) {
+            Some(r) => r.count.min(self.node_count),
+            None => self.node_count,
+        }
     }
 
     /// Nodes across all zones.
@@ -349,6 +374,31 @@ impl State {
         }
     }
 
+    /// What keeps the reservation at `path` in use: the first node (else the instance group) of a
+    /// pool that holds some of it, as a Compute path.
+    pub fn reservation_user(&self, path: &str) -> Option<String> {
+        self.clusters.values().find_map(|cluster| {
+            cluster.pools.iter().find_map(|pool| {
+                let (zone, _) = pool
+                    .reserved
+                    .iter()
+                    .find(|(_, r)| r.reservation == path && r.count > 0)?;
+                let group = pool.groups.get(zone)?;
+                let prefix = nodes::node_prefix(&cluster.name, &pool.name);
+                Some(match group.suffixes.first() {
+                    Some(suffix) => format!(
+                        "projects/{}/zones/{zone}/instances/{prefix}-{}-{suffix}",
+                        cluster.project, group.hash
+                    ),
+                    None => format!(
+                        "projects/{}/zones/{zone}/instanceGroupManagers/{prefix}-{}-grp",
+                        cluster.project, group.hash
+                    ),
+                })
+            })
+        })
+    }
+
     /// The operation still running on a cluster (or any of its pools), if any.
     pub fn running_operation(&self, cluster_key: &str) -> Option<&Operation> {
         self.operations
@@ -371,6 +421,27 @@ mod tests {
             self_link("projects/p/locations/us-central1/clusters/c"),
             "https://container.googleapis.com/v1/projects/p/locations/us-central1/clusters/c"
         );
+    }
+
+    #[test]
+    fn worlds_saved_before_reservations_load() {
+        // A pool and an operation as they were saved before pools consumed reservations.
+        let pool = json!({"name": "p", "resource": {"name": "p"}, "node_count": 1,
+                          "groups": {"us-central1-a": {"hash": "0123abcd", "suffixes": ["x1y2"]}},
+                          "generation": 2});
+        let loaded: NodePool = serde_json::from_value(pool.clone()).expect("old pool loads");
+        assert!(loaded.reserved.is_empty());
+        assert_eq!(loaded.nodes_in("us-central1-a"), 1);
+        assert_eq!(serde_json::to_value(&loaded).unwrap(), pool);
+        let op = json!({"name": "operation-1", "project": "p", "location": "us-central1",
+                        "op_type": "CREATE_NODE_POOL", "status": "RUNNING",
+                        "target": "projects/p/locations/us-central1/clusters/c/nodePools/p",
+                        "cluster_key": "projects/p/locations/us-central1/clusters/c",
+                        "start": 0, "done_at": 1000, "end": null,
+                        "effect": {"CreateNodePool": {"pool": "p"}},
+                        "failure": null, "error": null});
+        let loaded: Operation = serde_json::from_value(op).expect("old operation loads");
+        assert!(!loaded.keeps_nodes);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::nodes::shape;
 pub use super::nodes::{node_prefix, sync_nodes};
 use super::operations::{self, Effect, OpError};
+use super::reservations;
 use super::rules::{self, count_of};
 use super::server_config::{self, VersionKind};
 use super::{
@@ -105,6 +106,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
     rules::check_machine(&mut pool["config"], &zones)?;
     rules::check_additional_networks(world, cx.project, cx.cluster, cx.location, &pool)?;
     rules::check_placement(world, cx.project, &region, &mut pool)?;
+    let reserved = reservations::check(world, cx.project, &pool, &zones)?;
     let master = cx.cluster["currentMasterVersion"].as_str().unwrap_or("");
     let version = match pool["version"].as_str() {
         None | Some("") | Some("-") => master.to_string(),
@@ -142,6 +144,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         node_count: 0,
         groups,
         generation: 1,
+        reserved,
     })
 }
 
@@ -346,7 +349,7 @@ pub async fn create(
             cluster_name: &cluster_name,
             cluster: &c.resource,
         };
-        let prepared = prepare(world, &context, pool)?;
+        let mut prepared = prepare(world, &context, pool)?;
         let config = &prepared.resource["config"];
         let machine = config["machineType"].as_str().unwrap_or("").to_string();
         let gpus = count_of(&config["accelerators"][0]["acceleratorCount"]);
@@ -371,6 +374,8 @@ pub async fn create(
             gpus,
             per_zone * zones.len() as u64,
         )?;
+        // The instance groups book their VMs in the reservation now; too few fail the operation.
+        let shortfall = reservations::book(world, &cluster_name, &mut prepared, per_zone as u32);
         let key = c.key();
         if let Some(stored) = world.container.clusters.get_mut(&key) {
             stored.pools.push(prepared);
@@ -380,7 +385,7 @@ pub async fn create(
         } else {
             "container.nodePool.create"
         };
-        Ok(operations::start(
+        let op = operations::start(
             world,
             cx,
             &project,
@@ -390,7 +395,11 @@ pub async fn create(
             Effect::CreateNodePool { pool: name },
             latency,
             failure,
-        ))
+        );
+        if let Some(shortfall) = shortfall {
+            operations::fail_later(world, &op, shortfall);
+        }
+        Ok(op)
     })?;
     Ok(http::proto_json(op, enum_tables::OPERATION, &query))
 }
@@ -645,7 +654,7 @@ pub async fn post_method(
         }
     }
     let op = shared.with_world(|world, cx| {
-        start_change(
+        let op = start_change(
             world,
             cx,
             &project,
@@ -684,7 +693,56 @@ pub async fn post_method(
                 })
             },
             "update",
-        )
+        )?;
+        if method == "setSize" {
+            let count = count_of(&request["nodeCount"]) as u32;
+            grow(
+                world,
+                &project,
+                &location,
+                &cluster_name,
+                pool_name,
+                count,
+                &op,
+            );
+        }
+        Ok(op)
     })?;
     Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}
+
+/// A resize of a pool that consumes a reservation books the VMs it adds at once; too few fail the
+/// resize operation `op` when it ends. Shrinking gives VMs back when the operation ends.
+fn grow(
+    world: &mut World,
+    project: &str,
+    location: &str,
+    cluster_name: &str,
+    pool_name: &str,
+    count: u32,
+    op: &Value,
+) {
+    let key = super::cluster_key(project, location, cluster_name);
+    let Some(mut pool) = world
+        .container
+        .clusters
+        .get(&key)
+        .and_then(|c| c.pool(pool_name))
+        .filter(|p| !p.reserved.is_empty())
+        .cloned()
+    else {
+        return;
+    };
+    let shortfall = reservations::book(world, cluster_name, &mut pool, count);
+    if let Some(stored) = world
+        .container
+        .clusters
+        .get_mut(&key)
+        .and_then(|c| c.pool_mut(pool_name))
+    {
+        stored.reserved = pool.reserved;
+    }
+    if let Some(shortfall) = shortfall {
+        operations::fail_later(world, op, shortfall);
+    }
 }

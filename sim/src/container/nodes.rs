@@ -35,13 +35,18 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
     else {
         return;
     };
-    let wanted = if matches!(pool.status(), "RUNNING" | "RECONCILING") {
-        pool.node_count as usize
-    } else {
-        0
-    };
+    let has_nodes = matches!(
+        pool.status(),
+        "RUNNING" | "RECONCILING" | "RUNNING_WITH_ERROR"
+    );
     let mut groups = pool.groups.clone();
-    for group in groups.values_mut() {
+    for (zone, group) in groups.iter_mut() {
+        // A group consuming a reservation has the nodes the reservation gave it.
+        let wanted = if has_nodes {
+            pool.nodes_in(zone) as usize
+        } else {
+            0
+        };
         group.suffixes.truncate(wanted);
         while group.suffixes.len() < wanted {
             let suffix: String = (0..4)

@@ -1,7 +1,7 @@
 //! GKE operations: starting one for a mutation, finishing it when its time has come (applying its
 //! effect, or its scripted failure), and the `operations.get/list/cancel` methods.
 
-use super::{enum_tables, node_pools, not_found, self_link};
+use super::{enum_tables, node_pools, not_found, reservations, self_link};
 use crate::clock::SimTime;
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
@@ -35,6 +35,10 @@ pub struct Operation {
     /// Set when the operation was scripted to fail; becomes `error` when it ends.
     pub failure: Option<OpError>,
     pub error: Option<OpError>,
+    /// The failure is a reservation that had too few VMs left: the nodes it gave stay
+    /// ([`fail_later`]). Absent from worlds saved before.
+    #[serde(default)]
+    pub keeps_nodes: bool,
 }
 
 /// Why an operation failed (a `google.rpc.Status` plus the deprecated condition code).
@@ -117,10 +121,28 @@ pub fn start(
         effect,
         failure,
         error: None,
+        keeps_nodes: false,
     };
     let out = to_json(world, &op, cx.now);
     world.container.operations.push(op);
     out
+}
+
+/// Makes the operation `op` (as [`start`] returned it) end with `error` — a reservation that had too
+/// few VMs left, found when it started — unless it already fails for a scripted fault; the nodes
+/// the reservation gave stay.
+pub fn fail_later(world: &mut World, op: &Value, error: OpError) {
+    let name = op["name"].as_str().unwrap_or("");
+    if let Some(stored) = world
+        .container
+        .operations
+        .iter_mut()
+        .find(|o| o.name == name)
+        && stored.failure.is_none()
+    {
+        stored.failure = Some(error);
+        stored.keeps_nodes = true;
+    }
 }
 
 /// The operation as the API returns it.
@@ -206,6 +228,7 @@ pub fn finish_due(world: &mut World, cx: &Ctx) -> bool {
 /// Ends operation `index`: with its scripted failure or `forced` (cancel), else with its effect.
 fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
     let op = world.container.operations[index].clone();
+    let cancelled = forced.is_some();
     let failure = forced.or(op.failure.clone());
     {
         let stored = &mut world.container.operations[index];
@@ -218,10 +241,13 @@ fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
         stored.error = failure.clone();
     }
     let key = op.cluster_key.clone();
+    // A cancelled operation creates nothing.
+    let keeps_nodes = op.keeps_nodes && !cancelled;
     match failure {
-        Some(error) => fail(world, &key, &op.effect, &error),
+        Some(error) => fail(world, cx, &key, &op.effect, &error, keeps_nodes),
         None => succeed(world, cx, &key, &op.effect),
     }
+    reservations::settle(world, &key);
 }
 
 fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
@@ -246,7 +272,11 @@ fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
             }
         }
         Effect::DeleteCluster => {
-            world.container.clusters.remove(key);
+            if let Some(cluster) = world.container.clusters.remove(key) {
+                for pool in &cluster.pools {
+                    reservations::release(world, pool);
+                }
+            }
             kube::deprovision(cx.shared, world, key);
         }
         Effect::UpdateCluster { patch } => {
@@ -280,8 +310,12 @@ fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
             node_pools::sync_nodes(world, cx, key, pool);
         }
         Effect::DeleteNodePool { pool } => {
-            if let Some(cluster) = world.container.clusters.get_mut(key) {
-                cluster.pools.retain(|p| &p.name != pool);
+            let removed = world.container.clusters.get_mut(key).and_then(|cluster| {
+                let index = cluster.pools.iter().position(|p| &p.name == pool)?;
+                Some(cluster.pools.remove(index))
+            });
+            if let Some(removed) = removed {
+                reservations::release(world, &removed);
             }
             world.kube.set_pool_nodes(key, pool, vec![], cx.now);
         }
@@ -296,7 +330,16 @@ fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
     }
 }
 
-fn fail(world: &mut World, key: &str, effect: &Effect, error: &OpError) {
+/// Ends a failed operation. `keeps_nodes`: a pool create or resize that a reservation could not
+/// fully serve keeps the nodes it got (a new pool is then `RUNNING_WITH_ERROR`, `ERROR` with none).
+fn fail(
+    world: &mut World,
+    cx: &Ctx,
+    key: &str,
+    effect: &Effect,
+    error: &OpError,
+    keeps_nodes: bool,
+) {
     let Some(cluster) = world.container.clusters.get_mut(key) else {
         return;
     };
@@ -316,20 +359,39 @@ fn fail(world: &mut World, key: &str, effect: &Effect, error: &OpError) {
         }
         Effect::CreateNodePool { pool } => {
             if let Some(p) = cluster.pool_mut(pool) {
-                p.set_status("ERROR");
+                let mut status = "ERROR";
+                if keeps_nodes {
+                    p.node_count = super::rules::count_of(&p.resource["initialNodeCount"]) as u32;
+                    if p.reserved.values().any(|r| r.count > 0) {
+                        status = "RUNNING_WITH_ERROR";
+                    }
+                }
+                p.set_status(status);
                 p.resource["statusMessage"] = json!(error.message);
                 p.resource["conditions"] = condition;
                 p.generation += 1;
             }
         }
-        Effect::UpdateNodePool { pool, .. }
-        | Effect::DeleteNodePool { pool }
-        | Effect::SetNodePoolSize { pool, .. } => {
+        Effect::SetNodePoolSize { pool, count } => {
+            if let Some(p) = cluster.pool_mut(pool) {
+                if keeps_nodes {
+                    p.node_count = *count;
+                    p.generation += 1;
+                }
+                p.set_status("RUNNING");
+            }
+        }
+        Effect::UpdateNodePool { pool, .. } | Effect::DeleteNodePool { pool } => {
             if let Some(p) = cluster.pool_mut(pool) {
                 p.set_status("RUNNING");
             }
         }
         Effect::DeleteCluster | Effect::UpdateCluster { .. } => cluster.set_status("RUNNING"),
+    }
+    if keeps_nodes
+        && let Effect::CreateNodePool { pool } | Effect::SetNodePoolSize { pool, .. } = effect
+    {
+        node_pools::sync_nodes(world, cx, key, pool);
     }
 }
 

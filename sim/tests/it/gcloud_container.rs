@@ -1,7 +1,8 @@
 //! GKE (container v1) driven by gcloud, and by reqwest where gcloud cannot reach a case, against
 //! the in-process simulator: the A3 Mega multi-network scenario, GKE's checks with their exact
 //! errors, the machine-type catalogue, the one-operation-at-a-time rule, integer enums, scripted
-//! faults (answers lost by scripted drops included), tripwires and simulated time.
+//! faults (answers lost by scripted drops included), tripwires, simulated time, and node pools that
+//! consume Compute reservations.
 
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault, TripWhen, Tripwire};
 use a3ctl_sim::latency::LatencyProfile;
@@ -1604,4 +1605,460 @@ async fn tripwires_hold_a_cluster_create_before_or_after_it_happens() {
         .expect("released when the simulator stopped")
         .unwrap();
     assert!(answer.is_err(), "{answer:?}");
+}
+
+/// The reservation `project/zone/name` as Compute returns it.
+async fn reservation(http: &Http, project: &str, zone: &str, name: &str) -> (u16, Value) {
+    let path = format!("/compute/v1/projects/{project}/zones/{zone}/reservations/{name}");
+    http.send(reqwest::Method::GET, &path, None).await
+}
+
+/// `specificReservation.inUseCount` of a reservation of the test project in us-central1-a.
+async fn in_use(http: &Http, name: &str) -> Value {
+    let (status, body) = reservation(http, PROJECT, "us-central1-a", name).await;
+    assert_eq!(status, 200, "{body}");
+    body["specificReservation"]["inUseCount"].clone()
+}
+
+/// `gcloud container node-pools create NAME --cluster=c1` in us-central1-a with `extra` flags.
+fn pool_args(name: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "container",
+        "node-pools",
+        "create",
+        name,
+        "--cluster=c1",
+        "--location=us-central1",
+        "--node-locations=us-central1-a",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+/// `gcloud compute reservations create NAME --zone=us-central1-a` with `extra` flags.
+fn reservation_args(name: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "compute",
+        "reservations",
+        "create",
+        name,
+        "--zone=us-central1-a",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+const MEGA: &[&str] = &[
+    "--machine-type=a3-megagpu-8g",
+    "--accelerator=type=nvidia-h100-mega-80gb,count=8",
+    "--reservation-affinity=specific",
+];
+
+#[tokio::test]
+async fn node_pools_consume_reservations_with_gcloud() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    let cli = Cli::new(&sim);
+    networks(&http).await;
+    let (s, op) = http
+        .post(
+            &format!("{REGION}/clusters"),
+            cluster_body("c1", false, json!([e2_pool("p")])),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let created = cli
+        .json(&strs(&reservation_args(
+            "a3-res",
+            &[
+                "--vm-count=3",
+                "--machine-type=a3-megagpu-8g",
+                "--accelerator=count=8,type=nvidia-h100-mega-80gb",
+                "--require-specific-reservation",
+            ],
+        )))
+        .await;
+    assert_eq!(
+        created["specificReservation"]["inUseCount"], "0",
+        "{created}"
+    );
+
+    // Two nodes from the reservation.
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=a3-res", "--num-nodes=2"]);
+    let pool = cli.json(&strs(&pool_args("mega", &flags))).await;
+    assert_eq!(pool["status"], "RUNNING", "{pool}");
+    assert_eq!(
+        pool["config"]["reservationAffinity"],
+        json!({"consumeReservationType": "SPECIFIC_RESERVATION",
+               "key": "compute.googleapis.com/reservation-name", "values": ["a3-res"]})
+    );
+    let described = cli
+        .json(&[
+            "compute",
+            "reservations",
+            "describe",
+            "a3-res",
+            "--zone=us-central1-a",
+        ])
+        .await;
+    assert_eq!(
+        described["specificReservation"]["inUseCount"], "2",
+        "{described}"
+    );
+    assert_eq!(described["specificReservation"]["count"], "3");
+    let mega_nodes = |sim: &SimHandle| {
+        kube_nodes(sim, "c1")
+            .iter()
+            .filter(|n| n.pool == "mega")
+            .count()
+    };
+    assert_eq!(mega_nodes(&sim), 2);
+
+    // A specifically targeted reservation in use cannot be deleted.
+    let stderr = cli
+        .fails(&[
+            "compute",
+            "reservations",
+            "delete",
+            "a3-res",
+            "--zone=us-central1-a",
+            "--quiet",
+        ])
+        .await;
+    assert!(
+        stderr.contains(&format!(
+            "The reservation resource 'projects/{PROJECT}/zones/us-central1-a/reservations/a3-res' \
+             is already being used by 'projects/{PROJECT}/zones/us-central1-a/instances/gke-c1-mega-"
+        )),
+        "{stderr}"
+    );
+
+    // Resizing moves the count; growing past the reservation fails with the nodes it could get.
+    let resize = |n: &str| {
+        vec![
+            "container".to_string(),
+            "clusters".into(),
+            "resize".into(),
+            "c1".into(),
+            "--node-pool=mega".into(),
+            format!("--location={REGION}"),
+            format!("--num-nodes={n}"),
+            "--quiet".into(),
+        ]
+    };
+    cli.json_owned(resize("3")).await;
+    assert_eq!(in_use(&http, "a3-res").await, "3");
+    assert_eq!(mega_nodes(&sim), 3);
+    let stderr = cli.fails(&strs(&resize("4"))).await;
+    assert!(
+        stderr.contains(
+            "Current errors: [CONDITION_NOT_MET]: Instance 'gke-c1-mega-"
+        ) && stderr.contains(
+            "creation failed: Specified reservation 'a3-res' does not have available resources for the request."
+        ),
+        "{stderr}"
+    );
+    assert_eq!(in_use(&http, "a3-res").await, "3");
+    assert_eq!(mega_nodes(&sim), 3);
+    let (_, pool) = http
+        .get(&format!("{REGION}/clusters/c1/nodePools/mega"))
+        .await;
+    assert_eq!(pool["status"], "RUNNING", "{pool}");
+    cli.json_owned(resize("1")).await;
+    assert_eq!(in_use(&http, "a3-res").await, "1");
+    assert_eq!(mega_nodes(&sim), 1);
+
+    // Deleting the pool frees the reservation, which can then be deleted.
+    let out = cli
+        .run(&[
+            "container",
+            "node-pools",
+            "delete",
+            "mega",
+            "--cluster=c1",
+            "--location=us-central1",
+            "--quiet",
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let described = cli
+        .json(&[
+            "compute",
+            "reservations",
+            "describe",
+            "a3-res",
+            "--zone=us-central1-a",
+        ])
+        .await;
+    assert_eq!(described["specificReservation"]["inUseCount"], "0");
+    let out = cli
+        .run(&[
+            "compute",
+            "reservations",
+            "delete",
+            "a3-res",
+            "--zone=us-central1-a",
+            "--quiet",
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn reservation_affinity_answers_gke_errors() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    let cli = Cli::new(&sim);
+    networks(&http).await;
+    let (s, op) = http
+        .post(
+            &format!("{REGION}/clusters"),
+            cluster_body("c1", false, json!([e2_pool("p")])),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    for args in [
+        reservation_args(
+            "a3-res",
+            &[
+                "--vm-count=2",
+                "--machine-type=a3-megagpu-8g",
+                "--require-specific-reservation",
+            ],
+        ),
+        reservation_args("auto", &["--vm-count=2", "--machine-type=a3-megagpu-8g"]),
+    ] {
+        cli.json_owned(args).await;
+    }
+    let pools = format!("{REGION}/clusters/c1/nodePools");
+
+    // No such reservation: GKE's 404, nothing created.
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=nope", "--num-nodes=1"]);
+    let stderr = cli.fails(&strs(&pool_args("missing", &flags))).await;
+    assert!(
+        stderr.contains("code=404")
+            && stderr.contains(
+                "Google Compute Engine: reservation \"nope\" not found for node pool \"missing\" at zone \"us-central1-a\"."
+            ),
+        "{stderr}"
+    );
+    assert_eq!(http.get(&format!("{pools}/missing")).await.0, 404);
+
+    // Another machine type than the reservation's.
+    let stderr = cli
+        .fails(&strs(&pool_args(
+            "wrong",
+            &[
+                "--machine-type=n2-standard-8",
+                "--reservation-affinity=specific",
+                "--reservation=a3-res",
+                "--num-nodes=1",
+            ],
+        )))
+        .await;
+    assert!(
+        stderr.contains("code=400")
+            && stderr.contains(
+                "Google Compute Engine: Invalid value for field 'resource.reservationAffinity': '{  \"consumeReservationType\": \"SPECIFIC_ALLOCATION\",  \"key\": \"compute.googleapis.com/reservation-name...'. No available resources in specified reservations 'a3-res'"
+            ),
+        "{stderr}"
+    );
+    assert_eq!(http.get(&format!("{pools}/wrong")).await.0, 404);
+
+    // A reservation that is not specifically targeted.
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=auto", "--num-nodes=1"]);
+    let stderr = cli.fails(&strs(&pool_args("auto", &flags))).await;
+    assert!(
+        stderr.contains(
+            "Specified reservations [auto] can not be targeted as specificReservationRequired is not set"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(in_use(&http, "a3-res").await, "0");
+
+    // More nodes than the reservation has: accepted, then the operation fails with the nodes it
+    // could get.
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=a3-res", "--num-nodes=3"]);
+    let stderr = cli.fails(&strs(&pool_args("short", &flags))).await;
+    assert!(
+        stderr.contains("Expected 3, running 2, transitioning 1.")
+            && stderr.contains(
+                "Specified reservation 'a3-res' does not have available resources for the request."
+            ),
+        "{stderr}"
+    );
+    let (_, pool) = http.get(&format!("{pools}/short")).await;
+    assert_eq!(pool["status"], "RUNNING_WITH_ERROR", "{pool}");
+    assert_eq!(
+        kube_nodes(&sim, "c1")
+            .iter()
+            .filter(|n| n.pool == "short")
+            .count(),
+        2
+    );
+    assert_eq!(in_use(&http, "a3-res").await, "2");
+    let (_, ops) = http.get(&format!("{REGION}/operations")).await;
+    let failed = ops["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["operationType"] == "CREATE_NODE_POOL" && o["error"].is_object())
+        .cloned()
+        .unwrap();
+    assert_eq!(failed["status"], "DONE");
+    assert_eq!(failed["error"]["code"], 9);
+    assert_eq!(
+        failed["nodepoolConditions"][0]["canonicalCode"],
+        "FAILED_PRECONDITION"
+    );
+    // Now the reservation is full: a pool gets no node at all, and ends in ERROR.
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=a3-res", "--num-nodes=1"]);
+    cli.fails(&strs(&pool_args("none", &flags))).await;
+    let (_, pool) = http.get(&format!("{pools}/none")).await;
+    assert_eq!(pool["status"], "ERROR", "{pool}");
+    for name in ["short", "none"] {
+        let (s, op) = http.delete(&format!("{pools}/{name}")).await;
+        assert_eq!(s, 200, "{op}");
+    }
+    assert_eq!(in_use(&http, "a3-res").await, "0");
+}
+
+#[tokio::test]
+async fn reservations_are_per_zone_shared_across_projects_and_used_by_inline_pools() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let clusters = format!("{REGION}/clusters");
+    let compute = |project: &str, zone: &str, name: &str, share: Value| {
+        let path = format!("/compute/v1/projects/{project}/zones/{zone}/reservations");
+        let body = json!({
+            "name": name,
+            "specificReservation": {"count": "4", "instanceProperties": {"machineType": "n2-standard-8"}},
+            "specificReservationRequired": true,
+            "shareSettings": share,
+        });
+        (path, body)
+    };
+    for (project, zone, name, share) in [
+        (
+            PROJECT,
+            "us-central1-a",
+            "cpu",
+            json!({"shareType": "LOCAL"}),
+        ),
+        (
+            "owner",
+            "us-central1-a",
+            "shared",
+            json!({"shareType": "SPECIFIC_PROJECTS", "projectMap": {PROJECT: {"projectId": PROJECT}}}),
+        ),
+        (
+            "owner",
+            "us-central1-a",
+            "private",
+            json!({"shareType": "LOCAL"}),
+        ),
+    ] {
+        let (path, body) = compute(project, zone, name, share);
+        let (s, op) = http.send(reqwest::Method::POST, &path, Some(body)).await;
+        assert_eq!(s, 200, "{op}");
+    }
+    let cpu_pool = |name: &str, value: &str, zones: Value, nodes: u32| {
+        json!({"name": name, "initialNodeCount": nodes, "locations": zones,
+               "config": {"machineType": "n2-standard-8", "reservationAffinity": {
+                   "consumeReservationType": "SPECIFIC_RESERVATION",
+                   "key": "compute.googleapis.com/reservation-name", "values": [value]}}})
+    };
+
+    // A cluster's inline pool consumes at creation; a missing reservation refuses the cluster.
+    let one_zone = json!(["us-central1-a"]);
+    let (s, op) = http
+        .post(
+            &clusters,
+            cluster_body(
+                "c1",
+                false,
+                json!([cpu_pool("p", "cpu", one_zone.clone(), 3)]),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    assert_eq!(in_use(&http, "cpu").await, "3");
+    let (s, b) = http
+        .post(
+            &clusters,
+            cluster_body(
+                "c2",
+                false,
+                json!([cpu_pool("p", "gone", one_zone.clone(), 1)]),
+            ),
+        )
+        .await;
+    let m = error(s, &b, 404, "NOT_FOUND", "notFound");
+    assert_eq!(
+        m,
+        "Google Compute Engine: reservation \"gone\" not found for node pool \"p\" at zone \"us-central1-a\"."
+    );
+    assert_eq!(http.get(&format!("{clusters}/c2")).await.0, 404);
+
+    // Every zone of the pool needs the reservation.
+    let pools = format!("{clusters}/c1/nodePools");
+    let two_zones = json!(["us-central1-a", "us-central1-b"]);
+    let (s, b) = http
+        .post(
+            &pools,
+            json!({"nodePool": cpu_pool("two", "cpu", two_zones, 1)}),
+        )
+        .await;
+    let m = error(s, &b, 404, "NOT_FOUND", "notFound");
+    assert!(m.ends_with("at zone \"us-central1-b\"."), "{m}");
+
+    // Another project's reservation: only if it is shared with this one.
+    let (s, op) = http
+        .post(
+            &pools,
+            json!({"nodePool": cpu_pool("shared", "projects/owner/reservations/shared", one_zone.clone(), 2)}),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    let (_, shared) = reservation(&http, "owner", "us-central1-a", "shared").await;
+    assert_eq!(shared["specificReservation"]["inUseCount"], "2", "{shared}");
+    let (s, b) = http
+        .post(
+            &pools,
+            json!({"nodePool": cpu_pool("private", "projects/owner/reservations/private", one_zone, 1)}),
+        )
+        .await;
+    error(s, &b, 404, "NOT_FOUND", "notFound");
+
+    // Deleting the cluster frees both.
+    let (s, op) = http.delete(&format!("{clusters}/c1")).await;
+    assert_eq!(s, 200, "{op}");
+    assert_eq!(http.get(&format!("{clusters}/c1")).await.0, 404);
+    assert_eq!(in_use(&http, "cpu").await, "0");
+    let (_, shared) = reservation(&http, "owner", "us-central1-a", "shared").await;
+    assert_eq!(shared["specificReservation"]["inUseCount"], "0", "{shared}");
 }
