@@ -17,7 +17,7 @@ use crate::resource::kinds::reservation::ReservationSpec;
 use crate::resource::{Addr, Kind};
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// One check: what was needed, what is there, and when it fails, what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,8 +67,14 @@ struct Demand {
 }
 
 /// The nodes each pool the plan creates, replaces or grows takes from its reservation, by
-/// reservation and zone.
-fn demands(plan: &Plan, project: &str) -> Result<Vec<Demand>, CloudError> {
+/// reservation and zone. Pools in `existing` are planned as creates but already exist (an apply
+/// interrupted after GKE accepted the create; the next apply adopts or resumes them): their nodes
+/// are already counted in the reservation's use.
+fn demands(
+    plan: &Plan,
+    project: &str,
+    existing: &HashSet<Addr>,
+) -> Result<Vec<Demand>, CloudError> {
     let mut by_key: BTreeMap<(String, String, String), Demand> = BTreeMap::new();
     for change in plan.actions() {
         if change.addr.kind != Kind::NodePool {
@@ -83,9 +89,13 @@ fn demands(plan: &Plan, project: &str) -> Result<Vec<Demand>, CloudError> {
         else {
             continue;
         };
-        // What the pool already takes, when it keeps consuming the same reservation in place.
+        if existing.contains(&change.addr) {
+            continue;
+        }
+        // What the pool already takes from the same reservation: kept by an update, given back
+        // by a replacement's delete before its create.
         let before = match change.action {
-            Action::Update => change
+            Action::Update | Action::Replace => change
                 .before
                 .as_ref()
                 .and_then(|b| from_spec::<NodePoolSpec>("node pool", b).ok())
@@ -133,7 +143,9 @@ pub async fn run(
     if plan.destroy {
         return Ok(Preflight::default());
     }
-    let demands = demands(plan, project).map_err(|e| ("the plan's node pools".to_string(), e))?;
+    let existing = existing_pools(provider, plan).await?;
+    let demands =
+        demands(plan, project, &existing).map_err(|e| ("the plan's node pools".to_string(), e))?;
     let reads = demands.iter().map(|d| async move {
         let id = format!(
             "projects/{}/zones/{}/reservations/{}",
@@ -165,6 +177,40 @@ pub async fn run(
 }
 
 /// The check of one demand against the live reservation (`None`: not found).
+/// The node pools the plan creates that exist already (read, concurrently).
+async fn existing_pools(
+    provider: &dyn Provider,
+    plan: &Plan,
+) -> Result<HashSet<Addr>, (String, CloudError)> {
+    let creates = plan
+        .actions()
+        .filter(|c| c.addr.kind == Kind::NodePool && c.action == Action::Create)
+        .filter(|c| {
+            c.after
+                .as_ref()
+                .is_some_and(|a| a["capacity"] == "reservation")
+        });
+    let reads = creates.map(|change| async move {
+        let target = Target {
+            addr: change.addr.clone(),
+            id: change.id.clone(),
+            spec: change.after.clone().unwrap_or_default(),
+            outputs: serde_json::Value::Null,
+            context: Default::default(),
+            lifecycle: Default::default(),
+        };
+        super::refresh::read(provider, &target)
+            .await
+            .map(|found| found.map(|_| change.addr.clone()))
+            .map_err(|e| (format!("{} ({})", change.addr, change.id), e))
+    });
+    let mut existing = HashSet::new();
+    for read in join_all(reads).await {
+        existing.extend(read?);
+    }
+    Ok(existing)
+}
+
 fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Check {
     let gpus = demand
         .accelerator
@@ -289,6 +335,65 @@ mod tests {
             "accelerators": [{"type": gpus, "count": 8}], "local_ssds": 0,
             "specific_reservation_required": true, "deployment_type": "DENSE", "share_type": "LOCAL",
         })
+    }
+
+    fn pool(name: &str, nodes: u64) -> serde_json::Value {
+        json!({
+            "cluster": "c", "location": "us-central1", "name": name, "machine_type": "a3-megagpu-8g",
+            "locations": ["us-central1-a"], "node_count": nodes,
+            "accelerator": {"type": "nvidia-h100-mega-80gb", "count": 8, "driver": "LATEST"},
+            "additional_networks": [], "placement_policy": null,
+            "reservation": {"name": "res", "block": null}, "capacity": "reservation",
+            "local_ssd_count": 0, "labels": {}, "taints": [], "gvnic": true,
+            "image_type": "COS_CONTAINERD", "disk_size_gb": 200, "auto_repair": true,
+            "auto_upgrade": true,
+        })
+    }
+
+    fn change(name: &str, action: Action, before: Option<u64>, after: u64) -> super::super::Change {
+        super::super::Change {
+            addr: Addr::new(Kind::NodePool, name),
+            action,
+            id: format!("projects/p/locations/us-central1/clusters/c/nodePools/{name}"),
+            before: before.map(|n| pool(name, n)),
+            after: Some(pool(name, after)),
+            diffs: vec![],
+            reason: None,
+            dependencies: vec![],
+            lifecycle: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_plan_needs_what_it_adds_and_not_what_exists() {
+        let plan = Plan {
+            format: 1,
+            blueprint: "bp".into(),
+            lineage: String::new(),
+            serial: 0,
+            destroy: false,
+            changes: vec![
+                change("new", Action::Create, None, 4),
+                change("grown", Action::Update, Some(2), 5),
+                change("replaced", Action::Replace, Some(4), 4),
+                change("adopted", Action::Create, None, 8),
+            ],
+            drift: vec![],
+            versions: vec![],
+            adoptions: vec![],
+            preflight: None,
+        };
+        let existing: HashSet<Addr> = [Addr::new(Kind::NodePool, "adopted")].into();
+        let demands = demands(&plan, "p", &existing).unwrap();
+        assert_eq!(demands.len(), 1);
+        assert_eq!(demands[0].nodes, 4 + 3);
+        assert_eq!(
+            demands[0].pools,
+            [
+                Addr::new(Kind::NodePool, "new"),
+                Addr::new(Kind::NodePool, "grown")
+            ]
+        );
     }
 
     #[test]

@@ -36,6 +36,7 @@ fn blueprint(version: &str) -> a3ctl::blueprint::Blueprint {
 async fn env_with(version: &str) -> Env {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    crate::common::provide_shipped_reservations(&sim).await;
     let provider = GcpProvider::new(GcpConfig {
         project: PROJECT.into(),
         endpoints: Endpoints::simulator(sim.base_url()),
