@@ -1,9 +1,10 @@
-//! The Compute Engine adapter against the simulator: every Compute resource of the A3 Mega
+//! The Compute Engine adapters (one per kind, through the provider's registry) against the
+//! simulator: every Compute resource of the A3 Mega
 //! blueprint is created, polled and read back equal to its desired spec; each updatable field is
 //! changed in place; errors are classified; everything is deleted again.
 
 use a3ctl::cloud::Provider;
-use a3ctl::cloud::gcp::compute::ComputeAdapter;
+use a3ctl::cloud::gcp::GcpProvider;
 use a3ctl::cloud::gcp::{CredentialsMode, Endpoints, GcpConfig};
 use a3ctl::cloud::{ErrorClass, OpStatus, Started, Target};
 use a3ctl::plan::FieldDiff;
@@ -43,7 +44,7 @@ fn target(d: &Desired) -> Target {
 
 /// Polls until the operation is no longer running (the simulator's zero-latency operations finish
 /// at the next read).
-async fn wait(adapter: &ComputeAdapter, op: &OperationRef) -> OpStatus {
+async fn wait(adapter: &GcpProvider, op: &OperationRef) -> OpStatus {
     for _ in 0..20 {
         match adapter.poll(op).await.expect("poll") {
             OpStatus::Running { .. } => continue,
@@ -53,7 +54,7 @@ async fn wait(adapter: &ComputeAdapter, op: &OperationRef) -> OpStatus {
     panic!("operation {} never finished", op.name);
 }
 
-async fn run(adapter: &ComputeAdapter, started: Started) {
+async fn run(adapter: &GcpProvider, started: Started) {
     match started {
         Started::Done => {}
         Started::Operation(op) => {
@@ -72,7 +73,7 @@ fn diff(field: &str, before: &Value, after: &Value) -> FieldDiff {
 }
 
 /// Changes `changes` on `t` in place through the adapter's update steps, then reads it back.
-async fn update(adapter: &ComputeAdapter, t: &mut Target, changes: Value, expected_steps: &[&str]) {
+async fn update(adapter: &GcpProvider, t: &mut Target, changes: Value, expected_steps: &[&str]) {
     let mut diffs = Vec::new();
     for (field, value) in changes.as_object().unwrap() {
         diffs.push(diff(field, &t.spec[field], value));
@@ -103,7 +104,7 @@ async fn the_a3_mega_compute_resources_round_trip_update_and_delete() {
     let sim = a3ctl_sim::start(a3ctl_sim::SimConfig::default())
         .await
         .unwrap();
-    let adapter = ComputeAdapter::new(&config(&sim)).await.unwrap();
+    let adapter = GcpProvider::new(config(&sim)).await.unwrap();
     let desired: Vec<Desired> = blueprint_resources()
         .into_iter()
         .filter(|d| {
@@ -179,7 +180,7 @@ async fn the_a3_mega_compute_resources_round_trip_update_and_delete() {
     let primary = target(&desired[0]);
     assert!(adapter.create(&primary).await.is_ok());
     // Another process (a fresh adapter) gets the 409.
-    let other = ComputeAdapter::new(&config(&sim)).await.unwrap();
+    let other = GcpProvider::new(config(&sim)).await.unwrap();
     let e = other.create(&primary).await.unwrap_err();
     assert_eq!(e.class, ErrorClass::AlreadyExists, "{e:?}");
 
@@ -294,7 +295,7 @@ async fn the_a3_mega_compute_resources_round_trip_update_and_delete() {
 
 /// Creates `t` through a fresh adapter (a new requestId, as another run would send).
 async fn other_create(sim: &a3ctl_sim::SimHandle, t: &Target) -> Started {
-    let fresh = ComputeAdapter::new(&config(sim)).await.unwrap();
+    let fresh = GcpProvider::new(config(sim)).await.unwrap();
     fresh.create(t).await.expect("create")
 }
 
@@ -303,7 +304,7 @@ async fn operation_failures_are_classified() {
     let sim = a3ctl_sim::start(a3ctl_sim::SimConfig::default())
         .await
         .unwrap();
-    let adapter = ComputeAdapter::new(&config(&sim)).await.unwrap();
+    let adapter = GcpProvider::new(config(&sim)).await.unwrap();
     let scripted = |kind: &str, action| ScriptedFault {
         kind: kind.into(),
         verb: "create".into(),
@@ -406,7 +407,7 @@ async fn a_reservation_made_with_gcloud_reads_back_and_is_never_changed() {
             "--require-specific-reservation",
         ])
         .await;
-    let adapter = ComputeAdapter::new(&config(&sim)).await.unwrap();
+    let adapter = GcpProvider::new(config(&sim)).await.unwrap();
     let reservation = |name: &str| Target {
         addr: a3ctl::resource::Addr::new(Kind::Reservation, name),
         id: format!("projects/{PROJECT}/zones/us-central1-a/reservations/{name}"),

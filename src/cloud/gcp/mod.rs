@@ -31,7 +31,7 @@ use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
 use crate::resource::{Api, Kind, Observed};
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -158,15 +158,13 @@ impl GcpConfig {
     }
 }
 
-/// The Google Cloud provider.
+/// The Google Cloud provider: the registry of every kind's adapter, which it hands each call to
+/// (each API module declares its kinds' adapters: `compute::adapters`, `container::adapters` ...),
+/// with the hint of a failed call or operation refined for its resource.
 pub struct GcpProvider {
-    compute: Arc<dyn Provider>,
-    container: Arc<dyn Provider>,
-    filestore: Arc<dyn Provider>,
-    artifactregistry: Arc<dyn Provider>,
-    storage: Arc<dyn Provider>,
-    /// Objects inside the clusters, through each cluster's Kubernetes API.
-    kubernetes: Arc<dyn Provider>,
+    adapters: BTreeMap<Kind, Arc<dyn Provider>>,
+    /// The adapter that polls each API's operations (any adapter of that API).
+    pollers: BTreeMap<Api, Arc<dyn Provider>>,
     /// The resource of each operation this process started, by operation name, so that the hint
     /// of a failed operation speaks of that resource. An operation resumed from the journal after
     /// a restart is not here: its hint falls back to its API's kind ([`Subject::of_api`]).
@@ -176,15 +174,32 @@ pub struct GcpProvider {
 
 impl GcpProvider {
     pub async fn new(config: GcpConfig) -> CloudResult<GcpProvider> {
+        let mut adapters: Vec<(Kind, Arc<dyn Provider>)> = Vec::new();
+        adapters.extend(compute::adapters(&config).await?);
+        adapters.extend(container::adapters(&config).await?);
+        adapters.push((
+            Kind::Filestore,
+            Arc::new(filestore::FilestoreAdapter::new(&config).await?),
+        ));
+        adapters.push((
+            Kind::Repository,
+            Arc::new(artifactregistry::ArtifactRegistryAdapter::new(&config).await?),
+        ));
+        adapters.push((
+            Kind::Bucket,
+            Arc::new(storage::StorageAdapter::new(&config).await?),
+        ));
+        adapters.push((
+            Kind::Kubernetes,
+            Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),
+        ));
+        let mut pollers = BTreeMap::new();
+        for (kind, adapter) in &adapters {
+            pollers.entry(kind.api()).or_insert_with(|| adapter.clone());
+        }
         Ok(GcpProvider {
-            compute: Arc::new(compute::ComputeAdapter::new(&config).await?),
-            container: Arc::new(container::ContainerAdapter::new(&config).await?),
-            filestore: Arc::new(filestore::FilestoreAdapter::new(&config).await?),
-            artifactregistry: Arc::new(
-                artifactregistry::ArtifactRegistryAdapter::new(&config).await?,
-            ),
-            storage: Arc::new(storage::StorageAdapter::new(&config).await?),
-            kubernetes: Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),
+            adapters: adapters.into_iter().collect(),
+            pollers,
             operations: Mutex::new(HashMap::new()),
             retry: crate::cloud::retry::RetryPolicy::for_poll(config.poll),
         })
@@ -206,18 +221,21 @@ impl GcpProvider {
     }
 
     fn adapter(&self, kind: Kind) -> CloudResult<&Arc<dyn Provider>> {
-        self.for_api(kind.api())
+        self.adapters.get(&kind).ok_or_else(|| {
+            CloudError::new(
+                ErrorClass::Other,
+                format!("a3ctl has no Google Cloud adapter for `{kind}` resources"),
+            )
+        })
     }
 
     fn for_api(&self, api: Api) -> CloudResult<&Arc<dyn Provider>> {
-        match api {
-            Api::Compute => Ok(&self.compute),
-            Api::Container => Ok(&self.container),
-            Api::Filestore => Ok(&self.filestore),
-            Api::ArtifactRegistry => Ok(&self.artifactregistry),
-            Api::Storage => Ok(&self.storage),
-            Api::Kubernetes => Ok(&self.kubernetes),
-        }
+        self.pollers.get(&api).ok_or_else(|| {
+            CloudError::new(
+                ErrorClass::Other,
+                format!("a3ctl has no adapter polling {api:?} operations"),
+            )
+        })
     }
 }
 

@@ -1,6 +1,8 @@
 //! Compute Engine: VPC networks, subnetworks, firewall rules, Cloud Routers with their Cloud NAT,
 //! and group placement (resource) policies, through the `google-cloud-compute-v1` REST clients;
-//! reservations are only read.
+//! reservations are only read. Each kind has its adapter (`NetworkAdapter` ... `ReservationAdapter`,
+//! listed by [`adapters`]), sharing one [`ComputeAdapter`]: the clients, the `requestId`s and the
+//! operation polling.
 //!
 //! Request bodies are built as the API's JSON and turned into the crate's models with serde (the
 //! models serialize exactly as the REST API spells them); live resources are turned back into JSON
@@ -8,7 +10,7 @@
 //!
 //! Every mutation returns a Compute operation. [`OperationRef::name`] holds the operation's
 //! relative path (`projects/p/global/operations/op` or `projects/p/regions/r/operations/op`), which
-//! [`ComputeAdapter::poll`] turns back into one GET on `GlobalOperations` or `RegionOperations`.
+//! [`ComputeAdapter::poll_operation`] turns back into one GET on `GlobalOperations` or `RegionOperations`.
 //! A failed operation is `DONE` with `error`; it becomes [`OpStatus::Failed`].
 //!
 //! Mutations carry a `requestId` (a UUID) that stays the same for every retry of the same call in
@@ -21,6 +23,7 @@ mod network;
 mod router;
 
 use super::{GcpConfig, classify_gax, classify_status};
+use crate::cloud::Provider;
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -37,6 +40,7 @@ use google_cloud_gax::retry_policy::NeverRetry;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The Compute clients a3ctl uses, built once.
 pub struct ComputeAdapter {
@@ -322,155 +326,9 @@ pub(crate) fn no_update(target: &Target, step: &UpdateStep) -> CloudError {
     )
 }
 
-#[async_trait::async_trait]
-impl crate::cloud::Provider for ComputeAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        let loc = Loc::parse(&target.id)?;
-        match target.addr.kind {
-            Kind::Network => self.read_network(&loc).await,
-            Kind::Subnetwork => self.read_subnetwork(&loc).await,
-            Kind::Firewall => self.read_firewall(&loc).await,
-            Kind::Router => self.read_router(&loc).await,
-            Kind::ResourcePolicy => self.read_policy(&loc).await,
-            Kind::Reservation => {
-                let live = found(
-                    self.reservations
-                        .get()
-                        .set_project(&loc.project)
-                        .set_zone(loc.zone.as_deref().ok_or_else(|| {
-                            CloudError::new(
-                                ErrorClass::Invalid,
-                                format!("`{}` is not a zonal Compute Engine resource", target.id),
-                            )
-                        })?)
-                        .set_reservation(&loc.name)
-                        .send()
-                        .await,
-                )?;
-                Ok(live
-                    .map(|r| ReservationSpec::project(&to_json(&r)))
-                    .transpose()?)
-            }
-            other => Err(not_compute(other)),
-        }
-    }
-
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        let loc = Loc::parse(&target.id)?;
-        let request_id = self.request_ids.get(&target.id, "create", &target.spec);
-        let op = match target.addr.kind {
-            Kind::Network => self.create_network(&loc, target, request_id).await?,
-            Kind::Subnetwork => self.create_subnetwork(&loc, target, request_id).await?,
-            Kind::Firewall => self.create_firewall(&loc, target, request_id).await?,
-            Kind::Router => self.create_router(&loc, target, request_id).await?,
-            Kind::ResourcePolicy => self.create_policy(&loc, target, request_id).await?,
-            Kind::Reservation => return Err(read_only(target)),
-            other => return Err(not_compute(other)),
-        };
-        started(op, &loc)
-    }
-
-    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        match target.addr.kind {
-            Kind::Network => UpdateStep::per_call(diffs, &[("patch", &["mtu", "routing_mode"])]),
-            Kind::Subnetwork => UpdateStep::per_call(
-                diffs,
-                &[
-                    ("expandIpCidrRange", &["ip_cidr_range"]),
-                    ("patch", &["secondary_ranges", "private_ip_google_access"]),
-                ],
-            ),
-            Kind::Firewall => UpdateStep::per_call(
-                diffs,
-                &[(
-                    "patch",
-                    &["description", "priority", "allowed", "source_ranges"],
-                )],
-            ),
-            Kind::Router => UpdateStep::per_call(diffs, &[("patch", &["nat"])]),
-            _ => vec![],
-        }
-    }
-
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let loc = Loc::parse(&target.id)?;
-        let request_id = self
-            .request_ids
-            .get(&target.id, "update", &payload(target, step));
-        let op = match target.addr.kind {
-            Kind::Network => self.update_network(&loc, target, step, request_id).await?,
-            Kind::Subnetwork => {
-                self.update_subnetwork(&loc, target, step, request_id)
-                    .await?
-            }
-            Kind::Firewall => self.update_firewall(&loc, target, step, request_id).await?,
-            Kind::Router => self.update_router(&loc, target, step, request_id).await?,
-            Kind::Reservation => return Err(read_only(target)),
-            _ => return Err(no_update(target, step)),
-        };
-        started(op, &loc)
-    }
-
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let loc = Loc::parse(&target.id)?;
-        let rid = self.request_ids.get(&target.id, "delete", &Value::Null);
-        let p = &loc.project;
-        let result = match target.addr.kind {
-            Kind::Network => {
-                self.networks
-                    .delete()
-                    .set_project(p)
-                    .set_network(&loc.name)
-                    .set_request_id(rid)
-                    .send()
-                    .await
-            }
-            Kind::Subnetwork => {
-                self.subnetworks
-                    .delete()
-                    .set_project(p)
-                    .set_region(loc.region()?)
-                    .set_subnetwork(&loc.name)
-                    .set_request_id(rid)
-                    .send()
-                    .await
-            }
-            Kind::Firewall => {
-                self.firewalls
-                    .delete()
-                    .set_project(p)
-                    .set_firewall(&loc.name)
-                    .set_request_id(rid)
-                    .send()
-                    .await
-            }
-            Kind::Router => {
-                self.routers
-                    .delete()
-                    .set_project(p)
-                    .set_region(loc.region()?)
-                    .set_router(&loc.name)
-                    .set_request_id(rid)
-                    .send()
-                    .await
-            }
-            Kind::ResourcePolicy => {
-                self.policies
-                    .delete()
-                    .set_project(p)
-                    .set_region(loc.region()?)
-                    .set_resource_policy(&loc.name)
-                    .set_request_id(rid)
-                    .send()
-                    .await
-            }
-            Kind::Reservation => return Err(read_only(target)),
-            other => return Err(not_compute(other)),
-        };
-        started(gax(result)?, &loc)
-    }
-
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+impl ComputeAdapter {
+    /// Reads a global, regional or zonal operation once.
+    pub(crate) async fn poll_operation(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
         let rel = relative(&operation.name);
         let parts: Vec<&str> = rel.split('/').collect();
         let op = match parts.as_slice() {
@@ -530,17 +388,358 @@ impl crate::cloud::Provider for ComputeAdapter {
         })
     }
 
+    /// One mutation: its `requestId` (the same for every retry of the same call), the call, and
+    /// the operation it started.
+    async fn mutation(
+        &self,
+        target: &Target,
+        verb: &str,
+        payload: &Value,
+        call: impl AsyncFnOnce(&Loc, String) -> CloudResult<model::Operation>,
+    ) -> CloudResult<Started> {
+        let loc = Loc::parse(&target.id)?;
+        let request_id = self.request_ids.get(&target.id, verb, payload);
+        let op = call(&loc, request_id).await?;
+        started(op, &loc)
+    }
+}
+
+/// Compute resources are usable once their insert is DONE; policies and reservations also report a
+/// status.
+fn settle(observed: &Observed) -> Settle {
+    // Compute resources are usable once their insert is DONE; policies also report a status.
+    match observed.outputs.get("status").and_then(Value::as_str) {
+        None | Some("READY") => Settle::Ready,
+        Some("EXPIRED") => Settle::Failed {
+            message: "the resource policy has expired".into(),
+        },
+        Some(other) => Settle::Pending {
+            status: other.to_string(),
+        },
+    }
+}
+
+/// The adapters of Compute's kinds, sharing one set of clients (and `requestId`s).
+pub async fn adapters(config: &GcpConfig) -> CloudResult<Vec<(Kind, Arc<dyn Provider>)>> {
+    let shared = Arc::new(ComputeAdapter::new(config).await?);
+    Ok(vec![
+        (Kind::Network, Arc::new(NetworkAdapter(shared.clone()))),
+        (
+            Kind::Subnetwork,
+            Arc::new(SubnetworkAdapter(shared.clone())),
+        ),
+        (Kind::Firewall, Arc::new(FirewallAdapter(shared.clone()))),
+        (Kind::Router, Arc::new(RouterAdapter(shared.clone()))),
+        (
+            Kind::ResourcePolicy,
+            Arc::new(PolicyAdapter(shared.clone())),
+        ),
+        (Kind::Reservation, Arc::new(ReservationAdapter(shared))),
+    ])
+}
+
+/// VPC networks (`network`).
+pub struct NetworkAdapter(Arc<ComputeAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for NetworkAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.0.read_network(&Loc::parse(&target.id)?).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "create", &target.spec, async |loc, rid| {
+            c.create_network(loc, target, rid).await
+        })
+        .await
+    }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        UpdateStep::per_call(diffs, &[("patch", &["mtu", "routing_mode"])])
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(
+            target,
+            "update",
+            &payload(target, step),
+            async |loc, rid| c.update_network(loc, target, step, rid).await,
+        )
+        .await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
+            gax(c
+                .networks
+                .delete()
+                .set_project(&loc.project)
+                .set_network(&loc.name)
+                .set_request_id(rid)
+                .send()
+                .await)
+        })
+        .await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
     fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        // Compute resources are usable once their insert is DONE; policies also report a status.
-        match observed.outputs.get("status").and_then(Value::as_str) {
-            None | Some("READY") => Settle::Ready,
-            Some("EXPIRED") => Settle::Failed {
-                message: "the resource policy has expired".into(),
-            },
-            Some(other) => Settle::Pending {
-                status: other.to_string(),
-            },
-        }
+        settle(observed)
+    }
+}
+
+/// Subnetworks (`subnetwork`).
+pub struct SubnetworkAdapter(Arc<ComputeAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for SubnetworkAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.0.read_subnetwork(&Loc::parse(&target.id)?).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "create", &target.spec, async |loc, rid| {
+            c.create_subnetwork(loc, target, rid).await
+        })
+        .await
+    }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        UpdateStep::per_call(
+            diffs,
+            &[
+                ("expandIpCidrRange", &["ip_cidr_range"]),
+                ("patch", &["secondary_ranges", "private_ip_google_access"]),
+            ],
+        )
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(
+            target,
+            "update",
+            &payload(target, step),
+            async |loc, rid| c.update_subnetwork(loc, target, step, rid).await,
+        )
+        .await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
+            gax(c
+                .subnetworks
+                .delete()
+                .set_project(&loc.project)
+                .set_region(loc.region()?)
+                .set_subnetwork(&loc.name)
+                .set_request_id(rid)
+                .send()
+                .await)
+        })
+        .await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
+    }
+}
+
+/// Firewall rules (`firewall`).
+pub struct FirewallAdapter(Arc<ComputeAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for FirewallAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.0.read_firewall(&Loc::parse(&target.id)?).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "create", &target.spec, async |loc, rid| {
+            c.create_firewall(loc, target, rid).await
+        })
+        .await
+    }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        UpdateStep::per_call(
+            diffs,
+            &[(
+                "patch",
+                &["description", "priority", "allowed", "source_ranges"],
+            )],
+        )
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(
+            target,
+            "update",
+            &payload(target, step),
+            async |loc, rid| c.update_firewall(loc, target, step, rid).await,
+        )
+        .await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
+            gax(c
+                .firewalls
+                .delete()
+                .set_project(&loc.project)
+                .set_firewall(&loc.name)
+                .set_request_id(rid)
+                .send()
+                .await)
+        })
+        .await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
+    }
+}
+
+/// Cloud Routers with their Cloud NAT (`router`).
+pub struct RouterAdapter(Arc<ComputeAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for RouterAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.0.read_router(&Loc::parse(&target.id)?).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "create", &target.spec, async |loc, rid| {
+            c.create_router(loc, target, rid).await
+        })
+        .await
+    }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        UpdateStep::per_call(diffs, &[("patch", &["nat"])])
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(
+            target,
+            "update",
+            &payload(target, step),
+            async |loc, rid| c.update_router(loc, target, step, rid).await,
+        )
+        .await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
+            gax(c
+                .routers
+                .delete()
+                .set_project(&loc.project)
+                .set_region(loc.region()?)
+                .set_router(&loc.name)
+                .set_request_id(rid)
+                .send()
+                .await)
+        })
+        .await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
+    }
+}
+
+/// Group placement policies (`resource_policy`): created and deleted, never changed.
+pub struct PolicyAdapter(Arc<ComputeAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for PolicyAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.0.read_policy(&Loc::parse(&target.id)?).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "create", &target.spec, async |loc, rid| {
+            c.create_policy(loc, target, rid).await
+        })
+        .await
+    }
+    fn update_steps(&self, _target: &Target, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        vec![]
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        Err(no_update(target, step))
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        let c = &self.0;
+        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
+            gax(c
+                .policies
+                .delete()
+                .set_project(&loc.project)
+                .set_region(loc.region()?)
+                .set_resource_policy(&loc.name)
+                .set_request_id(rid)
+                .send()
+                .await)
+        })
+        .await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
+    }
+}
+
+/// Reservations (`reservation`): read only.
+pub struct ReservationAdapter(Arc<ComputeAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for ReservationAdapter {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        let loc = Loc::parse(&target.id)?;
+        let zone = loc.zone.as_deref().ok_or_else(|| {
+            CloudError::new(
+                ErrorClass::Invalid,
+                format!("`{}` is not a zonal Compute Engine resource", target.id),
+            )
+        })?;
+        let live = found(
+            self.0
+                .reservations
+                .get()
+                .set_project(&loc.project)
+                .set_zone(zone)
+                .set_reservation(&loc.name)
+                .send()
+                .await,
+        )?;
+        Ok(live
+            .map(|r| ReservationSpec::project(&to_json(&r)))
+            .transpose()?)
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        Err(read_only(target))
+    }
+    fn update_steps(&self, _target: &Target, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        vec![]
+    }
+    async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {
+        Err(read_only(target))
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        Err(read_only(target))
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
     }
 }
 
@@ -554,13 +753,6 @@ fn read_only(target: &Target) -> CloudError {
         ),
     )
     .with_hint("manage reservations with `gcloud compute reservations` or the console")
-}
-
-fn not_compute(kind: Kind) -> CloudError {
-    CloudError::new(
-        ErrorClass::Other,
-        format!("`{kind}` is not a Compute Engine resource"),
-    )
 }
 
 #[cfg(test)]

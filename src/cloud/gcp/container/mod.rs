@@ -16,6 +16,7 @@ mod operations;
 pub(crate) use operations::rpc_code_name;
 
 use super::{GcpConfig, classify_gax};
+use crate::cloud::Provider;
 use crate::cloud::{
     CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
 };
@@ -23,6 +24,7 @@ use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
 use crate::resource::{Kind, Observed};
 use google_cloud_container_v1::client::ClusterManager;
+use std::sync::Arc;
 
 /// How the Kubernetes API of a cluster is authenticated when counting a pool's nodes.
 #[derive(Clone)]
@@ -33,7 +35,7 @@ enum KubeAuth {
     Adc(google_cloud_auth::credentials::AccessTokenCredentials),
 }
 
-/// The GKE adapter.
+/// GKE's client, shared by the cluster and node-pool adapters.
 pub struct ContainerAdapter {
     client: ClusterManager,
     kube_auth: KubeAuth,
@@ -178,99 +180,121 @@ pub(crate) fn typed<T: serde::de::DeserializeOwned>(
     })
 }
 
-fn unsupported(target: &Target) -> CloudError {
-    CloudError::new(
-        ErrorClass::Other,
-        format!("{} is not a GKE resource", target.addr),
-    )
+impl ContainerAdapter {
+    async fn delete_cluster(&self, target: &Target) -> CloudResult<Started> {
+        let path = ClusterPath::parse(&target.id)?;
+        let op = self
+            .client
+            .delete_cluster()
+            .set_name(&target.id)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(operations::started(&path, &op))
+    }
+
+    async fn delete_pool(&self, target: &Target) -> CloudResult<Started> {
+        let (path, _) = parse_pool(&target.id)?;
+        let op = self
+            .client
+            .delete_node_pool()
+            .set_name(&target.id)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(operations::started(&path, &op))
+    }
 }
 
+/// The adapters of GKE's kinds, sharing one client.
+pub async fn adapters(config: &GcpConfig) -> CloudResult<Vec<(Kind, Arc<dyn Provider>)>> {
+    let shared = Arc::new(ContainerAdapter::new(config).await?);
+    Ok(vec![
+        (Kind::Cluster, Arc::new(ClusterAdapter(shared.clone()))),
+        (Kind::NodePool, Arc::new(NodePoolAdapter(shared))),
+    ])
+}
+
+/// Whether a cluster or pool is usable, from its `status`: GKE's `RUNNING`; `ERROR`, `DEGRADED`
+/// and `RUNNING_WITH_ERROR` fail with GKE's message; `STOPPING` is being deleted.
+fn settle(observed: &Observed) -> Settle {
+    let status = observed.outputs["status"].as_str().unwrap_or("");
+    let message = observed.outputs["status_message"]
+        .as_str()
+        .filter(|m| !m.is_empty())
+        .unwrap_or(status)
+        .to_string();
+    match status {
+        "RUNNING" => Settle::Ready,
+        "ERROR" | "DEGRADED" | "RUNNING_WITH_ERROR" => Settle::Failed { message },
+        "STOPPING" => Settle::Deleting {
+            status: status.to_string(),
+        },
+        other => Settle::Pending {
+            status: other.to_string(),
+        },
+    }
+}
+
+/// GKE clusters (`cluster`).
+pub struct ClusterAdapter(Arc<ContainerAdapter>);
+
 #[async_trait::async_trait]
-impl crate::cloud::Provider for ContainerAdapter {
+impl Provider for ClusterAdapter {
     fn serial_lane(&self, target: &Target) -> Option<String> {
         serial_lane(target)
     }
     async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        match target.addr.kind {
-            Kind::Cluster => self.read_cluster(target).await,
-            Kind::NodePool => self.read_pool(target).await,
-            _ => Err(unsupported(target)),
-        }
+        self.0.read_cluster(target).await
     }
-
     async fn create(&self, target: &Target) -> CloudResult<Started> {
-        match target.addr.kind {
-            Kind::Cluster => self.create_cluster(target).await,
-            Kind::NodePool => self.create_pool(target).await,
-            _ => Err(unsupported(target)),
-        }
+        self.0.create_cluster(target).await
     }
-
-    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        match target.addr.kind {
-            Kind::Cluster => cluster::update_steps(diffs),
-            Kind::NodePool => node_pool::update_steps(diffs),
-            _ => vec![],
-        }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        cluster::update_steps(diffs)
     }
-
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        match target.addr.kind {
-            Kind::Cluster => self.update_cluster(target, step).await,
-            Kind::NodePool => self.update_pool(target, step).await,
-            _ => Err(unsupported(target)),
-        }
+        self.0.update_cluster(target, step).await
     }
-
     async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let (path, op) = match target.addr.kind {
-            Kind::Cluster => {
-                let path = ClusterPath::parse(&target.id)?;
-                let op = self
-                    .client
-                    .delete_cluster()
-                    .set_name(&target.id)
-                    .send()
-                    .await;
-                (path, op)
-            }
-            Kind::NodePool => {
-                let (path, _) = parse_pool(&target.id)?;
-                let op = self
-                    .client
-                    .delete_node_pool()
-                    .set_name(&target.id)
-                    .send()
-                    .await;
-                (path, op)
-            }
-            _ => return Err(unsupported(target)),
-        };
-        let op = op.map_err(|e| classify_gax(&e))?;
-        Ok(operations::started(&path, &op))
+        self.0.delete_cluster(target).await
     }
-
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.poll_operation(operation).await
+        self.0.poll_operation(operation).await
     }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
+    }
+}
 
-    fn settle(&self, target: &Target, observed: &Observed) -> Settle {
-        let status = observed.outputs["status"].as_str().unwrap_or("");
-        let message = observed.outputs["status_message"]
-            .as_str()
-            .filter(|m| !m.is_empty())
-            .unwrap_or(status)
-            .to_string();
-        match (target.addr.kind, status) {
-            (_, "RUNNING") => Settle::Ready,
-            (_, "ERROR" | "DEGRADED" | "RUNNING_WITH_ERROR") => Settle::Failed { message },
-            (_, "STOPPING") => Settle::Deleting {
-                status: status.to_string(),
-            },
-            (_, other) => Settle::Pending {
-                status: other.to_string(),
-            },
-        }
+/// GKE node pools (`node_pool`).
+pub struct NodePoolAdapter(Arc<ContainerAdapter>);
+
+#[async_trait::async_trait]
+impl Provider for NodePoolAdapter {
+    fn serial_lane(&self, target: &Target) -> Option<String> {
+        serial_lane(target)
+    }
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.0.read_pool(target).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        self.0.create_pool(target).await
+    }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        node_pool::update_steps(diffs)
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        self.0.update_pool(target, step).await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        self.0.delete_pool(target).await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.0.poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
     }
 }
 
