@@ -249,22 +249,13 @@ pub async fn provide_reservations(
     for desired in resources.iter().filter(|d| d.addr.kind == Kind::NodePool) {
         let spec: NodePoolSpec =
             from_spec("node pool", &desired.spec).map_err(|e| e.to_string())?;
-        let Some(reservation) = spec
-            .reservation
-            .as_ref()
-            .filter(|_| spec.capacity == "reservation")
-        else {
+        let Some(reservation) = spec.consumed_reservation() else {
             continue;
         };
-        // The pool's own project, unless the reservation is named by another project's path.
+        // The pool's own project (its id is `projects/P/locations/...`), unless the reservation
+        // is named by another project's path.
         let own = desired.id.split('/').nth(1).unwrap_or_default();
-        let (project, name) = match reservation.name.strip_prefix("projects/") {
-            Some(rest) => rest
-                .split_once("/reservations/")
-                .map(|(p, n)| (p.to_string(), n.to_string()))
-                .unwrap_or((own.to_string(), reservation.name.clone())),
-            None => (own.to_string(), reservation.name.clone()),
-        };
+        let (project, name) = reservation.owner_and_name(own);
         for zone in &spec.locations {
             let collection =
                 format!("{base_url}/compute/v1/projects/{project}/zones/{zone}/reservations");

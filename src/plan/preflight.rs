@@ -82,11 +82,7 @@ fn demands(
         }
         let Some(after) = &change.after else { continue };
         let spec: NodePoolSpec = from_spec("node pool", after)?;
-        let Some(reservation) = spec
-            .reservation
-            .as_ref()
-            .filter(|_| spec.capacity == "reservation")
-        else {
+        let Some(reservation) = spec.consumed_reservation() else {
             continue;
         };
         if existing.contains(&change.addr) {
@@ -107,14 +103,7 @@ fn demands(
         if added == 0 {
             continue;
         }
-        // A reservation in another project is named by its path.
-        let (owner, name) = match reservation.name.strip_prefix("projects/") {
-            Some(rest) => match rest.split_once("/reservations/") {
-                Some((owner, name)) => (owner.to_string(), name.to_string()),
-                None => (project.to_string(), reservation.name.clone()),
-            },
-            None => (project.to_string(), reservation.name.clone()),
-        };
+        let (owner, name) = reservation.owner_and_name(project);
         for zone in &spec.locations {
             let key = (owner.clone(), zone.clone(), name.clone());
             let demand = by_key.entry(key).or_insert_with(|| Demand {
@@ -188,7 +177,8 @@ async fn existing_pools(
         .filter(|c| {
             c.after
                 .as_ref()
-                .is_some_and(|a| a["capacity"] == "reservation")
+                .and_then(|a| from_spec::<NodePoolSpec>("node pool", a).ok())
+                .is_some_and(|spec| spec.consumed_reservation().is_some())
         });
     let reads = creates.map(|change| async move {
         let target = Target {

@@ -66,6 +66,16 @@ impl Reservation {
         value
     }
 
+    /// `(project, name)` of the reservation: its own project when named by a path
+    /// (`projects/Q/reservations/R`, a shared reservation), else `project`.
+    pub fn owner_and_name(&self, project: &str) -> (String, String) {
+        self.name
+            .strip_prefix("projects/")
+            .and_then(|rest| rest.split_once("/reservations/"))
+            .map(|(owner, name)| (owner.to_string(), name.to_string()))
+            .unwrap_or_else(|| (project.to_string(), self.name.clone()))
+    }
+
     /// The reservation a `reservationAffinity` value names, short when it is in `project`.
     pub fn from_value(project: &str, value: &str) -> Reservation {
         let (path, block) = match value.split_once("/reservationBlocks/") {
@@ -156,6 +166,13 @@ fn last(value: &str) -> String {
 }
 
 impl NodePoolSpec {
+    /// The reservation the pool consumes, when its capacity is `reservation`.
+    pub fn consumed_reservation(&self) -> Option<&Reservation> {
+        self.reservation
+            .as_ref()
+            .filter(|_| self.capacity == "reservation")
+    }
+
     /// The live pool of cluster `cluster` in `location` (project `project`) as a spec plus
     /// outputs; `nodes_per_zone` is the size counted from the cluster's Nodes, if known. A pool
     /// without its node config or machine type is an error: GKE always returns them.
