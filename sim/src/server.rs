@@ -439,6 +439,10 @@ impl SimHandle {
                 self.endpoint("artifactregistry"),
             ),
             ("A3CTL_STORAGE_ENDPOINT".into(), self.endpoint("storage")),
+            (
+                "A3CTL_SERVICEUSAGE_ENDPOINT".into(),
+                self.endpoint("serviceusage"),
+            ),
             ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),
         ]

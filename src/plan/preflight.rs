@@ -4,10 +4,15 @@
 //! reservation capacity check, GoogleCloudPlatform/cluster-toolkit PR #5092 and
 //! AI-Hypercomputer/xpk PR #1057).
 //!
-//! Checks so far — one per reservation a plan consumes from: the reservation exists in the pool's
-//! zone (`compute.reservations.get`), holds the pool's machine type and GPUs, and has enough free
-//! VMs (`count - inUseCount`) for every node the plan adds from it. Node pools that already exist
-//! and keep their size need nothing more. Preflight only reads, concurrently.
+//! Checks so far:
+//! - every Google API the plan calls is enabled in the project (`serviceusage.services.get`; a
+//!   call to a disabled API fails with `403 SERVICE_DISABLED`, possibly minutes into an apply);
+//! - one per reservation a plan consumes from: the reservation exists in the pool's zone
+//!   (`compute.reservations.get`), holds the pool's machine type and GPUs, and has enough free
+//!   VMs (`count - inUseCount`) for every node the plan adds from it. Node pools that already
+//!   exist and keep their size need nothing more.
+//!
+//! Preflight only reads, concurrently.
 
 use super::{Action, Plan};
 use crate::cloud::{CloudError, Provider, Target};
@@ -132,6 +137,7 @@ pub async fn run(
     if plan.destroy {
         return Ok(Preflight::default());
     }
+    let mut checks = services(provider, plan, project).await?;
     let existing = existing_pools(provider, plan).await?;
     let demands =
         demands(plan, project, &existing).map_err(|e| ("the plan's node pools".to_string(), e))?;
@@ -152,7 +158,6 @@ pub async fn run(
             .await
             .map_err(|e| (format!("reservation `{}` ({id})", d.name), e))
     });
-    let mut checks = Vec::new();
     for (demand, read) in demands.iter().zip(join_all(reads).await) {
         let observed = read?;
         // The projection always reports it (0 until a VM consumes the reservation).
@@ -166,6 +171,80 @@ pub async fn run(
 }
 
 /// The check of one demand against the live reservation (`None`: not found).
+/// One check per Google API the plan's changes call (by their kinds' services), that it is
+/// enabled in `project`.
+async fn services(
+    provider: &dyn Provider,
+    plan: &Plan,
+    project: &str,
+) -> Result<Vec<Check>, (String, CloudError)> {
+    let mut needed: BTreeMap<&'static str, Vec<Addr>> = BTreeMap::new();
+    for change in plan.actions() {
+        if let Some(service) = change.addr.kind.info().service {
+            needed.entry(service).or_default().push(change.addr.clone());
+        }
+    }
+    let reads = needed.iter().map(|(service, addrs)| async move {
+        let id = format!("projects/{project}/services/{service}");
+        let target = Target {
+            addr: Addr::new(Kind::Service, *service),
+            id: id.clone(),
+            spec: serde_json::Value::Null,
+            outputs: serde_json::Value::Null,
+            context: Default::default(),
+            lifecycle: Default::default(),
+        };
+        let read = super::refresh::read(provider, &target).await;
+        (service, addrs, read)
+    });
+    let mut checks = Vec::new();
+    for (service, addrs, read) in join_all(reads).await {
+        let mut check = Check {
+            subject: format!("API {service}"),
+            for_resources: addrs.clone(),
+            ok: false,
+            need: "enabled".into(),
+            available: String::new(),
+            problem: None,
+            fix: None,
+        };
+        let enable = format!("gcloud services enable {service} --project={project}");
+        match read {
+            Ok(Some(observed)) if observed.spec["enabled"] == true => {
+                check.ok = true;
+                check.available = "enabled".into();
+            }
+            Ok(Some(_)) => {
+                check.available = "disabled".into();
+                check.problem = Some(format!(
+                    "{service} is disabled in project {project}: every call to it would fail"
+                ));
+                check.fix = Some(format!("enable it: {enable}"));
+            }
+            Ok(None) => {
+                check.available = "project not found".into();
+                check.problem = Some(format!("Service Usage does not know project {project}"));
+                check.fix = Some("check `project` in the blueprint".into());
+            }
+            // Without permission to read services, the check cannot say; other errors are
+            // errors of the plan.
+            Err(e) if e.class == crate::cloud::ErrorClass::Permission => {
+                check.available = "unknown".into();
+                check.problem = Some(format!(
+                    "cannot read whether {service} is enabled: {}",
+                    e.message
+                ));
+                check.fix = Some(format!(
+                    "grant roles/serviceusage.serviceUsageConsumer on {project}, or {enable}"
+                ));
+            }
+            Err(e) => return Err((format!("whether {service} is enabled"), e)),
+        }
+        checks.push(check);
+    }
+    Ok(checks)
+}
+
 /// The node pools the plan creates that exist already (read, concurrently).
 async fn existing_pools(
     provider: &dyn Provider,

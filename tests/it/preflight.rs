@@ -51,14 +51,17 @@ async fn reserve(cx: &TestContext, name: &str, zone: &str, count: u32, machine: 
 async fn refused(cx: &TestContext, blueprint: &str, problem: &str, fix: &str) -> Run {
     let before = mutations(cx);
     let plan = cx.run(&["plan", blueprint]).await.expect(1);
+    assert!(plan.stdout.contains("\n  ✗ reservation"), "{}", plan.stdout);
     assert!(
-        plan.stdout.contains("Preflight:\n  ✗ reservation"),
+        plan.stdout.contains(
+            "Preflight:\n  ✓ API artifactregistry.googleapis.com: need enabled, available enabled\n"
+        ),
         "{}",
         plan.stdout
     );
     assert!(
         plan.stderr
-            .contains("Preflight failed: 1 of 1 check(s); nothing was changed"),
+            .contains("Preflight failed: 1 of 6 check(s); nothing was changed"),
         "{}",
         plan.stderr
     );
@@ -84,17 +87,30 @@ async fn the_shipped_reservation_passes_and_is_shown() {
     let plan = cx.run(&["plan", MEGA]).await.expect(0);
     assert!(
         plan.stdout.contains(
-            "Preflight:\n  ✓ reservation a3mega-reservation (us-central1-a): need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 32 free of 32\n"
+            "  ✓ reservation a3mega-reservation (us-central1-a): need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 32 free of 32\n"
         ),
         "{}",
         plan.stdout
     );
     let json = cx.run(&["plan", MEGA, "--json"]).await.expect(0);
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(json["preflight"]["checks"][0]["ok"], true);
-    assert_eq!(
-        json["preflight"]["checks"][0]["for_resources"][0],
-        "node_pool.a3mega"
+    let checks = json["preflight"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 6, "five APIs and the reservation");
+    assert!(checks.iter().all(|c| c["ok"] == true));
+    let reservation = checks
+        .iter()
+        .find(|c| c["subject"] == "reservation a3mega-reservation (us-central1-a)")
+        .unwrap();
+    assert_eq!(reservation["for_resources"][0], "node_pool.a3mega");
+    let compute = checks
+        .iter()
+        .find(|c| c["subject"] == "API compute.googleapis.com")
+        .unwrap();
+    assert!(
+        compute["for_resources"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("network.primary"))
     );
 }
 

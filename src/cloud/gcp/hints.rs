@@ -69,12 +69,10 @@ impl Subject {
 
     /// An operation of `api` whose resource is not known: the kind when the API serves one.
     pub fn of_api(api: Api) -> Subject {
-        match api {
-            Api::Filestore => Subject::kind(Kind::Filestore),
-            Api::ArtifactRegistry => Subject::kind(Kind::Repository),
-            Api::Storage => Subject::kind(Kind::Bucket),
-            Api::Kubernetes => Subject::kind(Kind::Kubernetes),
-            Api::Compute | Api::Container => Subject::default(),
+        let mut kinds = Kind::ALL.iter().filter(|k| k.api() == api);
+        match (kinds.next(), kinds.next()) {
+            (Some(kind), None) => Subject::kind(*kind),
+            _ => Subject::default(),
         }
     }
 

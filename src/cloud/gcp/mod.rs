@@ -20,6 +20,7 @@ pub mod container;
 pub mod filestore;
 pub mod hints;
 pub mod lro;
+pub mod serviceusage;
 pub mod storage;
 
 pub use hints::{Subject, hint, refine};
@@ -42,6 +43,7 @@ pub mod env {
     pub const FILESTORE_ENDPOINT: &str = "A3CTL_FILESTORE_ENDPOINT";
     pub const ARTIFACTREGISTRY_ENDPOINT: &str = "A3CTL_ARTIFACTREGISTRY_ENDPOINT";
     pub const STORAGE_ENDPOINT: &str = "A3CTL_STORAGE_ENDPOINT";
+    pub const SERVICEUSAGE_ENDPOINT: &str = "A3CTL_SERVICEUSAGE_ENDPOINT";
     /// Replaces `https://github.com` in release download URLs (mirrors, simulators).
     pub const GITHUB_ENDPOINT: &str = "A3CTL_GITHUB_ENDPOINT";
     /// Send no credentials at all (for simulators).
@@ -56,6 +58,7 @@ pub struct Endpoints {
     pub filestore: Option<String>,
     pub artifactregistry: Option<String>,
     pub storage: Option<String>,
+    pub serviceusage: Option<String>,
     /// Where `https://github.com/...` release downloads go instead.
     pub github: Option<String>,
 }
@@ -70,6 +73,7 @@ impl Endpoints {
             filestore: var(env::FILESTORE_ENDPOINT),
             artifactregistry: var(env::ARTIFACTREGISTRY_ENDPOINT),
             storage: var(env::STORAGE_ENDPOINT),
+            serviceusage: var(env::SERVICEUSAGE_ENDPOINT),
             github: var(env::GITHUB_ENDPOINT),
         }
     }
@@ -82,6 +86,7 @@ impl Endpoints {
             filestore: Some(format!("{base}/file")),
             artifactregistry: Some(format!("{base}/artifactregistry")),
             storage: Some(base.to_string()),
+            serviceusage: Some(format!("{base}/serviceusage")),
             github: Some(format!("{base}/github")),
         }
     }
@@ -188,6 +193,10 @@ impl GcpProvider {
         adapters.push((
             Kind::Bucket,
             Arc::new(storage::StorageAdapter::new(&config).await?),
+        ));
+        adapters.push((
+            Kind::Service,
+            Arc::new(serviceusage::ServiceAdapter::new(&config).await?),
         ));
         adapters.push((
             Kind::Kubernetes,

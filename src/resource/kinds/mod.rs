@@ -18,6 +18,7 @@ pub mod repository;
 pub mod reservation;
 pub mod resource_policy;
 pub mod router;
+pub mod service;
 pub mod subnetwork;
 
 use crate::resource::spec::Field;
@@ -44,6 +45,8 @@ pub enum Kind {
     Kubernetes,
     /// Read only: capacity node pools consume.
     Reservation,
+    /// Read only: a Google API of the project, enabled or not.
+    Service,
 }
 
 /// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
@@ -56,6 +59,7 @@ pub enum Api {
     ArtifactRegistry,
     Storage,
     Kubernetes,
+    ServiceUsage,
 }
 
 /// What a3ctl knows about a kind, declared next to its spec as `INFO`.
@@ -90,6 +94,7 @@ pub const KINDS: &[KindInfo] = &[
     bucket::INFO,
     kubernetes::INFO,
     reservation::INFO,
+    service::INFO,
 ];
 
 impl Kind {
@@ -119,6 +124,7 @@ impl Kind {
             Kind::Bucket => &bucket::INFO,
             Kind::Kubernetes => &kubernetes::INFO,
             Kind::Reservation => &reservation::INFO,
+            Kind::Service => &service::INFO,
         }
     }
 
