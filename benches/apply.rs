@@ -36,6 +36,17 @@ async fn bench(name: &str) {
     })
     .await
     .expect("simulator");
+    // The project holds the reservations the blueprint names, as the sandbox's does.
+    let client = reqwest::Client::new();
+    for operation in
+        a3ctl::commands::session::provide_reservations(sim.base_url(), graph.resources())
+            .await
+            .expect("reservations")
+    {
+        a3ctl::commands::session::wait_for_operation(&client, sim.base_url(), &operation)
+            .await
+            .expect("reservation ready");
+    }
     let provider = GcpProvider::new(GcpConfig {
         project: blueprint.project.clone(),
         endpoints: Endpoints::simulator(sim.base_url()),

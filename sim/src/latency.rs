@@ -57,6 +57,11 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     // Artifact Registry.
     ("artifactregistry.repository.create", 5.0, 15.0),
     ("artifactregistry.repository.delete", 5.0, 15.0),
+    // One request's round trip (network and front end), before the API handles it: to Google's
+    // APIs 50–250 ms, to a cluster's API server less (a regional endpoint, no global front end).
+    // Waited in real time under a scaled clock only, so plan and refresh speed can be measured.
+    ("request.google", 0.05, 0.25),
+    ("request.kube", 0.005, 0.03),
     // Kubernetes objects.
     ("kube.crd.established", 1.0, 3.0),
     ("kube.daemonset.ready", 20.0, 60.0),
@@ -185,6 +190,19 @@ mod tests {
             let ms = profile.sample_ms("container.cluster.create", &mut rng);
             assert!((360_000..=600_000).contains(&ms), "{ms}");
         }
+    }
+
+    #[test]
+    fn a_request_round_trip_is_tens_of_milliseconds_and_none_in_zero() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let realistic = LatencyProfile::realistic();
+        for _ in 0..50 {
+            let google = realistic.sample_ms("request.google", &mut rng);
+            assert!((50..=250).contains(&google), "{google}");
+            let kube = realistic.sample_ms("request.kube", &mut rng);
+            assert!((5..=30).contains(&kube), "{kube}");
+        }
+        assert_eq!(LatencyProfile::zero().sample_ms("request.google", &mut rng), 0);
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub struct Shared {
     pub trips: watch::Sender<u64>,
     /// Requests held by tripwires right now.
     pub held: AtomicUsize,
+    /// Requests seen so far (seeds each one's round trip).
+    pub requests: std::sync::atomic::AtomicU64,
     dirty: AtomicBool,
 }
 
@@ -139,6 +141,19 @@ impl Shared {
     pub fn trip(&self, index: usize) {
         self.faults.lock().trip(index);
         self.trips.send_modify(|n| *n += 1);
+    }
+}
+
+/// Waits one request's round trip (latency key `request.google` or `request.kube`, drawn from the
+/// seed and the request's number): in real time under a scaled clock; not at all under a manual
+/// clock (where waiting would never end) or in the `zero` profile.
+pub async fn round_trip(shared: &Shared, key: &str) {
+    use rand::SeedableRng;
+    let n = shared.requests.fetch_add(1, Ordering::SeqCst);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(shared.config.seed.wrapping_add(n));
+    let ms = shared.latency.sample_ms(key, &mut rng);
+    if let Some(real) = shared.clock.real_duration(ms).filter(|d| !d.is_zero()) {
+        tokio::time::sleep(real).await;
     }
 }
 
@@ -276,6 +291,7 @@ async fn front_door(State(shared): State<Arc<Shared>>, req: Request, next: Next)
         .filter(|k| k.applies_to_api(api))
         .collect();
     let decision = shared.faults.lock().decide(&request, &applicable);
+    round_trip(&shared, "request.google").await;
     let mut entry = LogEntry {
         seq: 0,
         at: shared.clock.now(),
@@ -579,6 +595,7 @@ pub async fn start(config: SimConfig) -> Result<SimHandle, StartError> {
         base_url: format!("http://{addr}"),
         trips: watch::channel(0).0,
         held: AtomicUsize::new(0),
+        requests: std::sync::atomic::AtomicU64::new(0),
         dirty: AtomicBool::new(false),
         config,
     });

@@ -91,6 +91,7 @@ async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
             endpoint: &endpoint,
         };
         let decision = cx.shared.faults.lock().decide(&request, &applicable);
+        crate::server::round_trip(&cx.shared, "request.kube").await;
         let (response, fault) = run_request(&cx.shared, decision, req, next, |kind| {
             transient_response(kind, guard.as_ref())
         })
