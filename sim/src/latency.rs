@@ -57,6 +57,9 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     // Artifact Registry.
     ("artifactregistry.repository.create", 5.0, 15.0),
     ("artifactregistry.repository.delete", 5.0, 15.0),
+    // Service Usage: enabling an API takes seconds to a minute or two.
+    ("serviceusage.service.enable", 5.0, 60.0),
+    ("serviceusage.service.disable", 5.0, 30.0),
     // Kubernetes objects.
     ("kube.crd.established", 1.0, 3.0),
     ("kube.daemonset.ready", 20.0, 60.0),
