@@ -22,6 +22,9 @@ pub struct GcpError {
     /// v1 reason, e.g. `notFound`.
     pub reason: String,
     pub domain: &'static str,
+    /// More fields of the `errors[]` entry, such as `extendedHelp` (the usage-limit errors of a
+    /// disabled API point at the developers console). Boxed: every handler returns this type.
+    pub error_extras: Option<Box<Value>>,
     /// Extra `details` entries (google.rpc typed messages), if any.
     pub details: Vec<Value>,
 }
@@ -39,12 +42,21 @@ impl GcpError {
             message: message.into(),
             reason: reason.into(),
             domain: "global",
+            error_extras: None,
             details: vec![],
         }
     }
 
     pub fn with_domain(mut self, domain: &'static str) -> GcpError {
         self.domain = domain;
+        self
+    }
+
+    /// Sets `extendedHelp` on the `errors[]` entry.
+    pub fn with_extended_help(mut self, url: &str) -> GcpError {
+        let mut extras = self.error_extras.take().map_or_else(|| json!({}), |b| *b);
+        extras["extendedHelp"] = json!(url);
+        self.error_extras = Some(Box::new(extras));
         self
     }
 
@@ -132,6 +144,11 @@ impl GcpError {
             "errors": [{ "message": self.message, "domain": self.domain, "reason": self.reason }],
             "status": self.status,
         });
+        if let Some(Value::Object(extras)) = self.error_extras.as_deref() {
+            for (key, value) in extras {
+                error["errors"][0][key.as_str()] = value.clone();
+            }
+        }
         if !self.details.is_empty() {
             error["details"] = Value::Array(self.details.clone());
         }

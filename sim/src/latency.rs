@@ -62,6 +62,9 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     // Waited in real time under a scaled clock only, so plan and refresh speed can be measured.
     ("request.google", 0.05, 0.25),
     ("request.kube", 0.005, 0.03),
+    // Service Usage: enabling an API takes seconds to a minute or two.
+    ("serviceusage.service.enable", 5.0, 60.0),
+    ("serviceusage.service.disable", 5.0, 30.0),
     // Kubernetes objects.
     ("kube.crd.established", 1.0, 3.0),
     ("kube.daemonset.ready", 20.0, 60.0),

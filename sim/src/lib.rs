@@ -11,12 +11,15 @@
 //! | Filestore v1 | `/file/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_FILE=<base>/file/` |
 //! | Artifact Registry v1 | `/artifactregistry/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY=<base>/artifactregistry/` |
 //! | Cloud Storage JSON v1 | `/storage/v1/...`, `/upload/storage/v1/...`, `/download/storage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=<base>/` |
-//! | Service Usage v1 (`services.get` only) | `/serviceusage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE=<base>/serviceusage/` |
+//! | Service Usage v1 (services get, list, enable, disable, batchEnable; operations get) | `/serviceusage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE=<base>/serviceusage/` |
 //! | GitHub release downloads (Kueue's `manifests.yaml`, generated) | `/github/<owner>/<repo>/releases/download/<tag>/<file>` | |
 //! | admin (not Google's) | `/_sim/...` | |
 //!
 //! Every simulated GKE cluster gets its own Kubernetes API server on its own HTTPS port, with a CA
 //! generated for that cluster ([`kube`]).
+//!
+//! Every project has the served APIs enabled until Service Usage disables one; a call to a
+//! disabled API is refused with Google's SERVICE_DISABLED error ([`serviceusage::enforce`]).
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily

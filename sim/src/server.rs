@@ -341,6 +341,11 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
+        // Inside the front door: a refused call is logged, and faults apply to it, as to any.
+        .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            serviceusage::enforce::enforce,
+        ))
         .layer(middleware::from_fn_with_state(shared.clone(), front_door))
         .with_state(shared)
 }

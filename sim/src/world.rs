@@ -10,7 +10,7 @@
 use crate::clock::SimTime;
 use crate::faults::{self, FaultAction, NamedFault};
 use crate::server::Shared;
-use crate::{artifactregistry, compute, container, filestore, kube, storage};
+use crate::{artifactregistry, compute, container, filestore, kube, serviceusage, storage};
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
@@ -66,6 +66,9 @@ pub struct World {
     pub artifactregistry: artifactregistry::State,
     pub storage: storage::State,
     pub kube: kube::State,
+    /// Which services each project has enabled; absent from worlds saved before it existed.
+    #[serde(default)]
+    pub serviceusage: serviceusage::State,
     #[serde(skip, default = "fresh_rng")]
     pub rng: StdRng,
 }
@@ -83,6 +86,7 @@ impl World {
             artifactregistry: Default::default(),
             storage: Default::default(),
             kube: Default::default(),
+            serviceusage: Default::default(),
             rng: StdRng::seed_from_u64(seed),
         }
     }
@@ -139,6 +143,7 @@ impl World {
     /// Returns true if anything changed.
     pub fn tick(&mut self, cx: &Ctx) -> bool {
         let mut changed = false;
+        changed |= serviceusage::tick(self, cx);
         changed |= compute::tick(self, cx);
         changed |= container::tick(self, cx);
         changed |= filestore::tick(self, cx);
@@ -156,6 +161,7 @@ impl World {
             "artifactregistry": artifactregistry::inventory(self),
             "storage": storage::inventory(self),
             "kube": kube::inventory(self),
+            "serviceusage": serviceusage::inventory(self),
         })
     }
 }

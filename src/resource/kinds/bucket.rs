@@ -34,7 +34,9 @@ pub const INFO: super::KindInfo = super::KindInfo {
     fields: FIELDS,
     deadline_minutes: 10,
     create_latency: None,
-    service: Some("storage.googleapis.com"),
+    // The JSON API a3ctl calls: a disabled one answers "Cloud Storage JSON API has not been used
+    // in project … before or it is disabled" for `storage-api.googleapis.com`.
+    service: Some("storage-api.googleapis.com"),
 };
 
 /// How each field of [`BucketSpec`] may change.
