@@ -205,7 +205,10 @@ mod tests {
             let kube = realistic.sample_ms("request.kube", &mut rng);
             assert!((5..=30).contains(&kube), "{kube}");
         }
-        assert_eq!(LatencyProfile::zero().sample_ms("request.google", &mut rng), 0);
+        assert_eq!(
+            LatencyProfile::zero().sample_ms("request.google", &mut rng),
+            0
+        );
     }
 
     #[test]

@@ -49,9 +49,24 @@ async fn reserve(cx: &TestContext, name: &str, zone: &str, count: u32, machine: 
 
 /// `plan` and `apply` of `blueprint` both fail preflight with `problem`, changing nothing.
 async fn refused(cx: &TestContext, blueprint: &str, problem: &str, fix: &str) -> Run {
+    refused_on(cx, blueprint, "reservation", problem, fix).await
+}
+
+/// [`refused`], the failed check being about `subject` (`reservation`, `API file.googleapis.com`).
+async fn refused_on(
+    cx: &TestContext,
+    blueprint: &str,
+    subject: &str,
+    problem: &str,
+    fix: &str,
+) -> Run {
     let before = mutations(cx);
     let plan = cx.run(&["plan", blueprint]).await.expect(1);
-    assert!(plan.stdout.contains("\n  ✗ reservation"), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains(&format!("\n  ✗ {subject}")),
+        "{}",
+        plan.stdout
+    );
     assert!(
         plan.stdout.contains(
             "Preflight:\n  ✓ API artifactregistry.googleapis.com: need enabled, available enabled\n"
@@ -233,4 +248,27 @@ async fn a_saved_plan_is_checked_again_when_applied() {
         apply.stderr
     );
     assert_eq!(mutations(&cx), before, "no mutating request");
+}
+
+#[tokio::test]
+async fn a_disabled_api_fails_preflight_with_the_enable_command() {
+    let cx = TestContext::new().await;
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&["services", "disable", "file.googleapis.com", "--force"])
+        .await;
+    assert!(ok, "gcloud services disable failed:\n{out}\n{err}");
+    refused_on(
+        &cx,
+        MEGA,
+        "API file.googleapis.com",
+        "API file.googleapis.com: file.googleapis.com is disabled in project my-project: every call to it would fail (need enabled, available disabled)",
+        "enable it: gcloud services enable file.googleapis.com --project=my-project",
+    )
+    .await;
+    // Enabled again, the plan goes through.
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&["services", "enable", "file.googleapis.com"])
+        .await;
+    assert!(ok, "gcloud services enable failed:\n{out}\n{err}");
+    cx.run(&["plan", MEGA]).await.expect(0);
 }
