@@ -10,6 +10,7 @@ mod gcloud_artifactregistry;
 mod gcloud_compute;
 mod gcloud_container;
 mod gcloud_filestore;
+mod gcloud_quotas;
 mod gcloud_storage;
 mod kube_api;
 mod kube_faults;
