@@ -1,8 +1,10 @@
-//! The simulator's configuration: where it listens, how time moves, latencies, faults, persistence.
+//! The simulator's configuration: where it listens, how time moves, latencies, faults, quotas,
+//! persistence.
 
 use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
 use crate::latency::LatencyProfile;
+use crate::quotas::QuotaConfig;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -24,6 +26,9 @@ pub struct SimConfig {
     /// When set, the Kubernetes API servers accept only this bearer token; otherwise any
     /// non-empty bearer token is accepted.
     pub kube_token: Option<String>,
+    /// Compute quota limits that replace the defaults ([`crate::quotas`]), per project, region,
+    /// metric and GPU family.
+    pub quotas: QuotaConfig,
 }
 
 impl Default for SimConfig {
@@ -37,6 +42,7 @@ impl Default for SimConfig {
             persist: None,
             seed: 42,
             kube_token: None,
+            quotas: QuotaConfig::default(),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | Artifact Registry v1 | `/artifactregistry/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY=<base>/artifactregistry/` |
 //! | Cloud Storage JSON v1 | `/storage/v1/...`, `/upload/storage/v1/...`, `/download/storage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=<base>/` |
 //! | Service Usage v1 (services get, list, enable, disable, batchEnable; operations get) | `/serviceusage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE=<base>/serviceusage/` |
+//! | Cloud Quotas v1 and v1beta (`quotaInfos` of Compute) | `/cloudquotas/v1/...`, `/cloudquotas/v1beta/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS=<base>/cloudquotas/` |
 //! | GitHub release downloads (Kueue's `manifests.yaml`, generated) | `/github/<owner>/<repo>/releases/download/<tag>/<file>` | |
 //! | admin (not Google's) | `/_sim/...` | |
 //!
@@ -33,6 +34,7 @@ pub mod admin;
 pub mod aip151;
 pub mod artifactregistry;
 pub mod clock;
+pub mod cloudquotas;
 pub mod compute;
 pub mod config;
 pub mod container;
@@ -46,6 +48,7 @@ pub mod kube;
 pub mod latency;
 pub mod lro;
 pub mod persist;
+pub mod quotas;
 pub mod releases;
 pub mod server;
 pub mod serviceusage;

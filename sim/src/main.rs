@@ -4,6 +4,7 @@
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::FaultConfig;
 use a3ctl_sim::latency::LatencyProfile;
+use a3ctl_sim::quotas::QuotaConfig;
 use a3ctl_sim::server::clock_mode_for_scale;
 use clap::Parser;
 use std::net::IpAddr;
@@ -41,6 +42,11 @@ struct Args {
     /// Fault-injection file (TOML, see docs/simulator.md).
     #[arg(long, env = "A3CTL_SIM_FAULTS")]
     faults: Option<PathBuf>,
+
+    /// Compute quota limits that replace the defaults (TOML, `[[limits]]` entries with `metric`,
+    /// `limit` and optional `project`, `region`, `gpu_family`; see docs/simulator.md).
+    #[arg(long, env = "A3CTL_SIM_QUOTAS")]
+    quotas: Option<PathBuf>,
 
     /// Keep the whole world in this file, so the simulator survives restarts.
     #[arg(long, env = "A3CTL_SIM_PERSIST")]
@@ -84,6 +90,16 @@ fn main() -> ExitCode {
         },
         None => FaultConfig::default(),
     };
+    let quotas = match &args.quotas {
+        Some(path) => match load_quotas(path) {
+            Ok(q) => q,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => QuotaConfig::default(),
+    };
     let config = SimConfig {
         host: args.host,
         port: args.port,
@@ -93,6 +109,7 @@ fn main() -> ExitCode {
         persist: args.persist,
         seed: args.seed,
         kube_token: args.kube_token,
+        quotas,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -116,6 +133,10 @@ fn main() -> ExitCode {
         for (k, v) in handle.gcloud_env() {
             println!("export {k}={v}");
         }
+        println!(
+            "export CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS={}/cloudquotas/",
+            handle.base_url()
+        );
         println!();
         println!("# a3ctl:");
         for (k, v) in handle.a3ctl_env() {
@@ -137,4 +158,16 @@ fn main() -> ExitCode {
         handle.shutdown();
         ExitCode::SUCCESS
     })
+}
+
+/// Reads and checks a quota file.
+fn load_quotas(path: &std::path::Path) -> Result<QuotaConfig, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read quota file `{}`: {e}", path.display()))?;
+    let config: QuotaConfig = toml::from_str(&text)
+        .map_err(|e| format!("quota file `{}` is not valid: {e}", path.display()))?;
+    config
+        .check()
+        .map_err(|e| format!("quota file `{}`: {e}", path.display()))?;
+    Ok(config)
 }

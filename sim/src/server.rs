@@ -338,6 +338,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(artifactregistry::router())
         .merge(storage::router())
         .merge(serviceusage::router())
+        .merge(crate::cloudquotas::router())
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)

@@ -34,6 +34,7 @@ use super::{
 use crate::error::GcpResult;
 use crate::geo;
 use crate::http::{self, Query};
+use crate::quotas;
 use crate::server::Shared;
 use crate::world::{Ctx, World};
 use axum::Router;
@@ -75,13 +76,18 @@ impl Latency {
     }
 }
 
-/// The quota an insert counts against, for the scripted `quota_exceeded` fault:
-/// `Quota '<metric>' exceeded.  Limit: <limit> globally.` (or `in region <r>.`).
+/// The quota an insert counts against: the metric of [`crate::quotas`] that one resource of the
+/// collection takes (a reservation takes its VMs' CPUs, GPUs and local SSDs instead), and what the
+/// scripted `quota_exceeded` fault names: `Quota '<metric>' exceeded.  Limit: <limit> globally.`
+/// (or `in region <r>.`) with the declaration's `limit` — Google's stock figure for a new project,
+/// whatever limit the simulator enforces. The enforced default of the metric is the same number
+/// (a unit test keeps them equal), except for reservations, whose `CPUS` figure is only the
+/// fault's.
 #[derive(Debug, Clone, Copy)]
 pub struct Quota {
     /// `NETWORKS`; the metric name is `compute.googleapis.com/<lowercase>`.
     pub metric: &'static str,
-    /// The default limit.
+    /// The limit the scripted fault names (and the metric's default, see above).
     pub limit: f64,
     /// `NETWORKS-per-project`.
     pub limit_name: &'static str,
@@ -370,6 +376,11 @@ fn insert(
             resource["status"] = json!(statuses.creating);
         }
         let target_id = str_field(&resource, "id").unwrap_or("").to_string();
+        // What the new resource takes must fit the project's quotas; the operation fails if not.
+        let demand = quotas::insert_demand(Kind(c), &target.path, &resource);
+        let failure = quotas::check(world, &cx.shared.config.quotas, &target.project, &demand)
+            .first()
+            .map(quotas::compute_failure);
         let op = operations::start(
             world,
             cx,
@@ -382,6 +393,7 @@ fn insert(
                 target_id,
                 effect: Effect::Create(resource),
                 request_id: query.get("requestId"),
+                failure,
             },
         )?;
         Ok(http::json(op))
@@ -492,6 +504,7 @@ fn delete(
                 target_id,
                 effect: Effect::Delete,
                 request_id: query.get("requestId"),
+                failure: None,
             },
         )?;
         Ok(http::json(op))
@@ -534,6 +547,7 @@ pub fn change(
                 target_id,
                 effect: Effect::Replace(next),
                 request_id: query.get("requestId"),
+                failure: None,
             },
         )?;
         Ok(http::json(op))

@@ -18,12 +18,14 @@
 //! by [`tick`].
 //!
 //! Submodules: [`collection`] (the declaration and the shared handlers), [`operations`] (operation
-//! records, the operation endpoints, `requestId` replay), one module per collection, and `cidr`
+//! records, the operation endpoints, `requestId` replay), [`regions`] (`regions.get`/`list` and
+//! `projects.get`, with the quotas of [`crate::quotas`]), one module per collection, and `cidr`
 //! (IPv4 range arithmetic).
 
 mod cidr;
 pub mod collection;
 pub mod operations;
+pub mod regions;
 
 /// Declares the collections this API serves: each `module` is `pub(crate) mod module;` (GKE reads
 /// reservations through [`reservations`]) and its
@@ -200,6 +202,7 @@ pub fn router() -> Router<Arc<Shared>> {
             router.merge(collection::routes(c))
         })
         .merge(operations::router())
+        .merge(regions::router())
 }
 
 /// Finishes due operations; returns true if anything changed.

@@ -163,6 +163,9 @@ pub struct Start<'a> {
     pub target_id: String,
     pub effect: Effect,
     pub request_id: Option<&'a str>,
+    /// The failure a check made before the operation started (an exceeded quota): the operation
+    /// ends DONE with it, unless a scripted fault decides otherwise.
+    pub failure: Option<Failure>,
 }
 
 /// The operation a `requestId` already started in this project, if any.
@@ -192,7 +195,8 @@ fn canonical_status(code: u16) -> &'static str {
     }
 }
 
-/// The quota the kind's declaration names, in its region or globally.
+/// The quota the kind's declaration names, at the limit the declaration gives, in its region or
+/// globally: what the scripted `quota_exceeded` fault pretends was exceeded.
 fn quota_failure(kind: Kind, scope: &Scope) -> Failure {
     let quota = kind.quota;
     let region = match scope {
@@ -200,11 +204,34 @@ fn quota_failure(kind: Kind, scope: &Scope) -> Failure {
         Scope::Region(r) => Some(r.as_str()),
         Scope::Zone(z) => geo::region_of_zone(z),
     };
-    let (place, dimensions) = match region.filter(|_| quota.regional) {
+    quota_exceeded(
+        quota.metric,
+        quota.limit_name,
+        quota.limit,
+        region.filter(|_| quota.regional),
+        None,
+    )
+}
+
+/// Compute's failure for an exceeded quota: `Quota '<metric>' exceeded.  Limit: <limit> in region
+/// <region>.` (`globally.` for a project-wide quota), `QUOTA_EXCEEDED`, 403, and the `quotaInfo`
+/// error detail (`metricName` `compute.googleapis.com/<metric in lowercase>`, `limitName`, the
+/// dimensions `region` and, for the GPU family quota, `gpu_family`, and `limit`). Shared by the
+/// scripted `quota_exceeded` fault and the real check ([`crate::quotas`]).
+pub fn quota_exceeded(
+    metric: &str,
+    limit_name: &str,
+    limit: f64,
+    region: Option<&str>,
+    gpu_family: Option<&str>,
+) -> Failure {
+    let (place, mut dimensions) = match region {
         Some(r) => (format!("in region {r}"), json!({ "region": r })),
         None => ("globally".to_string(), json!({ "global": "global" })),
     };
-    let (metric, limit) = (quota.metric, quota.limit);
+    if let Some(family) = gpu_family {
+        dimensions["gpu_family"] = json!(family);
+    }
     Failure {
         http_status: 403,
         http_message: "FORBIDDEN".into(),
@@ -213,7 +240,7 @@ fn quota_failure(kind: Kind, scope: &Scope) -> Failure {
         details: Some(json!([{
             "quotaInfo": {
                 "metricName": format!("compute.googleapis.com/{}", metric.to_lowercase()),
-                "limitName": quota.limit_name,
+                "limitName": limit_name,
                 "dimensions": dimensions,
                 "limit": limit,
             }
@@ -267,7 +294,9 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
             ));
         }
         // Drops never reach the modules ([`crate::world::Ctx::scripted_fault`]).
-        Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) | None => None,
+        Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) | None => {
+            start.failure
+        }
         Some(FaultAction::Named(fault)) => Some(named_failure(fault, start.kind, &start.scope)),
     };
     let key = start.kind.latency_key(start.verb.latency_verb());

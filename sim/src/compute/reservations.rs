@@ -1,7 +1,8 @@
 //! Zonal reservations (`projects/p/zones/z/reservations`) of specific VM shapes: insert, get,
 //! list, aggregated list, delete
 //! (<https://cloud.google.com/compute/docs/reference/rest/v1/reservations>), and their consumption
-//! by GKE node pools. Neither quota nor zone capacity is checked.
+//! by GKE node pools. An insert takes its VMs' quota (vCPUs, GPUs, local SSDs in its region, see
+//! [`crate::quotas`]) and fails with `QUOTA_EXCEEDED` past a limit; zone capacity is not checked.
 //!
 //! Shapes are those of the v1 `Reservation` resource: `specificReservation` (an
 //! `AllocationSpecificSKUReservation`: `count` and `inUseCount` as int64 strings,

@@ -98,6 +98,29 @@ pub async fn create(
             count_of(&first["config"]["accelerators"][0]["acceleratorCount"]),
             count_of(&first["initialNodeCount"]) * zones.len() as u64,
         )?;
+        // The pools' VMs must fit the project's quotas, as for a node pool create.
+        let region = crate::geo::region_of_zone(&first_zone)
+            .unwrap_or(&location)
+            .to_string();
+        let mut demand = vec![];
+        let mut vms = 0;
+        for pool in &pools {
+            let n = count_of(&pool.resource["initialNodeCount"]) * pool.groups.len() as u64;
+            demand.extend(node_pools::pool_demand(pool, &region, n));
+            vms += n;
+        }
+        let first_node = format!(
+            "{}-{}-0001",
+            node_pools::node_prefix(&name, pools.first().map_or("default-pool", |p| &p.name)),
+            pools
+                .first()
+                .and_then(|p| p.groups.values().next())
+                .map(|g| g.hash.clone())
+                .unwrap_or_default()
+        );
+        let quota_failure =
+            node_pools::quota_check(world, cx, &project, &demand, &first_node, vms)?;
+        let failure = failure.or(quota_failure);
         let spec = kube::ClusterSpec {
             key: key.clone(),
             name: name.clone(),

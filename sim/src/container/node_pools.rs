@@ -15,6 +15,7 @@ use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
 use crate::geo;
 use crate::http::{self, Query};
+use crate::quotas::{self, Exceeded, Key, Shortfall};
 use crate::server::Shared;
 use crate::world::{Ctx, World};
 use axum::body::Bytes;
@@ -239,22 +240,22 @@ pub fn create_fault(
             message,
         }) => Err(http_fault(status, &reason, &message)),
         Some(FaultAction::Named(NamedFault::QuotaExceeded)) => {
+            // GKE's refusal of a pool whose VMs do not fit, as if the project had none of the
+            // quota the pool's VMs need.
             let (metric, per_node) = match machine {
                 "a3-megagpu-8g" => ("NVIDIA_H100_MEGA_GPUS", gpus),
                 "a3-highgpu-8g" => ("NVIDIA_H100_GPUS", gpus),
                 m => ("CPUS", u64::from(shape(m).0)),
             };
             let need = per_node * nodes.max(1);
-            Err(GcpError::new(
-                403,
-                "PERMISSION_DENIED",
-                "forbidden",
-                format!(
-                    "Insufficient regional quota to satisfy request: resource \"{metric}\": \
-                     request requires '{need}.0' and is short '{need}.0'. project has a quota of \
-                     '0.0' with '0.0' available. View and manage quotas at \
-                     https://console.cloud.google.com/iam-admin/quotas?usage=USED&project={project}."
-                ),
+            Err(quotas::gke_insufficient(
+                project,
+                &[Shortfall {
+                    resource: metric.to_string(),
+                    need: need as f64,
+                    limit: 0.0,
+                    available: 0.0,
+                }],
             ))
         }
         Some(FaultAction::Named(NamedFault::Stockout)) => Ok(Some(OpError {
@@ -285,6 +286,55 @@ pub fn change_fault(action: Option<FaultAction>) -> GcpResult<Option<OpError>> {
             create_fault(action, "", "", "", "", 0, 0)
         }
         other => create_fault(other, "", "", "", "e2-medium", 0, 0),
+    }
+}
+
+/// What `vms` new VMs of a prepared pool ask of the project's quotas in `region` (nothing when
+/// they consume a reservation: the reservation holds their quota).
+pub fn pool_demand(pool: &NodePool, region: &str, vms: u64) -> Vec<(Key, f64)> {
+    let mut demand = vec![];
+    if pool.reserved.is_empty() {
+        quotas::pool_shape(&pool.resource).uses(region, vms as f64, &mut demand);
+    }
+    demand
+}
+
+/// Checks new VMs against the project's quotas as GKE does: the regional quotas its own check
+/// sees are refused at once with 403 (`Insufficient regional quota to satisfy request: ...`);
+/// the others (the GPU family quota, the project-wide CPU and GPU quotas) only fail when the
+/// instance groups create the VMs, so they become the operation's failure ([`quota_op_error`]).
+/// `node` names the first VM, `vms` how many are created.
+pub fn quota_check(
+    world: &World,
+    cx: &Ctx,
+    project: &str,
+    demand: &[(Key, f64)],
+    node: &str,
+    vms: u64,
+) -> GcpResult<Option<OpError>> {
+    let exceeded = quotas::check(world, &cx.shared.config.quotas, project, demand);
+    let (now, later) = quotas::gke_split(exceeded);
+    if !now.is_empty() {
+        let shortfalls: Vec<Shortfall> = now.iter().map(Shortfall::from).collect();
+        return Err(quotas::gke_insufficient(project, &shortfalls));
+    }
+    Ok(later.first().map(|e| quota_op_error(e, node, vms)))
+}
+
+/// The failure of an operation whose instance groups could not create their VMs for quota: GKE's
+/// instance-group failure (as for a stockout) with Compute's quota error, condition
+/// `GCE_QUOTA_EXCEEDED`; no VM is created.
+pub fn quota_op_error(exceeded: &Exceeded, node: &str, vms: u64) -> OpError {
+    OpError {
+        code: 8,
+        canonical: "RESOURCE_EXHAUSTED".into(),
+        message: format!(
+            "Google Compute Engine: Not all instances running in IGM after 35m4.033429035s. \
+             Expected {vms}, running 0, transitioning {vms}. Current errors: \
+             [GCE_QUOTA_EXCEEDED]: Instance '{node}' creation failed: {}",
+            quotas::compute_message(exceeded)
+        ),
+        condition: "GCE_QUOTA_EXCEEDED".into(),
     }
 }
 
@@ -374,6 +424,10 @@ pub async fn create(
             gpus,
             per_zone * zones.len() as u64,
         )?;
+        let vms = per_zone * zones.len() as u64;
+        let demand = pool_demand(&prepared, &region_of(&location), vms);
+        let quota_failure = quota_check(world, cx, &project, &demand, &first_node, vms)?;
+        let failure = failure.or(quota_failure);
         // The instance groups book their VMs in the reservation now; too few fail the operation.
         let shortfall = reservations::book(world, &cluster_name, &mut prepared, per_zone as u32);
         let key = c.key();
@@ -654,6 +708,21 @@ pub async fn post_method(
         }
     }
     let op = shared.with_world(|world, cx| {
+        // Checked before the resize starts, so the usage does not count the VMs it adds yet.
+        let quota_error = if method == "setSize" {
+            let count = count_of(&request["nodeCount"]) as u32;
+            resize_quota(
+                world,
+                cx,
+                &project,
+                &location,
+                &cluster_name,
+                pool_name,
+                count,
+            )
+        } else {
+            None
+        };
         let op = start_change(
             world,
             cx,
@@ -696,6 +765,9 @@ pub async fn post_method(
         )?;
         if method == "setSize" {
             let count = count_of(&request["nodeCount"]) as u32;
+            if let Some(error) = quota_error {
+                operations::fail_at_end(world, &op, error);
+            }
             grow(
                 world,
                 &project,
@@ -709,6 +781,47 @@ pub async fn post_method(
         Ok(op)
     })?;
     Ok(http::proto_json(op, enum_tables::OPERATION, &query))
+}
+
+/// A resize that adds VMs outside any reservation needs their quota; when the project lacks it,
+/// the resize operation is to fail at its end with the returned [`quota_op_error`] and the pool
+/// keeps its size (GKE does not check a resize up front: its instance groups fail to create the
+/// VMs).
+fn resize_quota(
+    world: &World,
+    cx: &Ctx,
+    project: &str,
+    location: &str,
+    cluster_name: &str,
+    pool_name: &str,
+    count: u32,
+) -> Option<OpError> {
+    let key = super::cluster_key(project, location, cluster_name);
+    let pool = world
+        .container
+        .clusters
+        .get(&key)
+        .and_then(|c| c.pool(pool_name))?;
+    let zones = pool.groups.len().max(1) as u64;
+    let wanted = u64::from(count) * zones;
+    let have = u64::from(pool.total_nodes());
+    if wanted <= have {
+        return None;
+    }
+    let demand = pool_demand(pool, &region_of(location), wanted - have);
+    let zone = pool.groups.keys().next().cloned().unwrap_or_default();
+    let node = format!(
+        "{}-{}-{:04}",
+        node_prefix(cluster_name, pool_name),
+        pool.groups
+            .get(&zone)
+            .map(|g| g.hash.clone())
+            .unwrap_or_default(),
+        have + 1
+    );
+    quotas::check(world, &cx.shared.config.quotas, project, &demand)
+        .first()
+        .map(|first| quota_op_error(first, &node, wanted - have))
 }
 
 /// A resize of a pool that consumes a reservation books the VMs it adds at once; too few fail the

@@ -145,6 +145,22 @@ pub fn fail_later(world: &mut World, op: &Value, error: OpError) {
     }
 }
 
+/// Makes the operation `op` (as [`start`] returned it) end with `error` — found when it started,
+/// such as VMs the project has no quota for — unless it already fails; nothing it was to create
+/// is kept.
+pub fn fail_at_end(world: &mut World, op: &Value, error: OpError) {
+    let name = op["name"].as_str().unwrap_or("");
+    if let Some(stored) = world
+        .container
+        .operations
+        .iter_mut()
+        .find(|o| o.name == name)
+        && stored.failure.is_none()
+    {
+        stored.failure = Some(error);
+    }
+}
+
 /// The operation as the API returns it.
 pub fn to_json(world: &World, op: &Operation, now: SimTime) -> Value {
     let path = format!(

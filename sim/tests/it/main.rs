@@ -11,6 +11,7 @@ mod gcloud_compute;
 mod gcloud_container;
 mod gcloud_filestore;
 mod gcloud_serviceusage;
+mod gcloud_quotas;
 mod gcloud_storage;
 mod kube_api;
 mod kube_faults;
