@@ -273,3 +273,57 @@ pub trait Provider: Send + Sync {
         retry::RetryPolicy::CALLS
     }
 }
+
+/// The reader of a read-only kind.
+pub type Reader = Box<
+    dyn Fn(Target) -> futures_util::future::BoxFuture<'static, CloudResult<Option<Observed>>>
+        + Send
+        + Sync,
+>;
+
+/// The adapter of a kind a3ctl only reads (quotas, machine types): `read` is the kind's reader;
+/// every change is refused before any request, naming `why`.
+pub struct ReadOnly {
+    pub read: Reader,
+    /// `a3ctl does not change quotas`.
+    pub why: &'static str,
+    pub hint: &'static str,
+}
+
+#[async_trait::async_trait]
+impl Provider for ReadOnly {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        (self.read)(target.clone()).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        Err(self.refused(target))
+    }
+    fn update_steps(&self, _target: &Target, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        vec![]
+    }
+    async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {
+        Err(self.refused(target))
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        Err(self.refused(target))
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        Err(CloudError::new(
+            ErrorClass::Invalid,
+            format!("a read-only kind started no operation `{}`", operation.name),
+        ))
+    }
+    fn settle(&self, _target: &Target, _observed: &Observed) -> Settle {
+        Settle::Ready
+    }
+}
+
+impl ReadOnly {
+    fn refused(&self, target: &Target) -> CloudError {
+        CloudError::new(
+            ErrorClass::Invalid,
+            format!("{} is read-only: {}", target.addr, self.why),
+        )
+        .with_hint(self.hint)
+    }
+}

@@ -126,7 +126,7 @@ pub async fn run(
     let preflight = if skip_preflight || plan.is_empty() {
         Ok(())
     } else {
-        session.preflight(&mut plan).await
+        session.preflight(&mut plan, &state).await
     };
     printer.out(&plan_view::render(&printer, &plan));
     // Before anything is changed (the journal's pending operations included).

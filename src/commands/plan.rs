@@ -52,7 +52,7 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
     let preflight = if args.skip_preflight {
         Ok(())
     } else {
-        session.preflight(&mut plan).await
+        session.preflight(&mut plan, &state).await
     };
     if args.json {
         printer.out(&format!("{}\n", plan_view::json(&plan)));

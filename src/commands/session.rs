@@ -193,13 +193,21 @@ impl Session {
     /// Runs the preflight checks of `plan` (not of a destroy) and records them in it; a failed
     /// check is a [`Failure`] naming what is needed, what is there, and the fix, returned after
     /// the checks are recorded so the caller can show the plan first.
-    pub async fn preflight(&self, plan: &mut Plan) -> Result<(), Failure> {
+    pub async fn preflight(&self, plan: &mut Plan, state: &State) -> Result<(), Failure> {
         if plan.destroy {
             return Ok(());
         }
-        let checks = preflight::run(self.provider.as_ref(), plan, &self.blueprint.project)
-            .await
-            .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
+        let journaled: std::collections::HashSet<crate::resource::Addr> =
+            state.pending.iter().map(|p| p.addr.clone()).collect();
+        let checks = preflight::run(
+            self.provider.as_ref(),
+            plan,
+            &self.blueprint.project,
+            &self.blueprint.region,
+            &journaled,
+        )
+        .await
+        .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
         let failure = preflight_failure(&checks);
         plan.preflight = Some(checks);
         failure.map_or(Ok(()), Err)

@@ -12,12 +12,23 @@
 //!   VMs (`count - inUseCount`) for every node the plan adds from it. Node pools that already
 //!   exist and keep their size need nothing more.
 //!
+//! - quota headroom (`limit - usage`, `regions.get` / `projects.get`) for every Compute quota the
+//!   plan adds to, less what it frees: networks, subnetworks, firewalls, routers and placement
+//!   policies count one each; node pools count `nodes × zones` VMs of their machine type
+//!   (`machineTypes.get`: vCPUs against `CPUS` and `CPUS_ALL_REGIONS`, local SSDs of 375 GB against
+//!   `LOCAL_SSD_TOTAL_GB`, GPUs against `GPUS_ALL_REGIONS`, and a spot pool's GPUs against
+//!   `PREEMPTIBLE_<FAMILY>_GPUS`), except pools that consume a reservation, whose VMs count
+//!   against the reservation instead (<https://cloud.google.com/compute/resource-usage>). Not yet
+//!   checked: the GPU-family quota of on-demand GPUs (Cloud Quotas `GPUS-PER-GPU-FAMILY`) and the
+//!   cluster's one-node-per-zone bootstrap pool.
+//!
 //! Preflight only reads, concurrently.
 
 use super::{Action, Plan};
 use crate::cloud::{CloudError, Provider, Target};
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::node_pool::NodePoolSpec;
+use crate::resource::kinds::quotas::{MachineTypeSpec, QuotasSpec};
 use crate::resource::kinds::reservation::ReservationSpec;
 use crate::resource::{Addr, Kind};
 use futures_util::future::join_all;
@@ -129,16 +140,23 @@ fn demands(
 
 /// Runs every check of `plan` (a plan of `project`) against the cloud, concurrently. An error
 /// is a read that failed (after the provider's retries), not a failed check.
+///
+/// `journaled` are the resources an interrupted apply's journal names: a create of one of them
+/// may already have happened, so it is read, and one that exists already counts in the cloud's
+/// usage rather than in the plan's needs.
 pub async fn run(
     provider: &dyn Provider,
     plan: &Plan,
     project: &str,
+    region: &str,
+    journaled: &HashSet<Addr>,
 ) -> Result<Preflight, (String, CloudError)> {
     if plan.destroy {
         return Ok(Preflight::default());
     }
     let mut checks = services(provider, plan, project).await?;
-    let existing = existing_pools(provider, plan).await?;
+    let existing = existing_creates(provider, plan, journaled).await?;
+    checks.extend(quotas(provider, plan, project, region, &existing).await?);
     let demands =
         demands(plan, project, &existing).map_err(|e| ("the plan's node pools".to_string(), e))?;
     let reads = demands.iter().map(|d| async move {
@@ -245,19 +263,236 @@ async fn services(
     Ok(checks)
 }
 
-/// The node pools the plan creates that exist already (read, concurrently).
-async fn existing_pools(
+/// Reads one read-only object (quotas, a machine type) through the provider.
+async fn look(
+    provider: &dyn Provider,
+    kind: Kind,
+    id: String,
+) -> Result<Option<serde_json::Value>, (String, CloudError)> {
+    let target = Target {
+        addr: Addr::new(kind, id.rsplit('/').next().unwrap_or(&id)),
+        id: id.clone(),
+        spec: serde_json::Value::Null,
+        outputs: serde_json::Value::Null,
+        context: Default::default(),
+        lifecycle: Default::default(),
+    };
+    super::refresh::read(provider, &target)
+        .await
+        .map(|o| o.map(|o| o.spec))
+        .map_err(|e| (format!("{kind} {id}"), e))
+}
+
+/// `PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS` for `nvidia-h100-mega-80gb`.
+fn preemptible_metric(accelerator: &str) -> String {
+    let family = accelerator
+        .trim_end_matches("-80gb")
+        .trim_end_matches("-141gb")
+        .replace('-', "_")
+        .to_ascii_uppercase();
+    format!("PREEMPTIBLE_{family}_GPUS")
+}
+
+/// What the plan adds to each Compute quota, less what it frees: `(metric, regional?) → amount`,
+/// with the resources that add to it.
+async fn quota_needs(
     provider: &dyn Provider,
     plan: &Plan,
+    project: &str,
+    existing: &HashSet<Addr>,
+) -> Result<BTreeMap<(String, bool), (f64, Vec<Addr>)>, (String, CloudError)> {
+    let mut needs: BTreeMap<(String, bool), (f64, Vec<Addr>)> = BTreeMap::new();
+    let mut add = |metric: &str, regional: bool, amount: f64, addr: &Addr| {
+        let entry = needs.entry((metric.to_string(), regional)).or_default();
+        entry.0 += amount;
+        if amount > 0.0 && !entry.1.contains(addr) {
+            entry.1.push(addr.clone());
+        }
+    };
+    let sign = |action: Action| match action {
+        Action::Create => 1.0,
+        Action::Delete => -1.0,
+        _ => 0.0,
+    };
+    let mut machine_types: BTreeMap<(String, String), Option<MachineTypeSpec>> = BTreeMap::new();
+    for change in plan.actions() {
+        let counted = match change.addr.kind {
+            Kind::Network => Some(("NETWORKS", false)),
+            Kind::Subnetwork => Some(("SUBNETWORKS", false)),
+            Kind::Firewall => Some(("FIREWALLS", false)),
+            Kind::Router => Some(("ROUTERS", false)),
+            Kind::ResourcePolicy => Some(("RESOURCE_POLICIES", true)),
+            _ => None,
+        };
+        if let Some((metric, regional)) = counted {
+            if !existing.contains(&change.addr) {
+                add(metric, regional, sign(change.action), &change.addr);
+            }
+            continue;
+        }
+        if change.addr.kind != Kind::NodePool || existing.contains(&change.addr) {
+            continue;
+        }
+        // VMs outside reservations before and after the change.
+        let vms = |spec: &Option<serde_json::Value>| -> Result<Option<NodePoolSpec>, CloudError> {
+            Ok(match spec {
+                Some(v) => Some(from_spec::<NodePoolSpec>("node pool", v)?)
+                    .filter(|s| s.consumed_reservation().is_none()),
+                None => None,
+            })
+        };
+        let err = |e| (change.addr.to_string(), e);
+        let before = match change.action {
+            Action::Create => None,
+            _ => vms(&change.before).map_err(err)?,
+        };
+        let after = match change.action {
+            Action::Delete => None,
+            _ => vms(&change.after).map_err(err)?,
+        };
+        for (spec, factor) in [(before, -1.0), (after, 1.0)] {
+            let Some(spec) = spec else { continue };
+            let Some(zone) = spec.locations.first() else {
+                continue;
+            };
+            let key = (spec.machine_type.clone(), zone.clone());
+            if !machine_types.contains_key(&key) {
+                let id = format!(
+                    "projects/{project}/zones/{zone}/machineTypes/{}",
+                    spec.machine_type
+                );
+                let found = look(provider, Kind::MachineType, id)
+                    .await?
+                    .and_then(|v| from_spec::<MachineTypeSpec>("machine type", &v).ok());
+                machine_types.insert(key.clone(), found);
+            }
+            let Some(machine) = &machine_types[&key] else {
+                continue;
+            };
+            let count = factor * (spec.node_count * spec.locations.len() as u64) as f64;
+            add(
+                "CPUS",
+                true,
+                count * machine.guest_cpus as f64,
+                &change.addr,
+            );
+            add(
+                "CPUS_ALL_REGIONS",
+                false,
+                count * machine.guest_cpus as f64,
+                &change.addr,
+            );
+            add(
+                "LOCAL_SSD_TOTAL_GB",
+                true,
+                count * (spec.local_ssd_count * 375) as f64,
+                &change.addr,
+            );
+            if let Some(acc) = &spec.accelerator {
+                let gpus = count * acc.count as f64;
+                add("GPUS_ALL_REGIONS", false, gpus, &change.addr);
+                if spec.capacity == "spot" {
+                    add(&preemptible_metric(&acc.kind), true, gpus, &change.addr);
+                }
+            }
+        }
+    }
+    Ok(needs)
+}
+
+/// One check per Compute quota the plan adds to: the addition against `limit - usage`.
+async fn quotas(
+    provider: &dyn Provider,
+    plan: &Plan,
+    project: &str,
+    region: &str,
+    existing: &HashSet<Addr>,
+) -> Result<Vec<Check>, (String, CloudError)> {
+    let needs = quota_needs(provider, plan, project, existing).await?;
+    if needs.values().all(|(amount, _)| *amount <= 0.0) {
+        return Ok(vec![]);
+    }
+    let (regional, global) = futures_util::future::join(
+        look(
+            provider,
+            Kind::Region,
+            format!("projects/{project}/regions/{region}"),
+        ),
+        look(provider, Kind::Project, format!("projects/{project}")),
+    )
+    .await;
+    let quotas_of = |read: Option<serde_json::Value>| {
+        read.and_then(|v| from_spec::<QuotasSpec>("quotas", &v).ok())
+            .map(|q| q.quotas)
+            .unwrap_or_default()
+    };
+    let (regional, global) = (quotas_of(regional?), quotas_of(global?));
+    let mut checks = Vec::new();
+    for ((metric, is_regional), (amount, addrs)) in needs {
+        if amount <= 0.0 {
+            continue;
+        }
+        let (quotas, scope) = if is_regional {
+            (&regional, format!(" in region {region}"))
+        } else {
+            (&global, String::new())
+        };
+        // A metric Compute does not report for the project has no limit to check.
+        let Some(quota) = quotas.get(&metric) else {
+            continue;
+        };
+        let ok = amount <= quota.headroom();
+        checks.push(Check {
+            subject: format!("quota {metric}{scope}"),
+            for_resources: addrs,
+            ok,
+            need: format!("{amount}"),
+            available: format!("{} free of {}", quota.headroom(), quota.limit),
+            problem: (!ok).then(|| {
+                format!(
+                    "the plan adds {amount} to {metric}{scope}, where {} of {} are in use",
+                    quota.usage, quota.limit
+                )
+            }),
+            fix: (!ok).then(|| {
+                format!(
+                    "ask for a {metric} limit of at least {} (https://console.cloud.google.com/iam-admin/quotas?project={project}), or make the plan smaller",
+                    quota.usage + amount
+                )
+            }),
+        });
+    }
+    Ok(checks)
+}
+
+/// The resources the plan creates that exist already (read, concurrently): those an interrupted
+/// apply journaled, and every node pool that consumes a reservation (a lost create answer would
+/// otherwise hold the reservation against the pool itself forever).
+async fn existing_creates(
+    provider: &dyn Provider,
+    plan: &Plan,
+    journaled: &HashSet<Addr>,
 ) -> Result<HashSet<Addr>, (String, CloudError)> {
     let creates = plan
         .actions()
-        .filter(|c| c.addr.kind == Kind::NodePool && c.action == Action::Create)
+        .filter(|c| c.action == Action::Create)
         .filter(|c| {
-            c.after
-                .as_ref()
-                .and_then(|a| from_spec::<NodePoolSpec>("node pool", a).ok())
-                .is_some_and(|spec| spec.consumed_reservation().is_some())
+            // Only the kinds preflight counts (reading a Kubernetes object needs its cluster).
+            let counted = matches!(
+                c.addr.kind,
+                Kind::Network
+                    | Kind::Subnetwork
+                    | Kind::Firewall
+                    | Kind::Router
+                    | Kind::ResourcePolicy
+                    | Kind::NodePool
+            );
+            (counted && journaled.contains(&c.addr))
+                || (c.addr.kind == Kind::NodePool
+                    && c.after
+                        .as_ref()
+                        .and_then(|a| from_spec::<NodePoolSpec>("node pool", a).ok())
+                        .is_some_and(|spec| spec.consumed_reservation().is_some()))
         });
     let reads = creates.map(|change| async move {
         let target = Target {

@@ -76,7 +76,7 @@ async fn refused_on(
     );
     assert!(
         plan.stderr
-            .contains("Preflight failed: 1 of 6 check(s); nothing was changed"),
+            .contains("Preflight failed: 1 of 13 check(s); nothing was changed"),
         "{}",
         plan.stderr
     );
@@ -110,7 +110,11 @@ async fn the_shipped_reservation_passes_and_is_shown() {
     let json = cx.run(&["plan", MEGA, "--json"]).await.expect(0);
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let checks = json["preflight"]["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 6, "five APIs and the reservation");
+    assert_eq!(
+        checks.len(),
+        13,
+        "five APIs, seven quotas and the reservation"
+    );
     assert!(checks.iter().all(|c| c["ok"] == true));
     let reservation = checks
         .iter()
@@ -176,7 +180,7 @@ async fn a_reservation_in_another_zone_is_not_found_in_the_pools_zone() {
         &cx,
         "elsewhere",
         "us-central1-c",
-        32,
+        4,
         "a3-megagpu-8g",
         "nvidia-h100-mega-80gb",
     )
@@ -197,7 +201,7 @@ async fn a_reservation_of_other_machines_fails_naming_both() {
         &cx,
         "highs",
         "us-central1-a",
-        32,
+        4,
         "a3-highgpu-8g",
         "nvidia-h100-80gb",
     )
@@ -214,25 +218,14 @@ async fn a_reservation_of_other_machines_fails_naming_both() {
 #[tokio::test]
 async fn a_saved_plan_is_checked_again_when_applied() {
     let cx = TestContext::new().await;
-    reserve(
-        &cx,
-        "fleeting",
-        "us-central1-a",
-        32,
-        "a3-megagpu-8g",
-        "nvidia-h100-mega-80gb",
-    )
-    .await;
-    let blueprint = mega_with(&cx, "fleeting");
-    cx.run(&["plan", &blueprint, "--out", "p.plan"])
-        .await
-        .expect(0);
+    cx.run(&["plan", MEGA, "--out", "p.plan"]).await.expect(0);
+    // The project's reservation goes away between plan and apply.
     let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
         .run(&[
             "compute",
             "reservations",
             "delete",
-            "fleeting",
+            "a3mega-reservation",
             "--zone=us-central1-a",
             "--quiet",
         ])
@@ -243,7 +236,7 @@ async fn a_saved_plan_is_checked_again_when_applied() {
     assert!(
         apply
             .stderr
-            .contains("no reservation `fleeting` in zone us-central1-a"),
+            .contains("no reservation `a3mega-reservation` in zone us-central1-a"),
         "{}",
         apply.stderr
     );
@@ -271,4 +264,42 @@ async fn a_disabled_api_fails_preflight_with_the_enable_command() {
         .await;
     assert!(ok, "gcloud services enable failed:\n{out}\n{err}");
     cx.run(&["plan", MEGA]).await.expect(0);
+}
+
+/// Quota headroom: the A3 Mega blueprint's nine VPCs against a NETWORKS limit of 5, and the A3
+/// High blueprint's on-demand GPU nodes against a low regional CPUS limit.
+#[tokio::test]
+async fn quotas_too_small_for_the_plan_fail_naming_metric_need_and_room() {
+    let cx = TestContext::with(a3ctl_sim::SimConfig {
+        quotas: a3ctl_sim::quotas::QuotaConfig::default()
+            .with("NETWORKS", 5.0)
+            // The shipped reservation (32 × 208 vCPUs) and A3 Mega's system pool fit, A3 High's GPU nodes do not.
+            .with_in("CPUS", "us-central1", 6672.0),
+        ..Default::default()
+    })
+    .await;
+    refused_on(
+        &cx,
+        MEGA,
+        "quota NETWORKS",
+        "quota NETWORKS: the plan adds 9 to NETWORKS, where 0 of 5 are in use (need 9, available 5 free of 5)",
+        "ask for a NETWORKS limit of at least 9",
+    )
+    .await;
+    let plan = cx.run(&["plan", "blueprints/a3-high.toml"]).await.expect(1);
+    assert!(
+        plan.stderr
+            .contains("quota CPUS in region us-central1: the plan adds"),
+        "{}",
+        plan.stderr
+    );
+    // A3 Mega's GPU nodes consume the reservation: its CPUS check counts only the system pool
+    // (2 × e2-standard-4).
+    let mega = cx.run(&["plan", MEGA]).await.expect(1);
+    assert!(
+        mega.stdout
+            .contains("  ✓ quota CPUS in region us-central1: need 8, available 16 free of 6672\n"),
+        "{}",
+        mega.stdout
+    );
 }

@@ -817,3 +817,46 @@ async fn cloud_quotas_serves_the_gpu_family_quota() {
     assert_eq!(status, 404, "{missing}");
     assert_eq!(missing["error"]["status"], "NOT_FOUND");
 }
+
+/// What a quota check needs to count CPUs: `gcloud compute machine-types describe` gives each
+/// type's vCPUs and GPUs, and a type a zone does not offer is not found there.
+#[tokio::test]
+async fn machine_types_describe_vcpus_and_gpus() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let cli = Cli::new(&sim);
+    let mega = cli
+        .json(&[
+            "compute",
+            "machine-types",
+            "describe",
+            "a3-megagpu-8g",
+            "--zone=us-central1-a",
+        ])
+        .await;
+    assert_eq!(mega["guestCpus"], 208);
+    assert_eq!(
+        mega["accelerators"],
+        json!([{"guestAcceleratorType": "nvidia-h100-mega-80gb", "guestAcceleratorCount": 8}])
+    );
+    let small = cli
+        .json(&[
+            "compute",
+            "machine-types",
+            "describe",
+            "e2-standard-4",
+            "--zone=us-central1-a",
+        ])
+        .await;
+    assert_eq!(small["guestCpus"], 4);
+    assert_eq!(small["isSharedCpu"], false);
+    let missing = cli
+        .fails(&[
+            "compute",
+            "machine-types",
+            "describe",
+            "a3-megagpu-8g",
+            "--zone=us-central1-b",
+        ])
+        .await;
+    assert!(missing.contains("was not found"), "{missing}");
+}

@@ -14,6 +14,7 @@ pub mod firewall;
 pub mod kubernetes;
 pub mod network;
 pub mod node_pool;
+pub mod quotas;
 pub mod repository;
 pub mod reservation;
 pub mod resource_policy;
@@ -47,6 +48,12 @@ pub enum Kind {
     Reservation,
     /// Read only: a Google API of the project, enabled or not.
     Service,
+    /// Read only: a region's Compute quotas.
+    Region,
+    /// Read only: the project's Compute quotas.
+    Project,
+    /// Read only: a zone's machine type (vCPUs, GPUs).
+    MachineType,
 }
 
 /// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
@@ -95,6 +102,9 @@ pub const KINDS: &[KindInfo] = &[
     kubernetes::INFO,
     reservation::INFO,
     service::INFO,
+    quotas::REGION_INFO,
+    quotas::PROJECT_INFO,
+    quotas::MACHINE_TYPE_INFO,
 ];
 
 impl Kind {
@@ -125,6 +135,9 @@ impl Kind {
             Kind::Kubernetes => &kubernetes::INFO,
             Kind::Reservation => &reservation::INFO,
             Kind::Service => &service::INFO,
+            Kind::Region => &quotas::REGION_INFO,
+            Kind::Project => &quotas::PROJECT_INFO,
+            Kind::MachineType => &quotas::MACHINE_TYPE_INFO,
         }
     }
 

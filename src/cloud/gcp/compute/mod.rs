@@ -29,11 +29,12 @@ use crate::cloud::{
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::kinds::quotas::{MachineTypeSpec, QuotasSpec};
 use crate::resource::kinds::reservation::ReservationSpec;
 use crate::resource::{Api, Kind, Observed};
 use google_cloud_compute_v1::client::{
-    Firewalls, GlobalOperations, Networks, RegionOperations, Reservations, ResourcePolicies,
-    Routers, Subnetworks,
+    Firewalls, GlobalOperations, MachineTypes, Networks, Projects, RegionOperations, Regions,
+    Reservations, ResourcePolicies, Routers, Subnetworks,
 };
 use google_cloud_compute_v1::model;
 use google_cloud_gax::retry_policy::NeverRetry;
@@ -50,6 +51,9 @@ pub struct ComputeAdapter {
     routers: Routers,
     policies: ResourcePolicies,
     reservations: Reservations,
+    regions: Regions,
+    projects: Projects,
+    machine_types: MachineTypes,
     global_ops: GlobalOperations,
     region_ops: RegionOperations,
     request_ids: RequestIds,
@@ -83,6 +87,9 @@ impl ComputeAdapter {
             routers: build_client!(Routers, config, creds),
             policies: build_client!(ResourcePolicies, config, creds),
             reservations: build_client!(Reservations, config, creds),
+            regions: build_client!(Regions, config, creds),
+            projects: build_client!(Projects, config, creds),
+            machine_types: build_client!(MachineTypes, config, creds),
             global_ops: build_client!(GlobalOperations, config, creds),
             region_ops: build_client!(RegionOperations, config, creds),
             request_ids: RequestIds::default(),
@@ -434,8 +441,89 @@ pub async fn adapters(config: &GcpConfig) -> CloudResult<Vec<(Kind, Arc<dyn Prov
             Kind::ResourcePolicy,
             Arc::new(PolicyAdapter(shared.clone())),
         ),
-        (Kind::Reservation, Arc::new(ReservationAdapter(shared))),
+        (
+            Kind::Reservation,
+            Arc::new(ReservationAdapter(shared.clone())),
+        ),
+        (Kind::Region, quotas_reader(shared.clone(), Kind::Region)),
+        (Kind::Project, quotas_reader(shared.clone(), Kind::Project)),
+        (Kind::MachineType, machine_type_reader(shared)),
     ])
+}
+
+/// `projects/P/regions/R` or `projects/P` (by `kind`) → `(P, R)`.
+fn quota_scope(kind: Kind, id: &str) -> CloudResult<(String, Option<String>)> {
+    let parts: Vec<&str> = id.split('/').collect();
+    match (kind, parts.as_slice()) {
+        (Kind::Region, ["projects", p, "regions", r]) => Ok((p.to_string(), Some(r.to_string()))),
+        (Kind::Project, ["projects", p]) => Ok((p.to_string(), None)),
+        _ => Err(CloudError::new(
+            ErrorClass::Invalid,
+            format!("`{id}` is not a Compute {kind}"),
+        )),
+    }
+}
+
+/// The quotas of a region (`regions.get`) or of the project (`projects.get`).
+fn quotas_reader(shared: Arc<ComputeAdapter>, kind: Kind) -> Arc<dyn Provider> {
+    Arc::new(crate::cloud::ReadOnly {
+        read: Box::new(move |target| {
+            let c = shared.clone();
+            Box::pin(async move {
+                let (project, region) = quota_scope(kind, &target.id)?;
+                let live = match region {
+                    Some(region) => found(
+                        c.regions
+                            .get()
+                            .set_project(&project)
+                            .set_region(&region)
+                            .send()
+                            .await,
+                    )?
+                    .map(|r| to_json(&r)),
+                    None => found(c.projects.get().set_project(&project).send().await)?
+                        .map(|p| to_json(&p)),
+                };
+                Ok(live
+                    .map(|l| QuotasSpec::project(kind.as_str(), &l))
+                    .transpose()?)
+            })
+        }),
+        why: "a3ctl does not change quotas",
+        hint: "ask for more quota in the console (IAM & Admin > Quotas) or with `gcloud beta quotas preferences create`",
+    })
+}
+
+/// A zone's machine type (`machineTypes.get`, id `projects/P/zones/Z/machineTypes/M`).
+fn machine_type_reader(shared: Arc<ComputeAdapter>) -> Arc<dyn Provider> {
+    Arc::new(crate::cloud::ReadOnly {
+        read: Box::new(move |target| {
+            let c = shared.clone();
+            Box::pin(async move {
+                let loc = Loc::parse(&target.id)?;
+                let zone = loc.zone.clone().ok_or_else(|| {
+                    CloudError::new(
+                        ErrorClass::Invalid,
+                        format!("`{}` is not a zonal Compute Engine resource", target.id),
+                    )
+                })?;
+                let live = found(
+                    c.machine_types
+                        .get()
+                        .set_project(&loc.project)
+                        .set_zone(zone)
+                        .set_machine_type(&loc.name)
+                        .send()
+                        .await,
+                )?;
+                Ok(live
+                    .map(|m| MachineTypeSpec::project(&to_json(&m)))
+                    .transpose()?)
+            })
+        }),
+        why: "machine types are Compute's catalogue",
+        hint: "choose another machine type in the blueprint",
+    })
 }
 
 /// VPC networks (`network`).
