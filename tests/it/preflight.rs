@@ -62,21 +62,25 @@ async fn refused_on(
 ) -> Run {
     let before = mutations(cx);
     let plan = cx.run(&["plan", blueprint]).await.expect(1);
+    assert!(plan.stdout.contains("\nPreflight:\n"), "{}", plan.stdout);
     assert!(
         plan.stdout.contains(&format!("\n  ✗ {subject}")),
         "{}",
         plan.stdout
     );
     assert!(
-        plan.stdout.contains(
-            "Preflight:\n  ✓ API artifactregistry.googleapis.com: need enabled, available enabled\n"
-        ),
+        plan.stdout
+            .contains("\n  ✓ API compute.googleapis.com: need enabled, available enabled\n"),
         "{}",
         plan.stdout
     );
     assert!(
+        plan.stderr.contains("Preflight failed: 1 of "),
+        "{}",
         plan.stderr
-            .contains("Preflight failed: 1 of 13 check(s); nothing was changed"),
+    );
+    assert!(
+        plan.stderr.contains(" check(s); nothing was changed"),
         "{}",
         plan.stderr
     );
@@ -302,4 +306,35 @@ async fn quotas_too_small_for_the_plan_fail_naming_metric_need_and_room() {
         "{}",
         mega.stdout
     );
+}
+
+/// GPUs: an A3 High pool of spot VMs counts its 32 GPUs against the preemptible H100 quota (and
+/// GPUS_ALL_REGIONS); with 16 preemptible H100s allowed, the plan is refused before any change.
+#[tokio::test]
+async fn spot_gpus_beyond_the_preemptible_quota_fail() {
+    let cx = TestContext::with(a3ctl_sim::SimConfig {
+        quotas: a3ctl_sim::quotas::QuotaConfig::default().with_in(
+            "PREEMPTIBLE_NVIDIA_H100_GPUS",
+            "us-central1",
+            16.0,
+        ),
+        ..Default::default()
+    })
+    .await;
+    let text = std::fs::read_to_string(cx.path("blueprints/a3-high.toml"))
+        .unwrap()
+        .replace(
+            "capacity = \"on-demand\"\nplacement = \"compact\"",
+            "capacity = \"spot\"\nplacement = \"none\"",
+        );
+    assert!(text.contains("capacity = \"spot\""));
+    cx.write("blueprints/high-spot.toml", &text);
+    refused_on(
+        &cx,
+        "blueprints/high-spot.toml",
+        "quota PREEMPTIBLE_NVIDIA_H100_GPUS in region us-central1",
+        "the plan adds 32 to PREEMPTIBLE_NVIDIA_H100_GPUS in region us-central1, where 0 of 16 are in use",
+        "ask for a PREEMPTIBLE_NVIDIA_H100_GPUS limit of at least 32",
+    )
+    .await;
 }
