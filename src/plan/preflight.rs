@@ -204,16 +204,7 @@ async fn services(
     }
     let reads = needed.iter().map(|(service, addrs)| async move {
         let id = format!("projects/{project}/services/{service}");
-        let target = Target {
-            addr: Addr::new(Kind::Service, *service),
-            id: id.clone(),
-            spec: serde_json::Value::Null,
-            outputs: serde_json::Value::Null,
-            context: Default::default(),
-            lifecycle: Default::default(),
-        };
-        let read = super::refresh::read(provider, &target).await;
-        (service, addrs, read)
+        (service, addrs, read_kind(provider, Kind::Service, id).await)
     });
     let mut checks = Vec::new();
     for (service, addrs, read) in join_all(reads).await {
@@ -263,21 +254,30 @@ async fn services(
     Ok(checks)
 }
 
-/// Reads one read-only object (quotas, a machine type) through the provider.
-async fn look(
+/// Reads one object of a read-only kind (a service, quotas, a machine type) by its id.
+async fn read_kind(
     provider: &dyn Provider,
     kind: Kind,
     id: String,
-) -> Result<Option<serde_json::Value>, (String, CloudError)> {
+) -> Result<Option<crate::resource::Observed>, CloudError> {
     let target = Target {
         addr: Addr::new(kind, id.rsplit('/').next().unwrap_or(&id)),
-        id: id.clone(),
+        id,
         spec: serde_json::Value::Null,
         outputs: serde_json::Value::Null,
         context: Default::default(),
         lifecycle: Default::default(),
     };
-    super::refresh::read(provider, &target)
+    super::refresh::read(provider, &target).await
+}
+
+/// [`read_kind`]'s spec, the error naming what was read.
+async fn look(
+    provider: &dyn Provider,
+    kind: Kind,
+    id: String,
+) -> Result<Option<serde_json::Value>, (String, CloudError)> {
+    read_kind(provider, kind, id.clone())
         .await
         .map(|o| o.map(|o| o.spec))
         .map_err(|e| (format!("{kind} {id}"), e))

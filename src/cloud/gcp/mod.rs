@@ -194,10 +194,7 @@ impl GcpProvider {
             Kind::Bucket,
             Arc::new(storage::StorageAdapter::new(&config).await?),
         ));
-        adapters.push((
-            Kind::Service,
-            Arc::new(serviceusage::ServiceAdapter::new(&config).await?),
-        ));
+        adapters.push((Kind::Service, serviceusage::adapter(&config).await?));
         adapters.push((
             Kind::Kubernetes,
             Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),

@@ -1,6 +1,6 @@
 //! Compute Engine: VPC networks, subnetworks, firewall rules, Cloud Routers with their Cloud NAT,
 //! and group placement (resource) policies, through the `google-cloud-compute-v1` REST clients;
-//! reservations are only read. Each kind has its adapter (`NetworkAdapter` ... `ReservationAdapter`,
+//! reservations, quotas and machine types are only read. Each kind has its adapter (`NetworkAdapter` ...,
 //! listed by [`adapters`]), sharing one [`ComputeAdapter`]: the clients, the `requestId`s and the
 //! operation polling.
 //!
@@ -441,10 +441,7 @@ pub async fn adapters(config: &GcpConfig) -> CloudResult<Vec<(Kind, Arc<dyn Prov
             Kind::ResourcePolicy,
             Arc::new(PolicyAdapter(shared.clone())),
         ),
-        (
-            Kind::Reservation,
-            Arc::new(ReservationAdapter(shared.clone())),
-        ),
+        (Kind::Reservation, reservation_reader(shared.clone())),
         (Kind::Region, quotas_reader(shared.clone(), Kind::Region)),
         (Kind::Project, quotas_reader(shared.clone(), Kind::Project)),
         (Kind::MachineType, machine_type_reader(shared)),
@@ -784,63 +781,37 @@ impl Provider for PolicyAdapter {
     }
 }
 
-/// Reservations (`reservation`): read only.
-pub struct ReservationAdapter(Arc<ComputeAdapter>);
-
-#[async_trait::async_trait]
-impl Provider for ReservationAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        let loc = Loc::parse(&target.id)?;
-        let zone = loc.zone.as_deref().ok_or_else(|| {
-            CloudError::new(
-                ErrorClass::Invalid,
-                format!("`{}` is not a zonal Compute Engine resource", target.id),
-            )
-        })?;
-        let live = found(
-            self.0
-                .reservations
-                .get()
-                .set_project(&loc.project)
-                .set_zone(zone)
-                .set_reservation(&loc.name)
-                .send()
-                .await,
-        )?;
-        Ok(live
-            .map(|r| ReservationSpec::project(&to_json(&r)))
-            .transpose()?)
-    }
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        Err(read_only(target))
-    }
-    fn update_steps(&self, _target: &Target, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        vec![]
-    }
-    async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {
-        Err(read_only(target))
-    }
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        Err(read_only(target))
-    }
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.0.poll_operation(operation).await
-    }
-    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        settle(observed)
-    }
-}
-
-/// Reservations belong to whoever bought the capacity: a3ctl never changes one.
-fn read_only(target: &Target) -> CloudError {
-    CloudError::new(
-        ErrorClass::Invalid,
-        format!(
-            "{} is read-only: a3ctl never creates, changes or deletes a reservation",
-            target.addr
-        ),
-    )
-    .with_hint("manage reservations with `gcloud compute reservations` or the console")
+/// Reservations (`reservation`, `projects/P/zones/Z/reservations/R`): read only, they belong to
+/// whoever bought the capacity.
+fn reservation_reader(shared: Arc<ComputeAdapter>) -> Arc<dyn Provider> {
+    Arc::new(crate::cloud::ReadOnly {
+        read: Box::new(move |target| {
+            let c = shared.clone();
+            Box::pin(async move {
+                let loc = Loc::parse(&target.id)?;
+                let zone = loc.zone.clone().ok_or_else(|| {
+                    CloudError::new(
+                        ErrorClass::Invalid,
+                        format!("`{}` is not a zonal Compute Engine resource", target.id),
+                    )
+                })?;
+                let live = found(
+                    c.reservations
+                        .get()
+                        .set_project(&loc.project)
+                        .set_zone(zone)
+                        .set_reservation(&loc.name)
+                        .send()
+                        .await,
+                )?;
+                Ok(live
+                    .map(|r| ReservationSpec::project(&to_json(&r)))
+                    .transpose()?)
+            })
+        }),
+        why: "a3ctl never creates, changes or deletes a reservation",
+        hint: "manage reservations with `gcloud compute reservations` or the console",
+    })
 }
 
 #[cfg(test)]
