@@ -133,10 +133,6 @@ fn main() -> ExitCode {
         for (k, v) in handle.gcloud_env() {
             println!("export {k}={v}");
         }
-        println!(
-            "export CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS={}/cloudquotas/",
-            handle.base_url()
-        );
         println!();
         println!("# a3ctl:");
         for (k, v) in handle.a3ctl_env() {

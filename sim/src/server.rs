@@ -433,6 +433,10 @@ impl SimHandle {
                 "CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE".into(),
                 format!("{base}/serviceusage/"),
             ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS".into(),
+                format!("{base}/cloudquotas/"),
+            ),
             ("CLOUDSDK_AUTH_DISABLE_CREDENTIALS".into(), "true".into()),
             ("CLOUDSDK_CORE_DISABLE_PROMPTS".into(), "1".into()),
             (

@@ -1,7 +1,7 @@
 //! How long an apply should take, worked out from the plan alone: no cloud, no simulator run.
 //!
 //! Each step is weighted with the mean duration the simulator's realistic latency profile
-//! (`a3ctl_sim::latency::DEFAULTS`, taken from field figures) gives its operation. Two lower
+//! (`a3ctl_sim::latency::LatencyProfile::realistic`, taken from field figures) gives its operation. Two lower
 //! bounds follow from the step graph ([`super::schedule`]): its critical path, and the critical
 //! path once GKE's rule of one operation at a time per cluster serialises the cluster and its node
 //! pools. The larger is the estimate. `a3ctl init` prints it and `cargo bench --bench apply`

@@ -338,3 +338,32 @@ async fn spot_gpus_beyond_the_preemptible_quota_fail() {
     )
     .await;
 }
+
+/// When preflight cannot read what it checks (Compute answers every read with 503, past the
+/// retries), plan and apply stop with the read that failed, before any change.
+#[tokio::test]
+async fn a_check_that_cannot_be_read_stops_the_plan_naming_the_read() {
+    use a3ctl_sim::faults::{FaultConfig, TransientFaults, TransientKind};
+    let cx = TestContext::new().await;
+    let mut faults = FaultConfig::default();
+    faults.transient.insert(
+        "compute".into(),
+        TransientFaults {
+            rate: 1.0,
+            kinds: vec![TransientKind::Unavailable],
+            methods: vec!["GET".into()],
+        },
+    );
+    cx.sim.set_faults(faults);
+    let before = mutations(&cx);
+    for args in [&["plan", MEGA][..], &["apply", MEGA, "--auto-approve"][..]] {
+        let run = cx.run(args).await.expect(1);
+        assert!(
+            run.stderr.contains("Preflight cannot read"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("503"), "{}", run.stderr);
+    }
+    assert_eq!(mutations(&cx), before, "no mutating request");
+}

@@ -4,82 +4,29 @@
 //! beyond the GPU family quota in its operation, and the Cloud Quotas API serves the limits
 //! (`gcloud beta quotas info list|describe`, and its v1 paths over HTTP).
 
+use crate::gcloud_support::Gcloud;
 use a3ctl_sim::quotas::QuotaConfig;
 use a3ctl_sim::{SimConfig, SimHandle};
 use serde_json::{Value, json};
-use std::process::Output;
 
 const PROJECT: &str = "quota-test";
 const REGION: &str = "us-central1";
 
-struct Cli {
-    env: Vec<(String, String)>,
-    _dir: tempfile::TempDir,
+/// gcloud in the quota tests' project.
+fn gcloud(sim: &SimHandle) -> Gcloud {
+    Gcloud::in_project(sim, PROJECT)
 }
 
-impl Cli {
-    fn new(handle: &SimHandle) -> Cli {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut env = handle.gcloud_env();
-        let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
-        env.push(("CLOUDSDK_CONFIG".into(), path("gcloud")));
-        env.push(("CLOUDSDK_CORE_PROJECT".into(), PROJECT.into()));
-        env.push(("KUBECONFIG".into(), path("kubeconfig")));
-        env.push((
-            "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS".into(),
-            format!("{}/cloudquotas/", handle.base_url()),
-        ));
-        Cli { env, _dir: dir }
-    }
+/// `metric → (limit, usage)` of `gcloud compute regions describe REGION`.
+async fn region_quotas(cli: &Gcloud, region: &str) -> Value {
+    let region = cli.json(&["compute", "regions", "describe", region]).await;
+    quota_map(&region)
+}
 
-    async fn run(&self, args: &[&str]) -> Output {
-        let env = self.env.clone();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        tokio::task::spawn_blocking(move || {
-            std::process::Command::new("gcloud")
-                .args(&args)
-                .envs(env)
-                .output()
-                .expect("gcloud runs")
-        })
-        .await
-        .expect("join")
-    }
-
-    async fn json(&self, args: &[&str]) -> Value {
-        let mut all: Vec<&str> = args.to_vec();
-        all.push("--format=json");
-        let out = self.run(&all).await;
-        assert!(
-            out.status.success(),
-            "gcloud {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
-    }
-
-    async fn ok(&self, args: &[&str]) {
-        self.json(args).await;
-    }
-
-    async fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!out.status.success(), "gcloud {args:?} succeeded: {stderr}");
-        stderr
-    }
-
-    /// `metric → (limit, usage)` of `gcloud compute regions describe REGION`.
-    async fn region_quotas(&self, region: &str) -> Value {
-        let region = self.json(&["compute", "regions", "describe", region]).await;
-        quota_map(&region)
-    }
-
-    /// `metric → (limit, usage)` of `gcloud compute project-info describe`.
-    async fn project_quotas(&self) -> Value {
-        let project = self.json(&["compute", "project-info", "describe"]).await;
-        quota_map(&project)
-    }
+/// `metric → (limit, usage)` of `gcloud compute project-info describe`.
+async fn project_quotas(cli: &Gcloud) -> Value {
+    let project = cli.json(&["compute", "project-info", "describe"]).await;
+    quota_map(&project)
 }
 
 /// `{metric: [limit, usage]}` of a region's or project's `quotas`.
@@ -129,9 +76,9 @@ async fn post_ok(sim: &SimHandle, path: &str, body: Value) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn region_and_project_quotas_follow_creates_and_deletes() {
     let sim = start(QuotaConfig::default()).await;
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
 
-    let region = cli.region_quotas(REGION).await;
+    let region = region_quotas(&cli, REGION).await;
     assert_eq!(region["CPUS"], json!([12000.0, 0.0]), "{region}");
     assert_eq!(region["LOCAL_SSD_TOTAL_GB"], json!([65536.0, 0.0]));
     assert_eq!(region["RESOURCE_POLICIES"], json!([10.0, 0.0]));
@@ -145,7 +92,7 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
     assert!(region.get("NVIDIA_H100_MEGA_GPUS").is_none(), "{region}");
     assert!(region.get("GPUS_PER_GPU_FAMILY").is_none(), "{region}");
     assert!(region.get("NETWORKS").is_none(), "{region}");
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["NETWORKS"], json!([15.0, 0.0]), "{project}");
     assert_eq!(project["SUBNETWORKS"], json!([175.0, 0.0]));
     assert_eq!(project["FIREWALLS"], json!([200.0, 0.0]));
@@ -195,7 +142,7 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
         "--region=us-central1",
     ])
     .await;
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["NETWORKS"], json!([15.0, 1.0]), "{project}");
     assert_eq!(project["SUBNETWORKS"], json!([175.0, 1.0]));
     assert_eq!(project["FIREWALLS"], json!([200.0, 1.0]));
@@ -209,7 +156,7 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
         "--subnet-mode=auto",
     ])
     .await;
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["NETWORKS"], json!([15.0, 2.0]), "{project}");
     assert_eq!(project["SUBNETWORKS"], json!([175.0, 10.0]));
 
@@ -225,13 +172,13 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
         "--require-specific-reservation",
     ])
     .await;
-    let region = cli.region_quotas(REGION).await;
+    let region = region_quotas(&cli, REGION).await;
     assert_eq!(region["CPUS"], json!([12000.0, 416.0]), "{region}");
     assert_eq!(
-        cli.region_quotas("us-east4").await["CPUS"],
+        region_quotas(&cli, "us-east4").await["CPUS"],
         json!([12000.0, 0.0])
     );
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["CPUS_ALL_REGIONS"], json!([24000.0, 416.0]));
     assert_eq!(project["GPUS_ALL_REGIONS"], json!([1024.0, 16.0]));
     // regions list shows the same.
@@ -281,14 +228,9 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
         &["compute", "networks", "delete", "net", "--quiet"],
         &["compute", "networks", "delete", "auto", "--quiet"],
     ] {
-        let out = cli.run(args).await;
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        cli.ok(args).await;
     }
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     for metric in [
         "NETWORKS",
         "SUBNETWORKS",
@@ -300,7 +242,7 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
         assert_eq!(project[metric][1], json!(0.0), "{metric}: {project}");
     }
     assert_eq!(
-        cli.region_quotas(REGION).await["CPUS"],
+        region_quotas(&cli, REGION).await["CPUS"],
         json!([12000.0, 0.0])
     );
     assert_eq!(
@@ -319,7 +261,7 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_network_beyond_the_networks_limit_fails_with_compute_quota_error() {
     let sim = start(QuotaConfig::default().with("NETWORKS", 1.0)).await;
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
     cli.ok(&[
         "compute",
         "networks",
@@ -364,7 +306,7 @@ async fn a_network_beyond_the_networks_limit_fails_with_compute_quota_error() {
         json!({"metricName": "compute.googleapis.com/networks", "limitName": "NETWORKS-per-project",
                "dimensions": {"global": "global"}, "limit": 1.0})
     );
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["NETWORKS"], json!([1.0, 1.0]), "{project}");
     // Another project has its own quota.
     let other = send(
@@ -395,7 +337,7 @@ async fn reservations_beyond_the_gpu_family_or_cpu_quota_fail() {
         .with_gpu_family("NVIDIA_H100_MEGA", Some(REGION), 16.0)
         .with_in("CPUS", "us-west1", 300.0);
     let sim = start(quotas).await;
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
     let reserve =
         |name: &'static str, zone: &'static str, machine: &'static str, count: &'static str| {
             [
@@ -481,7 +423,7 @@ async fn reservations_beyond_the_gpu_family_or_cpu_quota_fail() {
                "dimensions": {"region": "us-central1", "gpu_family": "NVIDIA_H100_MEGA"},
                "limit": 16.0})
     );
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["GPUS_ALL_REGIONS"][1], json!(56.0), "{project}");
 }
 
@@ -543,10 +485,13 @@ fn strs(args: &[String]) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread")]
 async fn gke_refuses_a_node_pool_beyond_the_regional_cpu_quota_at_once() {
     let sim = start(QuotaConfig::default().with_in("CPUS", REGION, 20.0)).await;
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
     cluster(&sim).await;
     // The cluster's node holds 4 vCPUs; 3 × 8 more need 24 of the 16 left.
-    assert_eq!(cli.region_quotas(REGION).await["CPUS"], json!([20.0, 4.0]));
+    assert_eq!(
+        region_quotas(&cli, REGION).await["CPUS"],
+        json!([20.0, 4.0])
+    );
     let args = pool("big", &["--machine-type=e2-standard-8", "--num-nodes=3"]);
     let stderr = cli.fails(&strs(&args)).await;
     assert!(
@@ -573,7 +518,10 @@ async fn gke_refuses_a_node_pool_beyond_the_regional_cpu_quota_at_once() {
     // One node fits: the pool is created and its vCPUs count; a resize to exactly the limit too.
     let args = pool("fits", &["--machine-type=e2-standard-8", "--num-nodes=1"]);
     cli.ok(&strs(&args)).await;
-    assert_eq!(cli.region_quotas(REGION).await["CPUS"], json!([20.0, 12.0]));
+    assert_eq!(
+        region_quotas(&cli, REGION).await["CPUS"],
+        json!([20.0, 12.0])
+    );
     cli.ok(&[
         "container",
         "clusters",
@@ -585,7 +533,10 @@ async fn gke_refuses_a_node_pool_beyond_the_regional_cpu_quota_at_once() {
         "--quiet",
     ])
     .await;
-    assert_eq!(cli.region_quotas(REGION).await["CPUS"], json!([20.0, 20.0]));
+    assert_eq!(
+        region_quotas(&cli, REGION).await["CPUS"],
+        json!([20.0, 20.0])
+    );
     // Growing it past the quota fails the resize operation; the pool keeps its size.
     let stderr = cli
         .fails(&[
@@ -604,14 +555,17 @@ async fn gke_refuses_a_node_pool_beyond_the_regional_cpu_quota_at_once() {
         stderr.contains("Quota 'CPUS' exceeded.  Limit: 20.0 in region us-central1."),
         "{stderr}"
     );
-    assert_eq!(cli.region_quotas(REGION).await["CPUS"], json!([20.0, 20.0]));
+    assert_eq!(
+        region_quotas(&cli, REGION).await["CPUS"],
+        json!([20.0, 20.0])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn gke_fails_a_node_pool_beyond_the_gpu_family_quota_in_its_operation() {
     let quotas = QuotaConfig::default().with_gpu_family("NVIDIA_H100", None, 8.0);
     let sim = start(quotas).await;
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
     cluster(&sim).await;
     let high = [
         "--machine-type=a3-highgpu-8g",
@@ -664,13 +618,13 @@ async fn gke_fails_a_node_pool_beyond_the_gpu_family_quota_in_its_operation() {
     let created = cli.json(&strs(&pool("reserved", &flags))).await;
     let created = created.get(0).unwrap_or(&created);
     assert_eq!(created["status"], "RUNNING", "{created}");
-    let project = cli.project_quotas().await;
+    let project = project_quotas(&cli).await;
     assert_eq!(project["GPUS_ALL_REGIONS"][1], json!(8.0), "{project}");
     // Spot VMs count against the preemptible quota instead.
     let mut flags = high.to_vec();
     flags.extend(["--num-nodes=1", "--spot"]);
     cli.ok(&strs(&pool("spot", &flags))).await;
-    let region = cli.region_quotas(REGION).await;
+    let region = region_quotas(&cli, REGION).await;
     assert_eq!(
         region["PREEMPTIBLE_NVIDIA_H100_GPUS"],
         json!([128.0, 8.0]),
@@ -686,7 +640,7 @@ async fn cloud_quotas_serves_the_gpu_family_quota() {
         .with_gpu_family("NVIDIA_H100", None, 0.0)
         .with_in("CPUS", "us-east4", 24.0);
     let sim = start(quotas).await;
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
 
     let infos = cli
         .json(&[
@@ -823,7 +777,7 @@ async fn cloud_quotas_serves_the_gpu_family_quota() {
 #[tokio::test]
 async fn machine_types_describe_vcpus_and_gpus() {
     let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
-    let cli = Cli::new(&sim);
+    let cli = gcloud(&sim);
     let mega = cli
         .json(&[
             "compute",

@@ -26,13 +26,6 @@ async fn enabled(gcloud: &Gcloud) -> Vec<String> {
     names
 }
 
-/// Runs a gcloud command that must fail; returns its stderr.
-async fn fails(gcloud: &Gcloud, args: &[&str]) -> String {
-    let (ok, out, err) = gcloud.run(args).await;
-    assert!(!ok, "gcloud {args:?} succeeded:\n{out}\n{err}");
-    err
-}
-
 /// The message of a SERVICE_DISABLED error for `service` called by [`PROJECT`].
 fn disabled_message(title: &str, service: &str) -> String {
     let n = number_of(PROJECT);
@@ -153,11 +146,9 @@ async fn disabled_filestore_refuses_every_call_until_enabled_again() {
 
     let before = sim.inventory();
     let message = disabled_message("Cloud Filestore API", "file.googleapis.com");
-    let err = fails(
-        &gcloud,
-        &["filestore", "instances", "list", "--location=us-central1-a"],
-    )
-    .await;
+    let err = gcloud
+        .fails(&["filestore", "instances", "list", "--location=us-central1-a"])
+        .await;
     assert!(
         err.contains(&format!(
             "ERROR: (gcloud.filestore.instances.list) PERMISSION_DENIED: {message}"
@@ -167,9 +158,8 @@ async fn disabled_filestore_refuses_every_call_until_enabled_again() {
     assert!(err.contains("reason: SERVICE_DISABLED"), "{err}");
     assert!(err.contains("serviceTitle: Cloud Filestore API"), "{err}");
     assert!(err.contains(&format!("consumer: projects/{n}")), "{err}");
-    let err = fails(
-        &gcloud,
-        &[
+    let err = gcloud
+        .fails(&[
             "filestore",
             "instances",
             "create",
@@ -178,9 +168,8 @@ async fn disabled_filestore_refuses_every_call_until_enabled_again() {
             "--tier=BASIC_HDD",
             "--file-share=name=share,capacity=1TB",
             "--network=name=default",
-        ],
-    )
-    .await;
+        ])
+        .await;
     assert!(
         err.contains(&format!(
             "ERROR: (gcloud.filestore.instances.create) PERMISSION_DENIED: {message}"
@@ -231,7 +220,9 @@ async fn disabled_compute_refuses_calls_and_disabling_checks_dependents_and_usag
         json!([])
     );
 
-    let err = fails(&gcloud, &["services", "disable", "compute.googleapis.com"]).await;
+    let err = gcloud
+        .fails(&["services", "disable", "compute.googleapis.com"])
+        .await;
     assert!(
         err.contains("FAILED_PRECONDITION: The service compute.googleapis.com is depended on by the following active service(s): container.googleapis.com; Please specify disable_dependent_services=true if you want to proceed with disabling all services."),
         "{err}"
@@ -244,7 +235,9 @@ async fn disabled_compute_refuses_calls_and_disabling_checks_dependents_and_usag
     gcloud
         .ok(&["services", "disable", "container.googleapis.com"])
         .await;
-    let err = fails(&gcloud, &["services", "disable", "compute.googleapis.com"]).await;
+    let err = gcloud
+        .fails(&["services", "disable", "compute.googleapis.com"])
+        .await;
     assert!(
         err.contains("FAILED_PRECONDITION: The service compute.googleapis.com has usage in the last 30 days. Please specify check_if_service_has_usage=SKIP if you want to proceed with disabling the service."),
         "{err}"
@@ -258,7 +251,7 @@ async fn disabled_compute_refuses_calls_and_disabling_checks_dependents_and_usag
 
     let before = sim.inventory();
     let message = disabled_message("Compute Engine API", "compute.googleapis.com");
-    let err = fails(&gcloud, &["compute", "networks", "list"]).await;
+    let err = gcloud.fails(&["compute", "networks", "list"]).await;
     assert!(
         err.contains(&format!(
             "ERROR: (gcloud.compute.networks.list) PERMISSION_DENIED: {message}"
@@ -266,17 +259,15 @@ async fn disabled_compute_refuses_calls_and_disabling_checks_dependents_and_usag
         "{err}"
     );
     assert!(err.contains("reason: SERVICE_DISABLED"), "{err}");
-    let err = fails(
-        &gcloud,
-        &[
+    let err = gcloud
+        .fails(&[
             "compute",
             "networks",
             "create",
             "net-1",
             "--subnet-mode=custom",
-        ],
-    )
-    .await;
+        ])
+        .await;
     assert!(err.contains(&message), "{err}");
     assert_eq!(sim.inventory(), before);
 
@@ -359,7 +350,9 @@ async fn disabled_compute_refuses_calls_and_disabling_checks_dependents_and_usag
 async fn unknown_services_are_refused_as_google_refuses_them() {
     let sim = start().await;
     let gcloud = Gcloud::new(&sim);
-    let err = fails(&gcloud, &["services", "enable", "nosuch.googleapis.com"]).await;
+    let err = gcloud
+        .fails(&["services", "enable", "nosuch.googleapis.com"])
+        .await;
     assert!(
         err.contains("ERROR: (gcloud.services.enable) PERMISSION_DENIED: Not found or permission denied for service(s): nosuch.googleapis.com."),
         "{err}"
@@ -378,17 +371,15 @@ async fn unknown_services_are_refused_as_google_refuses_them() {
         .ok(&["services", "disable", "file.googleapis.com"])
         .await;
     let before = sim.inventory();
-    let err = fails(
-        &gcloud,
-        &[
+    let err = gcloud
+        .fails(&[
             "services",
             "enable",
             "file.googleapis.com",
             "nosuch.googleapis.com",
             "typo.googleapis.com",
-        ],
-    )
-    .await;
+        ])
+        .await;
     assert!(
         err.contains("Not found or permission denied for service(s): nosuch.googleapis.com,typo.googleapis.com."),
         "{err}"
@@ -400,7 +391,9 @@ async fn unknown_services_are_refused_as_google_refuses_them() {
             .contains(&"file.googleapis.com".to_string())
     );
 
-    let err = fails(&gcloud, &["services", "disable", "nosuch.googleapis.com"]).await;
+    let err = gcloud
+        .fails(&["services", "disable", "nosuch.googleapis.com"])
+        .await;
     assert!(
         err.contains("PERMISSION_DENIED: Not found or permission denied for service(s): nosuch.googleapis.com."),
         "{err}"

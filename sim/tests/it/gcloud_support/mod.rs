@@ -62,6 +62,13 @@ impl Gcloud {
         out
     }
 
+    /// Runs gcloud expecting it to fail; returns its stderr.
+    pub async fn fails(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.run(args).await;
+        assert!(!ok, "gcloud {args:?} succeeded:\n{out}");
+        err
+    }
+
     pub async fn json(&self, args: &[&str]) -> Value {
         let mut all: Vec<&str> = args.to_vec();
         all.push("--format=json");

@@ -523,53 +523,112 @@ fn machine_type_reader(shared: Arc<ComputeAdapter>) -> Arc<dyn Provider> {
     })
 }
 
+/// What differs between Compute's kinds: their calls. Everything else — `requestId`s, the
+/// operation started, polling, readiness — is the same for every kind and lives in the one
+/// `Provider` implementation below.
+#[async_trait::async_trait]
+trait ComputeKind: Send + Sync {
+    fn compute(&self) -> &ComputeAdapter;
+    async fn get(&self, loc: &Loc) -> CloudResult<Option<Observed>>;
+    async fn insert(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        rid: String,
+    ) -> CloudResult<model::Operation>;
+    /// The API calls that carry out `diffs` in place, in order (none: nothing changes in place).
+    fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep>;
+    async fn patch(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        step: &UpdateStep,
+        rid: String,
+    ) -> CloudResult<model::Operation>;
+    async fn remove(&self, loc: &Loc, rid: String) -> CloudResult<model::Operation>;
+}
+
+#[async_trait::async_trait]
+impl<K: ComputeKind> Provider for K {
+    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+        self.get(&Loc::parse(&target.id)?).await
+    }
+    async fn create(&self, target: &Target) -> CloudResult<Started> {
+        self.compute()
+            .mutation(target, "create", &target.spec, async |loc, rid| {
+                self.insert(loc, target, rid).await
+            })
+            .await
+    }
+    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+        self.steps(diffs)
+    }
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        self.compute()
+            .mutation(
+                target,
+                "update",
+                &payload(target, step),
+                async |loc, rid| self.patch(loc, target, step, rid).await,
+            )
+            .await
+    }
+    async fn delete(&self, target: &Target) -> CloudResult<Started> {
+        self.compute()
+            .mutation(target, "delete", &Value::Null, async |loc, rid| {
+                self.remove(loc, rid).await
+            })
+            .await
+    }
+    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        self.compute().poll_operation(operation).await
+    }
+    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
+        settle(observed)
+    }
+}
+
 /// VPC networks (`network`).
 pub struct NetworkAdapter(Arc<ComputeAdapter>);
 
 #[async_trait::async_trait]
-impl Provider for NetworkAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        self.0.read_network(&Loc::parse(&target.id)?).await
+impl ComputeKind for NetworkAdapter {
+    fn compute(&self) -> &ComputeAdapter {
+        &self.0
     }
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "create", &target.spec, async |loc, rid| {
-            c.create_network(loc, target, rid).await
-        })
-        .await
+    async fn get(&self, loc: &Loc) -> CloudResult<Option<Observed>> {
+        self.0.read_network(loc).await
     }
-    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    async fn insert(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.create_network(loc, target, rid).await
+    }
+    fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         UpdateStep::per_call(diffs, &[("patch", &["mtu", "routing_mode"])])
     }
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(
-            target,
-            "update",
-            &payload(target, step),
-            async |loc, rid| c.update_network(loc, target, step, rid).await,
-        )
-        .await
+    async fn patch(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        step: &UpdateStep,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.update_network(loc, target, step, rid).await
     }
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
-            gax(c
-                .networks
-                .delete()
-                .set_project(&loc.project)
-                .set_network(&loc.name)
-                .set_request_id(rid)
-                .send()
-                .await)
-        })
-        .await
-    }
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.0.poll_operation(operation).await
-    }
-    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        settle(observed)
+    async fn remove(&self, loc: &Loc, rid: String) -> CloudResult<model::Operation> {
+        gax(self
+            .0
+            .networks
+            .delete()
+            .set_project(&loc.project)
+            .set_network(&loc.name)
+            .set_request_id(rid)
+            .send()
+            .await)
     }
 }
 
@@ -577,18 +636,22 @@ impl Provider for NetworkAdapter {
 pub struct SubnetworkAdapter(Arc<ComputeAdapter>);
 
 #[async_trait::async_trait]
-impl Provider for SubnetworkAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        self.0.read_subnetwork(&Loc::parse(&target.id)?).await
+impl ComputeKind for SubnetworkAdapter {
+    fn compute(&self) -> &ComputeAdapter {
+        &self.0
     }
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "create", &target.spec, async |loc, rid| {
-            c.create_subnetwork(loc, target, rid).await
-        })
-        .await
+    async fn get(&self, loc: &Loc) -> CloudResult<Option<Observed>> {
+        self.0.read_subnetwork(loc).await
     }
-    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    async fn insert(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.create_subnetwork(loc, target, rid).await
+    }
+    fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         UpdateStep::per_call(
             diffs,
             &[
@@ -597,36 +660,26 @@ impl Provider for SubnetworkAdapter {
             ],
         )
     }
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(
-            target,
-            "update",
-            &payload(target, step),
-            async |loc, rid| c.update_subnetwork(loc, target, step, rid).await,
-        )
-        .await
+    async fn patch(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        step: &UpdateStep,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.update_subnetwork(loc, target, step, rid).await
     }
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
-            gax(c
-                .subnetworks
-                .delete()
-                .set_project(&loc.project)
-                .set_region(loc.region()?)
-                .set_subnetwork(&loc.name)
-                .set_request_id(rid)
-                .send()
-                .await)
-        })
-        .await
-    }
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.0.poll_operation(operation).await
-    }
-    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        settle(observed)
+    async fn remove(&self, loc: &Loc, rid: String) -> CloudResult<model::Operation> {
+        gax(self
+            .0
+            .subnetworks
+            .delete()
+            .set_project(&loc.project)
+            .set_region(loc.region()?)
+            .set_subnetwork(&loc.name)
+            .set_request_id(rid)
+            .send()
+            .await)
     }
 }
 
@@ -634,18 +687,22 @@ impl Provider for SubnetworkAdapter {
 pub struct FirewallAdapter(Arc<ComputeAdapter>);
 
 #[async_trait::async_trait]
-impl Provider for FirewallAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        self.0.read_firewall(&Loc::parse(&target.id)?).await
+impl ComputeKind for FirewallAdapter {
+    fn compute(&self) -> &ComputeAdapter {
+        &self.0
     }
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "create", &target.spec, async |loc, rid| {
-            c.create_firewall(loc, target, rid).await
-        })
-        .await
+    async fn get(&self, loc: &Loc) -> CloudResult<Option<Observed>> {
+        self.0.read_firewall(loc).await
     }
-    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    async fn insert(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.create_firewall(loc, target, rid).await
+    }
+    fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         UpdateStep::per_call(
             diffs,
             &[(
@@ -654,35 +711,25 @@ impl Provider for FirewallAdapter {
             )],
         )
     }
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(
-            target,
-            "update",
-            &payload(target, step),
-            async |loc, rid| c.update_firewall(loc, target, step, rid).await,
-        )
-        .await
+    async fn patch(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        step: &UpdateStep,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.update_firewall(loc, target, step, rid).await
     }
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
-            gax(c
-                .firewalls
-                .delete()
-                .set_project(&loc.project)
-                .set_firewall(&loc.name)
-                .set_request_id(rid)
-                .send()
-                .await)
-        })
-        .await
-    }
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.0.poll_operation(operation).await
-    }
-    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        settle(observed)
+    async fn remove(&self, loc: &Loc, rid: String) -> CloudResult<model::Operation> {
+        gax(self
+            .0
+            .firewalls
+            .delete()
+            .set_project(&loc.project)
+            .set_firewall(&loc.name)
+            .set_request_id(rid)
+            .send()
+            .await)
     }
 }
 
@@ -690,50 +737,44 @@ impl Provider for FirewallAdapter {
 pub struct RouterAdapter(Arc<ComputeAdapter>);
 
 #[async_trait::async_trait]
-impl Provider for RouterAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        self.0.read_router(&Loc::parse(&target.id)?).await
+impl ComputeKind for RouterAdapter {
+    fn compute(&self) -> &ComputeAdapter {
+        &self.0
     }
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "create", &target.spec, async |loc, rid| {
-            c.create_router(loc, target, rid).await
-        })
-        .await
+    async fn get(&self, loc: &Loc) -> CloudResult<Option<Observed>> {
+        self.0.read_router(loc).await
     }
-    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    async fn insert(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.create_router(loc, target, rid).await
+    }
+    fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         UpdateStep::per_call(diffs, &[("patch", &["nat"])])
     }
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(
-            target,
-            "update",
-            &payload(target, step),
-            async |loc, rid| c.update_router(loc, target, step, rid).await,
-        )
-        .await
+    async fn patch(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        step: &UpdateStep,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.update_router(loc, target, step, rid).await
     }
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
-            gax(c
-                .routers
-                .delete()
-                .set_project(&loc.project)
-                .set_region(loc.region()?)
-                .set_router(&loc.name)
-                .set_request_id(rid)
-                .send()
-                .await)
-        })
-        .await
-    }
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.0.poll_operation(operation).await
-    }
-    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        settle(observed)
+    async fn remove(&self, loc: &Loc, rid: String) -> CloudResult<model::Operation> {
+        gax(self
+            .0
+            .routers
+            .delete()
+            .set_project(&loc.project)
+            .set_region(loc.region()?)
+            .set_router(&loc.name)
+            .set_request_id(rid)
+            .send()
+            .await)
     }
 }
 
@@ -741,43 +782,44 @@ impl Provider for RouterAdapter {
 pub struct PolicyAdapter(Arc<ComputeAdapter>);
 
 #[async_trait::async_trait]
-impl Provider for PolicyAdapter {
-    async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
-        self.0.read_policy(&Loc::parse(&target.id)?).await
+impl ComputeKind for PolicyAdapter {
+    fn compute(&self) -> &ComputeAdapter {
+        &self.0
     }
-    async fn create(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "create", &target.spec, async |loc, rid| {
-            c.create_policy(loc, target, rid).await
-        })
-        .await
+    async fn get(&self, loc: &Loc) -> CloudResult<Option<Observed>> {
+        self.0.read_policy(loc).await
     }
-    fn update_steps(&self, _target: &Target, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    async fn insert(
+        &self,
+        loc: &Loc,
+        target: &Target,
+        rid: String,
+    ) -> CloudResult<model::Operation> {
+        self.0.create_policy(loc, target, rid).await
+    }
+    fn steps(&self, _diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         vec![]
     }
-    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+    async fn patch(
+        &self,
+        _loc: &Loc,
+        target: &Target,
+        step: &UpdateStep,
+        _rid: String,
+    ) -> CloudResult<model::Operation> {
         Err(no_update(target, step))
     }
-    async fn delete(&self, target: &Target) -> CloudResult<Started> {
-        let c = &self.0;
-        c.mutation(target, "delete", &Value::Null, async |loc, rid| {
-            gax(c
-                .policies
-                .delete()
-                .set_project(&loc.project)
-                .set_region(loc.region()?)
-                .set_resource_policy(&loc.name)
-                .set_request_id(rid)
-                .send()
-                .await)
-        })
-        .await
-    }
-    async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        self.0.poll_operation(operation).await
-    }
-    fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
-        settle(observed)
+    async fn remove(&self, loc: &Loc, rid: String) -> CloudResult<model::Operation> {
+        gax(self
+            .0
+            .policies
+            .delete()
+            .set_project(&loc.project)
+            .set_region(loc.region()?)
+            .set_resource_policy(&loc.name)
+            .set_request_id(rid)
+            .send()
+            .await)
     }
 }
 
