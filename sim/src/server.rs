@@ -220,6 +220,7 @@ pub fn api_of(path: &str) -> &'static str {
         "artifactregistry" => "artifactregistry",
         "storage" | "upload" | "download" | "resumable" => "storage",
         "serviceusage" => "serviceusage",
+        "cloudquotas" => "cloudquotas",
         "github" => "github",
         "_sim" => "admin",
         _ => "unknown",
@@ -468,6 +469,10 @@ impl SimHandle {
             (
                 "A3CTL_SERVICEUSAGE_ENDPOINT".into(),
                 self.endpoint("serviceusage"),
+            ),
+            (
+                "A3CTL_CLOUDQUOTAS_ENDPOINT".into(),
+                self.endpoint("cloudquotas"),
             ),
             ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),

@@ -18,9 +18,13 @@
 //!   (`machineTypes.get`: vCPUs against `CPUS` and `CPUS_ALL_REGIONS`, local SSDs of 375 GB against
 //!   `LOCAL_SSD_TOTAL_GB`, GPUs against `GPUS_ALL_REGIONS`, and a spot pool's GPUs against
 //!   `PREEMPTIBLE_<FAMILY>_GPUS`), except pools that consume a reservation, whose VMs count
-//!   against the reservation instead (<https://cloud.google.com/compute/resource-usage>). Not yet
-//!   checked: the GPU-family quota of on-demand GPUs (Cloud Quotas `GPUS-PER-GPU-FAMILY`) and the
-//!   cluster's one-node-per-zone bootstrap pool.
+//!   against the reservation instead (<https://cloud.google.com/compute/resource-usage>);
+//! - on-demand pools' GPUs against their family's Cloud Quotas quota
+//!   (`GPUS-PER-GPU-FAMILY-per-project-region`; [`GpuFamilyQuotaSpec`] says how its usage is
+//!   counted); unknown, not failed, when the Cloud Quotas API is off or unreadable.
+//!
+//! Not checked: the cluster's one-node-per-zone bootstrap pool, and zone capacity (Google has no
+//! API that says whether a zone can give N VMs; the create that meets a stockout reports it).
 //!
 //! Preflight only reads, concurrently.
 
@@ -28,7 +32,9 @@ use super::{Action, Plan};
 use crate::cloud::{CloudError, Provider, Target};
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::node_pool::NodePoolSpec;
-use crate::resource::kinds::quotas::{MachineTypeSpec, QuotasSpec};
+use crate::resource::kinds::quotas::{
+    GPU_FAMILY_QUOTA_ID, GpuFamilyQuotaSpec, MachineTypeSpec, QuotasSpec, gpu_family,
+};
 use crate::resource::kinds::reservation::ReservationSpec;
 use crate::resource::{Addr, Kind};
 use futures_util::future::join_all;
@@ -52,6 +58,25 @@ pub struct Check {
     pub problem: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// The check could not be made (its API is disabled, or not readable): shown, not failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
+}
+
+impl Check {
+    /// A failed check of `subject` for `for_resources`, needing `need`, until shown otherwise.
+    fn new(subject: String, for_resources: Vec<Addr>, need: String) -> Check {
+        Check {
+            subject,
+            for_resources,
+            ok: false,
+            need,
+            available: String::new(),
+            problem: None,
+            fix: None,
+            unknown: false,
+        }
+    }
 }
 
 /// The checks of one plan.
@@ -62,7 +87,7 @@ pub struct Preflight {
 
 impl Preflight {
     pub fn failed(&self) -> impl Iterator<Item = &Check> {
-        self.checks.iter().filter(|c| !c.ok)
+        self.checks.iter().filter(|c| !c.ok && !c.unknown)
     }
 
     pub fn passed(&self) -> bool {
@@ -154,41 +179,85 @@ pub async fn run(
     if plan.destroy {
         return Ok(Preflight::default());
     }
-    let mut checks = services(provider, plan, project).await?;
-    let existing = existing_creates(provider, plan, journaled).await?;
-    checks.extend(quotas(provider, plan, project, region, &existing).await?);
+    // Two rounds of concurrent reads: what the plan needs to know first (which APIs are on, which
+    // creates already happened), then every quota and reservation at once.
+    let (services, existing) = futures_util::future::join(
+        services(provider, plan, project),
+        existing_creates(provider, plan, journaled),
+    )
+    .await;
+    let (mut checks, existing) = (services?, existing?);
     let demands =
         demands(plan, project, &existing).map_err(|e| ("the plan's node pools".to_string(), e))?;
+    let (quotas, reservations) = futures_util::future::join(
+        quotas(provider, plan, project, region, &existing),
+        reservations(provider, &demands),
+    )
+    .await;
+    checks.extend(quotas?);
+    checks.extend(reservations?);
+    Ok(Preflight { checks })
+}
+
+/// A reservation's id (`zone` `-`: wherever it is).
+fn reservation_target(project: &str, zone: &str, name: &str) -> Target {
+    Target {
+        addr: Addr::new(Kind::Reservation, name),
+        id: format!("projects/{project}/zones/{zone}/reservations/{name}"),
+        spec: serde_json::Value::Null,
+        outputs: serde_json::Value::Null,
+        context: Default::default(),
+        lifecycle: Default::default(),
+    }
+}
+
+/// One check per demand on a reservation; a reservation missing from the pool's zone is looked
+/// for in the project's other zones, so the check can say where it is.
+async fn reservations(
+    provider: &dyn Provider,
+    demands: &[Demand],
+) -> Result<Vec<Check>, (String, CloudError)> {
     let reads = demands.iter().map(|d| async move {
-        let id = format!(
-            "projects/{}/zones/{}/reservations/{}",
-            d.project, d.zone, d.name
-        );
-        let target = Target {
-            addr: Addr::new(Kind::Reservation, d.name.clone()),
-            id: id.clone(),
-            spec: serde_json::Value::Null,
-            outputs: serde_json::Value::Null,
-            context: Default::default(),
-            lifecycle: Default::default(),
-        };
-        super::refresh::read(provider, &target)
+        let target = reservation_target(&d.project, &d.zone, &d.name);
+        let read = super::refresh::read(provider, &target)
             .await
-            .map_err(|e| (format!("reservation `{}` ({id})", d.name), e))
+            .map_err(|e| (format!("reservation `{}` ({})", d.name, target.id), e))?;
+        let elsewhere = match read {
+            Some(_) => None,
+            None => super::refresh::read(provider, &reservation_target(&d.project, "-", &d.name))
+                .await
+                // Only a better message: a failed search is no reason to stop.
+                .ok()
+                .flatten()
+                .and_then(|o| from_spec::<ReservationSpec>("reservation", &o.spec).ok()),
+        };
+        Ok::<_, (String, CloudError)>((read, elsewhere))
     });
+    let mut checks = Vec::new();
     for (demand, read) in demands.iter().zip(join_all(reads).await) {
-        let observed = read?;
+        let (observed, elsewhere) = read?;
         // The projection always reports it (0 until a VM consumes the reservation).
         let in_use = observed
             .as_ref()
             .and_then(|o| o.outputs["in_use_count"].as_u64())
             .unwrap_or(0);
-        checks.push(check(demand, observed.as_ref().map(|o| &o.spec), in_use));
+        let mut check = check(demand, observed.as_ref().map(|o| &o.spec), in_use);
+        if let Some(found) = elsewhere.filter(|f| f.zone != demand.zone) {
+            check.available = format!("not found (it is in {})", found.zone);
+            check.problem = Some(format!(
+                "reservation `{}` of project {} is in zone {}, not in the pool's zone {}",
+                demand.name, demand.project, found.zone, demand.zone
+            ));
+            check.fix = Some(format!(
+                "set the pool's `zones` to [\"{}\"] in the blueprint (a reservation serves only its own zone), or create one in {}",
+                found.zone, demand.zone
+            ));
+        }
+        checks.push(check);
     }
-    Ok(Preflight { checks })
+    Ok(checks)
 }
 
-/// The check of one demand against the live reservation (`None`: not found).
 /// One check per Google API the plan's changes call (by their kinds' services), that it is
 /// enabled in `project`.
 async fn services(
@@ -208,15 +277,7 @@ async fn services(
     });
     let mut checks = Vec::new();
     for (service, addrs, read) in join_all(reads).await {
-        let mut check = Check {
-            subject: format!("API {service}"),
-            for_resources: addrs.clone(),
-            ok: false,
-            need: "enabled".into(),
-            available: String::new(),
-            problem: None,
-            fix: None,
-        };
+        let mut check = Check::new(format!("API {service}"), addrs.clone(), "enabled".into());
         let enable = format!("gcloud services enable {service} --project={project}");
         match read {
             Ok(Some(observed)) if observed.spec["enabled"] == true => {
@@ -283,27 +344,26 @@ async fn look(
         .map_err(|e| (format!("{kind} {id}"), e))
 }
 
-/// `PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS` for `nvidia-h100-mega-80gb`.
-fn preemptible_metric(accelerator: &str) -> String {
-    let family = accelerator
-        .trim_end_matches("-80gb")
-        .trim_end_matches("-141gb")
-        .replace('-', "_")
-        .to_ascii_uppercase();
-    format!("PREEMPTIBLE_{family}_GPUS")
+/// A key of [`quota_needs`]: a Compute metric (regional or project-wide), or the on-demand GPU
+/// family quota of Cloud Quotas.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Metric {
+    Regional(String),
+    Global(String),
+    /// `NVIDIA_H100_MEGA`.
+    GpuFamily(String),
 }
 
-/// What the plan adds to each Compute quota, less what it frees: `(metric, regional?) → amount`,
-/// with the resources that add to it.
+/// What the plan adds to each quota, less what it frees, with the resources that add to it.
 async fn quota_needs(
     provider: &dyn Provider,
     plan: &Plan,
     project: &str,
     existing: &HashSet<Addr>,
-) -> Result<BTreeMap<(String, bool), (f64, Vec<Addr>)>, (String, CloudError)> {
-    let mut needs: BTreeMap<(String, bool), (f64, Vec<Addr>)> = BTreeMap::new();
-    let mut add = |metric: &str, regional: bool, amount: f64, addr: &Addr| {
-        let entry = needs.entry((metric.to_string(), regional)).or_default();
+) -> Result<BTreeMap<Metric, (f64, Vec<Addr>)>, (String, CloudError)> {
+    let mut needs: BTreeMap<Metric, (f64, Vec<Addr>)> = BTreeMap::new();
+    let mut add = |metric: Metric, amount: f64, addr: &Addr| {
+        let entry = needs.entry(metric).or_default();
         entry.0 += amount;
         if amount > 0.0 && !entry.1.contains(addr) {
             entry.1.push(addr.clone());
@@ -314,93 +374,97 @@ async fn quota_needs(
         Action::Delete => -1.0,
         _ => 0.0,
     };
-    let mut machine_types: BTreeMap<(String, String), Option<MachineTypeSpec>> = BTreeMap::new();
+    // Node pools' VMs outside reservations, before (-1) and after (+1) each change.
+    let mut vms: Vec<(&Addr, NodePoolSpec, f64)> = Vec::new();
     for change in plan.actions() {
         let counted = match change.addr.kind {
-            Kind::Network => Some(("NETWORKS", false)),
-            Kind::Subnetwork => Some(("SUBNETWORKS", false)),
-            Kind::Firewall => Some(("FIREWALLS", false)),
-            Kind::Router => Some(("ROUTERS", false)),
-            Kind::ResourcePolicy => Some(("RESOURCE_POLICIES", true)),
+            Kind::Network => Some(Metric::Global("NETWORKS".into())),
+            Kind::Subnetwork => Some(Metric::Global("SUBNETWORKS".into())),
+            Kind::Firewall => Some(Metric::Global("FIREWALLS".into())),
+            Kind::Router => Some(Metric::Global("ROUTERS".into())),
+            Kind::ResourcePolicy => Some(Metric::Regional("RESOURCE_POLICIES".into())),
             _ => None,
         };
-        if let Some((metric, regional)) = counted {
+        if let Some(metric) = counted {
             if !existing.contains(&change.addr) {
-                add(metric, regional, sign(change.action), &change.addr);
+                add(metric, sign(change.action), &change.addr);
             }
             continue;
         }
         if change.addr.kind != Kind::NodePool || existing.contains(&change.addr) {
             continue;
         }
-        // VMs outside reservations before and after the change.
-        let vms = |spec: &Option<serde_json::Value>| -> Result<Option<NodePoolSpec>, CloudError> {
-            Ok(match spec {
-                Some(v) => Some(from_spec::<NodePoolSpec>("node pool", v)?)
-                    .filter(|s| s.consumed_reservation().is_none()),
-                None => None,
-            })
-        };
+        let outside =
+            |spec: &Option<serde_json::Value>| -> Result<Option<NodePoolSpec>, CloudError> {
+                Ok(match spec {
+                    Some(v) => Some(from_spec::<NodePoolSpec>("node pool", v)?)
+                        .filter(|s| s.consumed_reservation().is_none()),
+                    None => None,
+                })
+            };
         let err = |e| (change.addr.to_string(), e);
-        let before = match change.action {
-            Action::Create => None,
-            _ => vms(&change.before).map_err(err)?,
+        if change.action != Action::Create
+            && let Some(before) = outside(&change.before).map_err(err)?
+        {
+            vms.push((&change.addr, before, -1.0));
+        }
+        if change.action != Action::Delete
+            && let Some(after) = outside(&change.after).map_err(err)?
+        {
+            vms.push((&change.addr, after, 1.0));
+        }
+    }
+    // Each machine type once, all at once.
+    let keys: std::collections::BTreeSet<(String, String)> = vms
+        .iter()
+        .filter_map(|(_, spec, _)| {
+            Some((spec.machine_type.clone(), spec.locations.first()?.clone()))
+        })
+        .collect();
+    let reads = keys.iter().map(|(machine, zone)| async move {
+        let id = format!("projects/{project}/zones/{zone}/machineTypes/{machine}");
+        look(provider, Kind::MachineType, id)
+            .await
+            .map(|found| found.and_then(|v| from_spec::<MachineTypeSpec>("machine type", &v).ok()))
+    });
+    let mut machine_types = BTreeMap::new();
+    for (key, read) in keys.iter().zip(join_all(reads).await) {
+        machine_types.insert(key.clone(), read?);
+    }
+    for (addr, spec, factor) in vms {
+        let Some(zone) = spec.locations.first() else {
+            continue;
         };
-        let after = match change.action {
-            Action::Delete => None,
-            _ => vms(&change.after).map_err(err)?,
+        let Some(Some(machine)) = machine_types.get(&(spec.machine_type.clone(), zone.clone()))
+        else {
+            continue;
         };
-        for (spec, factor) in [(before, -1.0), (after, 1.0)] {
-            let Some(spec) = spec else { continue };
-            let Some(zone) = spec.locations.first() else {
-                continue;
-            };
-            let key = (spec.machine_type.clone(), zone.clone());
-            if !machine_types.contains_key(&key) {
-                let id = format!(
-                    "projects/{project}/zones/{zone}/machineTypes/{}",
-                    spec.machine_type
-                );
-                let found = look(provider, Kind::MachineType, id)
-                    .await?
-                    .and_then(|v| from_spec::<MachineTypeSpec>("machine type", &v).ok());
-                machine_types.insert(key.clone(), found);
-            }
-            let Some(machine) = &machine_types[&key] else {
-                continue;
-            };
-            let count = factor * (spec.node_count * spec.locations.len() as u64) as f64;
-            add(
-                "CPUS",
-                true,
-                count * machine.guest_cpus as f64,
-                &change.addr,
-            );
-            add(
-                "CPUS_ALL_REGIONS",
-                false,
-                count * machine.guest_cpus as f64,
-                &change.addr,
-            );
-            add(
-                "LOCAL_SSD_TOTAL_GB",
-                true,
-                count * (spec.local_ssd_count * 375) as f64,
-                &change.addr,
-            );
-            if let Some(acc) = &spec.accelerator {
-                let gpus = count * acc.count as f64;
-                add("GPUS_ALL_REGIONS", false, gpus, &change.addr);
-                if spec.capacity == "spot" {
-                    add(&preemptible_metric(&acc.kind), true, gpus, &change.addr);
-                }
+        let count = factor * (spec.node_count * spec.locations.len() as u64) as f64;
+        let cpus = count * machine.guest_cpus as f64;
+        add(Metric::Regional("CPUS".into()), cpus, addr);
+        add(Metric::Global("CPUS_ALL_REGIONS".into()), cpus, addr);
+        let ssd = count * (spec.local_ssd_count * 375) as f64;
+        add(Metric::Regional("LOCAL_SSD_TOTAL_GB".into()), ssd, addr);
+        if let Some(acc) = &spec.accelerator {
+            let gpus = count * acc.count as f64;
+            let family = gpu_family(&acc.kind);
+            add(Metric::Global("GPUS_ALL_REGIONS".into()), gpus, addr);
+            match spec.capacity.as_str() {
+                "spot" => add(
+                    Metric::Regional(format!("PREEMPTIBLE_{family}_GPUS")),
+                    gpus,
+                    addr,
+                ),
+                "on-demand" => add(Metric::GpuFamily(family), gpus, addr),
+                _ => {}
             }
         }
     }
     Ok(needs)
 }
 
-/// One check per Compute quota the plan adds to: the addition against `limit - usage`.
+/// One check per quota the plan adds to: the addition against `limit - usage`. The region's,
+/// the project's and each GPU family's quotas are read at once.
 async fn quotas(
     provider: &dyn Provider,
     plan: &Plan,
@@ -409,16 +473,31 @@ async fn quotas(
     existing: &HashSet<Addr>,
 ) -> Result<Vec<Check>, (String, CloudError)> {
     let needs = quota_needs(provider, plan, project, existing).await?;
-    if needs.values().all(|(amount, _)| *amount <= 0.0) {
+    let needs: Vec<(Metric, (f64, Vec<Addr>))> = needs
+        .into_iter()
+        .filter(|(_, (amount, _))| *amount > 0.0)
+        .collect();
+    if needs.is_empty() {
         return Ok(vec![]);
     }
-    let (regional, global) = futures_util::future::join(
+    let families = needs.iter().filter_map(|(metric, _)| match metric {
+        Metric::GpuFamily(family) => Some(async move {
+            let id = format!("projects/{project}/regions/{region}/gpuFamilies/{family}");
+            (
+                family.clone(),
+                read_kind(provider, Kind::GpuFamilyQuota, id).await,
+            )
+        }),
+        _ => None,
+    });
+    let (regional, global, families) = futures_util::future::join3(
         look(
             provider,
             Kind::Region,
             format!("projects/{project}/regions/{region}"),
         ),
         look(provider, Kind::Project, format!("projects/{project}")),
+        join_all(families),
     )
     .await;
     let quotas_of = |read: Option<serde_json::Value>| {
@@ -427,42 +506,108 @@ async fn quotas(
             .unwrap_or_default()
     };
     let (regional, global) = (quotas_of(regional?), quotas_of(global?));
+    let families: BTreeMap<String, _> = families.into_iter().collect();
     let mut checks = Vec::new();
-    for ((metric, is_regional), (amount, addrs)) in needs {
-        if amount <= 0.0 {
-            continue;
-        }
-        let (quotas, scope) = if is_regional {
-            (&regional, format!(" in region {region}"))
-        } else {
-            (&global, String::new())
+    for (metric, (amount, addrs)) in needs {
+        let (name, quotas, scope) = match &metric {
+            Metric::Regional(name) => (name, &regional, format!(" in region {region}")),
+            Metric::Global(name) => (name, &global, String::new()),
+            Metric::GpuFamily(family) => {
+                checks.push(family_check(
+                    project,
+                    region,
+                    family,
+                    amount,
+                    addrs,
+                    &families[family],
+                )?);
+                continue;
+            }
         };
         // A metric Compute does not report for the project has no limit to check.
-        let Some(quota) = quotas.get(&metric) else {
+        let Some(quota) = quotas.get(name) else {
             continue;
         };
-        let ok = amount <= quota.headroom();
-        checks.push(Check {
-            subject: format!("quota {metric}{scope}"),
-            for_resources: addrs,
-            ok,
-            need: format!("{amount}"),
-            available: format!("{} free of {}", quota.headroom(), quota.limit),
-            problem: (!ok).then(|| {
-                format!(
-                    "the plan adds {amount} to {metric}{scope}, where {} of {} are in use",
-                    quota.usage, quota.limit
-                )
-            }),
-            fix: (!ok).then(|| {
-                format!(
-                    "ask for a {metric} limit of at least {} (https://console.cloud.google.com/iam-admin/quotas?project={project}), or make the plan smaller",
-                    quota.usage + amount
-                )
-            }),
-        });
+        let mut check = Check::new(format!("quota {name}{scope}"), addrs, format!("{amount}"));
+        check.ok = amount <= quota.headroom();
+        check.available = format!("{} free of {}", quota.headroom(), quota.limit);
+        if !check.ok {
+            check.problem = Some(format!(
+                "the plan adds {amount} to {name}{scope}, where {} of {} are in use",
+                quota.usage, quota.limit
+            ));
+            check.fix = Some(format!(
+                "ask for a {name} limit of at least {} (https://console.cloud.google.com/iam-admin/quotas?project={project}), or make the plan smaller",
+                quota.usage + amount
+            ));
+        }
+        checks.push(check);
     }
     Ok(checks)
+}
+
+/// The check of the on-demand GPUs of `family` the plan adds, against the family's quota.
+fn family_check(
+    project: &str,
+    region: &str,
+    family: &str,
+    amount: f64,
+    addrs: Vec<Addr>,
+    read: &Result<Option<crate::resource::Observed>, CloudError>,
+) -> Result<Check, (String, CloudError)> {
+    let mut check = Check::new(
+        format!("quota GPUS_PER_GPU_FAMILY ({family}) in region {region}"),
+        addrs,
+        format!("{amount}"),
+    );
+    let observed = match read {
+        Ok(observed) => observed,
+        // The Cloud Quotas API is off, or not readable: say so, and let the apply find out.
+        Err(e)
+            if e.class == crate::cloud::ErrorClass::Permission
+                || e.reason == "SERVICE_DISABLED" =>
+        {
+            check.unknown = true;
+            check.available = "unknown".into();
+            check.problem = Some(format!(
+                "cannot read the {family} GPU quota through the Cloud Quotas API: {}",
+                e.message
+            ));
+            check.fix = Some(format!(
+                "gcloud services enable cloudquotas.googleapis.com --project={project}, so that preflight can check it"
+            ));
+            return Ok(check);
+        }
+        Err(e) => return Err((format!("the {family} GPU quota in {region}"), e.clone())),
+    };
+    let spec = observed
+        .as_ref()
+        .and_then(|o| from_spec::<GpuFamilyQuotaSpec>("GPU family quota", &o.spec).ok());
+    let Some(GpuFamilyQuotaSpec {
+        limit: Some(limit),
+        usage,
+        reserved,
+        ..
+    }) = spec
+    else {
+        // No limit is served for the family: nothing to check against.
+        check.ok = true;
+        check.available = "no limit".into();
+        return Ok(check);
+    };
+    let headroom = limit.saturating_sub(usage) as f64;
+    check.ok = amount <= headroom;
+    check.available = format!("{headroom} free of {limit}");
+    if !check.ok {
+        check.problem = Some(format!(
+            "the plan adds {amount} on-demand {family} GPUs in {region}, where {usage} of {limit} are in use ({reserved} held by reservations, the rest by GKE node pools)"
+        ));
+        check.fix = Some(format!(
+            "gcloud beta quotas preferences create --service=compute.googleapis.com --quota-id={GPU_FAMILY_QUOTA_ID} --dimensions=region={region},gpu_family={family} --preferred-value={} --project={project}, or consume a reservation (`reservation = \"NAME\"` on the pool)",
+            usage + amount as u64
+        ));
+    }
+    Ok(check)
 }
 
 /// The resources the plan creates that exist already (read, concurrently): those an interrupted
@@ -515,6 +660,7 @@ async fn existing_creates(
     Ok(existing)
 }
 
+/// The check of one demand against the live reservation (`None`: not found).
 fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Check {
     let gpus = demand
         .accelerator
@@ -522,15 +668,11 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
         .map(|(kind, count)| format!(" with {count} × {kind}"))
         .unwrap_or_default();
     let need = format!("{} × {}{gpus}", demand.nodes, demand.machine_type);
-    let mut check = Check {
-        subject: format!("reservation {} ({})", demand.name, demand.zone),
-        for_resources: demand.pools.clone(),
-        ok: false,
+    let mut check = Check::new(
+        format!("reservation {} ({})", demand.name, demand.zone),
+        demand.pools.clone(),
         need,
-        available: String::new(),
-        problem: None,
-        fix: None,
-    };
+    );
     let project_flag = format!("--project={}", demand.project);
     let create = format!(
         "gcloud compute reservations create {} --zone={} --vm-count={} --machine-type={}{} --require-specific-reservation {project_flag}",

@@ -189,13 +189,19 @@ async fn a_reservation_in_another_zone_is_not_found_in_the_pools_zone() {
         "nvidia-h100-mega-80gb",
     )
     .await;
-    refused(
+    // The check says where the reservation is.
+    let run = refused(
         &cx,
         &mega_with(&cx, "elsewhere"),
-        "no reservation `elsewhere` in zone us-central1-a",
-        "gcloud compute reservations list --project=my-project",
+        "reservation elsewhere (us-central1-a): reservation `elsewhere` of project my-project is in zone us-central1-c, not in the pool's zone us-central1-a (need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available not found (it is in us-central1-c))",
+        "set the pool's `zones` to [\"us-central1-c\"] in the blueprint",
     )
     .await;
+    assert!(
+        run.stderr.contains("or create one in us-central1-a"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[tokio::test]
@@ -366,4 +372,65 @@ async fn a_check_that_cannot_be_read_stops_the_plan_naming_the_read() {
         assert!(run.stderr.contains("503"), "{}", run.stderr);
     }
     assert_eq!(mutations(&cx), before, "no mutating request");
+}
+
+/// The shipped A3 High blueprint's on-demand H100 nodes against the Cloud Quotas GPU family
+/// quota: refused while its 32 GPUs plus the 16 a reservation already holds pass the limit of 40,
+/// with the `gcloud beta quotas preferences create` command; planned once the limit is raised.
+#[tokio::test]
+async fn on_demand_gpus_beyond_the_gpu_family_quota_fail() {
+    let cx = TestContext::with(a3ctl_sim::SimConfig {
+        quotas: a3ctl_sim::quotas::QuotaConfig::default().with_gpu_family(
+            "NVIDIA_H100",
+            Some("us-central1"),
+            40.0,
+        ),
+        ..Default::default()
+    })
+    .await;
+    // Two reserved H100 VMs count against the family quota as if they ran.
+    reserve(
+        &cx,
+        "held",
+        "us-central1-a",
+        2,
+        "a3-highgpu-8g",
+        "nvidia-h100-80gb",
+    )
+    .await;
+    cx.sim.advance_secs(60.0);
+    refused_on(
+        &cx,
+        "blueprints/a3-high.toml",
+        "quota GPUS_PER_GPU_FAMILY (NVIDIA_H100) in region us-central1",
+        "quota GPUS_PER_GPU_FAMILY (NVIDIA_H100) in region us-central1: the plan adds 32 on-demand NVIDIA_H100 GPUs in us-central1, where 16 of 40 are in use (16 held by reservations, the rest by GKE node pools) (need 32, available 24 free of 40)",
+        "gcloud beta quotas preferences create --service=compute.googleapis.com --quota-id=GPUS-PER-GPU-FAMILY-per-project-region --dimensions=region=us-central1,gpu_family=NVIDIA_H100 --preferred-value=48 --project=my-project",
+    )
+    .await;
+}
+
+/// With the Cloud Quotas API disabled, the GPU family quota cannot be read: the check is shown
+/// as unknown with the command that enables the API, and the plan goes ahead.
+#[tokio::test]
+async fn an_unreadable_gpu_family_quota_is_shown_as_unknown() {
+    let cx = TestContext::new().await;
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&["services", "disable", "cloudquotas.googleapis.com"])
+        .await;
+    assert!(ok, "gcloud services disable failed:\n{out}\n{err}");
+    let plan = cx.run(&["plan", "blueprints/a3-high.toml"]).await.expect(0);
+    assert!(
+        plan.stdout.contains(
+            "  ? quota GPUS_PER_GPU_FAMILY (NVIDIA_H100) in region us-central1: need 32, available unknown\n"
+        ),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains(
+            "fix: gcloud services enable cloudquotas.googleapis.com --project=my-project"
+        ),
+        "{}",
+        plan.stdout
+    );
 }

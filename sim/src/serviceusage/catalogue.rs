@@ -39,6 +39,7 @@ pub const CATALOGUE: &[ServiceInfo] = &[
     service("artifactregistry.googleapis.com", "Artifact Registry API"),
     service("bigquery.googleapis.com", "BigQuery API"),
     service("cloudbuild.googleapis.com", "Cloud Build API"),
+    service("cloudquotas.googleapis.com", "Cloud Quotas API"),
     service(
         "cloudresourcemanager.googleapis.com",
         "Cloud Resource Manager API",
@@ -90,6 +91,7 @@ pub const DEFAULT_ENABLED: &[&str] = &[
     "storage.googleapis.com",
     "storage-api.googleapis.com",
     "serviceusage.googleapis.com",
+    "cloudquotas.googleapis.com",
 ];
 
 /// The catalogue entry of `name`, if the service exists.

@@ -53,6 +53,7 @@ pub fn service_of_path(path: &str) -> Option<&'static str> {
         "container" => Some("container.googleapis.com"),
         "file" => Some("file.googleapis.com"),
         "artifactregistry" => Some("artifactregistry.googleapis.com"),
+        "cloudquotas" => Some("cloudquotas.googleapis.com"),
         "storage" | "upload" | "resumable" | "download" => Some("storage-api.googleapis.com"),
         _ => None,
     }

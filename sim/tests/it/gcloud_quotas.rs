@@ -770,6 +770,31 @@ async fn cloud_quotas_serves_the_gpu_family_quota() {
     .await;
     assert_eq!(status, 404, "{missing}");
     assert_eq!(missing["error"]["status"], "NOT_FOUND");
+
+    // The Cloud Quotas API is an API of the project like any other: disabled, it refuses.
+    cli.ok(&[
+        "services",
+        "disable",
+        "cloudquotas.googleapis.com",
+        "--force",
+        &format!("--project={PROJECT}"),
+    ])
+    .await;
+    let err = cli
+        .fails(&[
+            "beta",
+            "quotas",
+            "info",
+            "describe",
+            "GPUS-PER-GPU-FAMILY-per-project-region",
+            "--service=compute.googleapis.com",
+            &format!("--project={PROJECT}"),
+        ])
+        .await;
+    assert!(
+        err.contains("Cloud Quotas API has not been used in project"),
+        "{err}"
+    );
 }
 
 /// What a quota check needs to count CPUs: `gcloud compute machine-types describe` gives each

@@ -15,6 +15,7 @@
 //! gives the same spec — otherwise every plan would show a change.
 
 pub mod artifactregistry;
+pub mod cloudquotas;
 pub mod compute;
 pub mod container;
 pub mod filestore;
@@ -44,6 +45,7 @@ pub mod env {
     pub const ARTIFACTREGISTRY_ENDPOINT: &str = "A3CTL_ARTIFACTREGISTRY_ENDPOINT";
     pub const STORAGE_ENDPOINT: &str = "A3CTL_STORAGE_ENDPOINT";
     pub const SERVICEUSAGE_ENDPOINT: &str = "A3CTL_SERVICEUSAGE_ENDPOINT";
+    pub const CLOUDQUOTAS_ENDPOINT: &str = "A3CTL_CLOUDQUOTAS_ENDPOINT";
     /// Replaces `https://github.com` in release download URLs (mirrors, simulators).
     pub const GITHUB_ENDPOINT: &str = "A3CTL_GITHUB_ENDPOINT";
     /// Send no credentials at all (for simulators).
@@ -59,6 +61,7 @@ pub struct Endpoints {
     pub artifactregistry: Option<String>,
     pub storage: Option<String>,
     pub serviceusage: Option<String>,
+    pub cloudquotas: Option<String>,
     /// Where `https://github.com/...` release downloads go instead.
     pub github: Option<String>,
 }
@@ -74,6 +77,7 @@ impl Endpoints {
             artifactregistry: var(env::ARTIFACTREGISTRY_ENDPOINT),
             storage: var(env::STORAGE_ENDPOINT),
             serviceusage: var(env::SERVICEUSAGE_ENDPOINT),
+            cloudquotas: var(env::CLOUDQUOTAS_ENDPOINT),
             github: var(env::GITHUB_ENDPOINT),
         }
     }
@@ -87,6 +91,7 @@ impl Endpoints {
             artifactregistry: Some(format!("{base}/artifactregistry")),
             storage: Some(base.to_string()),
             serviceusage: Some(format!("{base}/serviceusage")),
+            cloudquotas: Some(format!("{base}/cloudquotas")),
             github: Some(format!("{base}/github")),
         }
     }
@@ -195,6 +200,7 @@ impl GcpProvider {
             Arc::new(storage::StorageAdapter::new(&config).await?),
         ));
         adapters.push((Kind::Service, serviceusage::adapter(&config).await?));
+        adapters.push((Kind::GpuFamilyQuota, cloudquotas::adapter(&config).await?));
         adapters.push((
             Kind::Kubernetes,
             Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),

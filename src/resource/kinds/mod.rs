@@ -54,6 +54,8 @@ pub enum Kind {
     Project,
     /// Read only: a zone's machine type (vCPUs, GPUs).
     MachineType,
+    /// Read only: a region's on-demand GPU quota of one family, and its usage.
+    GpuFamilyQuota,
 }
 
 /// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
@@ -67,6 +69,7 @@ pub enum Api {
     Storage,
     Kubernetes,
     ServiceUsage,
+    CloudQuotas,
 }
 
 /// What a3ctl knows about a kind, declared next to its spec as `INFO`.
@@ -105,6 +108,7 @@ pub const KINDS: &[KindInfo] = &[
     quotas::REGION_INFO,
     quotas::PROJECT_INFO,
     quotas::MACHINE_TYPE_INFO,
+    quotas::GPU_FAMILY_INFO,
 ];
 
 impl Kind {
@@ -138,6 +142,7 @@ impl Kind {
             Kind::Region => &quotas::REGION_INFO,
             Kind::Project => &quotas::PROJECT_INFO,
             Kind::MachineType => &quotas::MACHINE_TYPE_INFO,
+            Kind::GpuFamilyQuota => &quotas::GPU_FAMILY_INFO,
         }
     }
 

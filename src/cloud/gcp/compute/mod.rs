@@ -824,7 +824,8 @@ impl ComputeKind for PolicyAdapter {
 }
 
 /// Reservations (`reservation`, `projects/P/zones/Z/reservations/R`): read only, they belong to
-/// whoever bought the capacity.
+/// whoever bought the capacity. Zone `-` finds the reservation in whichever zone the project has it
+/// (`reservations.aggregatedList` filtered by name).
 fn reservation_reader(shared: Arc<ComputeAdapter>) -> Arc<dyn Provider> {
     Arc::new(crate::cloud::ReadOnly {
         read: Box::new(move |target| {
@@ -837,15 +838,30 @@ fn reservation_reader(shared: Arc<ComputeAdapter>) -> Arc<dyn Provider> {
                         format!("`{}` is not a zonal Compute Engine resource", target.id),
                     )
                 })?;
-                let live = found(
+                let live = if zone == "-" {
+                    // Zone `-`: wherever the project has it (the first zone that does).
                     c.reservations
-                        .get()
+                        .aggregated_list()
                         .set_project(&loc.project)
-                        .set_zone(zone)
-                        .set_reservation(&loc.name)
+                        .set_filter(format!("name = \"{}\"", loc.name))
                         .send()
-                        .await,
-                )?;
+                        .await
+                        .map_err(|e| classify_gax(&e))?
+                        .items
+                        .into_values()
+                        .flat_map(|scoped| scoped.reservations)
+                        .find(|r| r.name.as_deref() == Some(loc.name.as_str()))
+                } else {
+                    found(
+                        c.reservations
+                            .get()
+                            .set_project(&loc.project)
+                            .set_zone(zone)
+                            .set_reservation(&loc.name)
+                            .send()
+                            .await,
+                    )?
+                };
                 Ok(live
                     .map(|r| ReservationSpec::project(&to_json(&r)))
                     .transpose()?)
