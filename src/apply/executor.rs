@@ -363,13 +363,13 @@ impl Executor {
     async fn run_step(self: &Arc<Self>, step: &Step, change: &Change) -> Outcome {
         let target = self.target_for(change, step.kind).await;
         let _serial = match (step.kind, self.provider.serial_lane(&target)) {
-            (StepKind::DeletedWith, _) | (_, None) => None,
+            (StepKind::DeletedWith | StepKind::Forget, _) | (_, None) => None,
             (_, Some(key)) => {
                 let lane = self.serial_lanes.lock().entry(key).or_default().clone();
                 Some(lane.lock_owned().await)
             }
         };
-        if step.kind != StepKind::DeletedWith {
+        if !matches!(step.kind, StepKind::DeletedWith | StepKind::Forget) {
             match self.finish_journaled(&step.addr, step.kind).await {
                 Ok(true) => return Outcome::Done,
                 Ok(false) => {}
@@ -380,7 +380,7 @@ impl Executor {
         let target = self.target_for(change, step.kind).await;
         match step.kind {
             StepKind::Resume => Outcome::Done,
-            StepKind::DeletedWith => {
+            StepKind::DeletedWith | StepKind::Forget => {
                 self.save(|s| {
                     s.resources.remove(&change.addr);
                     s.clear_pending(&change.addr);
@@ -399,9 +399,11 @@ impl Executor {
         let record = state.resources.get(&change.addr);
         let spec = match kind {
             StepKind::Create | StepKind::Update => change.after.clone(),
-            StepKind::Delete | StepKind::DeletedWith | StepKind::Resume => record
-                .map(|r| r.spec.clone())
-                .or_else(|| change.before.clone()),
+            StepKind::Delete | StepKind::DeletedWith | StepKind::Forget | StepKind::Resume => {
+                record
+                    .map(|r| r.spec.clone())
+                    .or_else(|| change.before.clone())
+            }
         }
         .unwrap_or(serde_json::Value::Null);
         let deps = match kind {

@@ -124,6 +124,7 @@ impl StepKind {
             StepKind::Update => "update",
             StepKind::Delete => "delete",
             StepKind::DeletedWith => "delete",
+            StepKind::Forget => "forget",
             StepKind::Resume => "resume",
         }
     }

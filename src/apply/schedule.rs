@@ -30,6 +30,9 @@ pub enum StepKind {
     Delete,
     /// Deleted by deleting the resource it lives in: no call, just forget it afterwards.
     DeletedWith,
+    /// Left in the cloud (`lifecycle.keep_on_destroy`: an enabled API): no call, the record is
+    /// forgotten.
+    Forget,
     /// Waits on an operation an interrupted run journaled, and records its result.
     Resume,
 }
@@ -73,6 +76,9 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             }
             Action::Update => {
                 forward.insert(change.addr.clone(), push(StepKind::Update));
+            }
+            Action::Delete if change.lifecycle.keep_on_destroy => {
+                push(StepKind::Forget);
             }
             Action::Delete => {
                 deletes.insert(change.addr.clone(), push(StepKind::Delete));
@@ -153,7 +159,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
                     }
                 }
             }
-            StepKind::DeletedWith | StepKind::Resume => {}
+            StepKind::DeletedWith | StepKind::Forget | StepKind::Resume => {}
         }
     }
     steps

@@ -23,6 +23,9 @@ pub struct Blueprint {
     pub region: String,
     /// Default zone: GPU pools, the system pool and zonal Filestore live here.
     pub zone: String,
+    /// Enable the Google APIs the deployment calls before anything else (never disabled).
+    #[serde(default)]
+    pub enable_services: bool,
     /// The machine family shared by every GPU pool.
     pub family: MachineFamily,
     pub network: Network,

@@ -13,6 +13,7 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "project",
     "region",
     "zone",
+    "enable_services",
     "network",
     "cluster",
     "system_pool",
@@ -91,6 +92,7 @@ pub(crate) struct RawBlueprint {
     pub project: Str,
     pub region: Str,
     pub zone: Str,
+    pub enable_services: Bool,
     pub network: RawNetwork,
     pub cluster: RawCluster,
     pub system_pool: RawSystemPool,
@@ -224,6 +226,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
         project: root.req_str("project", "\"my-project\"", f),
         region: root.req_str("region", "\"us-central1\"", f),
         zone: root.req_str("zone", "\"us-central1-a\"", f),
+        enable_services: root.bool("enable_services", f),
         gpu_pool_anchor: root.key_span("gpu_pool").unwrap_or(0..0),
         gpu_pool_malformed: root.has("gpu_pool") && !root.is_array("gpu_pool"),
         ..RawBlueprint::default()

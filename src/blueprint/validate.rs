@@ -57,6 +57,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
             project: project?,
             region: ctx.region.clone()?,
             zone: ctx.zone.clone()?,
+            enable_services: raw.enable_services.as_ref().is_some_and(|v| v.value),
             family: ctx.family?,
             network: network?,
             cluster: cluster?,
@@ -376,6 +377,12 @@ mod tests {
             "must be a boolean, found an integer",
             7,
             17,
+        );
+        one_problem(
+            &format!("enable_services = \"yes\"\n{BASE}"),
+            "`enable_services` in the top level must be a boolean, found a string",
+            1,
+            19,
         );
     }
 

@@ -230,10 +230,14 @@ fn finish(
         count(&[StepKind::Update]),
         count(&[StepKind::Delete, StepKind::DeletedWith]),
     );
+    let forgotten = match count(&[StepKind::Forget]) {
+        0 => String::new(),
+        n => format!(" {n} left in the cloud and forgotten."),
+    };
     if report.succeeded() && !interrupted {
         let line = if destroy {
             format!(
-                "{} Resources: {destroyed} destroyed.",
+                "{} Resources: {destroyed} destroyed.{forgotten}",
                 printer.bold("Destroy complete!")
             )
         } else {
@@ -243,7 +247,7 @@ fn finish(
                 String::new()
             };
             format!(
-                "{} Resources: {adopted}{added} added, {changed} changed, {destroyed} destroyed.",
+                "{} Resources: {adopted}{added} added, {changed} changed, {destroyed} destroyed.{forgotten}",
                 printer.bold("Apply complete!")
             )
         };

@@ -449,12 +449,65 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 prevent_destroy: bucket.prevent_destroy,
                 force_destroy: bucket.force_destroy,
                 deleted_with: None,
+                keep_on_destroy: false,
             },
         );
     }
     // 9. Cluster software (GPU networks, NCCL stack, driver installer): Kubernetes objects as soon
     //    as the cluster answers, not waiting for node pools.
     out.extend(super::software::resources(bp, &cluster_id));
+    // 0. With `enable_services`, the APIs all of the above call, enabled before anything that
+    //    calls them (Terraform's `google_project_service`); never disabled, so a destroy only
+    //    forgets them.
+    if bp.enable_services {
+        out = with_services(bp, out);
+    }
+    out
+}
+
+/// `resources` after one `service.<api>` per Google API they call (and Cloud Quotas, which
+/// preflight reads), each resource depending on its API's.
+fn with_services(bp: &Blueprint, resources: Vec<Desired>) -> Vec<Desired> {
+    let mut names: Vec<&'static str> = resources
+        .iter()
+        .filter_map(|r| r.addr.kind.info().service)
+        .chain([crate::resource::kinds::quotas::GPU_FAMILY_INFO
+            .service
+            .unwrap_or_default()])
+        .filter(|s| !s.is_empty())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let addr_of = |service: &str| {
+        Addr::new(
+            Kind::Service,
+            service
+                .trim_end_matches(".googleapis.com")
+                .replace('-', "_"),
+        )
+    };
+    let mut out: Vec<Desired> = names
+        .iter()
+        .map(|name| Desired {
+            addr: addr_of(name),
+            id: format!("projects/{}/services/{name}", bp.project),
+            spec: to_spec(&crate::resource::kinds::service::ServiceSpec {
+                name: name.to_string(),
+                enabled: true,
+            }),
+            dependencies: vec![],
+            lifecycle: Lifecycle {
+                keep_on_destroy: true,
+                ..Lifecycle::default()
+            },
+        })
+        .collect();
+    for mut r in resources {
+        if let Some(service) = r.addr.kind.info().service {
+            r.dependencies.insert(0, addr_of(service));
+        }
+        out.push(r);
+    }
     out
 }
 

@@ -149,6 +149,8 @@ pub struct Summary {
     pub add: usize,
     pub change: usize,
     pub destroy: usize,
+    /// Removed from state but left in the cloud (`lifecycle.keep_on_destroy`).
+    pub forget: usize,
 }
 
 impl Plan {
@@ -174,6 +176,7 @@ impl Plan {
                     s.add += 1;
                     s.destroy += 1;
                 }
+                Action::Delete if c.lifecycle.keep_on_destroy => s.forget += 1,
                 Action::Delete => s.destroy += 1,
             }
         }

@@ -339,7 +339,8 @@ mod tests {
             super::super::Summary {
                 add: 2,
                 change: 0,
-                destroy: 0
+                destroy: 0,
+                forget: 0
             }
         );
     }
@@ -373,7 +374,8 @@ mod tests {
             super::super::Summary {
                 add: 1,
                 change: 0,
-                destroy: 1
+                destroy: 1,
+                forget: 0
             }
         );
     }

@@ -39,7 +39,7 @@ use crate::resource::kinds::reservation::ReservationSpec;
 use crate::resource::{Addr, Kind};
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// One check: what was needed, what is there, and when it fails, what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -186,11 +186,31 @@ pub async fn run(
         existing_creates(provider, plan, journaled),
     )
     .await;
-    let (mut checks, existing) = (services?, existing?);
+    let ((mut checks, pending), existing) = (services?, existing?);
     let demands =
         demands(plan, project, &existing).map_err(|e| ("the plan's node pools".to_string(), e))?;
+    // What reads an API the plan has yet to enable is shown as unknown rather than read.
+    let compute = "compute.googleapis.com";
+    if pending.contains(compute) {
+        checks.push(not_yet_enabled(
+            compute,
+            "Compute quotas and reservations",
+            project,
+        ));
+        return Ok(Preflight { checks });
+    }
+    let families_readable = ["cloudquotas.googleapis.com", "container.googleapis.com"]
+        .into_iter()
+        .find(|s| pending.contains(*s));
     let (quotas, reservations) = futures_util::future::join(
-        quotas(provider, plan, project, region, &existing),
+        quotas(
+            provider,
+            plan,
+            project,
+            region,
+            &existing,
+            families_readable,
+        ),
         reservations(provider, &demands),
     )
     .await;
@@ -258,19 +278,31 @@ async fn reservations(
     Ok(checks)
 }
 
+/// The APIs the plan itself enables (its `service` creates and updates, with `enable_services`).
+fn enabled_by_plan(plan: &Plan) -> BTreeSet<String> {
+    plan.actions()
+        .filter(|c| c.addr.kind == Kind::Service)
+        .filter(|c| matches!(c.action, Action::Create | Action::Update))
+        .filter_map(|c| c.after.as_ref()?["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// One check per Google API the plan's changes call (by their kinds' services), that it is
-/// enabled in `project`.
+/// enabled in `project`, or enabled by the plan before anything calls it. Also returns the APIs
+/// that are off now and that the plan enables: what preflight cannot read yet.
 async fn services(
     provider: &dyn Provider,
     plan: &Plan,
     project: &str,
-) -> Result<Vec<Check>, (String, CloudError)> {
+) -> Result<(Vec<Check>, BTreeSet<String>), (String, CloudError)> {
     let mut needed: BTreeMap<&'static str, Vec<Addr>> = BTreeMap::new();
     for change in plan.actions() {
         if let Some(service) = change.addr.kind.info().service {
             needed.entry(service).or_default().push(change.addr.clone());
         }
     }
+    let enabling = enabled_by_plan(plan);
+    let mut pending = BTreeSet::new();
     let reads = needed.iter().map(|(service, addrs)| async move {
         let id = format!("projects/{project}/services/{service}");
         (service, addrs, read_kind(provider, Kind::Service, id).await)
@@ -284,12 +316,19 @@ async fn services(
                 check.ok = true;
                 check.available = "enabled".into();
             }
+            Ok(Some(_)) if enabling.contains(*service) => {
+                check.ok = true;
+                check.available = "disabled now, enabled by this plan first".into();
+                pending.insert(service.to_string());
+            }
             Ok(Some(_)) => {
                 check.available = "disabled".into();
                 check.problem = Some(format!(
                     "{service} is disabled in project {project}: every call to it would fail"
                 ));
-                check.fix = Some(format!("enable it: {enable}"));
+                check.fix = Some(format!(
+                    "enable it: {enable} (or set `enable_services = true` in the blueprint)"
+                ));
             }
             Ok(None) => {
                 check.available = "project not found".into();
@@ -312,7 +351,33 @@ async fn services(
         }
         checks.push(check);
     }
-    Ok(checks)
+    // The APIs the plan enables that no change of the plan calls (Cloud Quotas) still count.
+    for service in &enabling {
+        if needed.contains_key(service.as_str()) {
+            continue;
+        }
+        let id = format!("projects/{project}/services/{service}");
+        if let Ok(Some(observed)) = read_kind(provider, Kind::Service, id).await
+            && observed.spec["enabled"] != true
+        {
+            pending.insert(service.clone());
+        }
+    }
+    Ok((checks, pending))
+}
+
+/// The check that stands for the checks that read `service` while the plan has yet to enable it.
+fn not_yet_enabled(service: &str, subject: &str, project: &str) -> Check {
+    let mut check = Check::new(subject.to_string(), vec![], "readable".into());
+    check.unknown = true;
+    check.available = "unknown".into();
+    check.problem = Some(format!(
+        "{service} is disabled until this plan enables it, so {subject} cannot be read yet"
+    ));
+    check.fix = Some(format!(
+        "apply, then plan again to check them; or first enable it alone: gcloud services enable {service} --project={project}"
+    ));
+    check
 }
 
 /// Reads one object of a read-only kind (a service, quotas, a machine type) by its id.
@@ -471,6 +536,8 @@ async fn quotas(
     project: &str,
     region: &str,
     existing: &HashSet<Addr>,
+    // An API the GPU family quota's read needs that the plan has yet to enable.
+    families_pending: Option<&str>,
 ) -> Result<Vec<Check>, (String, CloudError)> {
     let needs = quota_needs(provider, plan, project, existing).await?;
     let needs: Vec<(Metric, (f64, Vec<Addr>))> = needs
@@ -481,6 +548,7 @@ async fn quotas(
         return Ok(vec![]);
     }
     let families = needs.iter().filter_map(|(metric, _)| match metric {
+        Metric::GpuFamily(_) if families_pending.is_some() => None,
         Metric::GpuFamily(family) => Some(async move {
             let id = format!("projects/{project}/regions/{region}/gpuFamilies/{family}");
             (
@@ -512,6 +580,15 @@ async fn quotas(
         let (name, quotas, scope) = match &metric {
             Metric::Regional(name) => (name, &regional, format!(" in region {region}")),
             Metric::Global(name) => (name, &global, String::new()),
+            Metric::GpuFamily(family) if families_pending.is_some() => {
+                let service = families_pending.unwrap_or_default();
+                let subject = format!("quota GPUS_PER_GPU_FAMILY ({family}) in region {region}");
+                let mut check = not_yet_enabled(service, &subject, project);
+                check.for_resources = addrs;
+                check.need = format!("{amount}");
+                checks.push(check);
+                continue;
+            }
             Metric::GpuFamily(family) => {
                 checks.push(family_check(
                     project,
@@ -648,10 +725,12 @@ async fn existing_creates(
             context: Default::default(),
             lifecycle: Default::default(),
         };
-        super::refresh::read(provider, &target)
-            .await
-            .map(|found| found.map(|_| change.addr.clone()))
-            .map_err(|e| (format!("{} ({})", change.addr, change.id), e))
+        match super::refresh::read(provider, &target).await {
+            Ok(found) => Ok(found.map(|_| change.addr.clone())),
+            // Its API is off: nothing of it can be found (the services check says the rest).
+            Err(e) if e.reason == "SERVICE_DISABLED" => Ok(None),
+            Err(e) => Err((format!("{} ({})", change.addr, change.id), e)),
+        }
     });
     let mut existing = HashSet::new();
     for read in join_all(reads).await {

@@ -89,6 +89,10 @@ pub struct Lifecycle {
     /// cluster): no call of its own is made when both go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_with: Option<Addr>,
+    /// Left in the cloud when the plan removes it: the record is forgotten, no call is made (an
+    /// enabled API, which other workloads of the project may use).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_on_destroy: bool,
 }
 
 /// A resource the blueprint wants, as the graph produces it and the planner consumes it.

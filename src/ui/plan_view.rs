@@ -74,15 +74,28 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
         out,
         "Resource actions are indicated with the following symbols:"
     );
-    let actions: Vec<Action> = plan.actions().map(|c| c.action).collect();
-    for (action, text) in [
-        (Action::Create, "create"),
-        (Action::Update, "update in-place"),
-        (Action::Replace, "destroy and then create replacement"),
-        (Action::Delete, "destroy"),
+    // `(action, forgotten)` of each change.
+    let actions: Vec<(Action, bool)> = plan
+        .actions()
+        .map(|c| (c.action, c.lifecycle.keep_on_destroy))
+        .collect();
+    for (action, forgotten, glyph, text) in [
+        (Action::Create, false, "+", "create"),
+        (Action::Update, false, "~", "update in-place"),
+        (
+            Action::Replace,
+            false,
+            "-/+",
+            "destroy and then create replacement",
+        ),
+        (Action::Delete, false, "-", "destroy"),
+        (Action::Delete, true, ".", "forget (left in the cloud)"),
     ] {
-        if actions.contains(&action) {
-            let _ = writeln!(out, "  {} {text}", printer.glyph(action.glyph()));
+        if actions
+            .iter()
+            .any(|(a, f)| *a == action && (action != Action::Delete || *f == forgotten))
+        {
+            let _ = writeln!(out, "  {} {text}", printer.glyph(glyph));
         }
     }
     let _ = writeln!(out, "\na3ctl will perform the following actions:\n");
@@ -175,8 +188,12 @@ pub fn summary_line(printer: &Printer, plan: &Plan) -> String {
         0 => String::new(),
         n => format!(" {n} to adopt,"),
     };
+    let forget = match s.forget {
+        0 => String::new(),
+        n => format!(" ({n} to forget, left in the cloud)"),
+    };
     format!(
-        "{}{adopt} {} to add, {} to change, {} to destroy.\n",
+        "{}{adopt} {} to add, {} to change, {} to destroy{forget}.\n",
         printer.bold("Plan:"),
         s.add,
         s.change,
@@ -217,6 +234,9 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
         Action::Create => "will be created",
         Action::Update => "will be updated in-place",
         Action::Replace => "must be replaced",
+        Action::Delete if change.lifecycle.keep_on_destroy => {
+            "will be forgotten, not destroyed: it stays in the cloud (a3ctl never disables an API)"
+        }
         Action::Delete => "will be destroyed",
         Action::NoOp => return,
     };
@@ -224,10 +244,14 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
     if let Some(reason) = &change.reason {
         let _ = writeln!(out, "  # (because {reason})");
     }
+    let glyph = match change.action {
+        Action::Delete if change.lifecycle.keep_on_destroy => ".",
+        action => action.glyph(),
+    };
     let _ = writeln!(
         out,
         "  {} {} ({})",
-        printer.glyph(change.action.glyph()),
+        printer.glyph(glyph),
         change.addr,
         change.id
     );
@@ -299,7 +323,7 @@ pub fn json(plan: &Plan) -> Value {
         "lineage": plan.lineage,
         "serial": plan.serial,
         "destroy": plan.destroy,
-        "summary": { "adopt": plan.adoptions.len(), "add": s.add, "change": s.change, "destroy": s.destroy },
+        "summary": { "adopt": plan.adoptions.len(), "add": s.add, "change": s.change, "destroy": s.destroy, "forget": s.forget },
         "resource_changes": plan.changes.iter().map(|c| json!({
             "address": c.addr.to_string(),
             "id": c.id,

@@ -33,6 +33,7 @@ fn verb(kind: StepKind) -> (&'static str, &'static str, &'static str) {
             "Still destroying...",
             "Destruction complete",
         ),
+        StepKind::Forget => ("", "", "Left in the cloud, forgotten"),
         StepKind::Resume => (
             "Resuming an interrupted operation...",
             "Still waiting...",
@@ -86,7 +87,7 @@ impl Progress {
 
 impl Reporter for Progress {
     fn step_started(&self, addr: &Addr, kind: StepKind) {
-        if kind == StepKind::DeletedWith {
+        if matches!(kind, StepKind::DeletedWith | StepKind::Forget) {
             return;
         }
         let (starting, _, _) = verb(kind);
@@ -152,6 +153,7 @@ impl Reporter for Progress {
             Outcome::Adopted => {
                 format!("{addr}: found existing resource created by this blueprint; adopted")
             }
+            Outcome::Subsumed if kind == StepKind::Forget => format!("{addr}: {done}"),
             Outcome::Subsumed => format!("{addr}: {done} (deleted with its cluster)"),
             Outcome::Failed(e) => format!("{addr}: failed after {}: {}", elapsed(took), e.message),
             Outcome::Skipped { because } => format!("{addr}: skipped because `{because}` failed"),

@@ -25,6 +25,7 @@ mod kueue;
 mod layers;
 mod lifecycle;
 mod preflight;
+mod services;
 mod snapshots;
 mod software;
 mod state;

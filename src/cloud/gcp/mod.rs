@@ -199,7 +199,10 @@ impl GcpProvider {
             Kind::Bucket,
             Arc::new(storage::StorageAdapter::new(&config).await?),
         ));
-        adapters.push((Kind::Service, serviceusage::adapter(&config).await?));
+        adapters.push((
+            Kind::Service,
+            Arc::new(serviceusage::ServiceAdapter::new(&config).await?),
+        ));
         adapters.push((Kind::GpuFamilyQuota, cloudquotas::adapter(&config).await?));
         adapters.push((
             Kind::Kubernetes,

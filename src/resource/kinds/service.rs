@@ -1,7 +1,8 @@
 //! A Google API of a project (Service Usage `services`,
 //! <https://cloud.google.com/service-usage/docs/reference/rest/v1/services>): whether it is
 //! enabled. Every call to a disabled API fails with `403 SERVICE_DISABLED`, so preflight reads the
-//! services a plan calls before anything is created. a3ctl only reads them so far.
+//! services a plan calls before anything is created. With `enable_services = true` the blueprint's
+//! graph has one per API it calls, enabled before anything that calls it and never disabled.
 
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
@@ -27,8 +28,7 @@ pub const INFO: super::KindInfo = super::KindInfo {
     api: super::Api::ServiceUsage,
     fields: FIELDS,
     deadline_minutes: 10,
-    // Never created by a3ctl.
-    create_latency: None,
+    create_latency: Some("serviceusage.service.enable"),
     service: Some("serviceusage.googleapis.com"),
 };
 
