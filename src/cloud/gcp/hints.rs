@@ -531,7 +531,7 @@ pub const ROWS: &[Row] = &[
         say: |f| {
             let service = api_service(f).unwrap_or_else(|| "SERVICE.googleapis.com".into());
             format!(
-                "the API is not enabled in the project: run `gcloud services enable {service} --project {}` (if you just enabled it, wait a few minutes), then apply again",
+                "the API is not enabled in the project: run `gcloud services enable {service} --project {}` (if you just enabled it, wait a few minutes) and run the command again, or set `enable_services = true` in the blueprint to have apply enable it",
                 f.project
             )
         },
