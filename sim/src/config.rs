@@ -1,6 +1,7 @@
 //! The simulator's configuration: where it listens, how time moves, latencies, faults, quotas,
-//! persistence.
+//! zone capacity, persistence.
 
+use crate::capacity::CapacityConfig;
 use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
 use crate::latency::LatencyProfile;
@@ -29,6 +30,9 @@ pub struct SimConfig {
     /// Compute quota limits that replace the defaults ([`crate::quotas`]), per project, region,
     /// metric and GPU family.
     pub quotas: QuotaConfig,
+    /// Zone capacity per machine type, on demand and Spot, and how long GKE waits for it
+    /// ([`crate::capacity`]); unlimited by default.
+    pub capacity: CapacityConfig,
 }
 
 impl Default for SimConfig {
@@ -43,6 +47,7 @@ impl Default for SimConfig {
             seed: 42,
             kube_token: None,
             quotas: QuotaConfig::default(),
+            capacity: CapacityConfig::default(),
         }
     }
 }

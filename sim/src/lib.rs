@@ -33,6 +33,7 @@
 pub mod admin;
 pub mod aip151;
 pub mod artifactregistry;
+pub mod capacity;
 pub mod clock;
 pub mod cloudquotas;
 pub mod compute;

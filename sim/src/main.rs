@@ -110,6 +110,7 @@ fn main() -> ExitCode {
         seed: args.seed,
         kube_token: args.kube_token,
         quotas,
+        ..SimConfig::default()
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,

@@ -612,17 +612,7 @@ fn region_of_path(path: &str) -> Option<&str> {
 pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
     let mut uses = vec![];
     // Compute inserts that are going to fail take nothing.
-    let failing: BTreeSet<&str> = world
-        .compute
-        .operations
-        .values()
-        .filter(|op| {
-            !op.finished
-                && op.failure.is_some()
-                && matches!(op.effect, compute::operations::Effect::Create(_))
-        })
-        .map(|op| op.target.as_str())
-        .collect();
+    let failing = failing_creates(world);
     let prefix = format!("projects/{project}/");
     for (path, resource) in world
         .compute
@@ -650,6 +640,21 @@ pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
         *total.entry(key).or_insert(0.0) += amount;
     }
     total
+}
+
+/// The paths of Compute resources whose insert is running and going to fail: they take nothing.
+pub fn failing_creates(world: &World) -> BTreeSet<&str> {
+    world
+        .compute
+        .operations
+        .values()
+        .filter(|op| {
+            !op.finished
+                && op.failure.is_some()
+                && matches!(op.effect, compute::operations::Effect::Create(_))
+        })
+        .map(|op| op.target.as_str())
+        .collect()
 }
 
 /// The VMs of a pool that count against quota: none when it consumes a reservation (its VMs are

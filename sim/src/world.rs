@@ -5,7 +5,8 @@
 //! drawing durations and consulting scripted faults. Modules own their own state structs; the world
 //! only holds them side by side and ticks them in dependency order (Compute before GKE before
 //! Kubernetes), so a GKE cluster that becomes RUNNING during a tick has its Kubernetes objects
-//! updated in the same tick.
+//! updated in the same tick. Compute and GKE operations finish in one time order, since both
+//! take from the zones' capacity ([`crate::capacity`]).
 
 use crate::clock::SimTime;
 use crate::faults::{self, FaultAction, NamedFault};
@@ -144,8 +145,20 @@ impl World {
     pub fn tick(&mut self, cx: &Ctx) -> bool {
         let mut changed = false;
         changed |= serviceusage::tick(self, cx);
-        changed |= compute::tick(self, cx);
-        changed |= container::tick(self, cx);
+        // Compute and GKE share the zones' capacity (a reservation deleted frees VMs a node pool
+        // waits for), so their operations finish in one time order.
+        while let Some(at) = [
+            compute::next_due(self, cx.now),
+            container::next_due(self, cx.now),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        {
+            changed |= compute::tick_until(self, cx, at);
+            changed |= container::tick_until(self, cx, at);
+        }
+        compute::ticked(self, cx.now);
         changed |= filestore::tick(self, cx);
         changed |= artifactregistry::tick(self, cx);
         changed |= kube::tick(self, cx);

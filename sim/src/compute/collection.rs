@@ -126,6 +126,10 @@ pub struct Hooks {
     /// `resourceInUseByAnotherResource`). It sees the whole world: a reservation is used by the
     /// nodes of GKE node pools.
     pub user_of: fn(&World, &str) -> Option<String>,
+    /// A check an insert makes after the quotas: the failure its operation ends with (Compute
+    /// accepts the insert and fails its operation), e.g. a reservation asking for more VMs than
+    /// the zone has ([`crate::capacity`]). It sees the built resource.
+    pub insert_failure: fn(&World, &Ctx, &Target, &Value) -> Option<operations::Failure>,
     /// Runs when an insert is DONE and the resource at this path became READY.
     pub on_ready: fn(&mut World, &str),
     /// Runs when a delete is DONE and this resource (at this path) was removed.
@@ -140,6 +144,7 @@ impl Hooks {
         update: None,
         statuses: None,
         user_of: |_, _| None,
+        insert_failure: |_, _, _, _| None,
         on_ready: |_, _| {},
         on_removed: |_, _, _| {},
         routes: Router::new,
@@ -380,7 +385,8 @@ fn insert(
         let demand = quotas::insert_demand(Kind(c), &target.path, &resource);
         let failure = quotas::check(world, &cx.shared.config.quotas, &target.project, &demand)
             .first()
-            .map(quotas::compute_failure);
+            .map(quotas::compute_failure)
+            .or_else(|| (c.hooks.insert_failure)(world, cx, &target, &resource));
         let op = operations::start(
             world,
             cx,

@@ -2,7 +2,9 @@
 //! list, aggregated list, delete
 //! (<https://cloud.google.com/compute/docs/reference/rest/v1/reservations>), and their consumption
 //! by GKE node pools. An insert takes its VMs' quota (vCPUs, GPUs, local SSDs in its region, see
-//! [`crate::quotas`]) and fails with `QUOTA_EXCEEDED` past a limit; zone capacity is not checked.
+//! [`crate::quotas`]) and fails with `QUOTA_EXCEEDED` past a limit; it holds its VMs of the zone's
+//! on-demand capacity and fails with `ZONE_RESOURCE_POOL_EXHAUSTED` when the zone has fewer left
+//! ([`crate::capacity`]).
 //!
 //! Shapes are those of the v1 `Reservation` resource: `specificReservation` (an
 //! `AllocationSpecificSKUReservation`: `count` and `inUseCount` as int64 strings,
@@ -40,6 +42,8 @@ use super::collection::{Collection, Hooks, Latency, Placement, Quota, Statuses, 
 use super::{
     Kind, Life, State, array_field, invalid_field, last_segment, link, required_field, str_field,
 };
+use super::operations::Scope;
+use crate::capacity::{self, Model};
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::world::{Ctx, World};
@@ -68,6 +72,7 @@ pub static COLLECTION: Collection = Collection {
             deleting: "DELETING",
         }),
         user_of,
+        insert_failure,
         ..Hooks::NONE
     },
 };
@@ -83,6 +88,23 @@ fn user_of(world: &World, path: &str) -> Option<String> {
         return None;
     }
     world.container.reservation_user(path)
+}
+
+/// A reservation holds its VMs of the zone's on-demand capacity: asking for more than the zone has
+/// left fails the insert's operation with `ZONE_RESOURCE_POOL_EXHAUSTED` ([`crate::capacity`]).
+fn insert_failure(
+    world: &World,
+    cx: &Ctx,
+    target: &Target,
+    resource: &Value,
+) -> Option<super::operations::Failure> {
+    let Scope::Zone(zone) = &target.scope else {
+        return None;
+    };
+    let (machine, count) = capacity::reservation_vms(resource);
+    let config = &cx.shared.config.capacity;
+    (!capacity::fits(world, config, zone, &machine, Model::OnDemand, count))
+        .then(|| capacity::compute_exhausted(&target.project, zone))
 }
 
 /// A reservation as its consumers see it.
