@@ -9,7 +9,8 @@
 //! **What holds capacity** (computed from the world, as quotas are, [`used`]):
 //! - a Compute reservation holds its `specificReservation.count` on-demand VMs of its machine type
 //!   in its zone, from its insert until its delete is DONE (an insert whose operation is going to
-//!   fail holds nothing); the VMs that consume it (GKE nodes of pools with a `SPECIFIC_RESERVATION`
+//!   fail holds nothing; a resize that grows it holds the new count from its start, one that
+//!   shrinks it frees VMs when it is DONE); the VMs that consume it (GKE nodes of pools with a `SPECIFIC_RESERVATION`
 //!   affinity) take nothing more from the zone;
 //! - each instance group (zone) of a GKE node pool that consumes no reservation holds the VMs it
 //!   was granted: its nodes, plus those an unfinished create or resize is creating — on demand, or
@@ -242,7 +243,8 @@ pub fn used(world: &World, zone: &str, machine_type: &str, model: Model) -> u64 
             if resource.state == Life::Creating && failing.contains(path.as_str()) {
                 continue;
             }
-            let (machine, count) = reservation_vms(&resource.body);
+            let held = compute::reservations::held_body(world, path, &resource.body);
+            let (machine, count) = reservation_vms(held);
             if machine == machine_type {
                 total += count;
             }

@@ -37,7 +37,9 @@
 //! (on demand: the family quota; Spot or preemptible: `PREEMPTIBLE_<FAMILY>_GPUS`; both:
 //! `GPUS_ALL_REGIONS`) and its local SSDs at 375 GB each (`LOCAL_SSD_TOTAL_GB`). A reservation
 //! counts `count` such VMs, with its `localSsds`, from its insert until its delete is DONE — "VMs
-//! in a reservation consume quota as if they were running". A VM that consumes a reservation
+//! in a reservation consume quota as if they were running"; a resize that grows it counts the new
+//! `count` from its start (and fails with `QUOTA_EXCEEDED` past a limit), one that shrinks it
+//! when it is DONE. A VM that consumes a reservation
 //! counts nothing more. The VMs are GKE nodes (the simulator has no Compute instances): a pool
 //! counts the nodes it has, or the nodes an unfailed create or resize is bringing it to.
 //!
@@ -623,7 +625,12 @@ pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
         if resource.state == Life::Creating && failing.contains(path.as_str()) {
             continue;
         }
-        uses.extend(insert_demand(resource.kind, path, &resource.body));
+        let body = if resource.kind == compute::reservations::KIND {
+            compute::reservations::held_body(world, path, &resource.body)
+        } else {
+            &resource.body
+        };
+        uses.extend(insert_demand(resource.kind, path, body));
     }
     for cluster in world.container.clusters.values() {
         if cluster.project != project {

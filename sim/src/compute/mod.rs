@@ -590,8 +590,9 @@ fn apply_effect(world: &mut World, target: &str, effect: operations::Effect, fai
             (resource.kind.hooks.on_removed)(world, target, &resource);
         }
         Effect::Replace(_) if failed => {}
-        Effect::Replace(body) => {
+        Effect::Replace(mut body) => {
             if let Some(resource) = world.compute.resources.get_mut(target) {
+                (resource.kind.hooks.carry)(&resource.body, &mut body);
                 resource.body = body;
             }
         }

@@ -1,11 +1,13 @@
-//! Zone capacity driven by gcloud: a node pool asking for more VMs than its zone has waits for
+//! Zone capacity driven by gcloud, and reservation resizes: a node pool asking for more VMs than its zone has waits for
 //! them and fails with `GCE_STOCKOUT` keeping what it got, or completes when another pool frees
 //! them; a resize waits the same way; a reservation beyond the zone's capacity fails with
 //! `ZONE_RESOURCE_POOL_EXHAUSTED`; Spot and on-demand VMs are counted apart and reserved VMs
-//! take nothing more from the zone.
+//! take nothing more from the zone; `gcloud compute reservations update --vm-count` resizes a
+//! reservation, moving quota and capacity, never below the VMs that consume it.
 
 use crate::gcloud_support::{Gcloud, send};
 use a3ctl_sim::capacity::CapacityConfig;
+use a3ctl_sim::quotas::QuotaConfig;
 use a3ctl_sim::{SimConfig, SimHandle};
 use serde_json::{Value, json};
 
@@ -553,4 +555,182 @@ async fn clusters_again(sim: &SimHandle) {
     )
     .await;
     sim.advance_secs(1.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reservations_resize_with_gcloud_moving_quota_and_capacity() {
+    let sim = a3ctl_sim::start(SimConfig {
+        capacity: CapacityConfig::default()
+            .with_on_demand(ZONE, "a3-megagpu-8g", 3)
+            .with_stockout_wait(600.0),
+        quotas: QuotaConfig::default().with_in("CPUS", REGION, 1000.0),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    let cli = Gcloud::in_project(&sim, PROJECT);
+    cli.ok(&[
+        "compute",
+        "reservations",
+        "create",
+        "res",
+        "--zone=us-central1-a",
+        "--vm-count=1",
+        "--machine-type=a3-megagpu-8g",
+        "--require-specific-reservation",
+    ])
+    .await;
+    let update = |count: &str| {
+        owned(&[
+            "compute",
+            "reservations",
+            "update",
+            "res",
+            "--zone=us-central1-a",
+            &format!("--vm-count={count}"),
+        ])
+    };
+    let describe = || {
+        cli.json(&[
+            "compute",
+            "reservations",
+            "describe",
+            "res",
+            "--zone=us-central1-a",
+        ])
+    };
+    let cpus = || async {
+        let region = cli.json(&["compute", "regions", "describe", REGION]).await;
+        region["quotas"]
+            .as_array()
+            .expect("quotas")
+            .iter()
+            .find(|q| q["metric"] == "CPUS")
+            .map(|q| q["usage"].clone())
+            .expect("CPUS")
+    };
+
+    // `update --vm-count` resizes: a zonal `resize` operation; quota follows.
+    cli.ok(&strs(&update("3"))).await;
+    assert_eq!(describe().await["specificReservation"]["count"], "3");
+    let ops = cli
+        .json(&["compute", "operations", "list", "--zones=us-central1-a"])
+        .await;
+    let last = ops.as_array().and_then(|o| o.last()).expect("operations");
+    assert_eq!(last["operationType"], "resize", "{last}");
+    assert_eq!(last["status"], "DONE");
+    assert_eq!(
+        last["targetLink"],
+        format!(
+            "https://www.googleapis.com/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations/res"
+        )
+    );
+    assert_eq!(cpus().await, json!(624.0));
+
+    // Beyond the zone's capacity, then beyond the CPU quota (checked first): the count stays.
+    let stderr = cli.fails(&strs(&update("4"))).await.replace("\n  ", " ");
+    assert!(
+        stderr.contains("code: ZONE_RESOURCE_POOL_EXHAUSTED")
+            && stderr.contains("does not have enough resources available to fulfill the request."),
+        "{stderr}"
+    );
+    let stderr = cli.fails(&strs(&update("5"))).await;
+    assert!(
+        stderr.contains("Quota 'CPUS' exceeded.  Limit: 1000.0 in region us-central1."),
+        "{stderr}"
+    );
+    assert_eq!(describe().await["specificReservation"]["count"], "3");
+    assert_eq!(cpus().await, json!(624.0));
+
+    // Two nodes consume it: it cannot shrink below them.
+    clusters(&sim, &["c1"]).await;
+    let reserved = pool(
+        "c1",
+        "reserved",
+        &[
+            "--machine-type=a3-megagpu-8g",
+            "--accelerator=type=nvidia-h100-mega-80gb,count=8",
+            "--num-nodes=2",
+            "--reservation-affinity=specific",
+            "--reservation=res",
+        ],
+    );
+    cli.ok(&strs(&reserved)).await;
+    assert_eq!(describe().await["specificReservation"]["inUseCount"], "2");
+    let stderr = cli.fails(&strs(&update("1"))).await;
+    assert!(
+        stderr.contains(
+            "Invalid value for field 'resource.specificSkuCount': '1'. The reservation 'res' has \
+             2 VMs in use; its count cannot be reduced below that."
+        ),
+        "{stderr}"
+    );
+
+    // An on-demand pool waits for the zone; shrinking the reservation frees a VM for it.
+    let waiting = pool(
+        "c1",
+        "ondemand",
+        &[
+            "--machine-type=a3-megagpu-8g",
+            "--accelerator=type=nvidia-h100-mega-80gb,count=8",
+            "--num-nodes=1",
+            "--async",
+        ],
+    );
+    cli.ok(&strs(&waiting)).await;
+    let op = running_operation(&cli).await;
+    sim.advance_secs(120.0);
+    assert_eq!(describe_operation(&cli, &op).await["status"], "RUNNING");
+    cli.ok(&strs(&update("2"))).await;
+    cli.ok(&[
+        "container",
+        "operations",
+        "wait",
+        &op,
+        "--location=us-central1",
+    ])
+    .await;
+    assert_eq!(nodes(&sim, "c1", "ondemand"), 1);
+    let shrunk = describe().await;
+    assert_eq!(shrunk["specificReservation"]["count"], "2", "{shrunk}");
+    assert_eq!(shrunk["specificReservation"]["inUseCount"], "2");
+    assert_eq!(cpus().await, json!(4.0 + 416.0 + 208.0));
+
+    // Over REST: a repeated requestId answers the first operation; the body is checked.
+    let path = format!(
+        "{}/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations/res/resize",
+        sim.base_url()
+    );
+    let http = reqwest::Client::new();
+    let post = |body: Value, request_id: Option<&str>| {
+        let mut url = path.clone();
+        if let Some(id) = request_id {
+            url.push_str(&format!("?requestId={id}"));
+        }
+        send(http.post(url).json(&body))
+    };
+    let id = "5f0c1f4e-5d2a-4c8e-9d63-2f6b1a7c9e01";
+    let (status, first) = post(json!({"specificSkuCount": "2"}), Some(id)).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["kind"], "compute#operation");
+    assert_eq!(first["operationType"], "resize");
+    let (_, again) = post(json!({"specificSkuCount": "2"}), Some(id)).await;
+    assert_eq!(again["name"], first["name"]);
+    let (status, missing) = post(json!({}), None).await;
+    assert_eq!(status, 400, "{missing}");
+    assert_eq!(
+        missing["error"]["message"],
+        "Required field 'resource.specificSkuCount' not specified"
+    );
+    let (status, zero) = post(json!({"specificSkuCount": "0"}), None).await;
+    assert_eq!(status, 400, "{zero}");
+    let (status, _) = send(
+        http.post(format!(
+            "{}/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations/nope/resize",
+            sim.base_url()
+        ))
+        .json(&json!({"specificSkuCount": "1"})),
+    )
+    .await;
+    assert_eq!(status, 404);
 }
