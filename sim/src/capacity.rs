@@ -3,7 +3,7 @@
 //!
 //! Google does not publish capacity, so a fresh simulator has no limit anywhere: every existing
 //! test and shipped blueprint fits. [`CapacityConfig`] sets limits per zone and machine type
-//! (`SimConfig::capacity`).
+//! (`SimConfig::capacity`, or the `[capacity]` table of a world file, [`crate::worldspec`]).
 //! Capacity is the zone's, not a project's: every project's VMs share it.
 //!
 //! **What holds capacity** (computed from the world, as quotas are, [`used`]):

@@ -311,7 +311,8 @@ impl Key {
 // Limits.
 
 /// Limits that replace the defaults: `SimConfig::quotas`, or the `--quotas` TOML file
-/// (`[[limits]] metric = "NETWORKS" limit = 2`).
+/// (`[[limits]] metric = "NETWORKS" limit = 2`); a world file's `[[quotas]]` entries
+/// ([`crate::worldspec`]) are added after these.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuotaConfig {

@@ -15,6 +15,7 @@ use crate::{artifactregistry, compute, container, filestore, kube, serviceusage,
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What a handler or a tick needs besides the world itself.
 pub struct Ctx<'a> {
@@ -72,6 +73,10 @@ pub struct World {
     pub serviceusage: serviceusage::State,
     #[serde(skip, default = "fresh_rng")]
     pub rng: StdRng,
+    /// Project numbers the configuration sets (`[[projects]]` of the world file), by project id.
+    /// Not saved: the configuration gives them at every start ([`World::project_number`]).
+    #[serde(skip)]
+    pub project_numbers: BTreeMap<String, String>,
 }
 
 impl World {
@@ -89,7 +94,29 @@ impl World {
             kube: Default::default(),
             serviceusage: Default::default(),
             rng: StdRng::seed_from_u64(seed),
+            project_numbers: BTreeMap::new(),
         }
+    }
+
+    /// The number of project `id`: the configured one, else the simulator's stable number for the
+    /// id ([`crate::storage::buckets::project_number`]); a key of digits is a number already. Every
+    /// answer that names a project by number uses it.
+    pub fn project_number(&self, id: &str) -> String {
+        if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+            return id.to_string();
+        }
+        match self.project_numbers.get(id) {
+            Some(number) => number.clone(),
+            None => crate::storage::buckets::project_number(id),
+        }
+    }
+
+    /// The project whose configured number is `number`, if any.
+    pub fn configured_project(&self, number: &str) -> Option<&str> {
+        self.project_numbers
+            .iter()
+            .find(|(_, n)| *n == number)
+            .map(|(id, _)| id.as_str())
     }
 
     /// Re-seeds the generator after loading from disk, so ids keep being deterministic.

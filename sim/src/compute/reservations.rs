@@ -383,6 +383,57 @@ fn insert(
     target: &Target,
     spec: &Map<String, Value>,
 ) -> GcpResult<Value> {
+    let id = world.numeric_id();
+    let created = world.compute_timestamp(cx.now);
+    build(target, spec, id, created)
+}
+
+/// A reservation that exists from the start (a world file's, [`crate::worldspec`]): `spec` is an
+/// insert body, checked as an insert's; the reservation is READY at once. Returns its path and
+/// body; the caller checks quota and capacity and stores it.
+pub fn seed(
+    world: &mut World,
+    project: &str,
+    zone: &str,
+    name: &str,
+    spec: &Value,
+) -> GcpResult<(String, Value)> {
+    let target = seed_target(project, zone, name)?;
+    let spec = spec.as_object().cloned().unwrap_or_default();
+    let id = world.numeric_id();
+    let created = world.compute_timestamp(crate::clock::SimTime(0));
+    let mut body = build(&target, &spec, id, created)?;
+    body["status"] = json!("READY");
+    Ok((target.path, body))
+}
+
+/// Checks a reservation insert body for `project`, `zone` and `name` as an insert would, without
+/// a world (the world file's loader).
+pub fn check_spec(project: &str, zone: &str, name: &str, spec: &Value) -> GcpResult<()> {
+    let target = seed_target(project, zone, name)?;
+    let spec = spec.as_object().cloned().unwrap_or_default();
+    build(&target, &spec, "0".into(), String::new()).map(|_| ())
+}
+
+fn seed_target(project: &str, zone: &str, name: &str) -> GcpResult<Target> {
+    super::check_zone(zone)?;
+    super::check_name("resource.name", name)?;
+    let path = format!("projects/{project}/zones/{zone}/reservations/{name}");
+    Ok(Target {
+        project: project.to_string(),
+        scope: Scope::Zone(zone.to_string()),
+        name: name.to_string(),
+        path,
+    })
+}
+
+/// The reservation an insert body makes, with its `id` and `creationTimestamp`.
+fn build(
+    target: &Target,
+    spec: &Map<String, Value>,
+    id: String,
+    created: String,
+) -> GcpResult<Value> {
     let zone = match &target.scope {
         super::operations::Scope::Zone(z) => z.clone(),
         _ => String::new(),
@@ -423,11 +474,10 @@ fn insert(
             ));
         }
     };
-    let id = world.numeric_id();
     let mut reservation = json!({
         "kind": "compute#reservation",
         "id": id,
-        "creationTimestamp": world.compute_timestamp(cx.now),
+        "creationTimestamp": created,
         "selfLink": link(&target.path),
         "zone": zone_link,
         "name": target.name,

@@ -1,6 +1,6 @@
-//! Zone capacity driven by gcloud, and reservation resizes: a node pool asking for more VMs than its zone has waits for
-//! them and fails with `GCE_STOCKOUT` keeping what it got, or completes when another pool frees
-//! them; a resize waits the same way; a reservation beyond the zone's capacity fails with
+//! Zone capacity driven by gcloud, and reservation resizes: a node pool asking for more VMs than
+//! its zone has waits for them and fails with `GCE_STOCKOUT` keeping what it got, or completes
+//! when another pool frees them; a resize waits the same way; a reservation beyond the zone's capacity fails with
 //! `ZONE_RESOURCE_POOL_EXHAUSTED`; Spot and on-demand VMs are counted apart and reserved VMs
 //! take nothing more from the zone; `gcloud compute reservations update --vm-count` resizes a
 //! reservation, moving quota and capacity, never below the VMs that consume it.

@@ -14,6 +14,7 @@ mod gcloud_filestore;
 mod gcloud_quotas;
 mod gcloud_serviceusage;
 mod gcloud_storage;
+mod gcloud_world;
 mod kube_api;
 mod kube_faults;
 mod kube_kubectl;
