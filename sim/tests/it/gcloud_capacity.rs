@@ -7,6 +7,7 @@
 
 use crate::gcloud_support::{Gcloud, send};
 use a3ctl_sim::capacity::CapacityConfig;
+use a3ctl_sim::faults::FaultConfig;
 use a3ctl_sim::quotas::QuotaConfig;
 use a3ctl_sim::{SimConfig, SimHandle};
 use serde_json::{Value, json};
@@ -733,4 +734,69 @@ async fn reservations_resize_with_gcloud_moving_quota_and_capacity() {
     )
     .await;
     assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capacity_freed_after_the_deadline_comes_too_late_however_late_the_next_read() {
+    let capacity = CapacityConfig::default()
+        .with_on_demand(ZONE, "n2-standard-8", 1)
+        .with_stockout_wait(600.0);
+    let sim = start(capacity).await;
+    let cli = Gcloud::in_project(&sim, PROJECT);
+    clusters(&sim, &["c1"]).await;
+    cli.ok(&[
+        "compute",
+        "reservations",
+        "create",
+        "hold",
+        "--zone=us-central1-a",
+        "--vm-count=1",
+        "--machine-type=n2-standard-8",
+    ])
+    .await;
+    let args = pool(
+        "c1",
+        "late",
+        &["--machine-type=n2-standard-8", "--num-nodes=1", "--async"],
+    );
+    cli.ok(&strs(&args)).await;
+    let op = running_operation(&cli).await;
+    // The reservation's delete takes 900 s: it frees the VM after the pool's deadline (600 s).
+    sim.set_faults(FaultConfig {
+        extra_latency: [("compute.reservation.delete".to_string(), 900.0)].into(),
+        ..FaultConfig::default()
+    });
+    sim.advance_secs(100.0);
+    let request = reqwest::Client::new().delete(format!(
+        "{}/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations/hold",
+        sim.base_url()
+    ));
+    let (status, deleting) = send(request).await;
+    assert_eq!(status, 200, "{deleting}");
+    // One jump past both: the pool's operation still failed at its deadline.
+    sim.advance_secs(2000.0);
+    let stderr = cli
+        .fails(&[
+            "container",
+            "operations",
+            "wait",
+            &op,
+            "--location=us-central1",
+        ])
+        .await;
+    assert!(
+        stderr.contains("after 10m0s. Expected 1, running 0"),
+        "{stderr}"
+    );
+    assert_eq!(took_secs(&describe_operation(&cli, &op).await), 600);
+    assert_eq!(sim.inventory()["compute"]["reservations"], json!([]));
+    // The freed VM is there for the next pool.
+    let args = pool(
+        "c1",
+        "next",
+        &["--machine-type=n2-standard-8", "--num-nodes=1"],
+    );
+    let created = cli.json(&strs(&args)).await;
+    let created = created.get(0).unwrap_or(&created);
+    assert_eq!(created["status"], "RUNNING", "{created}");
 }
