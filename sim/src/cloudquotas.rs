@@ -32,7 +32,6 @@ use crate::geo;
 use crate::http::{self, Query};
 use crate::quotas::{self, FAMILIES, Key, Metric, Place, QuotaConfig};
 use crate::server::Shared;
-use crate::storage::buckets::project_number;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -138,8 +137,8 @@ fn dimensions_infos(config: &QuotaConfig, project: &str, metric: &Metric) -> Vec
     }
 }
 
-/// One `QuotaInfo`.
-fn quota_info(config: &QuotaConfig, project: &str, metric: &Metric) -> Value {
+/// One `QuotaInfo` of `project` (its id, named by `number`).
+fn quota_info(config: &QuotaConfig, project: &str, number: &str, metric: &Metric) -> Value {
     let dimensions: Vec<&str> = match (metric.place, metric.per_family) {
         (Place::Global, _) => vec![],
         (Place::Region, false) => vec!["region"],
@@ -147,8 +146,7 @@ fn quota_info(config: &QuotaConfig, project: &str, metric: &Metric) -> Value {
     };
     json!({
         "name": format!(
-            "projects/{}/locations/global/services/{COMPUTE}/quotaInfos/{}",
-            project_number(project),
+            "projects/{number}/locations/global/services/{COMPUTE}/quotaInfos/{}",
             metric.quota_id
         ),
         "quotaId": metric.quota_id,
@@ -193,11 +191,12 @@ async fn list(
             .ok_or_else(|| GcpError::invalid(format!("Invalid page token: {token}")))?,
     };
     let config = &shared.config.quotas;
+    let (project, number) = project_and_number(&shared, &project);
     let infos: Vec<Value> = quotas::METRICS
         .iter()
         .skip(start)
         .take(size)
-        .map(|m| quota_info(config, &project, m))
+        .map(|m| quota_info(config, &project, &number, m))
         .collect();
     let mut body = json!({ "quotaInfos": infos });
     if start + size < quotas::METRICS.len() {
@@ -217,9 +216,20 @@ async fn get_one(
             "QuotaInfo projects/{project}/locations/{location}/services/{service}/quotaInfos/{quota} not found."
         )));
     };
+    let (project, number) = project_and_number(&shared, &project);
     Ok(http::json(quota_info(
         &shared.config.quotas,
         &project,
+        &number,
         metric,
     )))
+}
+
+/// The project a path names (an id or a number) and its number.
+fn project_and_number(shared: &Shared, segment: &str) -> (String, String) {
+    shared.read_world(|world, _| {
+        let project = crate::serviceusage::resolve(world, segment);
+        let number = world.project_number(&project);
+        (project, number)
+    })
 }

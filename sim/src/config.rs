@@ -1,10 +1,12 @@
 //! The simulator's configuration: where it listens, how time moves, latencies, faults, quotas,
-//! persistence.
+//! zone capacity, the world file, persistence.
 
+use crate::capacity::CapacityConfig;
 use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
 use crate::latency::LatencyProfile;
 use crate::quotas::QuotaConfig;
+use crate::worldspec::WorldSpec;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -29,6 +31,14 @@ pub struct SimConfig {
     /// Compute quota limits that replace the defaults ([`crate::quotas`]), per project, region,
     /// metric and GPU family.
     pub quotas: QuotaConfig,
+    /// Zone capacity per machine type, on demand and Spot, and how long GKE waits for it
+    /// ([`crate::capacity`]); unlimited by default.
+    pub capacity: CapacityConfig,
+    /// The world file's settings ([`crate::worldspec`]): its project numbers, quotas and capacity
+    /// apply at every start (its quotas after [`SimConfig::quotas`]' limits, its capacity, when
+    /// given, instead of [`SimConfig::capacity`]); its services and reservations are seeded into a
+    /// fresh world only, never into one loaded from [`SimConfig::persist`].
+    pub world: WorldSpec,
 }
 
 impl Default for SimConfig {
@@ -43,6 +53,8 @@ impl Default for SimConfig {
             seed: 42,
             kube_token: None,
             quotas: QuotaConfig::default(),
+            capacity: CapacityConfig::default(),
+            world: WorldSpec::default(),
         }
     }
 }

@@ -22,6 +22,9 @@
 //! Every project has the served APIs enabled until Service Usage disables one; a call to a
 //! disabled API is refused with Google's SERVICE_DISABLED error ([`serviceusage::enforce`]).
 //!
+//! A world file ([`worldspec::WorldSpec`], `SimConfig::world`) sets project numbers, enabled
+//! services, quotas, zone capacity ([`capacity`]) and reservations that exist at start.
+//!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily
 //! by [`world::World::tick`] the next time anyone looks, so nothing runs in the background and a
@@ -33,6 +36,7 @@
 pub mod admin;
 pub mod aip151;
 pub mod artifactregistry;
+pub mod capacity;
 pub mod clock;
 pub mod cloudquotas;
 pub mod compute;
@@ -54,6 +58,8 @@ pub mod server;
 pub mod serviceusage;
 pub mod storage;
 pub mod world;
+pub mod worldspec;
 
 pub use config::SimConfig;
 pub use server::{SimHandle, start};
+pub use worldspec::WorldSpec;

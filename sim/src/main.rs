@@ -1,11 +1,11 @@
 //! `a3ctl-sim`: run the simulator standalone, for trying gcloud, kubectl or a3ctl against it by hand
 //! or for experiments. Prints its base URL and the environment that points each client at it.
 
-use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::FaultConfig;
 use a3ctl_sim::latency::LatencyProfile;
 use a3ctl_sim::quotas::QuotaConfig;
 use a3ctl_sim::server::clock_mode_for_scale;
+use a3ctl_sim::{SimConfig, WorldSpec};
 use clap::Parser;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -47,6 +47,13 @@ struct Args {
     /// `limit` and optional `project`, `region`, `gpu_family`; see docs/simulator.md).
     #[arg(long, env = "A3CTL_SIM_QUOTAS")]
     quotas: Option<PathBuf>,
+
+    /// World file (TOML): project numbers and services, quotas, zone capacity and the stockout
+    /// wait, reservations that exist at start (see docs/simulator.md, sim/worlds/example.toml).
+    /// Services and reservations are seeded only into a fresh world, not one loaded from
+    /// --persist.
+    #[arg(long, env = "A3CTL_SIM_WORLD")]
+    world: Option<PathBuf>,
 
     /// Keep the whole world in this file, so the simulator survives restarts.
     #[arg(long, env = "A3CTL_SIM_PERSIST")]
@@ -100,6 +107,16 @@ fn main() -> ExitCode {
         },
         None => QuotaConfig::default(),
     };
+    let world = match &args.world {
+        Some(path) => match WorldSpec::load(path) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => WorldSpec::default(),
+    };
     let config = SimConfig {
         host: args.host,
         port: args.port,
@@ -110,6 +127,8 @@ fn main() -> ExitCode {
         seed: args.seed,
         kube_token: args.kube_token,
         quotas,
+        world,
+        ..SimConfig::default()
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,

@@ -37,7 +37,9 @@
 //! (on demand: the family quota; Spot or preemptible: `PREEMPTIBLE_<FAMILY>_GPUS`; both:
 //! `GPUS_ALL_REGIONS`) and its local SSDs at 375 GB each (`LOCAL_SSD_TOTAL_GB`). A reservation
 //! counts `count` such VMs, with its `localSsds`, from its insert until its delete is DONE — "VMs
-//! in a reservation consume quota as if they were running". A VM that consumes a reservation
+//! in a reservation consume quota as if they were running"; a resize that grows it counts the new
+//! `count` from its start (and fails with `QUOTA_EXCEEDED` past a limit), one that shrinks it
+//! when it is DONE. A VM that consumes a reservation
 //! counts nothing more. The VMs are GKE nodes (the simulator has no Compute instances): a pool
 //! counts the nodes it has, or the nodes an unfailed create or resize is bringing it to.
 //!
@@ -309,7 +311,8 @@ impl Key {
 // Limits.
 
 /// Limits that replace the defaults: `SimConfig::quotas`, or the `--quotas` TOML file
-/// (`[[limits]] metric = "NETWORKS" limit = 2`).
+/// (`[[limits]] metric = "NETWORKS" limit = 2`); a world file's `[[quotas]]` entries
+/// ([`crate::worldspec`]) are added after these.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuotaConfig {
@@ -612,17 +615,7 @@ fn region_of_path(path: &str) -> Option<&str> {
 pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
     let mut uses = vec![];
     // Compute inserts that are going to fail take nothing.
-    let failing: BTreeSet<&str> = world
-        .compute
-        .operations
-        .values()
-        .filter(|op| {
-            !op.finished
-                && op.failure.is_some()
-                && matches!(op.effect, compute::operations::Effect::Create(_))
-        })
-        .map(|op| op.target.as_str())
-        .collect();
+    let failing = failing_creates(world);
     let prefix = format!("projects/{project}/");
     for (path, resource) in world
         .compute
@@ -633,7 +626,12 @@ pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
         if resource.state == Life::Creating && failing.contains(path.as_str()) {
             continue;
         }
-        uses.extend(insert_demand(resource.kind, path, &resource.body));
+        let body = if resource.kind == compute::reservations::KIND {
+            compute::reservations::held_body(world, path, &resource.body)
+        } else {
+            &resource.body
+        };
+        uses.extend(insert_demand(resource.kind, path, body));
     }
     for cluster in world.container.clusters.values() {
         if cluster.project != project {
@@ -650,6 +648,21 @@ pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
         *total.entry(key).or_insert(0.0) += amount;
     }
     total
+}
+
+/// The paths of Compute resources whose insert is running and going to fail: they take nothing.
+pub fn failing_creates(world: &World) -> BTreeSet<&str> {
+    world
+        .compute
+        .operations
+        .values()
+        .filter(|op| {
+            !op.finished
+                && op.failure.is_some()
+                && matches!(op.effect, compute::operations::Effect::Create(_))
+        })
+        .map(|op| op.target.as_str())
+        .collect()
 }
 
 /// The VMs of a pool that count against quota: none when it consumes a reservation (its VMs are

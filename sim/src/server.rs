@@ -573,6 +573,8 @@ pub enum StartError {
         addr: String,
         source: std::io::Error,
     },
+    #[error("world file: {0}")]
+    World(String),
     #[error("cannot start Kubernetes API server for {cluster}: {source}")]
     Kube {
         cluster: String,
@@ -582,12 +584,21 @@ pub enum StartError {
 
 /// Starts the simulator on `config.host:config.port` (port 0 picks a free port). Must be called
 /// inside a Tokio runtime.
-pub async fn start(config: SimConfig) -> Result<SimHandle, StartError> {
-    let world = match &config.persist {
+pub async fn start(mut config: SimConfig) -> Result<SimHandle, StartError> {
+    // The world file's configuration parts apply at every start.
+    config.world.check().map_err(StartError::World)?;
+    let extra = config.world.quotas.clone();
+    config.quotas.limits.extend(extra);
+    if let Some(capacity) = &config.world.capacity {
+        config.capacity = capacity.clone();
+    }
+    let loaded = match &config.persist {
         Some(path) => persist::load(path)?,
         None => None,
     };
-    let world = world.unwrap_or_else(|| World::new(config.seed, chrono::Utc::now()));
+    let fresh = loaded.is_none();
+    let mut world = loaded.unwrap_or_else(|| World::new(config.seed, chrono::Utc::now()));
+    world.project_numbers = config.world.project_numbers();
     let clock = Clock::new(config.clock, world.saved_at);
     let bind = SocketAddr::new(config.host, config.port);
     let listener = TcpListener::bind(bind)
@@ -614,6 +625,12 @@ pub async fn start(config: SimConfig) -> Result<SimHandle, StartError> {
         dirty: AtomicBool::new(false),
         config,
     });
+    // Its state parts (services, reservations) go into a fresh world only.
+    if fresh {
+        shared
+            .with_world(|world, cx| crate::worldspec::seed(world, cx, &cx.shared.config.world))
+            .map_err(StartError::World)?;
+    }
     // Clusters loaded from a persisted world get their API servers back (on their old port when
     // it is free).
     kube::restore_servers(&shared)

@@ -5,7 +5,8 @@
 //! drawing durations and consulting scripted faults. Modules own their own state structs; the world
 //! only holds them side by side and ticks them in dependency order (Compute before GKE before
 //! Kubernetes), so a GKE cluster that becomes RUNNING during a tick has its Kubernetes objects
-//! updated in the same tick.
+//! updated in the same tick. Compute and GKE operations finish in one time order, since both
+//! take from the zones' capacity ([`crate::capacity`]).
 
 use crate::clock::SimTime;
 use crate::faults::{self, FaultAction, NamedFault};
@@ -14,6 +15,7 @@ use crate::{artifactregistry, compute, container, filestore, kube, serviceusage,
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What a handler or a tick needs besides the world itself.
 pub struct Ctx<'a> {
@@ -71,6 +73,10 @@ pub struct World {
     pub serviceusage: serviceusage::State,
     #[serde(skip, default = "fresh_rng")]
     pub rng: StdRng,
+    /// Project numbers the configuration sets (`[[projects]]` of the world file), by project id.
+    /// Not saved: the configuration gives them at every start ([`World::project_number`]).
+    #[serde(skip)]
+    pub project_numbers: BTreeMap<String, String>,
 }
 
 impl World {
@@ -88,7 +94,29 @@ impl World {
             kube: Default::default(),
             serviceusage: Default::default(),
             rng: StdRng::seed_from_u64(seed),
+            project_numbers: BTreeMap::new(),
         }
+    }
+
+    /// The number of project `id`: the configured one, else the simulator's stable number for the
+    /// id ([`crate::storage::buckets::project_number`]); a key of digits is a number already. Every
+    /// answer that names a project by number uses it.
+    pub fn project_number(&self, id: &str) -> String {
+        if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+            return id.to_string();
+        }
+        match self.project_numbers.get(id) {
+            Some(number) => number.clone(),
+            None => crate::storage::buckets::project_number(id),
+        }
+    }
+
+    /// The project whose configured number is `number`, if any.
+    pub fn configured_project(&self, number: &str) -> Option<&str> {
+        self.project_numbers
+            .iter()
+            .find(|(_, n)| *n == number)
+            .map(|(id, _)| id.as_str())
     }
 
     /// Re-seeds the generator after loading from disk, so ids keep being deterministic.
@@ -144,8 +172,20 @@ impl World {
     pub fn tick(&mut self, cx: &Ctx) -> bool {
         let mut changed = false;
         changed |= serviceusage::tick(self, cx);
-        changed |= compute::tick(self, cx);
-        changed |= container::tick(self, cx);
+        // Compute and GKE share the zones' capacity (a reservation deleted frees VMs a node pool
+        // waits for), so their operations finish in one time order.
+        while let Some(at) = [
+            compute::next_due(self, cx.now),
+            container::next_due(self, cx.now),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        {
+            changed |= compute::tick_until(self, cx, at);
+            changed |= container::tick_until(self, cx, at);
+        }
+        compute::ticked(self, cx.now);
         changed |= filestore::tick(self, cx);
         changed |= artifactregistry::tick(self, cx);
         changed |= kube::tick(self, cx);

@@ -126,6 +126,16 @@ pub struct Hooks {
     /// `resourceInUseByAnotherResource`). It sees the whole world: a reservation is used by the
     /// nodes of GKE node pools.
     pub user_of: fn(&World, &str) -> Option<String>,
+    /// A check an insert makes after the quotas: the failure its operation ends with (Compute
+    /// accepts the insert and fails its operation), e.g. a reservation asking for more VMs than
+    /// the zone has ([`crate::capacity`]). It sees the built resource.
+    pub insert_failure: fn(&World, &Ctx, &Target, &Value) -> Option<operations::Failure>,
+    /// The same check for a change (PATCH, PUT, special verb), from the current body to the next
+    /// one: a reservation resized beyond the project's quota or the zone's capacity.
+    pub change_failure: fn(&World, &Ctx, &Target, &Value, &Value) -> Option<operations::Failure>,
+    /// Carries what moves under a running change (a reservation's `inUseCount`, moved by its
+    /// consumers) from the current body into the one the change leaves, when it is DONE.
+    pub carry: fn(&Value, &mut Value),
     /// Runs when an insert is DONE and the resource at this path became READY.
     pub on_ready: fn(&mut World, &str),
     /// Runs when a delete is DONE and this resource (at this path) was removed.
@@ -140,6 +150,9 @@ impl Hooks {
         update: None,
         statuses: None,
         user_of: |_, _| None,
+        insert_failure: |_, _, _, _| None,
+        change_failure: |_, _, _, _, _| None,
+        carry: |_, _| {},
         on_ready: |_, _| {},
         on_removed: |_, _, _| {},
         routes: Router::new,
@@ -380,7 +393,8 @@ fn insert(
         let demand = quotas::insert_demand(Kind(c), &target.path, &resource);
         let failure = quotas::check(world, &cx.shared.config.quotas, &target.project, &demand)
             .first()
-            .map(quotas::compute_failure);
+            .map(quotas::compute_failure)
+            .or_else(|| (c.hooks.insert_failure)(world, cx, &target, &resource));
         let op = operations::start(
             world,
             cx,
@@ -533,7 +547,8 @@ pub fn change(
             return Err(not_ready(path));
         }
         let current = current.body.clone();
-        let next = hook(world, cx, target, current, body)?;
+        let next = hook(world, cx, target, current.clone(), body)?;
+        let failure = (c.hooks.change_failure)(world, cx, target, &current, &next);
         let target_id = str_field(&next, "id").unwrap_or("").to_string();
         let op = operations::start(
             world,
@@ -547,7 +562,7 @@ pub fn change(
                 target_id,
                 effect: Effect::Replace(next),
                 request_id: query.get("requestId"),
-                failure: None,
+                failure,
             },
         )?;
         Ok(http::json(op))

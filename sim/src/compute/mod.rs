@@ -205,9 +205,20 @@ pub fn router() -> Router<Arc<Shared>> {
         .merge(regions::router())
 }
 
-/// Finishes due operations; returns true if anything changed.
-pub fn tick(world: &mut World, cx: &Ctx) -> bool {
-    operations::tick(world, cx)
+/// The earliest time, not after `now`, at which an operation is due.
+pub fn next_due(world: &World, now: crate::clock::SimTime) -> Option<crate::clock::SimTime> {
+    operations::next_due(world, now)
+}
+
+/// Finishes the operations due by `at`; returns true if anything changed.
+pub fn tick_until(world: &mut World, cx: &Ctx, at: crate::clock::SimTime) -> bool {
+    operations::tick_until(world, cx, at)
+}
+
+/// Records that the world was brought up to `now`: unfinished operations that have started are
+/// RUNNING.
+pub fn ticked(world: &mut World, now: crate::clock::SimTime) {
+    world.compute.last_tick = world.compute.last_tick.max(now);
 }
 
 /// This API's part of the admin inventory: every resource by kind, and every operation.
@@ -579,8 +590,9 @@ fn apply_effect(world: &mut World, target: &str, effect: operations::Effect, fai
             (resource.kind.hooks.on_removed)(world, target, &resource);
         }
         Effect::Replace(_) if failed => {}
-        Effect::Replace(body) => {
+        Effect::Replace(mut body) => {
             if let Some(resource) = world.compute.resources.get_mut(target) {
+                (resource.kind.hooks.carry)(&resource.body, &mut body);
                 resource.body = body;
             }
         }

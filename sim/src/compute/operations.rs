@@ -248,10 +248,14 @@ pub fn quota_exceeded(
     }
 }
 
-fn named_failure(fault: NamedFault, kind: Kind, scope: &Scope) -> Failure {
+fn named_failure(fault: NamedFault, kind: Kind, project: &str, scope: &Scope) -> Failure {
     match fault {
         NamedFault::QuotaExceeded => quota_failure(kind, scope),
         NamedFault::Stockout => {
+            // In a zone: the failure of the real capacity check.
+            if let Scope::Zone(zone) = scope {
+                return crate::capacity::compute_exhausted(project, zone);
+            }
             let place = match scope {
                 Scope::Global => "global".to_string(),
                 Scope::Region(r) => format!("region '{r}'"),
@@ -297,7 +301,12 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
         Some(FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter)) | None => {
             start.failure
         }
-        Some(FaultAction::Named(fault)) => Some(named_failure(fault, start.kind, &start.scope)),
+        Some(FaultAction::Named(fault)) => Some(named_failure(
+            fault,
+            start.kind,
+            start.project,
+            &start.scope,
+        )),
     };
     let key = start.kind.latency_key(start.verb.latency_verb());
     let duration = world.duration_ms(cx, &key);
@@ -384,16 +393,26 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
     Ok(rendered)
 }
 
-/// Finishes every operation due at `cx.now`, oldest deadline first.
-pub fn tick(world: &mut World, cx: &Ctx) -> bool {
+/// The earliest time, not after `now`, at which an unfinished operation is due.
+pub fn next_due(world: &World, now: SimTime) -> Option<SimTime> {
+    world
+        .compute
+        .operations
+        .values()
+        .filter(|op| !op.finished && op.done_at <= now)
+        .map(|op| op.done_at)
+        .min()
+}
+
+/// Finishes every operation due by `at`, oldest deadline first.
+pub fn tick_until(world: &mut World, _cx: &Ctx, at: SimTime) -> bool {
     let mut due: Vec<(SimTime, u64, String)> = world
         .compute
         .operations
         .iter()
-        .filter(|(_, op)| !op.finished && op.done_at <= cx.now)
+        .filter(|(_, op)| !op.finished && op.done_at <= at)
         .map(|(key, op)| (op.done_at, op.seq, key.clone()))
         .collect();
-    world.compute.last_tick = world.compute.last_tick.max(cx.now);
     if due.is_empty() {
         return false;
     }

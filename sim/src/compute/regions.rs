@@ -23,7 +23,6 @@ use crate::geo;
 use crate::http;
 use crate::quotas;
 use crate::server::Shared;
-use crate::storage::buckets::project_number;
 use crate::world::World;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -134,7 +133,7 @@ async fn get_project(
     Path(project): Path<String>,
 ) -> GcpResult<Response> {
     shared.read_world(|world, _| {
-        let number = project_number(&project);
+        let number = world.project_number(&project);
         let metadata = json!({ "kind": "compute#metadata" });
         Ok(http::json(json!({
             "kind": "compute#project",

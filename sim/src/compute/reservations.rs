@@ -1,8 +1,10 @@
 //! Zonal reservations (`projects/p/zones/z/reservations`) of specific VM shapes: insert, get,
-//! list, aggregated list, delete
+//! list, aggregated list, delete, resize
 //! (<https://cloud.google.com/compute/docs/reference/rest/v1/reservations>), and their consumption
 //! by GKE node pools. An insert takes its VMs' quota (vCPUs, GPUs, local SSDs in its region, see
-//! [`crate::quotas`]) and fails with `QUOTA_EXCEEDED` past a limit; zone capacity is not checked.
+//! [`crate::quotas`]) and fails with `QUOTA_EXCEEDED` past a limit; it holds its VMs of the zone's
+//! on-demand capacity and fails with `ZONE_RESOURCE_POOL_EXHAUSTED` when the zone has fewer left
+//! ([`crate::capacity`]).
 //!
 //! Shapes are those of the v1 `Reservation` resource: `specificReservation` (an
 //! `AllocationSpecificSKUReservation`: `count` and `inUseCount` as int64 strings,
@@ -23,6 +25,21 @@
 //! API's `Machine type with name '...' does not exist in zone '...'.`); their exact texts for
 //! reservations could not be confirmed.
 //!
+//! Resize (`POST .../reservations/{r}/resize`, a `ReservationsResizeRequest` `{"specificSkuCount":
+//! "N"}`, what `gcloud compute reservations update R --vm-count=N` sends — gcloud's `update`
+//! command calls `Resize` for `--vm-count`) changes `specificReservation.count` when its zonal
+//! operation is DONE (latency `compute.reservation.patch`), `requestId` honoured as for every
+//! Compute change. Its `operationType` is `resize`, as the Config Connector mock of Compute has it
+//! (GoogleCloudPlatform/k8s-config-connector `mockgcp/mockcompute/computereservations.go`; no
+//! recorded real answer was found). `specificSkuCount` must be 1 to 1000 (the discovery document's
+//! range). VMs added are checked like an insert's: past a quota the operation ends with
+//! `QUOTA_EXCEEDED`, past the zone's capacity with `ZONE_RESOURCE_POOL_EXHAUSTED`, and they are
+//! held from the resize's start; VMs removed are freed when it is DONE. A count below the VMs that
+//! consume the reservation now is refused at once with 400 `invalid` `Invalid value for field
+//! 'resource.specificSkuCount': 'N'. The reservation 'R' has M VMs in use; its count cannot be
+//! reduced below that.` — a guess: that Compute refuses it, its wording and the field's path could
+//! not be confirmed. `inUseCount` moved by consumers while the resize runs is kept.
+//!
 //! Consumption: the simulator has no Compute instances, so the only consumers are the nodes of GKE
 //! node pools with a `SPECIFIC_RESERVATION` affinity (`crate::container` checks and books them,
 //! see its `reservations` module). Each VM held raises `specificReservation.inUseCount` by one and
@@ -36,14 +53,26 @@
 //! for reservations could not be confirmed). Nodes of a pool whose reservation was deleted anyway
 //! (not possible for a specific one) keep running and book nothing.
 
-use super::collection::{Collection, Hooks, Latency, Placement, Quota, Statuses, Target};
+use super::collection::{self, Collection, Hooks, Latency, Placement, Quota, Statuses, Target};
+use super::operations::{Scope, Verb};
 use super::{
-    Kind, Life, State, array_field, invalid_field, last_segment, link, required_field, str_field,
+    Kind, Life, State, array_field, body_object, invalid_field, last_segment, link,
+    required_field, str_field,
 };
+use crate::capacity::{self, Model};
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
+use crate::http::Query;
+use crate::quotas;
+use crate::server::Shared;
 use crate::world::{Ctx, World};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State as AxumState};
+use axum::response::Response;
+use axum::routing::post;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 /// The `reservations` collection.
 pub static COLLECTION: Collection = Collection {
@@ -68,9 +97,141 @@ pub static COLLECTION: Collection = Collection {
             deleting: "DELETING",
         }),
         user_of,
+        insert_failure,
+        change_failure,
+        carry,
+        routes,
         ..Hooks::NONE
     },
 };
+
+fn routes() -> Router<Arc<Shared>> {
+    Router::new().route(
+        &format!("{}/resize", COLLECTION.item_route()),
+        post(resize),
+    )
+}
+
+/// `resize` (`POST .../reservations/{r}/resize`, a `ReservationsResizeRequest`): a zonal
+/// operation whose `operationType` is `resize`, `requestId` honoured as for any change.
+async fn resize(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path(params): Path<Vec<(String, String)>>,
+    query: Query,
+    body: Bytes,
+) -> GcpResult<Response> {
+    let target = collection::target(&COLLECTION, &params)?;
+    let body = body_object(&body)?;
+    collection::change(
+        &shared,
+        &COLLECTION,
+        &target,
+        &query,
+        body,
+        Verb::Special("resize"),
+        resized,
+    )
+}
+
+/// The reservation a resize leaves: `specificSkuCount` between 1 and 1000, not below the VMs
+/// that consume it now.
+fn resized(
+    _world: &mut World,
+    _cx: &Ctx,
+    target: &Target,
+    current: Value,
+    body: Map<String, Value>,
+) -> GcpResult<Value> {
+    const FIELD: &str = "resource.specificSkuCount";
+    let count = match body.get("specificSkuCount").filter(|v| !v.is_null()) {
+        None => return Err(required_field(FIELD)),
+        Some(value) => match int64(value) {
+            Some(n) if (1..=1000).contains(&n) => n,
+            _ => {
+                return Err(invalid_field(
+                    FIELD,
+                    &text(value),
+                    "Must be between 1 and 1000.",
+                ));
+            }
+        },
+    };
+    let specific = &current["specificReservation"];
+    let in_use = specific.get("inUseCount").and_then(int64).unwrap_or(0);
+    if count < in_use {
+        return Err(invalid_field(
+            FIELD,
+            &count.to_string(),
+            &format!(
+                "The reservation '{}' has {in_use} VMs in use; its count cannot be reduced below \
+                 that.",
+                target.name
+            ),
+        ));
+    }
+    let mut next = current.clone();
+    next["specificReservation"]["count"] = json!(count.to_string());
+    Ok(next)
+}
+
+/// The VMs a resize adds must fit the project's quotas and the zone's capacity, as an insert's.
+fn change_failure(
+    world: &World,
+    cx: &Ctx,
+    target: &Target,
+    current: &Value,
+    next: &Value,
+) -> Option<super::operations::Failure> {
+    let (shape, before) = quotas::reservation_shape(current);
+    let (_, after) = quotas::reservation_shape(next);
+    let more = after - before;
+    if more <= 0.0 {
+        return None;
+    }
+    let mut demand = vec![];
+    shape.uses(target.region(), more, &mut demand);
+    if let Some(exceeded) =
+        quotas::check(world, &cx.shared.config.quotas, &target.project, &demand).first()
+    {
+        return Some(quotas::compute_failure(exceeded));
+    }
+    let Scope::Zone(zone) = &target.scope else {
+        return None;
+    };
+    let config = &cx.shared.config.capacity;
+    (!capacity::fits(world, config, zone, &shape.machine, Model::OnDemand, more as u64))
+        .then(|| capacity::compute_exhausted(&target.project, zone))
+}
+
+/// A resize replaces the body when it is DONE; the VMs consumed meanwhile stay counted.
+fn carry(current: &Value, next: &mut Value) {
+    if let Some(in_use) = current["specificReservation"].get("inUseCount") {
+        next["specificReservation"]["inUseCount"] = in_use.clone();
+    }
+}
+
+/// The body the reservation at `path` holds quota and capacity for: the one an unfinished resize
+/// that grows it leaves (its VMs are held from the resize's start), else `body`.
+pub fn held_body<'a>(world: &'a World, path: &str, body: &'a Value) -> &'a Value {
+    let count = |b: &Value| {
+        b["specificReservation"]
+            .get("count")
+            .and_then(int64)
+            .unwrap_or(0)
+    };
+    world
+        .compute
+        .operations
+        .values()
+        .filter(|op| !op.finished && op.failure.is_none() && op.target == path)
+        .filter_map(|op| match &op.effect {
+            super::operations::Effect::Replace(next) => Some(next),
+            _ => None,
+        })
+        .filter(|next| count(next) > count(body))
+        .max_by_key(|next| count(next))
+        .unwrap_or(body)
+}
 
 /// The kind of stored reservations.
 pub const KIND: Kind = Kind(&COLLECTION);
@@ -83,6 +244,23 @@ fn user_of(world: &World, path: &str) -> Option<String> {
         return None;
     }
     world.container.reservation_user(path)
+}
+
+/// A reservation holds its VMs of the zone's on-demand capacity: asking for more than the zone has
+/// left fails the insert's operation with `ZONE_RESOURCE_POOL_EXHAUSTED` ([`crate::capacity`]).
+fn insert_failure(
+    world: &World,
+    cx: &Ctx,
+    target: &Target,
+    resource: &Value,
+) -> Option<super::operations::Failure> {
+    let Scope::Zone(zone) = &target.scope else {
+        return None;
+    };
+    let (machine, count) = capacity::reservation_vms(resource);
+    let config = &cx.shared.config.capacity;
+    (!capacity::fits(world, config, zone, &machine, Model::OnDemand, count))
+        .then(|| capacity::compute_exhausted(&target.project, zone))
 }
 
 /// A reservation as its consumers see it.
@@ -205,6 +383,57 @@ fn insert(
     target: &Target,
     spec: &Map<String, Value>,
 ) -> GcpResult<Value> {
+    let id = world.numeric_id();
+    let created = world.compute_timestamp(cx.now);
+    build(target, spec, id, created)
+}
+
+/// A reservation that exists from the start (a world file's, [`crate::worldspec`]): `spec` is an
+/// insert body, checked as an insert's; the reservation is READY at once. Returns its path and
+/// body; the caller checks quota and capacity and stores it.
+pub fn seed(
+    world: &mut World,
+    project: &str,
+    zone: &str,
+    name: &str,
+    spec: &Value,
+) -> GcpResult<(String, Value)> {
+    let target = seed_target(project, zone, name)?;
+    let spec = spec.as_object().cloned().unwrap_or_default();
+    let id = world.numeric_id();
+    let created = world.compute_timestamp(crate::clock::SimTime(0));
+    let mut body = build(&target, &spec, id, created)?;
+    body["status"] = json!("READY");
+    Ok((target.path, body))
+}
+
+/// Checks a reservation insert body for `project`, `zone` and `name` as an insert would, without
+/// a world (the world file's loader).
+pub fn check_spec(project: &str, zone: &str, name: &str, spec: &Value) -> GcpResult<()> {
+    let target = seed_target(project, zone, name)?;
+    let spec = spec.as_object().cloned().unwrap_or_default();
+    build(&target, &spec, "0".into(), String::new()).map(|_| ())
+}
+
+fn seed_target(project: &str, zone: &str, name: &str) -> GcpResult<Target> {
+    super::check_zone(zone)?;
+    super::check_name("resource.name", name)?;
+    let path = format!("projects/{project}/zones/{zone}/reservations/{name}");
+    Ok(Target {
+        project: project.to_string(),
+        scope: Scope::Zone(zone.to_string()),
+        name: name.to_string(),
+        path,
+    })
+}
+
+/// The reservation an insert body makes, with its `id` and `creationTimestamp`.
+fn build(
+    target: &Target,
+    spec: &Map<String, Value>,
+    id: String,
+    created: String,
+) -> GcpResult<Value> {
     let zone = match &target.scope {
         super::operations::Scope::Zone(z) => z.clone(),
         _ => String::new(),
@@ -245,11 +474,10 @@ fn insert(
             ));
         }
     };
-    let id = world.numeric_id();
     let mut reservation = json!({
         "kind": "compute#reservation",
         "id": id,
-        "creationTimestamp": world.compute_timestamp(cx.now),
+        "creationTimestamp": created,
         "selfLink": link(&target.path),
         "zone": zone_link,
         "name": target.name,

@@ -1,6 +1,7 @@
 //! Clusters: create (inline node pools or the legacy `initialNodeCount`/`nodeConfig` default
 //! pool), get, list, update (exactly one `desired*` field), delete, and the `:set*` methods.
 
+use super::capacity;
 use super::node_pools::{self, PoolContext, create_fault};
 use super::operations::{self, Effect};
 use super::reservations;
@@ -156,8 +157,27 @@ pub async fn create(
             shortfall = shortfall.or(short);
         }
         let failure = failure.or(shortfall);
+        let pools: Vec<(String, u32)> = stored
+            .pools
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    count_of(&p.resource["initialNodeCount"]) as u32,
+                )
+            })
+            .collect();
         world.container.clusters.insert(key.clone(), stored);
-        Ok(operations::start(
+        // The other pools take their VMs from the zones' capacity; too few make the creation
+        // wait for more.
+        let mut complete = true;
+        if failure.is_none() {
+            for (pool, wanted) in pools {
+                let config = &cx.shared.config.capacity;
+                complete &= capacity::book(world, config, &key, &pool, wanted).0;
+            }
+        }
+        let op = operations::start(
             world,
             cx,
             &project,
@@ -167,7 +187,11 @@ pub async fn create(
             Effect::CreateCluster,
             "container.cluster.create",
             failure,
-        ))
+        );
+        if !complete {
+            operations::wait_for_capacity(world, cx, &op);
+        }
+        Ok(op)
     })?;
     Ok(http::proto_json(op, enum_tables::OPERATION, &query))
 }

@@ -9,9 +9,11 @@
 //!
 //! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers), [`nodes`]
 //! (GKE-like nodes), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
-//! [`reservations`] (pools that consume Compute reservations), [`server_config`] (versions),
+//! [`reservations`] (pools that consume Compute reservations), [`capacity`] (pools that take VMs
+//! from a zone's capacity, and stockouts), [`server_config`] (versions),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
+mod capacity;
 mod clusters;
 pub mod enum_tables;
 pub mod enums;
@@ -70,6 +72,11 @@ pub struct NodePool {
     /// other pools; absent from worlds saved before pools consumed reservations).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reserved: BTreeMap<String, Reserved>,
+    /// Per zone, the VMs of the zone's capacity the instance group holds: its nodes, plus those
+    /// being created (see [`crate::capacity`]). Empty for pools that consume a reservation; absent
+    /// from worlds saved before zone capacity, whose groups hold their nodes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub granted: BTreeMap<String, u32>,
 }
 
 /// What a pool's instance group in one zone holds of a Compute reservation.
@@ -150,12 +157,31 @@ impl NodePool {
         string_list(&self.resource["locations"])
     }
 
-    /// Nodes in one zone: the node count, or what the reservation gave there.
+    /// Nodes in one zone: the node count, or what the reservation (else the zone's capacity) gave
+    /// there.
     pub fn nodes_in(&self, zone: &str) -> u32 {
-        match self.reserved.get(zone) {
-            Some(r) => r.count.min(self.node_count),
-            None => self.node_count,
+        match (self.reserved.get(zone), self.granted.get(zone)) {
+            (Some(r), _) => r.count.min(self.node_count),
+            (None, Some(granted)) => (*granted).min(self.node_count),
+            (None, None) => self.node_count,
         }
+    }
+
+    /// The VMs of zone capacity the group in `zone` holds (none for a pool that consumes a
+    /// reservation): what it was granted, else (worlds saved before capacity) its nodes.
+    pub fn held_in(&self, zone: &str) -> u32 {
+        if !self.reserved.is_empty() {
+            return 0;
+        }
+        match self.granted.get(zone) {
+            Some(granted) => *granted,
+            None => self.groups.get(zone).map_or(0, |g| g.suffixes.len() as u32),
+        }
+    }
+
+    /// Whether some group holds VMs, from a reservation or the zone's capacity.
+    pub fn holds_vms(&self) -> bool {
+        self.reserved.values().any(|r| r.count > 0) || self.granted.values().any(|g| *g > 0)
     }
 
     /// Nodes across all zones.
@@ -302,9 +328,14 @@ pub fn router() -> Router<Arc<Shared>> {
         )
 }
 
-/// Finishes due operations; returns true if anything changed.
-pub fn tick(world: &mut World, cx: &Ctx) -> bool {
-    operations::finish_due(world, cx)
+/// The earliest time, not after `now`, at which an operation is due.
+pub fn next_due(world: &World, now: crate::clock::SimTime) -> Option<crate::clock::SimTime> {
+    operations::next_due(world, now)
+}
+
+/// Finishes the operations due by `at`; returns true if anything changed.
+pub fn tick_until(world: &mut World, cx: &Ctx, at: crate::clock::SimTime) -> bool {
+    operations::finish_until(world, cx, at)
 }
 
 /// This API's part of the admin inventory.
@@ -432,6 +463,9 @@ mod tests {
         let loaded: NodePool = serde_json::from_value(pool.clone()).expect("old pool loads");
         assert!(loaded.reserved.is_empty());
         assert_eq!(loaded.nodes_in("us-central1-a"), 1);
+        // Saved before zone capacity: its group holds its node.
+        assert!(loaded.granted.is_empty());
+        assert_eq!(loaded.held_in("us-central1-a"), 1);
         assert_eq!(serde_json::to_value(&loaded).unwrap(), pool);
         let op = json!({"name": "operation-1", "project": "p", "location": "us-central1",
                         "op_type": "CREATE_NODE_POOL", "status": "RUNNING",
@@ -442,6 +476,7 @@ mod tests {
                         "failure": null, "error": null});
         let loaded: Operation = serde_json::from_value(op).expect("old operation loads");
         assert!(!loaded.keeps_nodes);
+        assert!(loaded.capacity_deadline.is_none() && !loaded.waiting);
     }
 
     #[test]

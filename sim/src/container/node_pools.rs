@@ -1,6 +1,7 @@
 //! Node pools: preparing a pool (defaults and checks, shared with inline pools of a new cluster),
 //! the `nodePools` methods, and the GKE-like nodes a pool has once its create or resize finished.
 
+use super::capacity;
 use super::nodes::shape;
 pub use super::nodes::{node_prefix, sync_nodes};
 use super::operations::{self, Effect, OpError};
@@ -139,6 +140,12 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         );
     }
     pool["instanceGroupUrls"] = Value::Array(urls);
+    // A pool that consumes no reservation takes its VMs from its zones' capacity.
+    let granted = if reserved.is_empty() {
+        zones.iter().map(|z| (z.clone(), 0)).collect()
+    } else {
+        BTreeMap::new()
+    };
     Ok(NodePool {
         name,
         resource: pool,
@@ -146,6 +153,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         groups,
         generation: 1,
         reserved,
+        granted,
     })
 }
 
@@ -258,24 +266,49 @@ pub fn create_fault(
                 }],
             ))
         }
-        Some(FaultAction::Named(NamedFault::Stockout)) => Ok(Some(OpError {
-            code: 8,
-            canonical: "RESOURCE_EXHAUSTED".into(),
-            message: format!(
-                "Google Compute Engine: Not all instances running in IGM after 35m4.033429035s. \
-                 Expected {nodes}, running 0, transitioning {nodes}. Current errors: \
-                 [GCE_STOCKOUT]: Instance '{node}' creation failed: The zone \
-                 'projects/{project}/zones/{zone}' does not have enough resources available to \
-                 fulfill the request. '(resource type:compute)'."
-            ),
-            condition: "GCE_STOCKOUT".into(),
-        })),
+        Some(FaultAction::Named(NamedFault::Stockout)) => Ok(Some(stockout_error(
+            project, zone, node, nodes, 0, IGM_WAIT,
+        ))),
         Some(FaultAction::Named(NamedFault::OperationError)) => Ok(Some(OpError {
             code: 13,
             canonical: "INTERNAL".into(),
             message: "Internal error. Please try again or contact Google Support.".into(),
             condition: "UNKNOWN".into(),
         })),
+    }
+}
+
+/// How long GKE says its instance groups tried, in its failures (`Not all instances running in IGM
+/// after ...`): the duration public reports quote.
+pub const IGM_WAIT: &str = "35m4.033429035s";
+
+/// GKE's failure of an operation whose instance groups could not create every VM for want of
+/// capacity in the zone: `Google Compute Engine: Not all instances running in IGM after <after>.
+/// Expected <n>, running <m>, transitioning <n-m>. Current errors: [GCE_STOCKOUT]: Instance
+/// '<node>' creation failed: The zone 'projects/<p>/zones/<z>' does not have enough resources
+/// available to fulfill the request. '(resource type:compute)'.` (akka/akka-core#32992), code 8
+/// `RESOURCE_EXHAUSTED`, condition `GCE_STOCKOUT`. Shared by the scripted `stockout` fault and the
+/// real capacity check ([`crate::capacity`]).
+pub fn stockout_error(
+    project: &str,
+    zone: &str,
+    node: &str,
+    expected: u64,
+    running: u64,
+    after: &str,
+) -> OpError {
+    OpError {
+        code: 8,
+        canonical: "RESOURCE_EXHAUSTED".into(),
+        message: format!(
+            "Google Compute Engine: Not all instances running in IGM after {after}. Expected \
+             {expected}, running {running}, transitioning {}. Current errors: [GCE_STOCKOUT]: \
+             Instance '{node}' creation failed: The zone 'projects/{project}/zones/{zone}' does \
+             not have enough resources available to fulfill the request. '(resource \
+             type:compute)'.",
+            expected.saturating_sub(running)
+        ),
+        condition: "GCE_STOCKOUT".into(),
     }
 }
 
@@ -434,6 +467,18 @@ pub async fn create(
         if let Some(stored) = world.container.clusters.get_mut(&key) {
             stored.pools.push(prepared);
         }
+        // Or they take them from the zones' capacity; too few make the operation wait for more.
+        let (complete, _) = if failure.is_none() && shortfall.is_none() {
+            capacity::book(
+                world,
+                &cx.shared.config.capacity,
+                &key,
+                &name,
+                per_zone as u32,
+            )
+        } else {
+            (true, false)
+        };
         let latency = if gpus > 0 {
             "container.nodePool.create.gpu"
         } else {
@@ -452,6 +497,9 @@ pub async fn create(
         );
         if let Some(shortfall) = shortfall {
             operations::fail_later(world, &op, shortfall);
+        }
+        if !complete {
+            operations::wait_for_capacity(world, cx, &op);
         }
         Ok(op)
     })?;
@@ -765,17 +813,18 @@ pub async fn post_method(
         )?;
         if method == "setSize" {
             let count = count_of(&request["nodeCount"]) as u32;
+            let over_quota = quota_error.is_some();
             if let Some(error) = quota_error {
                 operations::fail_at_end(world, &op, error);
             }
             grow(
                 world,
-                &project,
-                &location,
-                &cluster_name,
+                cx,
+                (&project, &location, &cluster_name),
                 pool_name,
                 count,
                 &op,
+                over_quota,
             );
         }
         Ok(op)
@@ -824,28 +873,40 @@ fn resize_quota(
         .map(|first| quota_op_error(first, &node, wanted - have))
 }
 
-/// A resize of a pool that consumes a reservation books the VMs it adds at once; too few fail the
-/// resize operation `op` when it ends. Shrinking gives VMs back when the operation ends.
+/// A resize books the VMs it adds at once: in the reservation a pool consumes, where too few fail
+/// the resize operation `op` when it ends; else, unless the project lacks their quota
+/// (`over_quota`), from the zones' capacity, where too few make the operation wait for more.
+/// Shrinking gives VMs back when the operation ends.
 fn grow(
     world: &mut World,
-    project: &str,
-    location: &str,
-    cluster_name: &str,
+    cx: &Ctx,
+    (project, location, cluster_name): (&str, &str, &str),
     pool_name: &str,
     count: u32,
     op: &Value,
+    over_quota: bool,
 ) {
     let key = super::cluster_key(project, location, cluster_name);
-    let Some(mut pool) = world
+    let Some(pool) = world
         .container
         .clusters
         .get(&key)
         .and_then(|c| c.pool(pool_name))
-        .filter(|p| !p.reserved.is_empty())
-        .cloned()
     else {
         return;
     };
+    if pool.reserved.is_empty() {
+        if over_quota {
+            return;
+        }
+        let config = &cx.shared.config.capacity;
+        let (complete, _) = capacity::book(world, config, &key, pool_name, count);
+        if !complete {
+            operations::wait_for_capacity(world, cx, op);
+        }
+        return;
+    }
+    let mut pool = pool.clone();
     let shortfall = reservations::book(world, cluster_name, &mut pool, count);
     if let Some(stored) = world
         .container

@@ -1,7 +1,7 @@
 //! GKE operations: starting one for a mutation, finishing it when its time has come (applying its
 //! effect, or its scripted failure), and the `operations.get/list/cancel` methods.
 
-use super::{enum_tables, node_pools, not_found, reservations, self_link};
+use super::{capacity, enum_tables, node_pools, not_found, reservations, self_link};
 use crate::clock::SimTime;
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
@@ -39,6 +39,15 @@ pub struct Operation {
     /// ([`fail_later`]). Absent from worlds saved before.
     #[serde(default)]
     pub keeps_nodes: bool,
+    /// Set when the operation's VMs did not all fit their zones' capacity: until then it waits
+    /// for more, after it fails with `GCE_STOCKOUT` ([`wait_for_capacity`]). Absent from worlds
+    /// saved before zone capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_deadline: Option<SimTime>,
+    /// The operation's own duration has passed and it is waiting for capacity (its `done_at` is
+    /// then the deadline).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting: bool,
 }
 
 /// Why an operation failed (a `google.rpc.Status` plus the deprecated condition code).
@@ -122,6 +131,8 @@ pub fn start(
         failure,
         error: None,
         keeps_nodes: false,
+        capacity_deadline: None,
+        waiting: false,
     };
     let out = to_json(world, &op, cx.now);
     world.container.operations.push(op);
@@ -142,6 +153,23 @@ pub fn fail_later(world: &mut World, op: &Value, error: OpError) {
     {
         stored.failure = Some(error);
         stored.keeps_nodes = true;
+    }
+}
+
+/// Makes the operation `op` (as [`start`] returned it), whose VMs did not all fit their zones'
+/// capacity, wait for more until the configured stockout wait has passed since it started —
+/// unless it already fails for another reason.
+pub fn wait_for_capacity(world: &mut World, cx: &Ctx, op: &Value) {
+    let name = op["name"].as_str().unwrap_or("");
+    let wait = cx.shared.config.capacity.wait_ms();
+    if let Some(stored) = world
+        .container
+        .operations
+        .iter_mut()
+        .find(|o| o.name == name)
+        && stored.failure.is_none()
+    {
+        stored.capacity_deadline = Some(stored.start.plus_ms(wait));
     }
 }
 
@@ -224,46 +252,86 @@ fn progress(op: &Operation, now: SimTime) -> Value {
     json!({ "metrics": metrics })
 }
 
-/// Finishes every operation whose time has come, in order. Returns true if any did.
-pub fn finish_due(world: &mut World, cx: &Ctx) -> bool {
-    let mut due: Vec<(SimTime, usize)> = world
+/// The earliest time, not after `now`, at which an unfinished operation is due.
+pub fn next_due(world: &World, now: SimTime) -> Option<SimTime> {
+    world
         .container
         .operations
         .iter()
-        .enumerate()
-        .filter(|(_, o)| o.status != "DONE" && o.done_at <= cx.now)
-        .map(|(i, o)| (o.done_at, i))
-        .collect();
-    due.sort();
-    for (_, index) in &due {
-        finish(world, cx, *index, None);
+        .filter(|o| o.status != "DONE" && o.done_at <= now)
+        .map(|o| o.done_at)
+        .min()
+}
+
+/// Finishes every operation due by `at`, in order (an operation waiting for capacity is granted
+/// what freed up first, and postponed if it still lacks some). Returns true if anything changed.
+pub fn finish_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
+    let mut changed = false;
+    loop {
+        changed |= capacity::retry(world, cx, at);
+        let next = world
+            .container
+            .operations
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.status != "DONE" && o.done_at <= at)
+            .min_by_key(|(i, o)| (o.done_at, *i))
+            .map(|(i, _)| i);
+        let Some(index) = next else {
+            break;
+        };
+        finish(world, cx, index, None);
+        changed = true;
     }
-    !due.is_empty()
+    changed
 }
 
 /// Ends operation `index`: with its scripted failure or `forced` (cancel), else with its effect.
+/// An operation still short of capacity waits (its `done_at` moves to its deadline) until its
+/// deadline, then fails with `GCE_STOCKOUT`.
 fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
     let op = world.container.operations[index].clone();
     let cancelled = forced.is_some();
-    let failure = forced.or(op.failure.clone());
+    let mut failure = forced.or(op.failure.clone());
+    let mut keeps_nodes = op.keeps_nodes;
+    if failure.is_none()
+        && let Some(deadline) = op.capacity_deadline
+    {
+        let config = &cx.shared.config.capacity;
+        let (complete, _) = capacity::book_op(world, config, &op);
+        if !complete {
+            if op.done_at < deadline {
+                let stored = &mut world.container.operations[index];
+                stored.done_at = deadline;
+                stored.waiting = true;
+                return;
+            }
+            failure = Some(capacity::stockout(world, config, &op));
+            keeps_nodes = true;
+        }
+    }
     {
         let stored = &mut world.container.operations[index];
         stored.status = "DONE".to_string();
-        stored.end = Some(if stored.done_at < cx.now && failure.is_none() {
-            stored.done_at
-        } else {
-            cx.now
-        });
+        stored.waiting = false;
+        stored.end = Some(
+            if stored.done_at < cx.now && (failure.is_none() || keeps_nodes) {
+                stored.done_at
+            } else {
+                cx.now
+            },
+        );
         stored.error = failure.clone();
     }
     let key = op.cluster_key.clone();
     // A cancelled operation creates nothing.
-    let keeps_nodes = op.keeps_nodes && !cancelled;
+    let keeps_nodes = keeps_nodes && !cancelled;
     match failure {
         Some(error) => fail(world, cx, &key, &op.effect, &error, keeps_nodes),
         None => succeed(world, cx, &key, &op.effect),
     }
     reservations::settle(world, &key);
+    capacity::settle(world, &key);
 }
 
 fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
@@ -378,7 +446,7 @@ fn fail(
                 let mut status = "ERROR";
                 if keeps_nodes {
                     p.node_count = super::rules::count_of(&p.resource["initialNodeCount"]) as u32;
-                    if p.reserved.values().any(|r| r.count > 0) {
+                    if p.holds_vms() {
                         status = "RUNNING_WITH_ERROR";
                     }
                 }
@@ -519,6 +587,8 @@ pub async fn post_method(
             condition: "UNKNOWN".to_string(),
         };
         finish(world, cx, index, Some(cancelled));
+        // What the cancelled operation held is free for those waiting.
+        capacity::retry(world, cx, cx.now);
         Ok(http::json(json!({})))
     })
 }

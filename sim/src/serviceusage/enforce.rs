@@ -132,11 +132,11 @@ pub async fn enforce(State(shared): State<Arc<Shared>>, req: Request, next: Next
     let query = Query::parse(req.uri().query());
     let refused = shared.read_world(|world, _| {
         let segment = consumer_segment(world, &path, &query)?;
-        let project = world.serviceusage.resolve(&segment);
+        let project = super::resolve(world, &segment);
         if world.serviceusage.is_enabled(&project, service) {
             Some(Ok(project))
         } else {
-            Some(Err(super::number_of(&project)))
+            Some(Err(super::number(world, &project)))
         }
     });
     match refused {

@@ -17,7 +17,8 @@
 //!
 //! **Projects are implicit**: any project id has the services the simulator serves enabled
 //! ([`DEFAULT_ENABLED`]) until someone changes them; only changed projects are stored. `{p}` may
-//! be the project id or its number ([`number_of`]); answers always name the project by number
+//! be the project id or its number (the configured one, else [`number_of`]; see [`number`] and
+//! [`resolve`]); answers always name the project by number
 //! (`projects/123/services/compute.googleapis.com`), as Google does.
 //!
 //! **Service** (`services.get`, `services.list`): `name`, `config` (`name` and `title` only; the
@@ -164,8 +165,27 @@ pub struct State {
     pub operations: BTreeMap<String, Operation>,
 }
 
-/// The project number of a project key: a key of digits is a number already, an id gets the
-/// simulator's stable number for it ([`project_number`]).
+/// The number of a project in `world`: its configured number, else [`number_of`].
+pub fn number(world: &World, project: &str) -> String {
+    world.project_number(project)
+}
+
+/// The key of the project a path names (`segment`: an id or a number): the project a configured
+/// number belongs to, else [`State::resolve`] — which never maps a number to a project whose
+/// configured number is another.
+pub fn resolve(world: &World, segment: &str) -> String {
+    if let Some(id) = world.configured_project(segment) {
+        return id.to_string();
+    }
+    let key = world.serviceusage.resolve(segment);
+    if key != segment && world.project_number(&key) != segment {
+        return segment.to_string();
+    }
+    key
+}
+
+/// The project number of a project key without a configured number: a key of digits is a number
+/// already, an id gets the simulator's stable number for it ([`project_number`]).
 pub fn number_of(project: &str) -> String {
     if !project.is_empty() && project.bytes().all(|b| b.is_ascii_digit()) {
         project.to_string()
@@ -304,7 +324,7 @@ pub fn inventory(world: &World) -> Value {
     let state = &world.serviceusage;
     json!({
         "projects": state.projects.iter().map(|(p, s)| (p.clone(), json!(s))).collect::<serde_json::Map<_, _>>(),
-        "operations": state.operations.values().map(operation_json).collect::<Vec<_>>(),
+        "operations": state.operations.values().map(|op| operation_json(world, op)).collect::<Vec<_>>(),
     })
 }
 
@@ -423,7 +443,7 @@ fn response_json(number: &str, method: Method, requested: &[String]) -> Value {
 }
 
 /// An operation as `operations.get` and the enable/disable calls answer it.
-pub fn operation_json(op: &Operation) -> Value {
+pub fn operation_json(world: &World, op: &Operation) -> Value {
     let metadata = match op.method {
         Method::BatchEnable => json!({ "@type": METADATA_TYPE }),
         _ => json!({ "@type": EMPTY_TYPE, "value": {} }),
@@ -431,7 +451,7 @@ pub fn operation_json(op: &Operation) -> Value {
     let mut out = json!({ "name": op.name, "metadata": metadata });
     if op.done {
         out["done"] = json!(true);
-        out["response"] = response_json(&number_of(&op.project), op.method, &op.requested);
+        out["response"] = response_json(&number(world, &op.project), op.method, &op.requested);
     }
     out
 }
@@ -454,7 +474,7 @@ fn start(
     requested: Vec<String>,
     changes: Vec<String>,
 ) -> Response {
-    let number = number_of(project);
+    let number = number(world, project);
     let prefix = if method == Method::Disable {
         "acat"
     } else {
@@ -485,7 +505,7 @@ fn start(
         done_at: cx.now.plus_ms(duration),
         done: false,
     };
-    let answer = operation_json(&op);
+    let answer = operation_json(world, &op);
     world.serviceusage.operations.insert(op.name.clone(), op);
     http::json(answer)
 }
@@ -496,10 +516,10 @@ async fn get_service(
 ) -> GcpResult<Response> {
     let info = info(&service).ok_or_else(|| not_found_services(&[&service]))?;
     shared.read_world(|world, _| {
-        let project = world.serviceusage.resolve(&project);
+        let project = resolve(world, &project);
         let enabled = world.serviceusage.is_enabled(&project, info.name);
         Ok(http::json(service_json(
-            &number_of(&project),
+            &number(world, &project),
             info,
             enabled,
         )))
@@ -545,8 +565,8 @@ async fn list(
             .map_err(|_| bad_request(format!("Invalid page token \"{token}\".")))?,
     };
     shared.read_world(|world, _| {
-        let project = world.serviceusage.resolve(&project);
-        let number = number_of(&project);
+        let project = resolve(world, &project);
+        let number = number(world, &project);
         let all: Vec<Value> = CATALOGUE
             .iter()
             .filter_map(|info| {
@@ -586,7 +606,7 @@ async fn service_method(
 fn enable(shared: &Shared, project: &str, service: &str) -> GcpResult<Response> {
     let info = info(service).ok_or_else(|| not_found_services(&[service]))?;
     shared.with_world(|world, cx| {
-        let project = world.serviceusage.resolve(project);
+        let project = resolve(world, project);
         let changes: Vec<String> = with_dependencies(info.name)
             .into_iter()
             .filter(|s| !world.serviceusage.is_enabled(&project, s))
@@ -594,7 +614,7 @@ fn enable(shared: &Shared, project: &str, service: &str) -> GcpResult<Response> 
             .collect();
         let requested = vec![info.name.to_string()];
         if changes.is_empty() {
-            return Ok(noop(&number_of(&project), Method::Enable, &requested));
+            return Ok(noop(&number(world, &project), Method::Enable, &requested));
         }
         Ok(start(
             world,
@@ -636,10 +656,10 @@ fn disable(shared: &Shared, project: &str, service: &str, body: &Value) -> GcpRe
     };
     let check = check_usage(body)?;
     shared.with_world(|world, cx| {
-        let project = world.serviceusage.resolve(project);
+        let project = resolve(world, project);
         let requested = vec![info.name.to_string()];
         if !world.serviceusage.is_enabled(&project, info.name) {
-            return Ok(noop(&number_of(&project), Method::Disable, &requested));
+            return Ok(noop(&number(world, &project), Method::Disable, &requested));
         }
         let active: Vec<&str> = dependents(info.name)
             .into_iter()
@@ -708,7 +728,7 @@ async fn batch_enable(
         return Err(not_found_services(&unknown));
     }
     shared.with_world(|world, cx| {
-        let project = world.serviceusage.resolve(&project);
+        let project = resolve(world, &project);
         let mut changes: Vec<String> = Vec::new();
         for id in &ids {
             for s in with_dependencies(id) {
@@ -724,7 +744,11 @@ async fn batch_enable(
             }
         }
         if changes.is_empty() {
-            return Ok(noop(&number_of(&project), Method::BatchEnable, &requested));
+            return Ok(noop(
+                &number(world, &project),
+                Method::BatchEnable,
+                &requested,
+            ));
         }
         Ok(start(
             world,
@@ -747,7 +771,7 @@ async fn get_operation(
             .serviceusage
             .operations
             .get(&name)
-            .map(|op| http::json(operation_json(op)))
+            .map(|op| http::json(operation_json(world, op)))
             .ok_or_else(|| GcpError::not_found(format!("Operation '{name}' not found.")))
     })
 }

@@ -96,7 +96,8 @@ fn location_type(location: &str) -> Option<&'static str> {
     }
 }
 
-/// A stable 12-digit project number for a project id.
+/// A stable 12-digit project number for a project id: the number of a project the configuration
+/// gives none ([`crate::world::World::project_number`] is the number in force).
 pub fn project_number(project: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in project.bytes() {
@@ -233,7 +234,7 @@ pub async fn insert_bucket(
         resource["selfLink"] = json!(format!("https://www.googleapis.com/storage/v1/b/{name}"));
         resource["id"] = json!(name);
         resource["name"] = json!(name);
-        resource["projectNumber"] = json!(project_number(&project));
+        resource["projectNumber"] = json!(world.project_number(&project));
         resource["metageneration"] = json!("1");
         resource["location"] = json!(location);
         resource["locationType"] = json!(location_type);

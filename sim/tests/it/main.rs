@@ -7,12 +7,14 @@ mod kube_support;
 
 mod admin;
 mod gcloud_artifactregistry;
+mod gcloud_capacity;
 mod gcloud_compute;
 mod gcloud_container;
 mod gcloud_filestore;
 mod gcloud_quotas;
 mod gcloud_serviceusage;
 mod gcloud_storage;
+mod gcloud_world;
 mod kube_api;
 mod kube_faults;
 mod kube_kubectl;

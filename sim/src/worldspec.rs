@@ -1,0 +1,629 @@
+//! The world file: a TOML description of the Google Cloud a simulator starts with — project
+//! numbers, each project's enabled services, Compute quota limits, zone capacity and the stockout
+//! wait, and reservations that exist from the start (`a3ctl-sim --world FILE`, env
+//! `A3CTL_SIM_WORLD`, or `SimConfig::world` in-process; `sim/worlds/example.toml` is a complete
+//! example, `docs/simulator.md` documents it).
+//!
+//! ```toml
+//! [[projects]]
+//! id = "my-project"
+//! number = "123456789012"
+//! services = ["compute.googleapis.com", "container.googleapis.com"]
+//!
+//! [[quotas]]                      # the entries of a `--quotas` file's `[[limits]]`
+//! metric = "GPUS_PER_GPU_FAMILY"
+//! gpu_family = "NVIDIA_H100_MEGA"
+//! region = "us-central1"
+//! limit = 256
+//!
+//! [capacity]
+//! stockout_wait_secs = 600
+//! [[capacity.zones]]
+//! zone = "us-central1-a"
+//! machine_type = "a3-megagpu-8g"
+//! on_demand = 32
+//!
+//! [[reservations]]
+//! project = "my-project"
+//! zone = "us-central1-a"
+//! name = "a3-mega"
+//! machine_type = "a3-megagpu-8g"
+//! accelerator_type = "nvidia-h100-mega-80gb"
+//! accelerator_count = 8
+//! count = 32
+//! ```
+//!
+//! Every table refuses unknown fields, so a typo is an error. [`WorldSpec::load`] names the file,
+//! the line and column, and what is wrong — for TOML and type errors (toml's own message) and for
+//! the simulator's checks ([`WorldSpec::check`]: project ids and numbers, services of the Service
+//! Usage catalogue with their dependencies, quota metrics, regions and families, capacity zones
+//! and machine types, reservations checked as Compute checks an insert).
+//!
+//! **What applies when.** Project numbers, quotas and capacity are configuration: they apply at
+//! every start, also to a world loaded from a `--persist` file. Services and reservations are
+//! state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
+//! file (which has its own, possibly changed since). Seeded reservations are READY from the start
+//! and count against quota and zone capacity like any other; one that does not fit stops the
+//! start. A project number replaces the simulator's derived number everywhere a project is named
+//! by number (Service Usage, Cloud Quotas, `projects.get`'s default service account, buckets'
+//! `projectNumber`) and is accepted wherever a number may stand for the project.
+
+use crate::capacity::{self, CapacityConfig, Model};
+use crate::compute::{self, Life, Resource};
+use crate::quotas::{self, QuotaConfig, QuotaLimit};
+use crate::serviceusage;
+use crate::world::{Ctx, World};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Everything a world file sets. `WorldSpec::default()` sets nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorldSpec {
+    /// Project numbers and enabled services (`[[projects]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub projects: Vec<ProjectSpec>,
+    /// Compute quota limits (`[[quotas]]`), added after `SimConfig::quotas`' own (so they win
+    /// among equally specific ones).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quotas: Vec<QuotaLimit>,
+    /// Zone capacity and the stockout wait (`[capacity]`); when given, it replaces
+    /// `SimConfig::capacity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityConfig>,
+    /// Reservations that exist in a fresh world (`[[reservations]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<ReservationSpec>,
+}
+
+/// One project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectSpec {
+    /// The project id: 6 to 30 lowercase letters, digits and hyphens, starting with a letter, not
+    /// ending with a hyphen.
+    pub id: String,
+    /// Its number, a string of digits (`"123456789012"`); unset, the simulator derives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<String>,
+    /// The services enabled when the world is created (names of the Service Usage catalogue, with
+    /// the services they depend on); unset, the default set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services: Option<Vec<String>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One reservation, as `gcloud compute reservations create` would make it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReservationSpec {
+    pub project: String,
+    pub zone: String,
+    pub name: String,
+    pub machine_type: String,
+    /// Listed accelerators (`nvidia-h100-mega-80gb`); with `accelerator_count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_count: Option<u32>,
+    /// VMs.
+    pub count: u64,
+    /// `specificReservationRequired` (GKE node pools consume only specifically targeted ones).
+    #[serde(default = "yes")]
+    pub specific_required: bool,
+    /// `DENSE` or `DEPLOYMENT_TYPE_UNSPECIFIED`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment_type: Option<String>,
+    /// `LOCAL` (default), `SPECIFIC_PROJECTS` (with `share_with`) or `ORGANIZATION`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_type: Option<String>,
+    /// The projects a `SPECIFIC_PROJECTS` reservation is shared with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub share_with: Vec<String>,
+}
+
+impl ReservationSpec {
+    /// The Compute insert body this reservation stands for.
+    pub fn insert_body(&self) -> Value {
+        let mut properties = json!({ "machineType": self.machine_type });
+        if self.accelerator_type.is_some() || self.accelerator_count.is_some() {
+            properties["guestAccelerators"] = json!([{
+                "acceleratorType": self.accelerator_type.clone().unwrap_or_default(),
+                "acceleratorCount": self.accelerator_count.unwrap_or(0),
+            }]);
+        }
+        let mut body = json!({
+            "name": self.name,
+            "specificReservation": {
+                "count": self.count.to_string(),
+                "instanceProperties": properties,
+            },
+            "specificReservationRequired": self.specific_required,
+        });
+        if let Some(deployment) = &self.deployment_type {
+            body["deploymentType"] = json!(deployment);
+        }
+        if self.share_type.is_some() || !self.share_with.is_empty() {
+            let mut share = json!({
+                "shareType": self.share_type.clone().unwrap_or_else(|| "LOCAL".into()),
+            });
+            if !self.share_with.is_empty() {
+                let map: serde_json::Map<String, Value> = self
+                    .share_with
+                    .iter()
+                    .map(|p| (p.clone(), json!({ "projectId": p })))
+                    .collect();
+                share["projectMap"] = Value::Object(map);
+            }
+            body["shareSettings"] = share;
+        }
+        body
+    }
+
+    fn path(&self) -> String {
+        format!(
+            "projects/{}/zones/{}/reservations/{}",
+            self.project, self.zone, self.name
+        )
+    }
+}
+
+/// Which entry of a world file a problem is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Project(usize),
+    Quota(usize),
+    Capacity,
+    CapacityZone(usize),
+    Reservation(usize),
+}
+
+/// A problem the simulator's checks find, in an entry.
+struct Problem {
+    entry: Entry,
+    message: String,
+}
+
+impl WorldSpec {
+    /// Reads and checks a world file. The error names the file, the line and column, and what is
+    /// wrong: `world.toml:7:1: [[reservations]] #1 (a3-mega): Invalid value for field ...`.
+    pub fn load(path: impl AsRef<Path>) -> Result<WorldSpec, String> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read world file `{}`: {e}", path.display()))?;
+        WorldSpec::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks the text of a world file; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<WorldSpec, String> {
+        let spec: WorldSpec = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim_end();
+            match e.span() {
+                Some(span) => {
+                    let (line, column) = line_column(text, span.start);
+                    format!("{origin}:{line}:{column}: {message}")
+                }
+                None => format!("{origin}: {message}"),
+            }
+        })?;
+        if let Some(problem) = spec.problems().into_iter().next() {
+            let at = locate(text, problem.entry)
+                .map(|offset| {
+                    let (line, column) = line_column(text, offset);
+                    format!("{origin}:{line}:{column}")
+                })
+                .unwrap_or_else(|| origin.to_string());
+            return Err(format!(
+                "{at}: {}: {}",
+                spec.label(problem.entry),
+                problem.message
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// The simulator's checks of a world spec (those [`WorldSpec::parse`] runs, for a spec built in
+    /// code): the first problem, naming its entry.
+    pub fn check(&self) -> Result<(), String> {
+        match self.problems().into_iter().next() {
+            None => Ok(()),
+            Some(problem) => Err(format!(
+                "{}: {}",
+                self.label(problem.entry),
+                problem.message
+            )),
+        }
+    }
+
+    /// The configured project numbers, by project id.
+    pub fn project_numbers(&self) -> BTreeMap<String, String> {
+        self.projects
+            .iter()
+            .filter_map(|p| Some((p.id.clone(), p.number.clone()?)))
+            .collect()
+    }
+
+    /// How an entry is named in errors: `[[projects]] #1 (my-project)`.
+    fn label(&self, entry: Entry) -> String {
+        match entry {
+            Entry::Project(i) => format!("[[projects]] #{} ({})", i + 1, self.projects[i].id),
+            Entry::Quota(i) => format!("[[quotas]] #{} ({})", i + 1, self.quotas[i].metric),
+            Entry::Capacity => "[capacity]".to_string(),
+            Entry::CapacityZone(i) => {
+                let zones = self.capacity.as_ref().map_or(&[][..], |c| &c.zones[..]);
+                let z = &zones[i];
+                format!(
+                    "[[capacity.zones]] #{} ({} {})",
+                    i + 1,
+                    z.zone,
+                    z.machine_type
+                )
+            }
+            Entry::Reservation(i) => {
+                format!(
+                    "[[reservations]] #{} ({})",
+                    i + 1,
+                    self.reservations[i].name
+                )
+            }
+        }
+    }
+
+    fn problems(&self) -> Vec<Problem> {
+        let mut out = vec![];
+        let mut push = |entry, message: String| out.push(Problem { entry, message });
+        let mut ids = BTreeSet::new();
+        let mut numbers = BTreeSet::new();
+        for (i, project) in self.projects.iter().enumerate() {
+            let entry = Entry::Project(i);
+            if !valid_project_id(&project.id) {
+                push(
+                    entry,
+                    format!(
+                        "project id `{}` must be 6 to 30 lowercase letters, digits or hyphens, \
+                         start with a letter and not end with a hyphen",
+                        project.id
+                    ),
+                );
+            }
+            if !ids.insert(project.id.as_str()) {
+                push(entry, format!("project `{}` is given twice", project.id));
+            }
+            if let Some(number) = &project.number {
+                let digits = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+                if !digits || number.len() > 19 || number.starts_with('0') {
+                    push(
+                        entry,
+                        format!(
+                            "project number `{number}` must be 1 to 19 digits, not starting with 0"
+                        ),
+                    );
+                }
+                if !numbers.insert(number.as_str()) {
+                    push(entry, format!("project number `{number}` is given twice"));
+                }
+            }
+            for service in project.services.iter().flatten() {
+                if serviceusage::info(service).is_none() {
+                    push(
+                        entry,
+                        format!("unknown service `{service}` (not in the Service Usage catalogue)"),
+                    );
+                    continue;
+                }
+                let services = project.services.as_deref().unwrap_or(&[]);
+                for needed in serviceusage::with_dependencies(service) {
+                    if !services.iter().any(|s| s == needed) {
+                        push(
+                            entry,
+                            format!(
+                                "service `{service}` depends on `{needed}`, which is not listed"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        for (i, limit) in self.quotas.iter().enumerate() {
+            let one = QuotaConfig {
+                limits: vec![limit.clone()],
+            };
+            if let Err(message) = one.check() {
+                push(Entry::Quota(i), message);
+            }
+        }
+        if let Some(capacity) = &self.capacity {
+            let wait = CapacityConfig {
+                zones: vec![],
+                ..capacity.clone()
+            };
+            if let Err(message) = wait.check() {
+                push(Entry::Capacity, message);
+            }
+            for i in 0..capacity.zones.len() {
+                let upto = CapacityConfig {
+                    zones: capacity.zones[..=i].to_vec(),
+                    ..wait.clone()
+                };
+                if let Err(message) = upto.check() {
+                    push(Entry::CapacityZone(i), message);
+                    break;
+                }
+            }
+        }
+        let mut paths = BTreeSet::new();
+        for (i, reservation) in self.reservations.iter().enumerate() {
+            let entry = Entry::Reservation(i);
+            if !valid_project_id(&reservation.project) {
+                push(
+                    entry,
+                    format!("`{}` is not a project id", reservation.project),
+                );
+            }
+            if let Err(e) = compute::reservations::check_spec(
+                &reservation.project,
+                &reservation.zone,
+                &reservation.name,
+                &reservation.insert_body(),
+            ) {
+                push(entry, e.message);
+            }
+            if !paths.insert(reservation.path()) {
+                push(
+                    entry,
+                    format!("reservation `{}` is given twice", reservation.path()),
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Google's project id rule: 6 to 30 characters, lowercase letters, digits and hyphens, a letter
+/// first, no hyphen last (<https://cloud.google.com/resource-manager/docs/creating-managing-projects>).
+fn valid_project_id(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    (6..=30).contains(&bytes.len())
+        && bytes[0].is_ascii_lowercase()
+        && bytes[bytes.len() - 1] != b'-'
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+/// Where each entry starts, from a second parse that keeps spans.
+#[derive(Deserialize)]
+struct Spans {
+    #[serde(default)]
+    projects: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    quotas: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    capacity: Option<toml::Spanned<CapacitySpans>>,
+    #[serde(default)]
+    reservations: Vec<toml::Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+struct CapacitySpans {
+    #[serde(default)]
+    zones: Vec<toml::Spanned<toml::Value>>,
+}
+
+/// The byte offset where `entry` starts in `text`, if it can be found.
+fn locate(text: &str, entry: Entry) -> Option<usize> {
+    let spans: Spans = toml::from_str(text).ok()?;
+    let start = |list: &[toml::Spanned<toml::Value>], i: usize| list.get(i).map(|s| s.span().start);
+    match entry {
+        Entry::Project(i) => start(&spans.projects, i),
+        Entry::Quota(i) => start(&spans.quotas, i),
+        Entry::Reservation(i) => start(&spans.reservations, i),
+        Entry::Capacity => spans.capacity.map(|c| c.span().start),
+        Entry::CapacityZone(i) => spans
+            .capacity
+            .and_then(|c| c.into_inner().zones.get(i).map(|z| z.span().start)),
+    }
+}
+
+/// Seeds a fresh world with what the spec says exists at the start: each project's enabled
+/// services and the reservations, READY, checked against quota and zone capacity like an insert
+/// (one that does not fit is an error). Never called for a world loaded from a persist file.
+pub fn seed(world: &mut World, cx: &Ctx, spec: &WorldSpec) -> Result<(), String> {
+    for project in &spec.projects {
+        if let Some(services) = &project.services {
+            let set = services.iter().cloned().collect();
+            world.serviceusage.projects.insert(project.id.clone(), set);
+        }
+    }
+    let config = &cx.shared.config;
+    for (i, r) in spec.reservations.iter().enumerate() {
+        let label = spec.label(Entry::Reservation(i));
+        let (path, body) =
+            compute::reservations::seed(world, &r.project, &r.zone, &r.name, &r.insert_body())
+                .map_err(|e| format!("{label}: {}", e.message))?;
+        let kind = compute::reservations::KIND;
+        let demand = quotas::insert_demand(kind, &path, &body);
+        if let Some(exceeded) = quotas::check(world, &config.quotas, &r.project, &demand).first() {
+            return Err(format!("{label}: {}", quotas::compute_message(exceeded)));
+        }
+        let (machine, count) = capacity::reservation_vms(&body);
+        if !capacity::fits(
+            world,
+            &config.capacity,
+            &r.zone,
+            &machine,
+            Model::OnDemand,
+            count,
+        ) {
+            let failure = capacity::compute_exhausted(&r.project, &r.zone);
+            return Err(format!("{label}: {}", failure.message));
+        }
+        world.compute.resources.insert(
+            path,
+            Resource {
+                kind,
+                state: Life::Ready,
+                body,
+                auto_created: false,
+            },
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<WorldSpec, String> {
+        WorldSpec::parse(text, "world.toml")
+    }
+
+    #[test]
+    fn the_example_world_parses() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/worlds/example.toml");
+        let spec = WorldSpec::load(path).expect("the example is valid");
+        assert!(!spec.projects.is_empty());
+        assert!(!spec.quotas.is_empty());
+        assert!(!spec.reservations.is_empty());
+        let capacity = spec.capacity.as_ref().expect("capacity");
+        assert!(!capacity.zones.is_empty());
+        assert!(spec.check().is_ok());
+        assert!(spec.reservations.iter().all(|r| r.specific_required));
+    }
+
+    #[test]
+    fn unknown_fields_are_errors_with_their_line() {
+        let err = parse("[[projects]]\nid = \"my-project\"\nnumbr = \"1\"\n").unwrap_err();
+        assert!(
+            err.starts_with("world.toml:3:1: unknown field `numbr`"),
+            "{err}"
+        );
+        let err = parse("[capacity]\nstockout_wait = 3\n").unwrap_err();
+        assert!(
+            err.starts_with("world.toml:2:1: unknown field `stockout_wait`"),
+            "{err}"
+        );
+        let err = parse("[[reservation]]\nname = \"r\"\n").unwrap_err();
+        assert!(
+            err.starts_with("world.toml:1:3: unknown field `reservation`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_types_are_errors_with_their_line_and_column() {
+        let text = "[[reservations]]\nproject = \"my-project\"\nzone = \"us-central1-a\"\nname = \"r\"\nmachine_type = \"e2-standard-4\"\ncount = \"two\"\n";
+        let err = parse(text).unwrap_err();
+        assert!(
+            err.starts_with("world.toml:6:9: invalid type: string \"two\""),
+            "{err}"
+        );
+        let err = parse("[[quotas]]\nmetric = \"CPUS\"\nlimit = true\n").unwrap_err();
+        assert!(
+            err.starts_with("world.toml:3:9: invalid type: boolean `true`"),
+            "{err}"
+        );
+        let err = parse("[[projects]\nid = \"x\"\n").unwrap_err();
+        assert!(err.starts_with("world.toml:1:"), "{err}");
+    }
+
+    #[test]
+    fn checks_name_the_entry_and_its_line() {
+        let text = "\
+[[projects]]
+id = \"my-project\"
+number = \"123456789012\"
+
+[[reservations]]
+project = \"my-project\"
+zone = \"us-central1-a\"
+name = \"ok\"
+machine_type = \"e2-standard-4\"
+count = 1
+
+[[reservations]]
+project = \"my-project\"
+zone = \"us-central1-b\"
+name = \"mega\"
+machine_type = \"a3-megagpu-8g\"
+count = 2
+";
+        let err = parse(text).unwrap_err();
+        assert_eq!(
+            err,
+            "world.toml:12:1: [[reservations]] #2 (mega): Invalid value for field \
+             'resource.specificReservation.instanceProperties.machineType': 'a3-megagpu-8g'. \
+             Machine type with name 'a3-megagpu-8g' does not exist in zone 'us-central1-b'."
+        );
+        let err = parse("[[projects]]\nid = \"Bad_Id\"\n").unwrap_err();
+        assert!(
+            err.starts_with("world.toml:1:1: [[projects]] #1 (Bad_Id): project id"),
+            "{err}"
+        );
+        let err = parse("[[projects]]\nid = \"my-project\"\nnumber = \"12ab\"\n").unwrap_err();
+        assert!(err.contains("project number `12ab` must be"), "{err}");
+        let err =
+            parse("[[projects]]\nid = \"my-project\"\nservices = [\"container.googleapis.com\"]\n")
+                .unwrap_err();
+        assert!(
+            err.contains("service `container.googleapis.com` depends on `compute.googleapis.com`"),
+            "{err}"
+        );
+        let err = parse("[[quotas]]\nmetric = \"CPUZ\"\nlimit = 1\n").unwrap_err();
+        assert!(
+            err.starts_with("world.toml:1:1: [[quotas]] #1 (CPUZ): unknown quota metric"),
+            "{err}"
+        );
+        let err = parse(
+            "[capacity]\n[[capacity.zones]]\nzone = \"us-central1-a\"\nmachine_type = \"e2-medium\"\n\n[[capacity.zones]]\nzone = \"us-central1-z\"\nmachine_type = \"e2-medium\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with(
+                "world.toml:6:1: [[capacity.zones]] #2 (us-central1-z e2-medium): unknown zone"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reservations_become_insert_bodies() {
+        let spec = ReservationSpec {
+            project: "my-project".into(),
+            zone: "us-central1-a".into(),
+            name: "r".into(),
+            machine_type: "a3-megagpu-8g".into(),
+            accelerator_type: Some("nvidia-h100-mega-80gb".into()),
+            accelerator_count: Some(8),
+            count: 4,
+            specific_required: true,
+            deployment_type: Some("DENSE".into()),
+            share_type: Some("SPECIFIC_PROJECTS".into()),
+            share_with: vec!["other-project".into()],
+        };
+        let body = spec.insert_body();
+        assert_eq!(body["specificReservation"]["count"], "4");
+        assert_eq!(
+            body["shareSettings"]["projectMap"]["other-project"]["projectId"],
+            "other-project"
+        );
+        assert!(
+            compute::reservations::check_spec("my-project", "us-central1-a", "r", &body).is_ok()
+        );
+    }
+}
