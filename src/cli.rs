@@ -34,6 +34,13 @@ pub struct Global {
     #[arg(long, global = true, env = "A3CTL_SANDBOX", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     pub sandbox: bool,
 
+    /// With --sandbox: the simulated world from this TOML file — project number, enabled APIs,
+    /// quotas, reservations, zone capacity (docs/simulator.md, "The world file";
+    /// sim/worlds/example.toml). Kept as `state/sandbox/world.toml` for later sandbox runs. Its
+    /// APIs and reservations are set up in a fresh sandbox only.
+    #[arg(long, global = true, env = "A3CTL_SANDBOX_WORLD", value_name = "FILE")]
+    pub world: Option<PathBuf>,
+
     /// Print only errors and the requested data.
     #[arg(long, short, global = true)]
     pub quiet: bool,

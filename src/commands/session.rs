@@ -64,7 +64,12 @@ impl Session {
                     Failure::cloud("Cannot create the Google Cloud clients", &e)
                 }
             })?;
-        if let Some(sim) = &connection.sandbox {
+        // A world file is the sandbox's truth: what it lacks, preflight reports.
+        if let Some(sim) = connection
+            .sandbox
+            .as_ref()
+            .filter(|_| !connection.sandbox_world)
+        {
             let base = sim.base_url();
             let provide = async {
                 let client = reqwest::Client::new();
@@ -450,6 +455,9 @@ pub struct Connection {
     pub store: StateStore,
     /// The embedded simulator, started when `--sandbox` needs it (the provider, or a GCS state).
     pub sandbox: Option<a3ctl_sim::SimHandle>,
+    /// The sandbox's world comes from a world file (`--world`, kept as
+    /// `state/sandbox/world.toml`) rather than the default world.
+    pub sandbox_world: bool,
 }
 
 impl Connection {
@@ -463,12 +471,18 @@ impl Connection {
         path: &Path,
         cloud: bool,
     ) -> Result<Connection, Failure> {
+        if global.world.is_some() && !global.sandbox {
+            return Err(Failure::new("`--world` applies only to the sandbox")
+                .cause("a world file describes a simulated project; Google Cloud has its own")
+                .hint("add --sandbox, or leave out --world"));
+        }
         let backend = backend(global, blueprint)?;
         let gcs = matches!(backend, StateBackend::Gcs { .. });
-        let sandbox = if global.sandbox && (cloud || gcs) {
-            Some(start_sandbox().await?)
+        let (sandbox, sandbox_world) = if global.sandbox && (cloud || gcs) {
+            let (sim, world) = start_sandbox(global.world.as_deref()).await?;
+            (Some(sim), world)
         } else {
-            None
+            (None, false)
         };
         let config = match &sandbox {
             Some(sim) => GcpConfig {
@@ -516,6 +530,7 @@ impl Connection {
             }
         };
         Ok(Connection {
+            sandbox_world,
             config,
             store,
             sandbox,
@@ -612,21 +627,78 @@ fn poll_ms() -> Option<u64> {
         .and_then(|v| v.parse::<u64>().ok())
 }
 
-/// Starts the embedded simulator with its world persisted under `state/sandbox/`.
-async fn start_sandbox() -> Result<a3ctl_sim::SimHandle, Failure> {
+/// Starts the embedded simulator with its world persisted under `state/sandbox/`, from the world
+/// file `world` (which replaces the saved `state/sandbox/world.toml`) or the saved one, if any.
+/// Returns whether a world file is in use.
+async fn start_sandbox(world: Option<&Path>) -> Result<(a3ctl_sim::SimHandle, bool), Failure> {
     let scale = std::env::var(env_vars::SANDBOX_TIME_SCALE)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|s| *s > 0.0 && s.is_finite())
         .unwrap_or(0.0005);
+    let spec = sandbox_world(world)?;
+    let in_use = spec.is_some();
     let config = a3ctl_sim::SimConfig {
         port: 0,
         persist: Some(Path::new(SANDBOX_DIR).join("world.json")),
+        world: spec.unwrap_or_default(),
         ..a3ctl_sim::SimConfig::realistic(scale)
     };
-    a3ctl_sim::start(config).await.map_err(|e| {
+    let sim = a3ctl_sim::start(config).await.map_err(|e| {
         Failure::new("Cannot start the sandbox simulator")
             .cause(e.to_string())
             .hint(format!("the sandbox keeps its world in `{SANDBOX_DIR}/world.json`; move it away to start over"))
-    })
+    })?;
+    Ok((sim, in_use))
+}
+
+/// The sandbox's world file: `given` is checked and saved as `state/sandbox/world.toml` (only into
+/// a fresh sandbox, or one made from the same file, since an existing world keeps its APIs and
+/// reservations); without it, the saved one.
+fn sandbox_world(given: Option<&Path>) -> Result<Option<a3ctl_sim::WorldSpec>, Failure> {
+    let saved = Path::new(SANDBOX_DIR).join("world.toml");
+    let invalid = |path: &Path, e: String| {
+        Failure::new(format!("The world file `{}` is invalid", path.display()))
+            .cause(e)
+            .hint("see docs/simulator.md, \"The world file\", and sim/worlds/example.toml")
+    };
+    let Some(given) = given else {
+        if !saved.exists() {
+            return Ok(None);
+        }
+        return a3ctl_sim::WorldSpec::load(&saved)
+            .map(Some)
+            .map_err(|e| invalid(&saved, e));
+    };
+    let spec = a3ctl_sim::WorldSpec::load(given).map_err(|e| invalid(given, e))?;
+    let text = std::fs::read(given).map_err(|e| {
+        Failure::new(format!("Cannot read `{}`", given.display())).cause(e.to_string())
+    })?;
+    let world_exists = Path::new(SANDBOX_DIR).join("world.json").exists();
+    let same = std::fs::read(&saved).is_ok_and(|old| old == text);
+    if world_exists && !same {
+        return Err(Failure::new("The sandbox already has a world")
+            .cause(format!(
+                "`{SANDBOX_DIR}/world.json` exists, and a world file's APIs and reservations are set up in a fresh sandbox only"
+            ))
+            .hint(format!(
+                "destroy what the sandbox holds and move `{SANDBOX_DIR}` away to start over with this world, or leave out --world to keep the current one"
+            )));
+    }
+    if !same {
+        std::fs::create_dir_all(SANDBOX_DIR)
+            .and_then(|()| {
+                let tmp = saved.with_extension("toml.tmp");
+                std::fs::write(&tmp, &text)?;
+                std::fs::rename(&tmp, &saved)
+            })
+            .map_err(|e| {
+                Failure::new(format!(
+                    "Cannot save the world file as `{}`",
+                    saved.display()
+                ))
+                .cause(e.to_string())
+            })?;
+    }
+    Ok(Some(spec))
 }

@@ -16,7 +16,7 @@ const WORLD: &str = r#"
 id = "world-test"
 number = "123456789012"
 services = ["compute.googleapis.com", "container.googleapis.com", "serviceusage.googleapis.com",
-            "storage.googleapis.com", "storage-api.googleapis.com"]
+            "storage.googleapis.com", "storage-api.googleapis.com", "cloudquotas.googleapis.com"]
 
 [[quotas]]
 metric = "CPUS"
@@ -82,7 +82,7 @@ async fn a_world_file_sets_numbers_services_quotas_capacity_and_reservations() {
         .iter()
         .map(|s| s["name"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
     assert!(
         names.contains(&"projects/123456789012/services/container.googleapis.com"),
         "{names:?}"

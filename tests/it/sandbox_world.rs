@@ -1,0 +1,118 @@
+//! `--sandbox --world FILE`: the sandbox's project from a world file — kept for later runs, the
+//! truth about reservations (none is made up for the blueprint), checked before anything starts.
+
+use crate::common;
+
+use common::{Run, TestContext};
+
+const MEGA: &str = "blueprints/a3-mega.toml";
+
+/// A world whose A3 Mega reservation holds 8 VMs, where the blueprint wants 32.
+const SHORT: &str = r#"
+[[projects]]
+id = "my-project"
+number = "123456789012"
+
+[[reservations]]
+project = "my-project"
+zone = "us-central1-a"
+name = "a3mega-reservation"
+machine_type = "a3-megagpu-8g"
+accelerator_type = "nvidia-h100-mega-80gb"
+accelerator_count = 8
+count = 8
+deployment_type = "DENSE"
+"#;
+
+async fn sandbox(cx: &TestContext, args: &[&str]) -> Run {
+    let mut command = cx.command(args);
+    command
+        .arg("--sandbox")
+        .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
+    Run::from(command.output().await.expect("a3ctl runs"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_world_file_sets_up_the_sandbox_and_is_kept() {
+    let cx = TestContext::new().await;
+    cx.write("short.toml", SHORT);
+
+    // The reservation is the world's, 8 VMs: preflight refuses the 32-node pool.
+    let plan = sandbox(&cx, &["plan", MEGA, "--world", "short.toml"])
+        .await
+        .expect(1);
+    assert!(
+        plan.stderr.contains(
+            "reservation `a3mega-reservation` has 8 free VMs (8 reserved, 0 in use); the plan adds 32 nodes from it"
+        ),
+        "{}",
+        plan.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(cx.path("state/sandbox/world.toml")).unwrap(),
+        SHORT
+    );
+    // Later runs keep the world without --world.
+    let again = sandbox(&cx, &["plan", MEGA]).await.expect(1);
+    assert!(again.stderr.contains("has 8 free VMs"), "{}", again.stderr);
+
+    // Another world cannot replace the one the sandbox has.
+    cx.write(
+        "other.toml",
+        &SHORT.replace("\ncount = 8\n", "\ncount = 32\n"),
+    );
+    let refused = sandbox(&cx, &["plan", MEGA, "--world", "other.toml"])
+        .await
+        .expect(1);
+    assert!(
+        refused.stderr.contains("The sandbox already has a world"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("move `state/sandbox` away to start over"),
+        "{}",
+        refused.stderr
+    );
+    // Moved away, the new world is set up.
+    std::fs::rename(cx.path("state/sandbox"), cx.path("old-sandbox")).unwrap();
+    sandbox(&cx, &["plan", MEGA, "--world", "other.toml"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test]
+async fn a_bad_world_file_or_world_without_sandbox_is_refused_before_anything_starts() {
+    let cx = TestContext::new().await;
+    cx.write(
+        "typo.toml",
+        "[[projects]]\nid = \"my-project\"\nnumbr = \"1\"\n",
+    );
+    let bad = sandbox(&cx, &["plan", MEGA, "--world", "typo.toml"])
+        .await
+        .expect(1);
+    assert!(
+        bad.stderr.contains("The world file `typo.toml` is invalid"),
+        "{}",
+        bad.stderr
+    );
+    assert!(bad.stderr.contains("typo.toml:3:1"), "{}", bad.stderr);
+    assert!(bad.stderr.contains("numbr"), "{}", bad.stderr);
+    assert!(!cx.path("state/sandbox").exists(), "nothing started");
+
+    let before = cx.sim.request_total();
+    let cloud = cx
+        .run(&["plan", MEGA, "--world", "typo.toml"])
+        .await
+        .expect(1);
+    assert!(
+        cloud
+            .stderr
+            .contains("`--world` applies only to the sandbox"),
+        "{}",
+        cloud.stderr
+    );
+    assert_eq!(cx.sim.request_total(), before, "no cloud call");
+}
