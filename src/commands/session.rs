@@ -127,9 +127,11 @@ impl Session {
         })
     }
 
-    /// Reads every recorded resource from the cloud.
+    /// Reads every recorded resource from the cloud, up to 32 at once (an A3 Mega deployment
+    /// records about 35 Google resources: one round of reads; Google's per-minute read quotas,
+    /// in the thousands, are far away).
     pub async fn refresh(&self, state: &State) -> Result<Refreshed, Failure> {
-        refresh(self.provider.as_ref(), state, 16)
+        refresh(self.provider.as_ref(), state, 32)
             .await
             .map_err(|(addr, e)| {
                 Failure::cloud(

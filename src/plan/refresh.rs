@@ -8,7 +8,7 @@ use crate::cloud::retry::{Jitter, retry};
 use crate::cloud::{CloudError, CloudResult, Provider, Settle, Target};
 use crate::resource::{Addr, Desired, Observed};
 use crate::state::State;
-use futures_util::stream::{self, StreamExt};
+use futures_util::stream::{self, FuturesUnordered, StreamExt};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,38 +33,48 @@ pub async fn refresh(
         context: state.context(&record.dependencies),
         lifecycle: record.lifecycle.clone(),
     };
-    let (inner, outer): (Vec<_>, Vec<_>) = state
-        .resources
-        .iter()
-        .partition(|(_, r)| r.lifecycle.deleted_with.is_some());
+    // Each inner resource waits for its container's read only (not for every other read): its
+    // read starts as soon as the container is known to be there.
+    let mut waiting: BTreeMap<Addr, Vec<Target>> = BTreeMap::new();
+    let mut first = Vec::new();
     let mut refreshed = Refreshed::new();
-    let mut going: BTreeSet<Addr> = BTreeSet::new();
-    let outer: Vec<Target> = outer.into_iter().map(|(a, r)| target(a, r)).collect();
-    for (target, result) in read_all(provider, outer, concurrency).await {
-        let observed = result.map_err(|e| (target.addr.clone(), e))?;
-        match &observed {
-            None => {
-                going.insert(target.addr.clone());
+    for (addr, record) in &state.resources {
+        match &record.lifecycle.deleted_with {
+            Some(container) if !state.resources.contains_key(container) => {
+                refreshed.insert(addr.clone(), None);
             }
-            Some(o) if matches!(provider.settle(&target, o), Settle::Deleting { .. }) => {
-                going.insert(target.addr.clone());
+            Some(container) if state.resources[container].lifecycle.deleted_with.is_none() => {
+                waiting
+                    .entry(container.clone())
+                    .or_default()
+                    .push(target(addr, record));
             }
-            Some(_) => {}
-        }
-        refreshed.insert(target.addr, observed);
-    }
-    let mut readable = Vec::new();
-    for (addr, record) in inner {
-        let container = record.lifecycle.deleted_with.as_ref();
-        let gone = container.is_some_and(|c| !state.resources.contains_key(c) || going.contains(c));
-        if gone {
-            refreshed.insert(addr.clone(), None);
-        } else {
-            readable.push(target(addr, record));
+            _ => first.push(target(addr, record)),
         }
     }
-    for (target, result) in read_all(provider, readable, concurrency).await {
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    let start = |target: Target| {
+        let limit = limit.clone();
+        async move {
+            let _permit = limit.acquire_owned().await;
+            let result = read(provider, &target).await;
+            (target, result)
+        }
+    };
+    let mut reads: FuturesUnordered<_> = first.into_iter().map(start).collect();
+    while let Some((target, result)) = reads.next().await {
         let observed = result.map_err(|e| (target.addr.clone(), e))?;
+        let gone = match &observed {
+            None => true,
+            Some(o) => matches!(provider.settle(&target, o), Settle::Deleting { .. }),
+        };
+        for inner in waiting.remove(&target.addr).unwrap_or_default() {
+            if gone {
+                refreshed.insert(inner.addr, None);
+            } else {
+                reads.push(start(inner));
+            }
+        }
         refreshed.insert(target.addr, observed);
     }
     Ok(refreshed)
