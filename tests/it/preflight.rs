@@ -434,3 +434,45 @@ async fn an_unreadable_gpu_family_quota_is_shown_as_unknown() {
         plan.stdout
     );
 }
+
+/// One refusal per remaining quota class, each on the A3 High blueprint in a project whose one
+/// limit is too small (the shipped A3 Mega reservation already holds 6,656 vCPUs and 256 GPUs):
+/// local SSD and placement policies per region, vCPUs and GPUs across regions.
+#[tokio::test]
+async fn each_quota_class_refuses_the_plan_naming_its_metric() {
+    use a3ctl_sim::quotas::QuotaConfig;
+    let cases = [
+        (
+            QuotaConfig::default().with_in("LOCAL_SSD_TOTAL_GB", "us-central1", 10000.0),
+            "quota LOCAL_SSD_TOTAL_GB in region us-central1",
+            "the plan adds 24000 to LOCAL_SSD_TOTAL_GB in region us-central1, where 0 of 10000 are in use",
+            "ask for a LOCAL_SSD_TOTAL_GB limit of at least 24000",
+        ),
+        (
+            QuotaConfig::default().with_in("RESOURCE_POLICIES", "us-central1", 0.0),
+            "quota RESOURCE_POLICIES in region us-central1",
+            "the plan adds 1 to RESOURCE_POLICIES in region us-central1, where 0 of 0 are in use",
+            "ask for a RESOURCE_POLICIES limit of at least 1",
+        ),
+        (
+            QuotaConfig::default().with("CPUS_ALL_REGIONS", 7000.0),
+            "quota CPUS_ALL_REGIONS",
+            "the plan adds 840 to CPUS_ALL_REGIONS, where 6656 of 7000 are in use",
+            "ask for a CPUS_ALL_REGIONS limit of at least 7496",
+        ),
+        (
+            QuotaConfig::default().with("GPUS_ALL_REGIONS", 280.0),
+            "quota GPUS_ALL_REGIONS",
+            "the plan adds 32 to GPUS_ALL_REGIONS, where 256 of 280 are in use",
+            "ask for a GPUS_ALL_REGIONS limit of at least 288",
+        ),
+    ];
+    for (quotas, subject, problem, fix) in cases {
+        let cx = TestContext::with(a3ctl_sim::SimConfig {
+            quotas,
+            ..Default::default()
+        })
+        .await;
+        refused_on(&cx, "blueprints/a3-high.toml", subject, problem, fix).await;
+    }
+}
