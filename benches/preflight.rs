@@ -45,9 +45,8 @@ fn workdir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
     std::fs::create_dir_all(dir.path().join("blueprints")).expect("dir");
-    for name in ["a3-mega.toml"] {
-        std::fs::copy(shipped.join(name), dir.path().join("blueprints").join(name)).expect("copy");
-    }
+    let name = "a3-mega.toml";
+    std::fs::copy(shipped.join(name), dir.path().join("blueprints").join(name)).expect("copy");
     let text = std::fs::read_to_string(shipped.join("a3-mega.toml"))
         .expect("blueprint")
         .replace(

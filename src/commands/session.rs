@@ -73,8 +73,8 @@ impl Session {
             let base = sim.base_url();
             let provide = async {
                 let client = reqwest::Client::new();
-                for operation in provide_reservations(&base, graph.resources()).await? {
-                    wait_for_operation(&client, &base, &operation).await?;
+                for operation in provide_reservations(base, graph.resources()).await? {
+                    wait_for_operation(&client, base, &operation).await?;
                 }
                 Ok::<(), String>(())
             };

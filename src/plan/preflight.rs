@@ -590,14 +590,10 @@ async fn quotas(
                 continue;
             }
             Metric::GpuFamily(family) => {
-                checks.push(family_check(
-                    project,
-                    region,
-                    family,
-                    amount,
-                    addrs,
-                    &families[family],
-                )?);
+                checks.push(
+                    family_check(project, region, family, amount, addrs, &families[family])
+                        .map_err(|e| *e)?,
+                );
                 continue;
             }
         };
@@ -631,7 +627,7 @@ fn family_check(
     amount: f64,
     addrs: Vec<Addr>,
     read: &Result<Option<crate::resource::Observed>, CloudError>,
-) -> Result<Check, (String, CloudError)> {
+) -> Result<Check, Box<(String, CloudError)>> {
     let mut check = Check::new(
         format!("quota GPUS_PER_GPU_FAMILY ({family}) in region {region}"),
         addrs,
@@ -655,7 +651,12 @@ fn family_check(
             ));
             return Ok(check);
         }
-        Err(e) => return Err((format!("the {family} GPU quota in {region}"), e.clone())),
+        Err(e) => {
+            return Err(Box::new((
+                format!("the {family} GPU quota in {region}"),
+                e.clone(),
+            )));
+        }
     };
     let spec = observed
         .as_ref()

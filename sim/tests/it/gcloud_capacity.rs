@@ -75,6 +75,13 @@ fn strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
 
+/// Creates pool `name` of `cluster` with gcloud ([`pool`]) and asserts that it is RUNNING.
+async fn assert_running(cli: &Gcloud, cluster: &str, name: &str, extra: &[&str]) {
+    let created = cli.json(&strs(&pool(cluster, name, extra))).await;
+    let created = created.get(0).unwrap_or(&created);
+    assert_eq!(created["status"], "RUNNING", "{created}");
+}
+
 /// `gcloud container node-pools create NAME --cluster=CLUSTER` in us-central1-a with `extra`.
 fn pool(cluster: &str, name: &str, extra: &[&str]) -> Vec<String> {
     let mut args = owned(&[
@@ -243,14 +250,13 @@ async fn a_node_pool_beyond_the_zone_waits_then_fails_with_gce_stockout() {
     assert_eq!(nodes(&sim, "c1", "more"), 0);
 
     // Other machine types are not limited.
-    let args = pool(
+    assert_running(
+        &cli,
         "c1",
         "other",
         &["--machine-type=n2-standard-4", "--num-nodes=3"],
-    );
-    let created = cli.json(&strs(&args)).await;
-    let created = created.get(0).unwrap_or(&created);
-    assert_eq!(created["status"], "RUNNING", "{created}");
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -349,14 +355,13 @@ async fn capacity_freed_before_the_wait_ends_completes_the_waiting_pool_and_resi
     cli.ok(&strs(&resize("1"))).await;
     sim.advance_secs(1.0);
     assert_eq!(nodes(&sim, "c1", "big"), 1);
-    let args = pool(
+    assert_running(
+        &cli,
         "c2",
         "again",
         &["--machine-type=n2-standard-8", "--num-nodes=1"],
-    );
-    let created = cli.json(&strs(&args)).await;
-    let created = created.get(0).unwrap_or(&created);
-    assert_eq!(created["status"], "RUNNING", "{created}");
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -532,14 +537,13 @@ async fn a_cluster_whose_pools_do_not_fit_waits_then_fails_keeping_nothing() {
     assert_eq!(nodes(&sim, "c3", "default-pool"), 0);
     // Nothing is held: a pool of another cluster gets the zone's VM.
     clusters_again(&sim).await;
-    let args = pool(
+    assert_running(
+        &cli,
         "c4",
         "one",
         &["--machine-type=n2-standard-8", "--num-nodes=1"],
-    );
-    let created = cli.json(&strs(&args)).await;
-    let created = created.get(0).unwrap_or(&created);
-    assert_eq!(created["status"], "RUNNING", "{created}");
+    )
+    .await;
 }
 
 /// A cluster `c4` on the existing network.
@@ -791,12 +795,11 @@ async fn capacity_freed_after_the_deadline_comes_too_late_however_late_the_next_
     assert_eq!(took_secs(&describe_operation(&cli, &op).await), 600);
     assert_eq!(sim.inventory()["compute"]["reservations"], json!([]));
     // The freed VM is there for the next pool.
-    let args = pool(
+    assert_running(
+        &cli,
         "c1",
         "next",
         &["--machine-type=n2-standard-8", "--num-nodes=1"],
-    );
-    let created = cli.json(&strs(&args)).await;
-    let created = created.get(0).unwrap_or(&created);
-    assert_eq!(created["status"], "RUNNING", "{created}");
+    )
+    .await;
 }

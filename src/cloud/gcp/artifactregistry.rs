@@ -20,7 +20,6 @@ use crate::resource::{Api, Observed};
 use google_cloud_artifactregistry_v1::client::ArtifactRegistry;
 use google_cloud_artifactregistry_v1::model::{Repository, UpdateRepositoryRequest};
 use google_cloud_gax::error::rpc::Code;
-use google_cloud_gax::retry_policy::NeverRetry;
 use serde_json::{Value, json};
 
 pub struct ArtifactRegistryAdapter {
@@ -29,19 +28,12 @@ pub struct ArtifactRegistryAdapter {
 
 impl ArtifactRegistryAdapter {
     pub async fn new(config: &GcpConfig) -> CloudResult<ArtifactRegistryAdapter> {
-        let mut builder = ArtifactRegistry::builder()
-            .with_credentials(config.credentials()?)
-            // The executor retries (re-reading before it retries a mutation).
-            .with_retry_policy(NeverRetry);
-        if let Some(endpoint) = &config.endpoints.artifactregistry {
-            builder = builder.with_endpoint(endpoint.clone());
-        }
-        let client = builder.build().await.map_err(|e| {
-            CloudError::new(
-                ErrorClass::Other,
-                format!("cannot build the Artifact Registry client: {e}"),
-            )
-        })?;
+        let client = super::client!(
+            ArtifactRegistry,
+            config.credentials()?,
+            &config.endpoints.artifactregistry,
+            "Artifact Registry"
+        );
         Ok(ArtifactRegistryAdapter { client })
     }
 }

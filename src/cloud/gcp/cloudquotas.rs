@@ -20,7 +20,6 @@ use crate::resource::kinds::quotas::{GPU_FAMILY_QUOTA_ID, GpuFamilyQuotaSpec};
 use google_cloud_api_cloudquotas_v1::client::CloudQuotas;
 use google_cloud_compute_v1::client::Reservations;
 use google_cloud_container_v1::client::ClusterManager;
-use google_cloud_gax::retry_policy::NeverRetry;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -30,45 +29,23 @@ struct Clients {
     clusters: ClusterManager,
 }
 
-fn unbuilt(api: &str, e: impl std::fmt::Display) -> CloudError {
-    CloudError::new(
-        ErrorClass::Other,
-        format!("cannot build the {api} client: {e}"),
-    )
-}
-
 /// The reader of `gpu_family_quota`.
 pub async fn adapter(config: &GcpConfig) -> CloudResult<Arc<dyn Provider>> {
     let creds = config.credentials()?;
-    let mut quotas = CloudQuotas::builder()
-        .with_credentials(creds.clone())
-        // The executor retries.
-        .with_retry_policy(NeverRetry);
-    if let Some(endpoint) = &config.endpoints.cloudquotas {
-        quotas = quotas.with_endpoint(endpoint.clone());
-    }
-    let mut reservations = Reservations::builder()
-        .with_credentials(creds.clone())
-        .with_retry_policy(NeverRetry);
-    if let Some(endpoint) = &config.endpoints.compute {
-        reservations = reservations.with_endpoint(endpoint.clone());
-    }
-    let mut clusters = ClusterManager::builder()
-        .with_credentials(creds)
-        .with_retry_policy(NeverRetry);
-    if let Some(endpoint) = &config.endpoints.container {
-        clusters = clusters.with_endpoint(endpoint.clone());
-    }
     let clients = Arc::new(Clients {
-        quotas: quotas
-            .build()
-            .await
-            .map_err(|e| unbuilt("Cloud Quotas", e))?,
-        reservations: reservations
-            .build()
-            .await
-            .map_err(|e| unbuilt("Compute Engine", e))?,
-        clusters: clusters.build().await.map_err(|e| unbuilt("GKE", e))?,
+        quotas: super::client!(
+            CloudQuotas,
+            creds.clone(),
+            &config.endpoints.cloudquotas,
+            "Cloud Quotas"
+        ),
+        reservations: super::client!(
+            Reservations,
+            creds.clone(),
+            &config.endpoints.compute,
+            "Compute Engine"
+        ),
+        clusters: super::client!(ClusterManager, creds, &config.endpoints.container, "GKE"),
     });
     Ok(Arc::new(ReadOnly {
         read: Box::new(move |target| {

@@ -26,16 +26,12 @@ pub struct FilestoreAdapter {
 
 impl FilestoreAdapter {
     pub async fn new(config: &GcpConfig) -> CloudResult<FilestoreAdapter> {
-        let mut builder = CloudFilestoreManager::builder().with_credentials(config.credentials()?);
-        if let Some(endpoint) = &config.endpoints.filestore {
-            builder = builder.with_endpoint(endpoint.clone());
-        }
-        let client = builder.build().await.map_err(|e| {
-            CloudError::new(
-                ErrorClass::Other,
-                format!("cannot build the Filestore client: {e}"),
-            )
-        })?;
+        let client = super::client!(
+            CloudFilestoreManager,
+            config.credentials()?,
+            &config.endpoints.filestore,
+            "Filestore"
+        );
         Ok(FilestoreAdapter { client })
     }
 }

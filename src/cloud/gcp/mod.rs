@@ -14,6 +14,28 @@
 //! fields the graph produces (`crate::graph::build`), so that reading back what was just created
 //! gives the same spec — otherwise every plan would show a change.
 
+/// Builds a client of one of the official crates (`$client`, e.g. `ServiceUsage`) with `$creds`,
+/// at `$endpoint` when set (simulators), and without the crate's own retries: the executor
+/// retries, re-reading before it retries a mutation, so a transient error is retried once, on its
+/// policy, and shown. An error names `$api`.
+macro_rules! client {
+    ($client:ty, $creds:expr, $endpoint:expr, $api:literal) => {{
+        let mut builder = <$client>::builder()
+            .with_credentials($creds)
+            .with_retry_policy(google_cloud_gax::retry_policy::NeverRetry);
+        if let Some(endpoint) = $endpoint {
+            builder = builder.with_endpoint(endpoint.clone());
+        }
+        builder.build().await.map_err(|e| {
+            $crate::cloud::CloudError::new(
+                $crate::cloud::ErrorClass::Other,
+                format!("cannot build the {} client: {e}", $api),
+            )
+        })?
+    }};
+}
+pub(crate) use client;
+
 pub mod artifactregistry;
 pub mod cloudquotas;
 pub mod compute;

@@ -18,7 +18,6 @@ use crate::cloud::{
 use crate::resource::kinds::service::ServiceSpec;
 use crate::resource::{Api, Observed, OperationRef};
 use google_cloud_api_serviceusage_v1::client::ServiceUsage;
-use google_cloud_gax::retry_policy::NeverRetry;
 use serde_json::json;
 
 /// Services of a project (`service`, `projects/P/services/NAME`). Service Usage answers for any
@@ -30,19 +29,12 @@ pub struct ServiceAdapter {
 
 impl ServiceAdapter {
     pub async fn new(config: &GcpConfig) -> CloudResult<ServiceAdapter> {
-        let mut builder = ServiceUsage::builder()
-            .with_credentials(config.credentials()?)
-            // The executor retries.
-            .with_retry_policy(NeverRetry);
-        if let Some(endpoint) = &config.endpoints.serviceusage {
-            builder = builder.with_endpoint(endpoint.clone());
-        }
-        let client = builder.build().await.map_err(|e| {
-            CloudError::new(
-                ErrorClass::Other,
-                format!("cannot build the Service Usage client: {e}"),
-            )
-        })?;
+        let client = super::client!(
+            ServiceUsage,
+            config.credentials()?,
+            &config.endpoints.serviceusage,
+            "Service Usage"
+        );
         Ok(ServiceAdapter { client })
     }
 

@@ -37,7 +37,6 @@ use google_cloud_compute_v1::client::{
     Reservations, ResourcePolicies, Routers, Subnetworks,
 };
 use google_cloud_compute_v1::model;
-use google_cloud_gax::retry_policy::NeverRetry;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -61,19 +60,12 @@ pub struct ComputeAdapter {
 
 macro_rules! build_client {
     ($client:ty, $config:expr, $creds:expr) => {{
-        let mut builder = <$client>::builder()
-            .with_credentials($creds.clone())
-            // The executor retries (re-reading before it retries a mutation).
-            .with_retry_policy(NeverRetry);
-        if let Some(endpoint) = &$config.endpoints.compute {
-            builder = builder.with_endpoint(endpoint.clone());
-        }
-        builder.build().await.map_err(|e| {
-            CloudError::new(
-                ErrorClass::Other,
-                format!("cannot build the Compute Engine client: {e}"),
-            )
-        })?
+        super::client!(
+            $client,
+            $creds.clone(),
+            &$config.endpoints.compute,
+            "Compute Engine"
+        )
     }};
 }
 

@@ -43,16 +43,12 @@ pub struct ContainerAdapter {
 
 impl ContainerAdapter {
     pub async fn new(config: &GcpConfig) -> CloudResult<ContainerAdapter> {
-        let mut builder = ClusterManager::builder().with_credentials(config.credentials()?);
-        if let Some(endpoint) = &config.endpoints.container {
-            builder = builder.with_endpoint(endpoint.clone());
-        }
-        let client = builder.build().await.map_err(|e| {
-            CloudError::new(
-                ErrorClass::Other,
-                format!("cannot build the GKE client: {e}"),
-            )
-        })?;
+        let client = super::client!(
+            ClusterManager,
+            config.credentials()?,
+            &config.endpoints.container,
+            "GKE"
+        );
         let kube_auth = match config.credentials {
             super::CredentialsMode::Anonymous => KubeAuth::Static("a3ctl-anonymous".into()),
             super::CredentialsMode::Adc => KubeAuth::Adc(
