@@ -16,6 +16,7 @@
 //! [`BlueprintError::Invalid`] whose [`Problem`]s are miette diagnostics. Nothing here touches
 //! the network; reading the file is the only I/O.
 
+mod accounts;
 mod cluster;
 mod decode;
 mod error;
@@ -42,9 +43,9 @@ pub(crate) use decode::did_you_mean;
 pub use error::{BlueprintError, Problem, Span};
 pub use model::{
     ArtifactRegistry, AuthorizedNetwork, Blueprint, Bucket, Capacity, Cluster, DriverMode,
-    Filestore, FilestoreTier, GpuPool, HostMaintenance, Kueue, ManifestSource, Network, Placement,
-    ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend, StorageClass, Summary,
-    SystemPool,
+    Filestore, FilestoreTier, GpuPool, HostMaintenance, Identity, Kueue, ManifestSource, Network,
+    NodeAccount, Placement, ReleaseChannel, RepositoryFormat, Software, StackVersions,
+    StateBackend, StorageClass, Summary, SystemPool, Workload,
 };
 pub use presets::{GpuDirect, MachineFamily};
 pub use versions::{GkeVersion, VersionSpec};

@@ -37,7 +37,57 @@ pub struct Blueprint {
     pub artifact_registries: Vec<ArtifactRegistry>,
     pub buckets: Vec<Bucket>,
     pub software: Software,
+    #[serde(default)]
+    pub identity: Identity,
     pub state: StateBackend,
+}
+
+/// Who the nodes and the workloads are to Google Cloud (`[identity]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Identity {
+    pub node_account: NodeAccount,
+    /// Project roles of the nodes' account (a3ctl grants them only to an account it creates).
+    pub node_roles: Vec<String>,
+    /// Kubernetes service accounts whose pods read and write the mounted buckets.
+    pub workloads: Vec<Workload>,
+}
+
+/// The nodes' service account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeAccount {
+    /// Created and granted `node_roles` by a3ctl: `ACCOUNT_ID@PROJECT.iam.gserviceaccount.com`.
+    Create { account_id: String },
+    /// An existing account, used as it is.
+    Existing { email: String },
+}
+
+impl Default for NodeAccount {
+    /// The Compute Engine default account, for blueprints saved before `[identity]` existed.
+    fn default() -> Self {
+        NodeAccount::Existing {
+            email: "default".into(),
+        }
+    }
+}
+
+impl NodeAccount {
+    /// The email node pools name (`default` for the Compute Engine default account).
+    pub fn email(&self, project: &str) -> String {
+        match self {
+            NodeAccount::Create { account_id } => {
+                crate::resource::kinds::service_account::email(account_id, project)
+            }
+            NodeAccount::Existing { email } => email.clone(),
+        }
+    }
+}
+
+/// A Kubernetes service account (`namespace/name`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workload {
+    pub namespace: String,
+    pub name: String,
 }
 
 /// Address ranges and VPC settings. `gpu_subnets` always has one entry per GPU NIC.

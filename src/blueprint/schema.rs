@@ -22,6 +22,7 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "artifact_registry",
     "bucket",
     "software",
+    "identity",
     "state",
 ];
 const NETWORK_KEYS: &[&str] = &[
@@ -80,6 +81,7 @@ const SOFTWARE_KEYS: &[&str] = &[
     "kueue",
 ];
 const KUEUE_KEYS: &[&str] = &["enabled", "version", "manifest", "sha256", "queue"];
+const IDENTITY_KEYS: &[&str] = &["node_service_account", "node_roles", "workloads"];
 const STATE_KEYS: &[&str] = &["backend", "path", "bucket", "prefix", "kms_key"];
 
 pub(crate) type Str = Option<Sp<String>>;
@@ -105,7 +107,15 @@ pub(crate) struct RawBlueprint {
     pub artifact_registries: Vec<RawArtifactRegistry>,
     pub buckets: Vec<RawBucket>,
     pub software: RawSoftware,
+    pub identity: RawIdentity,
     pub state: RawState,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RawIdentity {
+    pub node_service_account: Str,
+    pub node_roles: Option<Sp<Vec<Sp<String>>>>,
+    pub workloads: Option<Sp<Vec<Sp<String>>>>,
 }
 
 #[derive(Debug, Default)]
@@ -359,6 +369,15 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             };
         }
         raw.software = software;
+    }
+
+    if let Some(t) = root.table("identity", "[identity]".into(), f) {
+        t.check_keys(IDENTITY_KEYS, f);
+        raw.identity = RawIdentity {
+            node_service_account: t.str("node_service_account", f),
+            node_roles: t.str_array("node_roles", f),
+            workloads: t.str_array("workloads", f),
+        };
     }
 
     if let Some(t) = root.table("state", "[state]".into(), f) {

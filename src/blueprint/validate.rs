@@ -46,6 +46,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
     let artifact_registries = storage::artifact_registries(&raw.artifact_registries, &mut ctx);
     let buckets = storage::buckets(&raw.buckets, &mut ctx);
     let software = software::software(&raw.software, &mut ctx);
+    let identity_section = super::accounts::identity(&raw.identity, &mut ctx);
     let state = state::state(&raw.state, &mut ctx);
 
     if !ctx.f.is_empty() {
@@ -70,6 +71,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
             artifact_registries: artifact_registries?,
             buckets: buckets?,
             software: software?,
+            identity: identity_section?,
             state: state?,
         })
     })();

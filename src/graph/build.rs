@@ -294,6 +294,12 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
     if bp.network.nat {
         pool_deps.push(addr::router());
     }
+    // The nodes' service account and its roles come first: GKE refuses a pool whose account
+    // does not exist, and nodes without their roles cannot write logs or pull images.
+    let (identity, identity_deps) = super::identity::nodes(bp);
+    out.extend(identity);
+    pool_deps.extend(identity_deps);
+    let service_account = bp.identity.node_account.email(p);
     push(
         &mut out,
         Addr::new(Kind::NodePool, bp.system_pool.name.clone()),
@@ -318,6 +324,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             disk_size_gb: 100,
             auto_repair: true,
             auto_upgrade: true,
+            service_account: service_account.clone(),
         }),
         pool_deps.clone(),
         with_cluster(false),
@@ -383,6 +390,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 disk_size_gb: 200,
                 auto_repair: true,
                 auto_upgrade: false,
+                service_account: service_account.clone(),
             }),
             deps,
             with_cluster(pool.prevent_destroy),
@@ -453,6 +461,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             },
         );
     }
+    out.extend(super::identity::grants(bp));
     // 9. Cluster software (GPU networks, NCCL stack, driver installer): Kubernetes objects as soon
     //    as the cluster answers, not waiting for node pools.
     out.extend(super::software::resources(bp, &cluster_id));

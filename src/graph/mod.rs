@@ -5,6 +5,7 @@
 //! depends on; [`ResourceGraph::dot`] and [`ResourceGraph::mermaid`] print it for `a3ctl graph`.
 
 pub mod build;
+pub mod identity;
 pub mod kueue;
 pub mod outputs;
 pub mod software;

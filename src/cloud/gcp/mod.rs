@@ -42,6 +42,7 @@ pub mod compute;
 pub mod container;
 pub mod filestore;
 pub mod hints;
+pub mod iam;
 pub mod lro;
 pub mod serviceusage;
 pub mod storage;
@@ -68,6 +69,8 @@ pub mod env {
     pub const STORAGE_ENDPOINT: &str = "A3CTL_STORAGE_ENDPOINT";
     pub const SERVICEUSAGE_ENDPOINT: &str = "A3CTL_SERVICEUSAGE_ENDPOINT";
     pub const CLOUDQUOTAS_ENDPOINT: &str = "A3CTL_CLOUDQUOTAS_ENDPOINT";
+    pub const IAM_ENDPOINT: &str = "A3CTL_IAM_ENDPOINT";
+    pub const RESOURCEMANAGER_ENDPOINT: &str = "A3CTL_RESOURCEMANAGER_ENDPOINT";
     /// Replaces `https://github.com` in release download URLs (mirrors, simulators).
     pub const GITHUB_ENDPOINT: &str = "A3CTL_GITHUB_ENDPOINT";
     /// Send no credentials at all (for simulators).
@@ -84,6 +87,8 @@ pub struct Endpoints {
     pub storage: Option<String>,
     pub serviceusage: Option<String>,
     pub cloudquotas: Option<String>,
+    pub iam: Option<String>,
+    pub resourcemanager: Option<String>,
     /// Where `https://github.com/...` release downloads go instead.
     pub github: Option<String>,
 }
@@ -100,6 +105,8 @@ impl Endpoints {
             storage: var(env::STORAGE_ENDPOINT),
             serviceusage: var(env::SERVICEUSAGE_ENDPOINT),
             cloudquotas: var(env::CLOUDQUOTAS_ENDPOINT),
+            iam: var(env::IAM_ENDPOINT),
+            resourcemanager: var(env::RESOURCEMANAGER_ENDPOINT),
             github: var(env::GITHUB_ENDPOINT),
         }
     }
@@ -114,6 +121,8 @@ impl Endpoints {
             storage: Some(base.to_string()),
             serviceusage: Some(format!("{base}/serviceusage")),
             cloudquotas: Some(format!("{base}/cloudquotas")),
+            iam: Some(format!("{base}/iam")),
+            resourcemanager: Some(format!("{base}/cloudresourcemanager")),
             github: Some(format!("{base}/github")),
         }
     }
@@ -226,6 +235,14 @@ impl GcpProvider {
             Arc::new(serviceusage::ServiceAdapter::new(&config).await?),
         ));
         adapters.push((Kind::GpuFamilyQuota, cloudquotas::adapter(&config).await?));
+        adapters.push((
+            Kind::ServiceAccount,
+            Arc::new(iam::ServiceAccountAdapter::new(&config).await?),
+        ));
+        adapters.push((
+            Kind::IamMember,
+            Arc::new(iam::IamMemberAdapter::new(&config).await?),
+        ));
         adapters.push((
             Kind::Kubernetes,
             Arc::new(crate::cloud::kube::KubeAdapter::new(&config)?),

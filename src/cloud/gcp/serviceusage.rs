@@ -86,15 +86,7 @@ impl Provider for ServiceAdapter {
 
     fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         // Only `enabled` changes in place, and only ever to true.
-        diffs
-            .iter()
-            .any(|d| d.field == "enabled")
-            .then(|| UpdateStep {
-                name: "enable".into(),
-                fields: vec!["enabled".into()],
-            })
-            .into_iter()
-            .collect()
+        UpdateStep::per_call(diffs, &[("enable", &["enabled"])])
     }
 
     async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {

@@ -11,6 +11,7 @@ pub mod bucket;
 pub mod cluster;
 pub mod filestore;
 pub mod firewall;
+pub mod iam_member;
 pub mod kubernetes;
 pub mod network;
 pub mod node_pool;
@@ -20,6 +21,7 @@ pub mod reservation;
 pub mod resource_policy;
 pub mod router;
 pub mod service;
+pub mod service_account;
 pub mod subnetwork;
 
 use crate::resource::spec::Field;
@@ -56,6 +58,10 @@ pub enum Kind {
     MachineType,
     /// Read only: a region's on-demand GPU quota of one family, and its usage.
     GpuFamilyQuota,
+    /// An IAM service account (the nodes' identity).
+    ServiceAccount,
+    /// One member of one role in a resource's IAM policy.
+    IamMember,
 }
 
 /// The cloud APIs a3ctl talks to; each gets its own concurrency lane.
@@ -70,6 +76,7 @@ pub enum Api {
     Kubernetes,
     ServiceUsage,
     CloudQuotas,
+    Iam,
 }
 
 /// What a3ctl knows about a kind, declared next to its spec as `INFO`.
@@ -109,6 +116,8 @@ pub const KINDS: &[KindInfo] = &[
     quotas::PROJECT_INFO,
     quotas::MACHINE_TYPE_INFO,
     quotas::GPU_FAMILY_INFO,
+    service_account::INFO,
+    iam_member::INFO,
 ];
 
 impl Kind {
@@ -143,6 +152,8 @@ impl Kind {
             Kind::Project => &quotas::PROJECT_INFO,
             Kind::MachineType => &quotas::MACHINE_TYPE_INFO,
             Kind::GpuFamilyQuota => &quotas::GPU_FAMILY_INFO,
+            Kind::ServiceAccount => &service_account::INFO,
+            Kind::IamMember => &iam_member::INFO,
         }
     }
 

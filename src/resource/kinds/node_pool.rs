@@ -125,6 +125,14 @@ pub struct NodePoolSpec {
     pub disk_size_gb: i64,
     pub auto_repair: bool,
     pub auto_upgrade: bool,
+    /// The nodes' service account: an email, or `default` (the Compute Engine default account,
+    /// also what records made before this field read as).
+    #[serde(default = "default_account")]
+    pub service_account: String,
+}
+
+fn default_account() -> String {
+    "default".into()
 }
 
 /// What a3ctl knows about the kind.
@@ -151,6 +159,9 @@ pub const FIELDS: &[Field] = &[
     f("capacity", ForceNew),
     f("local_ssd_count", ForceNew),
     f("max_pods", ForceNew),
+    // GKE cannot change a pool's service account (`gcloud container node-pools update` has no
+    // flag for it; terraform-provider-google marks `node_config.service_account` ForceNew).
+    f("service_account", ForceNew),
     f("node_count", InPlace),
     labels(),
     set("taints", InPlace),
@@ -271,6 +282,10 @@ impl NodePoolSpec {
             disk_size_gb: config.disk_size_gb.into(),
             auto_repair: management.is_some_and(|m| m.auto_repair),
             auto_upgrade: management.is_some_and(|m| m.auto_upgrade),
+            service_account: match config.service_account.as_str() {
+                "" => default_account(),
+                email => email.to_string(),
+            },
         };
         let outputs = json!({
             "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),

@@ -39,6 +39,7 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
         "gvnic": {"enabled": spec.gvnic},
         "oauthScopes": SCOPES,
         "workloadMetadataConfig": {"mode": "GKE_METADATA"},
+        "serviceAccount": spec.service_account,
     });
     if let Some(acc) = &spec.accelerator {
         config["accelerators"] = json!([{
