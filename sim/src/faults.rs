@@ -227,6 +227,10 @@ pub enum TripWhen {
     Before,
     /// After the handler ran: the change is made (and persisted), the answer is never sent.
     After,
+    /// Before the handler runs, until released; then the request goes on and is answered as if
+    /// nothing happened. Lets a test act in between (another client writing the same policy
+    /// between this client's read and its write).
+    Pause,
 }
 
 fn first() -> u32 {

@@ -176,9 +176,13 @@ pub async fn run_request(
             match trip.when {
                 TripWhen::Before => "before",
                 TripWhen::After => "after",
+                TripWhen::Pause => "pause",
             }
         );
-        if trip.when == TripWhen::After {
+        let mut pending = Some((next, req));
+        if trip.when == TripWhen::After
+            && let Some((next, req)) = pending.take()
+        {
             let _ = faults::with_scripted_drops(next.run(req)).await;
             shared.persist_if_dirty();
         }
@@ -191,9 +195,18 @@ pub async fn run_request(
             }
         }
         shared.held.fetch_add(1, Ordering::SeqCst);
-        let _held = Held(&shared.held);
+        let held = Held(&shared.held);
+        let when = trip.when;
         trip.held().await;
-        return (dropped(), Some(label));
+        drop(held);
+        // Paused, then released: the request goes on.
+        return match pending.filter(|_| when == TripWhen::Pause) {
+            Some((next, req)) => match faults::with_scripted_drops(next.run(req)).await {
+                (response, None) => (response, Some(label)),
+                (_, Some(_)) => (dropped(), Some(label)),
+            },
+            None => (dropped(), Some(label)),
+        };
     }
     match decision.transient {
         Some(TransientKind::DropBefore) => (dropped(), Some("drop_before".into())),

@@ -1607,6 +1607,52 @@ async fn tripwires_hold_a_cluster_create_before_or_after_it_happens() {
     assert!(answer.is_err(), "{answer:?}");
 }
 
+/// `pause`: the request waits before the handler until released, then goes on and is answered,
+/// so a test can act between a client's read and its write.
+#[tokio::test]
+async fn a_paused_request_goes_on_when_released() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "container".into(),
+            method: Some("POST".into()),
+            path: Some("/locations/{}/clusters".into()),
+            nth: 1,
+            when: TripWhen::Pause,
+        }],
+        ..FaultConfig::default()
+    });
+    let base = sim.base_url().to_string();
+    let body = cluster_body("c1", false, json!([e2_pool("p")]));
+    let client = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(format!(
+                "{base}/container/v1/projects/{PROJECT}/locations/{REGION}/clusters"
+            ))
+            .json(&body)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    let tripped = tokio::time::timeout(std::time::Duration::from_secs(10), sim.wait_tripped())
+        .await
+        .expect("the tripwire fires");
+    assert_eq!(tripped, [0]);
+    let (s, _) = http.get(&format!("{REGION}/clusters/c1")).await;
+    assert_eq!(s, 404, "nothing happened while paused");
+    sim.release_held();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), client)
+        .await
+        .expect("released")
+        .unwrap();
+    assert_eq!(answer.unwrap(), 200);
+    assert_eq!(sim.held(), 0);
+    let (s, _) = http.get(&format!("{REGION}/clusters/c1")).await;
+    assert_eq!(s, 200, "the request went on");
+}
+
 /// The reservation `project/zone/name` as Compute returns it.
 async fn reservation(http: &Http, project: &str, zone: &str, name: &str) -> (u16, Value) {
     let path = format!("/compute/v1/projects/{project}/zones/{zone}/reservations/{name}");
