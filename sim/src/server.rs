@@ -15,7 +15,8 @@ use crate::faults::{
 use crate::latency::LatencyProfile;
 use crate::world::{Ctx, World};
 use crate::{
-    admin, artifactregistry, compute, container, filestore, kube, persist, serviceusage, storage,
+    admin, artifactregistry, compute, container, filestore, iam, kube, persist, serviceusage,
+    storage,
 };
 use axum::Router;
 use axum::body::Body;
@@ -221,6 +222,7 @@ pub fn api_of(path: &str) -> &'static str {
         "storage" | "upload" | "download" | "resumable" => "storage",
         "serviceusage" => "serviceusage",
         "cloudquotas" => "cloudquotas",
+        "iam" => "iam",
         "github" => "github",
         "_sim" => "admin",
         _ => "unknown",
@@ -250,6 +252,7 @@ const COLLECTIONS: &[&str] = &[
     "configmaps",
     "secrets",
     "serviceaccounts",
+    "serviceAccounts",
 ];
 
 /// `/compute/v1/projects/p/global/networks/n` → `/compute/v1/projects/{}/global/networks/{}`.
@@ -340,6 +343,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(storage::router())
         .merge(serviceusage::router())
         .merge(crate::cloudquotas::router())
+        .merge(iam::router())
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
@@ -438,6 +442,10 @@ impl SimHandle {
                 "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS".into(),
                 format!("{base}/cloudquotas/"),
             ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_IAM".into(),
+                format!("{base}/iam/"),
+            ),
             ("CLOUDSDK_AUTH_DISABLE_CREDENTIALS".into(), "true".into()),
             ("CLOUDSDK_CORE_DISABLE_PROMPTS".into(), "1".into()),
             (
@@ -474,6 +482,7 @@ impl SimHandle {
                 "A3CTL_CLOUDQUOTAS_ENDPOINT".into(),
                 self.endpoint("cloudquotas"),
             ),
+            ("A3CTL_IAM_ENDPOINT".into(), self.endpoint("iam")),
             ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),
         ]

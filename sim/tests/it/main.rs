@@ -11,6 +11,7 @@ mod gcloud_capacity;
 mod gcloud_compute;
 mod gcloud_container;
 mod gcloud_filestore;
+mod gcloud_iam;
 mod gcloud_quotas;
 mod gcloud_serviceusage;
 mod gcloud_storage;
