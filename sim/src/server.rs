@@ -223,6 +223,7 @@ pub fn api_of(path: &str) -> &'static str {
         "serviceusage" => "serviceusage",
         "cloudquotas" => "cloudquotas",
         "iam" => "iam",
+        "cloudresourcemanager" => "cloudresourcemanager",
         "github" => "github",
         "_sim" => "admin",
         _ => "unknown",
@@ -344,6 +345,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(serviceusage::router())
         .merge(crate::cloudquotas::router())
         .merge(iam::router())
+        .merge(crate::resourcemanager::router())
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
@@ -446,6 +448,10 @@ impl SimHandle {
                 "CLOUDSDK_API_ENDPOINT_OVERRIDES_IAM".into(),
                 format!("{base}/iam/"),
             ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDRESOURCEMANAGER".into(),
+                format!("{base}/cloudresourcemanager/"),
+            ),
             ("CLOUDSDK_AUTH_DISABLE_CREDENTIALS".into(), "true".into()),
             ("CLOUDSDK_CORE_DISABLE_PROMPTS".into(), "1".into()),
             (
@@ -483,6 +489,10 @@ impl SimHandle {
                 self.endpoint("cloudquotas"),
             ),
             ("A3CTL_IAM_ENDPOINT".into(), self.endpoint("iam")),
+            (
+                "A3CTL_RESOURCEMANAGER_ENDPOINT".into(),
+                self.endpoint("cloudresourcemanager"),
+            ),
             ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),
         ]

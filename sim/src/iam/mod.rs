@@ -56,6 +56,8 @@
 //! Accounts are part of the world and persisted with it; worlds saved before they existed load
 //! without any.
 
+pub mod policy;
+
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
 use crate::server::Shared;
@@ -70,6 +72,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+pub use policy::{Binding, Policy};
 
 /// The (deprecated) etag every service account shows.
 pub const ACCOUNT_ETAG: &str = "MDEwMjE5MjA=";
@@ -123,6 +127,79 @@ pub struct State {
     /// Compute Engine default service accounts that were deleted, by email.
     #[serde(default)]
     pub deleted_defaults: BTreeSet<String>,
+    /// Project IAM policies that were written (Resource Manager's `setIamPolicy`), by project key;
+    /// the others are [`default_project_policy`].
+    #[serde(default)]
+    pub project_policies: BTreeMap<String, Policy>,
+}
+
+/// The owner of every project's default policy.
+pub const DEFAULT_OWNER: &str = "user:sim-owner@example.com";
+
+/// The key of the project a path segment names: a project id as it is, a number as the id of the
+/// project it belongs to when one is known (configured, or seen by Service Usage, IAM, Cloud
+/// Storage or Artifact Registry), else the number itself.
+pub fn project_key(world: &World, segment: &str) -> String {
+    let key = serviceusage::resolve(world, segment);
+    if key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
+        return key;
+    }
+    project_id_for_number(world, &key).unwrap_or(key)
+}
+
+/// The id of a known project whose number is `number`.
+pub fn project_id_for_number(world: &World, number: &str) -> Option<String> {
+    if let Some(id) = world.configured_project(number) {
+        return Some(id.to_string());
+    }
+    let repo_projects = world
+        .artifactregistry
+        .repositories
+        .keys()
+        .filter_map(|name| name.strip_prefix("projects/")?.split('/').next());
+    let candidates = world
+        .serviceusage
+        .projects
+        .keys()
+        .chain(world.serviceusage.last_used.keys())
+        .map(String::as_str)
+        .chain(world.iam.accounts.values().map(|a| a.project.as_str()))
+        .chain(world.iam.project_policies.keys().map(String::as_str))
+        .chain(world.storage.buckets.values().map(|b| b.project.as_str()))
+        .chain(repo_projects);
+    candidates
+        .filter(|c| !c.is_empty() && !c.bytes().all(|b| b.is_ascii_digit()))
+        .find(|c| world.project_number(c) == number)
+        .map(str::to_string)
+}
+
+/// A project's policy before anyone writes it: `roles/owner` for [`DEFAULT_OWNER`] and
+/// `roles/editor` for the Compute Engine default service account (Google grants it Editor when it
+/// creates it, unless an organization policy prevents that:
+/// <https://cloud.google.com/compute/docs/access/service-accounts#default_service_account>).
+pub fn default_project_policy(world: &World, key: &str) -> Policy {
+    let mut bindings = vec![Binding::new("roles/owner", &[DEFAULT_OWNER])];
+    let compute = compute_default_email(world, key);
+    if default_account(world, &compute).is_some() {
+        bindings.push(Binding::new(
+            "roles/editor",
+            &[&format!("serviceAccount:{compute}")],
+        ));
+    }
+    Policy::with_bindings(
+        bindings,
+        policy::stable_etag(&format!("projects/{}", world.project_number(key))),
+    )
+}
+
+/// The policy of a project (its key) now.
+pub fn project_policy(world: &World, key: &str) -> Policy {
+    world
+        .iam
+        .project_policies
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| default_project_policy(world, key))
 }
 
 /// A 21-digit unique id, starting with 1, from a seed.
@@ -170,7 +247,7 @@ pub fn default_account(world: &World, email: &str) -> Option<ServiceAccount> {
     if world.iam.deleted_defaults.contains(email) {
         return None;
     }
-    let project = serviceusage::resolve(world, number);
+    let project = project_key(world, number);
     Some(ServiceAccount {
         project,
         email: email.to_string(),
@@ -230,6 +307,12 @@ pub fn inventory(world: &World) -> Value {
     json!({
         "serviceAccounts": world.iam.accounts.values().map(ServiceAccount::to_json).collect::<Vec<_>>(),
         "deletedDefaultServiceAccounts": world.iam.deleted_defaults,
+        "projectPolicies": world
+            .iam
+            .project_policies
+            .iter()
+            .map(|(project, policy)| (project.clone(), policy.to_json(3)))
+            .collect::<serde_json::Map<_, _>>(),
     })
 }
 
@@ -344,7 +427,7 @@ async fn create(
         ));
     }
     shared.with_world(|world, _| {
-        let project = serviceusage::resolve(world, &project);
+        let project = project_key(world, &project);
         let email = format!("{account_id}@{project}.iam.gserviceaccount.com");
         if world.iam.accounts.contains_key(&email) {
             return Err(GcpError::already_exists(format!(
@@ -399,7 +482,7 @@ fn resolve_account(
     let wanted = if project == "-" {
         None
     } else {
-        Some(serviceusage::resolve(world, project))
+        Some(project_key(world, project))
     };
     let in_project = |a: &ServiceAccount| match &wanted {
         None => true,
@@ -477,9 +560,16 @@ async fn delete_account(
 ) -> GcpResult<Response> {
     shared.with_world(|world, _| {
         let found = resolve_account(world, &project, &account, "iam.serviceAccounts.delete")?;
+        // The project's policy names the default account until then: keep what it says.
+        let key = found.project.clone();
+        if !world.iam.project_policies.contains_key(&key) {
+            let current = default_project_policy(world, &key);
+            world.iam.project_policies.insert(key, current);
+        }
         if world.iam.accounts.remove(&found.email).is_none() {
             world.iam.deleted_defaults.insert(found.email.clone());
         }
+        policy::mark_deleted(world, &found.email, &found.unique_id);
         Ok(http::json(json!({})))
     })
 }
@@ -519,7 +609,7 @@ async fn list(
         ));
     }
     shared.read_world(|world, _| {
-        let project = serviceusage::resolve(world, &project);
+        let project = project_key(world, &project);
         let all = accounts_of(world, &project);
         let mut out = json!({});
         let page: Vec<Value> = all

@@ -93,6 +93,7 @@ pub const DEFAULT_ENABLED: &[&str] = &[
     "serviceusage.googleapis.com",
     "cloudquotas.googleapis.com",
     "iam.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
 ];
 
 /// The catalogue entry of `name`, if the service exists.

@@ -55,6 +55,7 @@ pub fn service_of_path(path: &str) -> Option<&'static str> {
         "artifactregistry" => Some("artifactregistry.googleapis.com"),
         "cloudquotas" => Some("cloudquotas.googleapis.com"),
         "iam" => Some("iam.googleapis.com"),
+        "cloudresourcemanager" => Some("cloudresourcemanager.googleapis.com"),
         "storage" | "upload" | "resumable" | "download" => Some("storage-api.googleapis.com"),
         _ => None,
     }
