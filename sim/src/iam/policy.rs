@@ -893,6 +893,14 @@ pub fn mark_deleted(world: &mut World, email: &str, unique_id: &str) {
     for policy in world.iam.project_policies.values_mut() {
         rewrite(policy);
     }
+    for bucket in world.storage.buckets.values_mut() {
+        if let Some(policy) = &mut bucket.iam {
+            rewrite(policy);
+        }
+    }
+    for policy in world.artifactregistry.policies.values_mut() {
+        rewrite(policy);
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod gcloud_container;
 mod gcloud_filestore;
 mod gcloud_iam;
 mod gcloud_quotas;
+mod gcloud_resource_iam;
 mod gcloud_resourcemanager;
 mod gcloud_serviceusage;
 mod gcloud_storage;
