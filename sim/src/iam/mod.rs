@@ -55,7 +55,11 @@
 //!
 //! Accounts are part of the world and persisted with it; worlds saved before they existed load
 //! without any.
+//!
+//! The policies of projects, buckets and repositories share [`policy`]; [`eval`] answers whether a
+//! principal holds a role on a resource ([`grants`], [`has_role`], [`has_any_role`]).
 
+pub mod eval;
 pub mod policy;
 
 use crate::error::{GcpError, GcpResult};
@@ -73,6 +77,9 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+pub use eval::{
+    Grant, KubernetesServiceAccount, Principal, Resource, grants, has_any_role, has_role,
+};
 pub use policy::{Binding, Policy};
 
 /// The (deprecated) etag every service account shows.
