@@ -12,6 +12,8 @@
 //! | Artifact Registry v1 | `/artifactregistry/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY=<base>/artifactregistry/` |
 //! | Cloud Storage JSON v1 | `/storage/v1/...`, `/upload/storage/v1/...`, `/download/storage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=<base>/` |
 //! | Service Usage v1 (services get, list, enable, disable, batchEnable; operations get) | `/serviceusage/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE=<base>/serviceusage/` |
+//! | IAM v1 (service accounts) | `/iam/v1/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_IAM=<base>/iam/` |
+//! | Resource Manager v1 and v3 (project IAM policies) | `/cloudresourcemanager/v1/...`, `/cloudresourcemanager/v3/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDRESOURCEMANAGER=<base>/cloudresourcemanager/` |
 //! | Cloud Quotas v1 and v1beta (`quotaInfos` of Compute) | `/cloudquotas/v1/...`, `/cloudquotas/v1beta/...` | `CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS=<base>/cloudquotas/` |
 //! | GitHub release downloads (Kueue's `manifests.yaml`, generated) | `/github/<owner>/<repo>/releases/download/<tag>/<file>` | |
 //! | admin (not Google's) | `/_sim/...` | |
@@ -48,12 +50,14 @@ pub mod faults;
 pub mod filestore;
 pub mod geo;
 pub mod http;
+pub mod iam;
 pub mod kube;
 pub mod latency;
 pub mod lro;
 pub mod persist;
 pub mod quotas;
 pub mod releases;
+pub mod resourcemanager;
 pub mod server;
 pub mod serviceusage;
 pub mod storage;

@@ -15,7 +15,8 @@ use crate::faults::{
 use crate::latency::LatencyProfile;
 use crate::world::{Ctx, World};
 use crate::{
-    admin, artifactregistry, compute, container, filestore, kube, persist, serviceusage, storage,
+    admin, artifactregistry, compute, container, filestore, iam, kube, persist, serviceusage,
+    storage,
 };
 use axum::Router;
 use axum::body::Body;
@@ -234,6 +235,8 @@ pub fn api_of(path: &str) -> &'static str {
         "storage" | "upload" | "download" | "resumable" => "storage",
         "serviceusage" => "serviceusage",
         "cloudquotas" => "cloudquotas",
+        "iam" => "iam",
+        "cloudresourcemanager" => "cloudresourcemanager",
         "github" => "github",
         "_sim" => "admin",
         _ => "unknown",
@@ -263,6 +266,7 @@ const COLLECTIONS: &[&str] = &[
     "configmaps",
     "secrets",
     "serviceaccounts",
+    "serviceAccounts",
 ];
 
 /// `/compute/v1/projects/p/global/networks/n` → `/compute/v1/projects/{}/global/networks/{}`.
@@ -353,6 +357,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(storage::router())
         .merge(serviceusage::router())
         .merge(crate::cloudquotas::router())
+        .merge(iam::router())
+        .merge(crate::resourcemanager::router())
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
@@ -451,6 +457,14 @@ impl SimHandle {
                 "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDQUOTAS".into(),
                 format!("{base}/cloudquotas/"),
             ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_IAM".into(),
+                format!("{base}/iam/"),
+            ),
+            (
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDRESOURCEMANAGER".into(),
+                format!("{base}/cloudresourcemanager/"),
+            ),
             ("CLOUDSDK_AUTH_DISABLE_CREDENTIALS".into(), "true".into()),
             ("CLOUDSDK_CORE_DISABLE_PROMPTS".into(), "1".into()),
             (
@@ -486,6 +500,11 @@ impl SimHandle {
             (
                 "A3CTL_CLOUDQUOTAS_ENDPOINT".into(),
                 self.endpoint("cloudquotas"),
+            ),
+            ("A3CTL_IAM_ENDPOINT".into(), self.endpoint("iam")),
+            (
+                "A3CTL_RESOURCEMANAGER_ENDPOINT".into(),
+                self.endpoint("cloudresourcemanager"),
             ),
             ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),

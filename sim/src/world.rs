@@ -11,7 +11,7 @@
 use crate::clock::SimTime;
 use crate::faults::{self, FaultAction, NamedFault};
 use crate::server::Shared;
-use crate::{artifactregistry, compute, container, filestore, kube, serviceusage, storage};
+use crate::{artifactregistry, compute, container, filestore, iam, kube, serviceusage, storage};
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
@@ -71,6 +71,9 @@ pub struct World {
     /// Which services each project has enabled; absent from worlds saved before it existed.
     #[serde(default)]
     pub serviceusage: serviceusage::State,
+    /// Service accounts; absent from worlds saved before it existed.
+    #[serde(default)]
+    pub iam: iam::State,
     #[serde(skip, default = "fresh_rng")]
     pub rng: StdRng,
     /// Project numbers the configuration sets (`[[projects]]` of the world file), by project id.
@@ -93,6 +96,7 @@ impl World {
             storage: Default::default(),
             kube: Default::default(),
             serviceusage: Default::default(),
+            iam: Default::default(),
             rng: StdRng::seed_from_u64(seed),
             project_numbers: BTreeMap::new(),
         }
@@ -202,6 +206,7 @@ impl World {
             "storage": storage::inventory(self),
             "kube": kube::inventory(self),
             "serviceusage": serviceusage::inventory(self),
+            "iam": iam::inventory(self),
         })
     }
 }

@@ -92,6 +92,8 @@ pub const DEFAULT_ENABLED: &[&str] = &[
     "storage-api.googleapis.com",
     "serviceusage.googleapis.com",
     "cloudquotas.googleapis.com",
+    "iam.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
 ];
 
 /// The catalogue entry of `name`, if the service exists.

@@ -54,18 +54,32 @@ pub fn service_of_path(path: &str) -> Option<&'static str> {
         "file" => Some("file.googleapis.com"),
         "artifactregistry" => Some("artifactregistry.googleapis.com"),
         "cloudquotas" => Some("cloudquotas.googleapis.com"),
+        "iam" => Some("iam.googleapis.com"),
+        "cloudresourcemanager" => Some("cloudresourcemanager.googleapis.com"),
         "storage" | "upload" | "resumable" | "download" => Some("storage-api.googleapis.com"),
         _ => None,
     }
 }
 
 /// The consumer project of a request to `service` as it appears in the request: the segment
-/// after `projects/`, or for Cloud Storage the bucket's project (`None` for a bucket that does
+/// after `projects/` (for IAM's `projects/-`, the project of the account's email), or for Cloud Storage the bucket's project (`None` for a bucket that does
 /// not exist: the API answers 404) or the `project` parameter of a bucket list or insert.
 pub fn consumer_segment(world: &World, path: &str, query: &Query) -> Option<String> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     if let Some(i) = segments.iter().position(|s| *s == "projects") {
-        return segments.get(i + 1).map(|p| p.to_string());
+        // `projects/p:getIamPolicy` names project `p`.
+        let project = segments
+            .get(i + 1)
+            .map(|p| p.split(':').next().unwrap_or(p))?;
+        if project == "-" {
+            // IAM's `projects/-/serviceAccounts/EMAIL`: the account's project, when its email
+            // tells it.
+            return segments
+                .get(i + 3)
+                .filter(|_| segments.get(i + 2) == Some(&"serviceAccounts"))
+                .and_then(|email| crate::iam::project_of_email(email));
+        }
+        return Some(project.to_string());
     }
     match segments.iter().position(|s| *s == "b") {
         Some(i) => match segments.get(i + 1) {
@@ -176,6 +190,38 @@ mod tests {
             None
         );
         assert_eq!(service_of_path("/_sim/inventory"), None);
+    }
+
+    #[test]
+    fn consumers_of_iam_paths() {
+        let world = World::new(1, chrono::Utc::now());
+        let q = Query::default();
+        let seg = |path: &str| consumer_segment(&world, path, &q);
+        assert_eq!(
+            seg("/iam/v1/projects/p1/serviceAccounts").as_deref(),
+            Some("p1")
+        );
+        assert_eq!(
+            seg("/iam/v1/projects/-/serviceAccounts/sa-1@p2.iam.gserviceaccount.com").as_deref(),
+            Some("p2")
+        );
+        assert_eq!(
+            seg("/iam/v1/projects/-/serviceAccounts/12-compute@developer.gserviceaccount.com")
+                .as_deref(),
+            Some("12")
+        );
+        assert_eq!(
+            seg("/iam/v1/projects/-/serviceAccounts/x@example.com"),
+            None
+        );
+        assert_eq!(
+            seg("/cloudresourcemanager/v1/projects/p3:getIamPolicy").as_deref(),
+            Some("p3")
+        );
+        assert_eq!(
+            service_of_path("/iam/v1/projects/p/serviceAccounts"),
+            Some("iam.googleapis.com")
+        );
     }
 
     #[test]

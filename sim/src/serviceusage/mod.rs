@@ -261,6 +261,7 @@ fn holds_resources(world: &World, project: &str, service: &str) -> bool {
         "container.googleapis.com" => world.container.clusters.keys().any(under),
         "file.googleapis.com" => world.file.instances.keys().any(under),
         "artifactregistry.googleapis.com" => world.artifactregistry.repositories.keys().any(under),
+        "iam.googleapis.com" => world.iam.accounts.values().any(|a| a.project == project),
         "storage-api.googleapis.com" => {
             world.storage.buckets.values().any(|b| b.project == project)
         }

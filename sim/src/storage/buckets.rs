@@ -255,6 +255,7 @@ pub async fn insert_bucket(
                 resource: resource.clone(),
                 metageneration: 1,
                 objects: BTreeMap::new(),
+                iam: None,
             },
         );
         Ok(http::json(resource))

@@ -15,8 +15,10 @@
 //! - [`buckets`]: bucket CRUD and the bucket naming rules.
 //! - [`objects`]: object metadata, listing, download, delete, patch and rewrite.
 //! - [`upload`]: `uploadType=media`, `multipart` and `resumable`.
+//! - [`iam`]: bucket IAM policies (`getIamPolicy`, `setIamPolicy`).
 
 pub mod buckets;
+pub mod iam;
 pub mod objects;
 pub mod upload;
 
@@ -45,6 +47,9 @@ pub struct Bucket {
     pub metageneration: i64,
     /// Every stored version of every object, by name, in ascending generation.
     pub objects: BTreeMap<String, Vec<ObjectVersion>>,
+    /// The IAM policy once someone set it ([`iam`]); absent from worlds saved before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iam: Option<crate::iam::Policy>,
 }
 
 impl Bucket {
@@ -128,6 +133,10 @@ pub fn router() -> Router<Arc<Shared>> {
         .route(
             "/storage/v1/b/{bucket}/storageLayout",
             get(buckets::storage_layout),
+        )
+        .route(
+            "/storage/v1/b/{bucket}/iam",
+            get(iam::get_iam).put(iam::set_iam),
         )
         .route(
             "/storage/v1/b/{bucket}/o",

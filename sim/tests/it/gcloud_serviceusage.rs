@@ -105,7 +105,8 @@ async fn gcloud_lists_the_served_apis_enabled() {
     );
     let table = gcloud.ok(&["services", "list", "--enabled"]).await;
     assert!(
-        table.contains("file.googleapis.com              Cloud Filestore API"),
+        // The NAME column is as wide as the longest name, cloudresourcemanager.googleapis.com.
+        table.contains("file.googleapis.com                  Cloud Filestore API"),
         "{table}"
     );
     // --available lists the whole catalogue, enabled or not.
