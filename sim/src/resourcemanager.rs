@@ -7,6 +7,14 @@
 //! | `projects.setIamPolicy` (v1) | `POST /cloudresourcemanager/v1/projects/{p}:setIamPolicy` `{"policy": {...}, "updateMask": "bindings,etag"}` |
 //! | `projects.getIamPolicy` (v3) | `POST /cloudresourcemanager/v3/projects/{p}:getIamPolicy` |
 //! | `projects.setIamPolicy` (v3) | `POST /cloudresourcemanager/v3/projects/{p}:setIamPolicy` |
+//! | `projects.get` (v1) | `GET /cloudresourcemanager/v1/projects/{p}` |
+//! | `projects.get` (v3) | `GET /cloudresourcemanager/v3/projects/{p}` |
+//!
+//! `projects.get` answers the implicit project: v3 `Project` (`name` `projects/NUMBER`,
+//! `projectId`, `state` `ACTIVE`, `displayName` = the id, `etag`), v1 `Project` (`projectNumber`
+//! as an int64 string, `projectId`, `lifecycleState` `ACTIVE`, `name` = the id) — the fields of the
+//! discovery documents' `Project` schemas the simulator can fill; no parent, labels or times. It is
+//! how a client learns a project's number (`gcloud projects describe P`).
 //!
 //! Paths and request shapes are those of the discovery documents (googleapis/google-api-go-client
 //! `cloudresourcemanager/v1/cloudresourcemanager-api.json`: `v1/projects/{resource}:getIamPolicy`;
@@ -44,8 +52,60 @@ use std::sync::Arc;
 /// Routes of this API (full paths, including the simulator's prefix).
 pub fn router() -> Router<Arc<Shared>> {
     Router::new()
-        .route("/cloudresourcemanager/v1/projects/{resource}", post(method))
-        .route("/cloudresourcemanager/v3/projects/{resource}", post(method))
+        .route(
+            "/cloudresourcemanager/v1/projects/{resource}",
+            post(method).get(get_v1),
+        )
+        .route(
+            "/cloudresourcemanager/v3/projects/{resource}",
+            post(method).get(get_v3),
+        )
+}
+
+/// The id and number of the project `segment` names (403 as for any project it cannot show).
+fn project_of(shared: &Shared, segment: &str) -> GcpResult<(String, String)> {
+    if !plausible_project(segment) {
+        return Err(GcpError::new(
+            403,
+            "PERMISSION_DENIED",
+            "forbidden",
+            "The caller does not have permission",
+        ));
+    }
+    shared.read_world(|world, _| {
+        let id = iam::project_key(world, segment);
+        let number = world.project_number(&id);
+        Ok((id, number))
+    })
+}
+
+/// `GET v3/projects/{p}`.
+async fn get_v3(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path(project): Path<String>,
+) -> GcpResult<Response> {
+    let (id, number) = project_of(&shared, &project)?;
+    Ok(http::json(serde_json::json!({
+        "name": format!("projects/{number}"),
+        "projectId": id,
+        "state": "ACTIVE",
+        "displayName": id,
+        "etag": format!("W/\"{number}\""),
+    })))
+}
+
+/// `GET v1/projects/{p}`.
+async fn get_v1(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    Path(project): Path<String>,
+) -> GcpResult<Response> {
+    let (id, number) = project_of(&shared, &project)?;
+    Ok(http::json(serde_json::json!({
+        "projectNumber": number,
+        "projectId": id,
+        "lifecycleState": "ACTIVE",
+        "name": id,
+    })))
 }
 
 /// A project id (6 to 30 lowercase letters, digits or hyphens, a letter first) or number.

@@ -414,3 +414,33 @@ async fn project_policies_need_resource_manager_enabled() {
         .await;
     gcloud.ok(&["projects", "get-iam-policy", PROJECT]).await;
 }
+
+/// `gcloud projects describe` (v1) and the v3 `projects.get` give the project's number.
+#[tokio::test]
+async fn projects_describe_gives_the_number() {
+    let sim = start().await;
+    let gcloud = Gcloud::new(&sim);
+    let described = gcloud.json(&["projects", "describe", PROJECT]).await;
+    assert_eq!(
+        described["projectNumber"],
+        number_of(PROJECT),
+        "{described}"
+    );
+    assert_eq!(described["projectId"], PROJECT);
+    assert_eq!(described["lifecycleState"], "ACTIVE");
+    let (status, v3) = send(reqwest::Client::new().get(format!(
+        "{}/cloudresourcemanager/v3/projects/{}",
+        sim.base_url(),
+        number_of(PROJECT)
+    )))
+    .await;
+    assert_eq!(status, 200, "{v3}");
+    assert_eq!(v3["name"], format!("projects/{}", number_of(PROJECT)));
+    assert_eq!(v3["projectId"], PROJECT);
+    let (status, _) = send(reqwest::Client::new().get(format!(
+        "{}/cloudresourcemanager/v3/projects/NOT_A_PROJECT",
+        sim.base_url()
+    )))
+    .await;
+    assert_eq!(status, 403);
+}
