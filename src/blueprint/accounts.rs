@@ -1,7 +1,9 @@
 //! `[identity]`: the nodes' service account and its project roles, and the Kubernetes service
 //! accounts of the workloads that mount buckets.
 //!
-//! Defaults follow Google's hardening advice: nodes run as a dedicated account rather than the
+//! Without `[identity]`, nodes run as the Compute Engine default account and a3ctl grants nothing
+//! (what blueprints written before the table meant). With it, the defaults follow Google's
+//! hardening advice: nodes run as a dedicated account rather than the
 //! Compute Engine default one (which often has Editor, or nothing at all where an organisation
 //! policy disables automatic grants), holding only `roles/container.defaultNodeServiceAccount`,
 //! the role GKE documents for a least-privilege node account
@@ -79,6 +81,12 @@ fn bad(f: &mut Findings, value: &Sp<String>, message: String, label: &str, help:
 }
 
 pub(crate) fn identity(raw: &RawIdentity, ctx: &mut Ctx) -> Option<Identity> {
+    // Without the table, what blueprints meant before it existed: nodes run as the Compute
+    // Engine default account and nothing is granted (so that an older deployment does not
+    // replace its node pools to change their account).
+    if !raw.present {
+        return Some(Identity::default());
+    }
     let name = ctx.name.clone();
     let f = &mut ctx.f;
     let before = f.0.len();

@@ -113,6 +113,8 @@ pub(crate) struct RawBlueprint {
 
 #[derive(Debug, Default)]
 pub(crate) struct RawIdentity {
+    /// `[identity]` is in the blueprint.
+    pub present: bool,
     pub node_service_account: Str,
     pub node_roles: Option<Sp<Vec<Sp<String>>>>,
     pub workloads: Option<Sp<Vec<Sp<String>>>>,
@@ -374,6 +376,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
     if let Some(t) = root.table("identity", "[identity]".into(), f) {
         t.check_keys(IDENTITY_KEYS, f);
         raw.identity = RawIdentity {
+            present: true,
             node_service_account: t.str("node_service_account", f),
             node_roles: t.str_array("node_roles", f),
             workloads: t.str_array("workloads", f),

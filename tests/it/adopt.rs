@@ -13,6 +13,8 @@ use serde_json::Value;
 
 const P: &str = "my-project";
 const R: &str = "us-central1";
+/// The nodes' service account the A3 High blueprint's `[identity]` names.
+const SA: &str = "a3high-nodes@my-project.iam.gserviceaccount.com";
 const BLUEPRINT: &str = "blueprints/a3-high.toml";
 
 fn gcloud(cx: &TestContext) -> Gcloud {
@@ -100,11 +102,22 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
         ],
     )
     .await;
+    // The nodes' service account and its role, as `[identity]` asks.
+    let mut account = cmd("iam service-accounts create a3high-nodes");
+    account.push("--display-name=a3high GKE nodes".into());
+    all(g, vec![account]).await;
+    all(
+        g,
+        vec![cmd(&format!(
+            "projects add-iam-policy-binding {P} --member=serviceAccount:{SA} --role=roles/container.defaultNodeServiceAccount --condition=None"
+        ))],
+    )
+    .await;
     // GKE runs one operation per cluster at a time: the pools one after the other.
     all(
         g,
         vec![cmd(&format!(
-            "container node-pools create system --cluster=a3high --location={R} --node-locations={R}-c --machine-type=e2-standard-4 --num-nodes=2 --enable-gvnic --disk-size=100 --image-type=COS_CONTAINERD"
+            "container node-pools create system --cluster=a3high --location={R} --node-locations={R}-c --machine-type=e2-standard-4 --num-nodes=2 --enable-gvnic --disk-size=100 --image-type=COS_CONTAINERD --service-account={SA}"
         ))],
     )
     .await;
@@ -116,7 +129,7 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
         })
         .collect();
     let mut pool = cmd(&format!(
-        "container node-pools create a3high --cluster=a3high --location={R} --node-locations={R}-c --machine-type=a3-highgpu-8g --num-nodes=4 --accelerator=type=nvidia-h100-80gb,count=8,gpu-driver-version=default --placement-type=COMPACT --placement-policy=a3high-a3high-placement --enable-gvnic --ephemeral-storage-local-ssd=count=16 --disk-size=200 --image-type=COS_CONTAINERD --no-enable-autoupgrade"
+        "container node-pools create a3high --cluster=a3high --location={R} --node-locations={R}-c --machine-type=a3-highgpu-8g --num-nodes=4 --accelerator=type=nvidia-h100-80gb,count=8,gpu-driver-version=default --placement-type=COMPACT --placement-policy=a3high-a3high-placement --enable-gvnic --ephemeral-storage-local-ssd=count=16 --disk-size=200 --image-type=COS_CONTAINERD --no-enable-autoupgrade --service-account={SA}"
     ));
     pool.extend(networks);
     all(g, vec![pool]).await;
@@ -166,7 +179,15 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
         .expect(0);
     // Adoption is a refresh-time read: the plan makes no mutating request.
     let log = requests(&cx).await;
-    let mutating: Vec<&Value> = log.iter().filter(|e| e["method"] != "GET").collect();
+    let mutating: Vec<&Value> = log
+        .iter()
+        .filter(|e| {
+            common::is_mutation(
+                e["method"].as_str().unwrap_or(""),
+                e["endpoint"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
     assert!(mutating.is_empty(), "plan --adopt mutated: {mutating:?}");
     for (addr, id) in [
         (
@@ -204,8 +225,9 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     ] {
         has(&plan.stdout, &format!("{addr}: adopted existing {id}"));
     }
-    // 5 networks, 5 subnets, 5 firewalls, router, placement, cluster, 2 pools.
-    has(&plan.stdout, "Plan: 20 to adopt,");
+    // 5 networks, 5 subnets, 5 firewalls, router, placement, cluster, 2 pools, the nodes'
+    // service account and its role.
+    has(&plan.stdout, "Plan: 22 to adopt,");
     // Only what gcloud did not build (the cluster's Kubernetes objects) is created; nothing
     // adopted is updated or replaced — not even for the ownership marks gcloud never wrote.
     let actions = headlines(&plan);
@@ -520,7 +542,15 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
     );
     let log = requests(&cx).await;
     assert!(!log.is_empty());
-    let mutating: Vec<&Value> = log.iter().filter(|e| e["method"] != "GET").collect();
+    let mutating: Vec<&Value> = log
+        .iter()
+        .filter(|e| {
+            common::is_mutation(
+                e["method"].as_str().unwrap_or(""),
+                e["endpoint"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
     assert!(mutating.is_empty(), "mutating requests: {mutating:?}");
 
     let recorded = state(&cx, "a3mini");

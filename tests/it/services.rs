@@ -141,14 +141,14 @@ async fn disabled_apis_are_enabled_first_and_left_on_by_destroy() {
         destroy.stdout
     );
     assert!(
-        destroy.stdout.contains("(6 to forget, left in the cloud)."),
+        destroy.stdout.contains("(8 to forget, left in the cloud)."),
         "{}",
         destroy.stdout
     );
     assert!(
         destroy
             .stderr
-            .contains(" 6 left in the cloud and forgotten."),
+            .contains(" 8 left in the cloud and forgotten."),
         "{}",
         destroy.stderr
     );

@@ -48,6 +48,14 @@ impl Run {
     }
 }
 
+/// Whether a request of the simulator's log changes something: anything but a GET, except the
+/// reads Google's APIs make POSTs (`:getIamPolicy`, `:testIamPermissions`).
+pub fn is_mutation(method: &str, endpoint: &str) -> bool {
+    method != "GET"
+        && !endpoint.ends_with(":getIamPolicy")
+        && !endpoint.ends_with(":testIamPermissions")
+}
+
 /// Like the sandbox, the test world holds the reservations the shipped blueprints name
 /// (`a3ctl::commands::session::provide_reservations`), as a project that bought its capacity
 /// would. Their inserts finish by moving the clock a minute (a reservation takes at most 30
