@@ -567,7 +567,26 @@ pub fn apply_set(
             "Specified policy version ({version}) cannot be less than the existing policy version (3). For more information, please refer to {VERSIONS_URL}."
         )));
     }
-    for binding in &bindings {
+    check_bindings(world, target, &bindings)?;
+    if let Target::Project(_) = target {
+        check_project_rules(current, &bindings)?;
+    }
+    Ok(Policy {
+        bindings: normalize(bindings),
+        etag: current.etag.clone(),
+        audit_configs: if in_mask("auditConfigs") {
+            incoming.audit_configs
+        } else {
+            current.audit_configs.clone()
+        },
+    })
+}
+
+/// The checks of each binding: its role, its members (service accounts must exist), its
+/// condition's `title` and `expression`.
+pub fn check_bindings(world: &World, target: Target, bindings: &[Binding]) -> GcpResult<()> {
+    let api = target.api();
+    for binding in bindings {
         check_role(api, target, &binding.role)?;
         if binding.members.is_empty() {
             return Err(api.invalid(format!(
@@ -601,18 +620,7 @@ pub fn apply_set(
             }
         }
     }
-    if let Target::Project(_) = target {
-        check_project_rules(current, &bindings)?;
-    }
-    Ok(Policy {
-        bindings: normalize(bindings),
-        etag: current.etag.clone(),
-        audit_configs: if in_mask("auditConfigs") {
-            incoming.audit_configs
-        } else {
-            current.audit_configs.clone()
-        },
-    })
+    Ok(())
 }
 
 /// The project-only rules of Resource Manager's `setIamPolicy`.
