@@ -25,7 +25,8 @@
 //! disabled API is refused with Google's SERVICE_DISABLED error ([`serviceusage::enforce`]).
 //!
 //! A world file ([`worldspec::WorldSpec`], `SimConfig::world`) sets project numbers, enabled
-//! services, quotas, zone capacity ([`capacity`]) and reservations that exist at start.
+//! services, quotas, zone capacity ([`capacity`]) and reservations, service accounts and project
+//! IAM bindings that exist at start.
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily

@@ -416,7 +416,8 @@ impl SimHandle {
     }
 
     /// The endpoint a Google API client should use for `api` (`compute`, `container`, `file`,
-    /// `artifactregistry`, `storage`): what google-cloud-rust's `with_endpoint` takes.
+    /// `artifactregistry`, `storage`, `serviceusage`, `cloudquotas`, `iam`,
+    /// `cloudresourcemanager`): what google-cloud-rust's `with_endpoint` takes.
     pub fn endpoint(&self, api: &str) -> String {
         match api {
             "compute" | "storage" => self.base_url().to_string(),

@@ -31,17 +31,30 @@
 //! accelerator_type = "nvidia-h100-mega-80gb"
 //! accelerator_count = 8
 //! count = 32
+//!
+//! [[service_accounts]]
+//! project = "my-project"
+//! account_id = "a3-runner"
+//! display_name = "A3 runner"
+//!
+//! [[iam]]                         # a binding of the project's IAM policy
+//! project = "my-project"
+//! role = "roles/artifactregistry.reader"
+//! members = ["serviceAccount:a3-runner@my-project.iam.gserviceaccount.com"]
 //! ```
 //!
 //! Every table refuses unknown fields, so a typo is an error. [`WorldSpec::load`] names the file,
 //! the line and column, and what is wrong — for TOML and type errors (toml's own message) and for
 //! the simulator's checks ([`WorldSpec::check`]: project ids and numbers, services of the Service
 //! Usage catalogue with their dependencies, quota metrics, regions and families, capacity zones
-//! and machine types, reservations checked as Compute checks an insert).
+//! and machine types, reservations checked as Compute checks an insert, service accounts as IAM
+//! checks a create, bindings as Resource Manager checks a `setIamPolicy` — roles, members, service
+//! accounts that exist (the file's own or Google-managed ones), no `allUsers` — except that a
+//! `user:` may be made owner: the file describes the world, it does not invite anyone).
 //!
 //! **What applies when.** Project numbers, quotas and capacity are configuration: they apply at
-//! every start, also to a world loaded from a `--persist` file. Services and reservations are
-//! state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
+//! every start, also to a world loaded from a `--persist` file. Services, reservations, service
+//! accounts and IAM bindings are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
 //! file (which has its own, possibly changed since). Seeded reservations are READY from the start
 //! and count against quota and zone capacity like any other; one that does not fit stops the
 //! start. A project number replaces the simulator's derived number everywhere a project is named
@@ -50,6 +63,7 @@
 
 use crate::capacity::{self, CapacityConfig, Model};
 use crate::compute::{self, Life, Resource};
+use crate::iam::{self, policy};
 use crate::quotas::{self, QuotaConfig, QuotaLimit};
 use crate::serviceusage;
 use crate::world::{Ctx, World};
@@ -76,6 +90,78 @@ pub struct WorldSpec {
     /// Reservations that exist in a fresh world (`[[reservations]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reservations: Vec<ReservationSpec>,
+    /// Service accounts that exist in a fresh world (`[[service_accounts]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub service_accounts: Vec<ServiceAccountSpec>,
+    /// Bindings added to projects' IAM policies in a fresh world (`[[iam]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iam: Vec<IamBindingSpec>,
+}
+
+/// A service account, as `gcloud iam service-accounts create` would make it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceAccountSpec {
+    /// The project id (the email is `ACCOUNT_ID@PROJECT.iam.gserviceaccount.com`).
+    pub project: String,
+    /// 6 to 30 characters, `[a-z]([-a-z0-9]*[a-z0-9])`.
+    pub account_id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub display_name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
+impl ServiceAccountSpec {
+    pub fn email(&self) -> String {
+        format!(
+            "{}@{}.iam.gserviceaccount.com",
+            self.account_id, self.project
+        )
+    }
+}
+
+/// One binding of a project's IAM policy, added to the project's default policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IamBindingSpec {
+    /// The project id.
+    pub project: String,
+    /// `roles/NAME`, `projects/P/roles/NAME` or `organizations/O/roles/NAME`.
+    pub role: String,
+    /// Members as policies write them (`user:`, `serviceAccount:`, `group:`, `domain:`,
+    /// `principal://`, `principalSet://`).
+    pub members: Vec<String>,
+    /// An IAM condition, kept as given (the policy becomes version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<ConditionSpec>,
+}
+
+/// An IAM condition (`google.type.Expr`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionSpec {
+    pub title: String,
+    pub expression: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl IamBindingSpec {
+    /// The binding as a policy holds it.
+    pub fn binding(&self) -> iam::Binding {
+        iam::Binding {
+            role: self.role.clone(),
+            members: self.members.clone(),
+            condition: self.condition.as_ref().map(|c| {
+                let mut expr = json!({ "title": c.title, "expression": c.expression });
+                if let Some(d) = &c.description {
+                    expr["description"] = json!(d);
+                }
+                expr
+            }),
+        }
+    }
 }
 
 /// One project.
@@ -181,6 +267,8 @@ enum Entry {
     Capacity,
     CapacityZone(usize),
     Reservation(usize),
+    ServiceAccount(usize),
+    Iam(usize),
 }
 
 /// A problem the simulator's checks find, in an entry.
@@ -271,6 +359,12 @@ impl WorldSpec {
                     self.reservations[i].name
                 )
             }
+            Entry::ServiceAccount(i) => format!(
+                "[[service_accounts]] #{} ({})",
+                i + 1,
+                self.service_accounts[i].account_id
+            ),
+            Entry::Iam(i) => format!("[[iam]] #{} ({})", i + 1, self.iam[i].role),
         }
     }
 
@@ -380,6 +474,53 @@ impl WorldSpec {
                 );
             }
         }
+        // Service accounts and bindings are checked against a world holding the file's accounts.
+        let mut world = World::new(0, chrono::DateTime::UNIX_EPOCH);
+        world.project_numbers = self.project_numbers();
+        for (i, account) in self.service_accounts.iter().enumerate() {
+            let entry = Entry::ServiceAccount(i);
+            if !valid_project_id(&account.project) {
+                push(entry, format!("`{}` is not a project id", account.project));
+                continue;
+            }
+            if let Err(e) = iam::check_account_id(&account.account_id)
+                .and_then(|()| iam::check_account_text(&account.display_name, &account.description))
+            {
+                push(entry, e.message);
+                continue;
+            }
+            if let Err(e) = iam::insert_account(
+                &mut world,
+                &account.project,
+                &account.account_id,
+                account.display_name.clone(),
+                account.description.clone(),
+            ) {
+                push(entry, e.message);
+            }
+        }
+        for (i, binding) in self.iam.iter().enumerate() {
+            let entry = Entry::Iam(i);
+            if !valid_project_id(&binding.project) {
+                push(entry, format!("`{}` is not a project id", binding.project));
+                continue;
+            }
+            if binding
+                .members
+                .iter()
+                .any(|m| m == "allUsers" || m == "allAuthenticatedUsers")
+            {
+                push(
+                    entry,
+                    "a project's policy cannot grant allUsers or allAuthenticatedUsers".into(),
+                );
+                continue;
+            }
+            let target = policy::Target::Project(&binding.project);
+            if let Err(e) = policy::check_bindings(&world, target, &[binding.binding()]) {
+                push(entry, e.message);
+            }
+        }
         out
     }
 }
@@ -416,6 +557,10 @@ struct Spans {
     capacity: Option<toml::Spanned<CapacitySpans>>,
     #[serde(default)]
     reservations: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    service_accounts: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    iam: Vec<toml::Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -432,6 +577,8 @@ fn locate(text: &str, entry: Entry) -> Option<usize> {
         Entry::Project(i) => start(&spans.projects, i),
         Entry::Quota(i) => start(&spans.quotas, i),
         Entry::Reservation(i) => start(&spans.reservations, i),
+        Entry::ServiceAccount(i) => start(&spans.service_accounts, i),
+        Entry::Iam(i) => start(&spans.iam, i),
         Entry::Capacity => spans.capacity.map(|c| c.span().start),
         Entry::CapacityZone(i) => spans
             .capacity
@@ -440,14 +587,45 @@ fn locate(text: &str, entry: Entry) -> Option<usize> {
 }
 
 /// Seeds a fresh world with what the spec says exists at the start: each project's enabled
-/// services and the reservations, READY, checked against quota and zone capacity like an insert
-/// (one that does not fit is an error). Never called for a world loaded from a persist file.
+/// services, the reservations, READY, checked against quota and zone capacity like an insert
+/// (one that does not fit is an error), the service accounts, and the IAM bindings added to their
+/// projects' default policies. Never called for a world loaded from a persist file.
 pub fn seed(world: &mut World, cx: &Ctx, spec: &WorldSpec) -> Result<(), String> {
     for project in &spec.projects {
         if let Some(services) = &project.services {
             let set = services.iter().cloned().collect();
             world.serviceusage.projects.insert(project.id.clone(), set);
         }
+    }
+    for (i, account) in spec.service_accounts.iter().enumerate() {
+        iam::insert_account(
+            world,
+            &account.project,
+            &account.account_id,
+            account.display_name.clone(),
+            account.description.clone(),
+        )
+        .map_err(|e| format!("{}: {}", spec.label(Entry::ServiceAccount(i)), e.message))?;
+    }
+    let mut projects: Vec<&str> = spec.iam.iter().map(|b| b.project.as_str()).collect();
+    projects.sort_unstable();
+    projects.dedup();
+    for project in projects {
+        let current = iam::project_policy(world, project);
+        let mut bindings = current.bindings;
+        bindings.extend(
+            spec.iam
+                .iter()
+                .filter(|b| b.project == project)
+                .map(IamBindingSpec::binding),
+        );
+        let mut seeded = iam::Policy::with_bindings(bindings, String::new());
+        seeded.audit_configs = current.audit_configs;
+        seeded.etag = policy::next_etag(world);
+        world
+            .iam
+            .project_policies
+            .insert(project.to_string(), seeded);
     }
     let config = &cx.shared.config;
     for (i, r) in spec.reservations.iter().enumerate() {
@@ -504,6 +682,58 @@ mod tests {
         assert!(!capacity.zones.is_empty());
         assert!(spec.check().is_ok());
         assert!(spec.reservations.iter().all(|r| r.specific_required));
+        assert!(!spec.service_accounts.is_empty());
+        assert!(!spec.iam.is_empty());
+    }
+
+    #[test]
+    fn service_accounts_and_bindings_are_checked_as_iam_checks_them() {
+        let ok = "\
+[[service_accounts]]
+project = \"my-project\"
+account_id = \"a3-runner\"
+
+[[iam]]
+project = \"my-project\"
+role = \"roles/owner\"
+members = [\"user:someone@example.com\", \"serviceAccount:a3-runner@my-project.iam.gserviceaccount.com\"]
+";
+        let spec = parse(ok).expect("valid");
+        assert_eq!(
+            spec.service_accounts[0].email(),
+            "a3-runner@my-project.iam.gserviceaccount.com"
+        );
+        let err = parse("[[service_accounts]]\nproject = \"my-project\"\naccount_id = \"ab\"\n")
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "world.toml:1:1: [[service_accounts]] #1 (ab): The account ID \"ab\" does not have a length between 6 and 30."
+        );
+        let twice = "[[service_accounts]]\nproject = \"my-project\"\naccount_id = \"a3-runner\"\n\n[[service_accounts]]\nproject = \"my-project\"\naccount_id = \"a3-runner\"\n";
+        let err = parse(twice).unwrap_err();
+        assert!(
+            err.starts_with("world.toml:5:1: [[service_accounts]] #2 (a3-runner): Service account a3-runner already exists within project projects/my-project."),
+            "{err}"
+        );
+        let ghost = "[[iam]]\nproject = \"my-project\"\nrole = \"roles/viewer\"\nmembers = [\"serviceAccount:ghost-acct@my-project.iam.gserviceaccount.com\"]\n";
+        assert_eq!(
+            parse(ghost).unwrap_err(),
+            "world.toml:1:1: [[iam]] #1 (roles/viewer): Service account ghost-acct@my-project.iam.gserviceaccount.com does not exist."
+        );
+        let public = "[[iam]]\nproject = \"my-project\"\nrole = \"roles/viewer\"\nmembers = [\"allUsers\"]\n";
+        assert!(parse(public).unwrap_err().contains("cannot grant allUsers"));
+        let untyped = "[[iam]]\nproject = \"my-project\"\nrole = \"roles/viewer\"\nmembers = [\"a@example.com\"]\n";
+        assert!(
+            parse(untyped)
+                .unwrap_err()
+                .contains("Policy members must be of the form")
+        );
+        let extra = "[[iam]]\nproject = \"my-project\"\nrole = \"roles/viewer\"\nmember = []\n";
+        assert!(
+            parse(extra)
+                .unwrap_err()
+                .starts_with("world.toml:4:1: unknown field `member`")
+        );
     }
 
     #[test]

@@ -360,6 +360,21 @@ pub fn check_account_id(id: &str) -> GcpResult<()> {
     Ok(())
 }
 
+/// The limits of `displayName` (100 bytes) and `description` (256 bytes).
+pub fn check_account_text(display_name: &str, description: &str) -> GcpResult<()> {
+    if display_name.len() > 100 {
+        return Err(bad_request(
+            "The display name of a service account cannot exceed 100 bytes.",
+        ));
+    }
+    if description.len() > 256 {
+        return Err(bad_request(
+            "The description of a service account cannot exceed 256 bytes.",
+        ));
+    }
+    Ok(())
+}
+
 fn string_field(value: &Value, key: &str, at: &str) -> GcpResult<String> {
     match value.get(key) {
         None | Some(Value::Null) => Ok(String::new()),
@@ -423,41 +438,44 @@ async fn create(
         ));
     }
     check_account_id(&account_id)?;
-    if display_name.len() > 100 {
-        return Err(bad_request(
-            "The display name of a service account cannot exceed 100 bytes.",
-        ));
-    }
-    if description.len() > 256 {
-        return Err(bad_request(
-            "The description of a service account cannot exceed 256 bytes.",
-        ));
-    }
+    check_account_text(&display_name, &description)?;
     shared.with_world(|world, _| {
         let project = project_key(world, &project);
-        let email = format!("{account_id}@{project}.iam.gserviceaccount.com");
-        if world.iam.accounts.contains_key(&email) {
-            return Err(GcpError::already_exists(format!(
-                "Service account {account_id} already exists within project projects/{project}."
-            ))
-            .with_detail(json!({
-                "@type": "type.googleapis.com/google.rpc.ResourceInfo",
-                "resourceName": format!("projects/{project}/serviceAccounts/{email}"),
-            })));
-        }
-        let seq = world.next_seq();
-        let unique_id = unique_id_from(fnv(&email) ^ seq ^ world.seed.rotate_left(17));
-        let account = ServiceAccount {
-            project,
-            email: email.clone(),
-            unique_id,
-            display_name,
-            description,
-        };
-        let answer = account.to_json();
-        world.iam.accounts.insert(email, account);
-        Ok(http::json(answer))
+        let account = insert_account(world, &project, &account_id, display_name, description)?;
+        Ok(http::json(account.to_json()))
     })
+}
+
+/// Creates account `account_id` in project `project` (its key), checked as `create` checks it
+/// after the account id: 409 if the project has it already.
+pub fn insert_account(
+    world: &mut World,
+    project: &str,
+    account_id: &str,
+    display_name: String,
+    description: String,
+) -> GcpResult<ServiceAccount> {
+    let email = format!("{account_id}@{project}.iam.gserviceaccount.com");
+    if world.iam.accounts.contains_key(&email) {
+        return Err(GcpError::already_exists(format!(
+            "Service account {account_id} already exists within project projects/{project}."
+        ))
+        .with_detail(json!({
+            "@type": "type.googleapis.com/google.rpc.ResourceInfo",
+            "resourceName": format!("projects/{project}/serviceAccounts/{email}"),
+        })));
+    }
+    let seq = world.next_seq();
+    let unique_id = unique_id_from(fnv(&email) ^ seq ^ world.seed.rotate_left(17));
+    let account = ServiceAccount {
+        project: project.to_string(),
+        email: email.clone(),
+        unique_id,
+        display_name,
+        description,
+    };
+    world.iam.accounts.insert(email, account.clone());
+    Ok(account)
 }
 
 /// Where a get or delete looks: the account segment of the path and its project segment.

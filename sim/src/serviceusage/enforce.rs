@@ -77,7 +77,9 @@ pub fn consumer_segment(world: &World, path: &str, query: &Query) -> Option<Stri
             return segments
                 .get(i + 3)
                 .filter(|_| segments.get(i + 2) == Some(&"serviceAccounts"))
-                .and_then(|email| crate::iam::project_of_email(email));
+                .and_then(|email| {
+                    crate::iam::project_of_email(&crate::storage::percent_decode(email))
+                });
         }
         return Some(project.to_string());
     }

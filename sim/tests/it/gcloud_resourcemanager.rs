@@ -148,6 +148,22 @@ async fn gcloud_edits_the_project_policy() {
         "{read}"
     );
 
+    // The last user owner stays.
+    let err = gcloud
+        .fails(&[
+            "projects",
+            "remove-iam-policy-binding",
+            PROJECT,
+            "--member=user:sim-owner@example.com",
+            "--role=roles/owner",
+            "--condition=None",
+        ])
+        .await;
+    assert!(
+        err.contains("INVALID_ARGUMENT: Request contains an invalid argument."),
+        "{err}"
+    );
+
     // A deleted account's bindings name it as deleted, with its unique id.
     gcloud
         .ok(&[

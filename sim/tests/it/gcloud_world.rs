@@ -2,7 +2,8 @@
 //! project by number (Service Usage, Cloud Quotas, `project-info`, the SERVICE_DISABLED error)
 //! and accepted in place of the id; the configured services enabled and no other; the quotas and
 //! capacity of the file enforced; a reservation that exists from the start, READY and counted;
-//! and a persisted world that is not seeded again while the file's configuration still applies.
+//! service accounts and project IAM bindings that exist from the start; and a persisted world
+//! that is not seeded again while the file's configuration still applies.
 
 use crate::gcloud_support::{Gcloud, send};
 use a3ctl_sim::{SimConfig, SimHandle, WorldSpec};
@@ -258,5 +259,81 @@ async fn a_seeded_reservation_beyond_quota_or_capacity_stops_the_start() {
         err,
         "world file: [[reservations]] #1 (seeded): Quota 'CPUS' exceeded.  Limit: 400.0 in region \
          us-central1."
+    );
+}
+
+const IAM_WORLD: &str = r#"
+[[projects]]
+id = "world-test"
+number = "123456789012"
+
+[[service_accounts]]
+project = "world-test"
+account_id = "a3-runner"
+display_name = "A3 runner"
+
+[[iam]]
+project = "world-test"
+role = "roles/artifactregistry.reader"
+members = ["serviceAccount:a3-runner@world-test.iam.gserviceaccount.com"]
+
+[[iam]]
+project = "world-test"
+role = "roles/owner"
+members = ["user:lead@example.com"]
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_world_file_seeds_service_accounts_and_project_bindings_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let persist = dir.path().join("world.json");
+    let sim = start(world(&dir, IAM_WORLD), Some(persist.clone())).await;
+    let cli = Gcloud::in_project(&sim, PROJECT);
+    let runner = "a3-runner@world-test.iam.gserviceaccount.com";
+    let account = cli
+        .json(&["iam", "service-accounts", "describe", runner])
+        .await;
+    assert_eq!(account["displayName"], "A3 runner");
+    let policy = cli.json(&["projects", "get-iam-policy", NUMBER]).await;
+    let members = |policy: &Value, role: &str| -> Vec<String> {
+        policy["bindings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["role"] == role)
+            .flat_map(|b| b["members"].as_array().cloned().unwrap_or_default())
+            .map(|m| m.as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(
+        members(&policy, "roles/artifactregistry.reader"),
+        vec![format!("serviceAccount:{runner}")]
+    );
+    assert_eq!(
+        members(&policy, "roles/owner"),
+        vec!["user:lead@example.com", "user:sim-owner@example.com"]
+    );
+    assert_eq!(
+        members(&policy, "roles/editor"),
+        vec![format!(
+            "serviceAccount:{NUMBER}-compute@developer.gserviceaccount.com"
+        )]
+    );
+
+    // Deleted, then restarted from the persisted world: not seeded again.
+    cli.ok(&["iam", "service-accounts", "delete", runner, "--quiet"])
+        .await;
+    drop(sim);
+    let sim = start(world(&dir, IAM_WORLD), Some(persist)).await;
+    let cli = Gcloud::in_project(&sim, PROJECT);
+    let err = cli
+        .fails(&["iam", "service-accounts", "describe", runner])
+        .await;
+    assert!(err.contains("NOT_FOUND: Unknown service account"), "{err}");
+    let policy = cli.json(&["projects", "get-iam-policy", PROJECT]).await;
+    assert!(
+        members(&policy, "roles/artifactregistry.reader")[0]
+            .starts_with(&format!("deleted:serviceAccount:{runner}?uid=")),
+        "{policy}"
     );
 }
