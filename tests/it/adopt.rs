@@ -247,7 +247,7 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     let inventory_before = cx.inventory_text();
     let apply = cx.run(&["apply", "adopt.plan"]).await.expect(0);
     has(&apply.stderr, "cluster.main: adopted existing");
-    has(&apply.stderr, "Resources: 20 adopted,");
+    has(&apply.stderr, "Resources: 22 adopted,");
     let recorded = state(&cx, "a3high");
     assert_eq!(
         recorded["resources"]["network.gpu-0"]["id"],
@@ -258,8 +258,8 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
         recorded["resources"]["node_pool.a3high"]["dependencies"]
             .as_array()
             .map(Vec::len),
-        Some(7),
-        "cluster, router, 4 GPU subnets and the placement policy"
+        Some(9),
+        "cluster, router, the nodes' account and its role, 4 GPU subnets and the placement policy"
     );
     // The adopted Google Cloud resources are untouched: only Kubernetes objects were added.
     let strip = |v: &str| -> Value {

@@ -20,6 +20,7 @@ mod converge;
 mod files;
 mod guards;
 mod hints;
+mod identity;
 mod init;
 mod kubeconfig;
 mod kueue;
