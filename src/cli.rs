@@ -449,6 +449,14 @@ pub struct InitArgs {
     /// Name of Kueue's LocalQueue for GPU jobs. Default: `a3-queue`.
     #[arg(long, help_heading = "Answers")]
     pub queue: Option<String>,
+    /// The nodes' service account: an account id a3ctl creates, or an existing account's email.
+    /// Default: `<name>-nodes`.
+    #[arg(long, help_heading = "Answers")]
+    pub node_service_account: Option<String>,
+    /// The Kubernetes service account (`NAMESPACE/NAME`) whose pods use the mounted buckets.
+    /// Default: `default/default`.
+    #[arg(long, help_heading = "Answers")]
+    pub workload: Option<String>,
     /// State backend: `local` (a file under `state/`) or `gcs` (a bucket, shared and locked).
     /// Default: local.
     #[arg(long, value_enum, help_heading = "Answers")]

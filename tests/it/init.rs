@@ -311,7 +311,11 @@ fn a3_high_path_with_invalid_answers_asked_again() {
         "Create an Artifact Registry repository?",
         "Create Cloud Storage buckets?",
     ]);
-    s.defaults(&["Install Kueue?", "Queue name", "State backend"]);
+    s.defaults(&["Install Kueue?", "Queue name"]);
+    s.answer("Node service account", "x\r");
+    s.expect("`x` is not a valid service account id");
+    s.answer("Node service account", ENTER);
+    s.defaults(&["Workload service account", "State backend"]);
     s.expect("4 GPU subnets, 192.168.0.0/24 to 192.168.3.0/24");
     s.answer("Keep these ranges?", ENTER);
     s.expect("Next:");
@@ -380,6 +384,8 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Mount the buckets in pods with GCS FUSE?",
         "Install Kueue?",
         "Queue name",
+        "Node service account",
+        "Workload service account",
         "State backend",
         "Keep these ranges?",
     ]);
@@ -397,6 +403,8 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "name = \"mega-project-a3mega-ckpt\"",
         "mount = true",
         "stack = \"2026-01\"",
+        "node_service_account = \"a3mega-nodes\"",
+        "workloads = [\"default/default\"]",
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
@@ -435,6 +443,8 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Mount the buckets in pods with GCS FUSE?",
         "Install Kueue?",
         "Queue name",
+        "Node service account",
+        "Workload service account",
         "State backend",
         "Keep these ranges?",
     ]);
@@ -679,6 +689,8 @@ fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
         "Create Cloud Storage buckets?",
         "Install Kueue?",
         "Queue name",
+        "Node service account",
+        "Workload service account",
         "State backend",
     ]);
     s.answer("Keep these ranges?", ENTER);

@@ -44,6 +44,9 @@ fn table_comment(path: &str) -> Option<&'static str> {
         "software.kueue" => {
             "# Kueue queues GPU jobs: a ClusterQueue for the GPU pools and a LocalQueue named `queue`.\n"
         }
+        "identity" => {
+            "# Who the nodes and the workloads are to Google Cloud: the nodes' service account and the\n# Kubernetes service account whose pods read and write the mounted buckets.\n"
+        }
         "state" => {
             "# Where a3ctl records what it created: a local file, or a GCS bucket (shared, locked).\n"
         }

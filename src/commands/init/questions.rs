@@ -73,6 +73,7 @@ pub fn ask(w: &mut Wizard, args: &InitArgs, found: &Found) -> Result<(), Interru
     )?;
     storage(w, args)?;
     kueue(w, args)?;
+    identity(w, args)?;
     state(w, args)?;
     network(w, args)
 }
@@ -555,6 +556,46 @@ fn kueue(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
             &[existing, Some("a3-queue".into())],
         )?;
     }
+    Ok(())
+}
+
+/// `[identity]`: the nodes' account and the workloads' Kubernetes service account.
+fn identity(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("Identity");
+    // Asked first in the wizard; empty only in a draft without one.
+    let name = w.draft.get_str("name").unwrap_or_default();
+    let existing = w.draft.get_str("identity.node_service_account");
+    w.text(
+        &q(
+            "identity.node_service_account",
+            "--node-service-account",
+            "Node service account",
+            "The account the nodes run as. An account id (6 to 30 lowercase letters, digits and\nhyphens): a3ctl creates it with only the role GKE nodes need and lets it read the\nblueprint's repositories. Or the email of an existing account, used as it is.",
+        ),
+        Kind::Text,
+        args.node_service_account.clone(),
+        &[existing, Some(format!("{name}-nodes"))],
+    )?;
+    let existing = w
+        .draft
+        .get("identity.workloads")
+        .and_then(|v| v.as_array()?.get(0)?.as_str().map(str::to_string));
+    let write = |draft: &mut Draft, value: &str| {
+        let list: toml_edit::Array = [value].into_iter().collect();
+        draft.set("identity.workloads", list, None);
+    };
+    w.text(
+        &Question {
+            key: "identity.workloads",
+            flag: "--workload",
+            prompt: "Workload service account",
+            help: "The Kubernetes service account (NAMESPACE/NAME) whose pods read and write the mounted\nbuckets through Workload Identity.",
+            write: Some(&write),
+        },
+        Kind::Text,
+        args.workload.clone(),
+        &[existing, Some("default/default".into())],
+    )?;
     Ok(())
 }
 

@@ -30,6 +30,7 @@ pub const ORDER: &[&str] = &[
     "artifact_registry",
     "bucket",
     "software.kueue",
+    "identity",
     "state",
     "network",
 ];
