@@ -787,6 +787,21 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
     };
     let free = live.count.saturating_sub(in_use);
     check.available = format!("{free} free of {}", live.count);
+    // A pool names its reservation (SPECIFIC_RESERVATION affinity), which GKE accepts only for a
+    // reservation that VMs must name: "Specified reservations [R] can not be targeted as
+    // specificReservationRequired is not set"
+    // (<https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations>).
+    if !live.specific_reservation_required {
+        check.available = format!("{free} free of {}, open to any VM", live.count);
+        check.problem = Some(format!(
+            "reservation `{}` does not require VMs to name it (specificReservationRequired is not set), so GKE refuses a pool that targets it",
+            demand.name
+        ));
+        check.fix = Some(format!(
+            "use a reservation created with --require-specific-reservation, or create one: {create}"
+        ));
+        return check;
+    }
     if live.machine_type != demand.machine_type {
         check.available = format!("{} × {}", live.count, live.machine_type);
         check.problem = Some(format!(

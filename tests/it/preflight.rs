@@ -479,3 +479,30 @@ async fn each_quota_class_refuses_the_plan_naming_its_metric() {
         refused_on(&cx, "blueprints/a3-high.toml", subject, problem, fix).await;
     }
 }
+
+/// A reservation open to any VM (created without `--require-specific-reservation`) cannot be
+/// targeted by name, which is how a pool consumes one: refused with the flag that fixes it.
+#[tokio::test]
+async fn a_reservation_that_does_not_require_naming_cannot_be_targeted() {
+    let cx = TestContext::new().await;
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&[
+            "compute",
+            "reservations",
+            "create",
+            "open",
+            "--zone=us-central1-a",
+            "--vm-count=4",
+            "--machine-type=a3-megagpu-8g",
+            "--accelerator=count=8,type=nvidia-h100-mega-80gb",
+        ])
+        .await;
+    assert!(ok, "gcloud reservations create failed:\n{out}\n{err}");
+    refused(
+        &cx,
+        &mega_with(&cx, "open"),
+        "reservation `open` does not require VMs to name it (specificReservationRequired is not set), so GKE refuses a pool that targets it",
+        "use a reservation created with --require-specific-reservation",
+    )
+    .await;
+}
