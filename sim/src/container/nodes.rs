@@ -1,6 +1,6 @@
 //! The nodes of a node pool as GKE creates them: instance groups per zone, node names
-//! (`gke-<cluster>-<pool>-<8 hex>-<4 chars>`), GKE's labels and taints, and the hand-over to the
-//! Kubernetes side.
+//! (`gke-<cluster>-<pool>-<8 hex>-<4 chars>`), GKE's labels and taints, the service account the
+//! nodes run as, and the hand-over to the Kubernetes side.
 
 use super::rules::count_of;
 use super::{NodePool, fingerprint, region_of};
@@ -9,6 +9,10 @@ use crate::world::{Ctx, World};
 use rand::Rng;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+
+/// The node label of pools whose `workloadMetadataConfig.mode` is `GKE_METADATA`
+/// (GoogleCloudPlatform/gcs-fuse-csi-driver `pkg/cloud_provider/clientset`).
+pub const GKE_METADATA_LABEL: &str = "iam.gke.io/gke-metadata-server-enabled";
 
 /// `gke-<cluster>-<pool>` with cluster and pool names shortened to 32 characters together, as
 /// GKE shortens instance-group and node names.
@@ -60,6 +64,11 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
             }
         }
     }
+    let account = super::node_pools::node_service_account(
+        world,
+        &world.container.clusters[key].project,
+        &pool.resource["config"],
+    );
     let Some(cluster) = world.container.clusters.get_mut(key) else {
         return;
     };
@@ -68,7 +77,7 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
         return;
     };
     pool.groups = groups;
-    let nodes = node_specs(&cluster_name, pool);
+    let nodes = node_specs(&cluster_name, pool, &account);
     world.kube.set_pool_nodes(key, pool_name, nodes, cx.now);
 }
 
@@ -95,8 +104,8 @@ pub fn shape(machine: &str) -> (u32, String) {
     (cpus, format!("{}Gi", cpus * per_cpu))
 }
 
-/// The nodes of a pool, with GKE's labels and taints.
-pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
+/// The nodes of a pool, with GKE's labels and taints, running as `service_account`.
+pub fn node_specs(cluster_name: &str, pool: &NodePool, service_account: &str) -> Vec<NodeSpec> {
     let config = &pool.resource["config"];
     let machine = config["machineType"].as_str().unwrap_or("e2-medium");
     let accelerator = config["accelerators"]
@@ -157,6 +166,11 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
             if config["spot"] == json!(true) {
                 label("cloud.google.com/gke-spot", "true");
             }
+            // The label GKE puts on nodes that run the GKE metadata server, which the GCS FUSE
+            // CSI driver reads (`clientset.GkeMetaDataServerKey`).
+            if config["workloadMetadataConfig"]["mode"] == json!("GKE_METADATA") {
+                label(GKE_METADATA_LABEL, "true");
+            }
             if gpus > 0 {
                 label("cloud.google.com/gke-accelerator", accelerator_type);
                 if managed_driver {
@@ -189,6 +203,7 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
                 managed_driver,
                 cpu: cpus.to_string(),
                 memory: memory.clone(),
+                service_account: service_account.to_string(),
             });
         }
     }

@@ -141,6 +141,11 @@ pub struct NodeSpec {
     pub managed_driver: bool,
     pub cpu: String,
     pub memory: String,
+    /// The email of the IAM service account the node runs as (its pool's `config.serviceAccount`,
+    /// `default` resolved to the project's Compute Engine default service account); empty in
+    /// worlds saved before nodes carried it, read as that default account.
+    #[serde(default)]
+    pub service_account: String,
 }
 
 /// Cluster add-ons whose Kubernetes side the simulator models.
