@@ -10,10 +10,6 @@ use rand::Rng;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-/// The node label of pools whose `workloadMetadataConfig.mode` is `GKE_METADATA`
-/// (GoogleCloudPlatform/gcs-fuse-csi-driver `pkg/cloud_provider/clientset`).
-pub const GKE_METADATA_LABEL: &str = "iam.gke.io/gke-metadata-server-enabled";
-
 /// `gke-<cluster>-<pool>` with cluster and pool names shortened to 32 characters together, as
 /// GKE shortens instance-group and node names.
 pub fn node_prefix(cluster: &str, pool: &str) -> String {
@@ -169,7 +165,7 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool, service_account: &str) ->
             // The label GKE puts on nodes that run the GKE metadata server, which the GCS FUSE
             // CSI driver reads (`clientset.GkeMetaDataServerKey`).
             if config["workloadMetadataConfig"]["mode"] == json!("GKE_METADATA") {
-                label(GKE_METADATA_LABEL, "true");
+                label(crate::kube::controllers::access::METADATA_LABEL, "true");
             }
             if gpus > 0 {
                 label("cloud.google.com/gke-accelerator", accelerator_type);

@@ -16,7 +16,8 @@
 //! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
 //! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
 //! [`selectors`], [`watch`], [`table`] (server-side printing) and [`controllers`] (nodes,
-//! DaemonSets, Deployments, CRDs, namespaces, add-ons, volumes), run lazily by [`tick`].
+//! DaemonSets, Deployments, CRDs, namespaces, add-ons, volumes, pods and their events), run lazily
+//! by [`tick`].
 
 // Handlers return `Result<_, Status>`; a Status is a few strings and rarely built, so its size
 // on the error path does not matter.
@@ -316,8 +317,8 @@ pub fn tick(world: &mut World, cx: &Ctx) -> bool {
     // The clusters are taken out while they tick so that delays can be drawn from the world.
     let mut clusters = std::mem::take(&mut world.kube.clusters);
     let mut changed = false;
-    for cluster in clusters.values_mut() {
-        changed |= controllers::tick_cluster(world, cx, cluster);
+    for (key, cluster) in clusters.iter_mut() {
+        changed |= controllers::tick_cluster(world, cx, key, cluster);
     }
     world.kube.clusters = clusters;
     changed
