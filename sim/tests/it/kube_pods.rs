@@ -1,7 +1,9 @@
 //! Pods on a GKE cluster made with gcloud, driven with kubectl: the scheduler and the kubelet, Cloud
 //! Storage FUSE volumes that mount only with Workload Identity Federation, the driver, the GKE
 //! metadata server, the sidecar annotation and a role on the bucket — each failure with GKE's
-//! `FailedMount` text — and the retries that start a pod once IAM is fixed.
+//! `FailedMount` text —, images of the project's Artifact Registry that the node's service account
+//! must be allowed to pull (`ErrImagePull`, `ImagePullBackOff`), and the retries that start a pod
+//! once IAM is fixed.
 
 use crate::gcloud_support::{Gcloud, PROJECT};
 use crate::kube_support::Cluster;
@@ -12,10 +14,18 @@ use serde_json::Value;
 /// A simulator with a GKE cluster `c1` in `PROJECT` (one `e2-standard-4` node in us-central1-a),
 /// made with gcloud with `flags` added, and kubectl pointed at it.
 pub async fn gke_cluster(flags: &[&str]) -> (Cluster, Gcloud) {
+    gke_cluster_after(&[], flags).await
+}
+
+/// [`gke_cluster`], running the gcloud commands `first` before the cluster is made.
+pub async fn gke_cluster_after(first: &[&[&str]], flags: &[&str]) -> (Cluster, Gcloud) {
     let sim = a3ctl_sim::start(SimConfig::default())
         .await
         .expect("simulator starts");
     let gcloud = Gcloud::new(&sim);
+    for command in first {
+        gcloud.ok(command).await;
+    }
     gcloud
         .ok(&[
             "compute",
@@ -494,4 +504,290 @@ async fn without_workload_identity_no_token_can_be_had() {
         ),
         "{err}"
     );
+}
+
+/// A pod running `image`, with `extra` spec fields (YAML lines under `spec:`).
+fn image_pod(name: &str, image: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+{extra}  containers:
+  - name: main
+    image: {image}
+"
+    )
+}
+
+/// `(reason, message, count)` of a pod's events with `reason`.
+async fn events_of(cluster: &Cluster, pod: &str, reason: &str) -> Vec<(String, i64)> {
+    let events: Value = serde_json::from_str(
+        &cluster
+            .kubectl_ok(&[
+                "get",
+                "events",
+                "--field-selector",
+                &format!("involvedObject.name={pod}"),
+                "-o",
+                "json",
+            ])
+            .await,
+    )
+    .unwrap();
+    let mut out: Vec<(String, i64)> = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["reason"] == reason)
+        .map(|e| {
+            (
+                e["message"].as_str().unwrap().to_string(),
+                e["count"].as_i64().unwrap_or(1),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+async fn waiting(cluster: &Cluster, pod: &str) -> Value {
+    let pod: Value =
+        serde_json::from_str(&cluster.kubectl_ok(&["get", "pod", pod, "-o", "json"]).await)
+            .unwrap();
+    pod["status"]["containerStatuses"][0]["state"]["waiting"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_of_the_projects_registry_need_a_reader_role_for_the_nodes_account() {
+    let nodes = format!("gpu-nodes@{PROJECT}.iam.gserviceaccount.com");
+    let (cluster, gcloud) = gke_cluster_after(
+        &[&["iam", "service-accounts", "create", "gpu-nodes"]],
+        &[&format!("--service-account={nodes}")],
+    )
+    .await;
+    gcloud
+        .ok(&[
+            "artifacts",
+            "repositories",
+            "create",
+            "images",
+            "--location=us-central1",
+            "--repository-format=docker",
+        ])
+        .await;
+    let image = "us-central1-docker.pkg.dev/sim-proj/images/trainer:v1";
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&image_pod("app", image, "")))
+        .await;
+    let forbidden = format!(
+        "failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": \
+         failed to authorize: failed to fetch oauth token: unexpected status from GET request to \
+         https://us-central1-docker.pkg.dev/v2/token?scope=repository%3Asim-proj%2Fimages%2Ftrainer%3Apull&service=us-central1-docker.pkg.dev: \
+         403 Forbidden"
+    );
+    assert_eq!(phase(&cluster, "app").await, "Pending");
+    assert_eq!(row(&cluster, "app").await[1..3], ["0/1", "ErrImagePull"]);
+    assert_eq!(
+        waiting(&cluster, "app").await,
+        serde_json::json!({"reason": "ErrImagePull", "message": forbidden})
+    );
+    let failed = events_of(&cluster, "app", "Failed").await;
+    assert_eq!(
+        failed,
+        vec![
+            ("Error: ErrImagePull".to_string(), 1),
+            (format!("Failed to pull image \"{image}\": {forbidden}"), 1),
+        ]
+    );
+    let events = cluster.kubectl_ok(&["get", "events"]).await;
+    assert!(events.contains("Warning   Failed"), "{events}");
+
+    // Attempts at 0 and 10 s, a back-off sync at 20 s: at 25 s the container backs off.
+    cluster.sim.advance_secs(25.0);
+    assert_eq!(row(&cluster, "app").await[2], "ImagePullBackOff");
+    assert_eq!(
+        waiting(&cluster, "app").await,
+        serde_json::json!({"reason": "ImagePullBackOff",
+            "message": format!("Back-off pulling image \"{image}\"")})
+    );
+    assert_eq!(
+        events_of(&cluster, "app", "Pulling").await,
+        vec![(format!("Pulling image \"{image}\""), 2)]
+    );
+    assert_eq!(
+        events_of(&cluster, "app", "BackOff").await,
+        vec![(format!("Back-off pulling image \"{image}\""), 1)]
+    );
+    assert_eq!(
+        events_of(&cluster, "app", "Failed").await,
+        vec![
+            ("Error: ErrImagePull".to_string(), 2),
+            ("Error: ImagePullBackOff".to_string(), 1),
+            (format!("Failed to pull image \"{image}\": {forbidden}"), 2),
+        ]
+    );
+
+    // The nodes' account becomes a reader of the repository: the next attempt, at 30 s, pulls.
+    gcloud
+        .ok(&[
+            "artifacts",
+            "repositories",
+            "add-iam-policy-binding",
+            "images",
+            "--location=us-central1",
+            &format!("--member=serviceAccount:{nodes}"),
+            "--role=roles/artifactregistry.reader",
+        ])
+        .await;
+    cluster.sim.advance_secs(4.0);
+    assert_eq!(row(&cluster, "app").await[2], "ImagePullBackOff");
+    cluster.sim.advance_secs(2.0);
+    assert_eq!(row(&cluster, "app").await[1..3], ["1/1", "Running"]);
+    let pulled = events_of(&cluster, "app", "Pulled").await;
+    assert_eq!(pulled.len(), 1);
+    assert!(
+        pulled[0]
+            .0
+            .starts_with(&format!("Successfully pulled image \"{image}\" in 0s")),
+        "{pulled:?}"
+    );
+
+    // A repository that does not exist; an image without a tag is pulled as `:latest`.
+    let nope = "us-central1-docker.pkg.dev/sim-proj/nope/app";
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&image_pod("nope", nope, "")))
+        .await;
+    assert_eq!(
+        waiting(&cluster, "nope").await["message"],
+        format!(
+            "failed to pull and unpack image \"{nope}:latest\": failed to resolve reference \
+             \"{nope}:latest\": failed to authorize: failed to fetch oauth token: unexpected \
+             status from GET request to \
+             https://us-central1-docker.pkg.dev/v2/token?scope=repository%3Asim-proj%2Fnope%2Fapp%3Apull&service=us-central1-docker.pkg.dev: \
+             404 Not Found"
+        )
+    );
+
+    // Public images, and images of projects outside the simulated world, pull as before.
+    for (name, image) in [
+        ("public", "busybox:1.36"),
+        (
+            "gpudirect",
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12",
+        ),
+    ] {
+        cluster
+            .kubectl_stdin(&["apply", "-f", "-"], Some(&image_pod(name, image, "")))
+            .await;
+        assert_eq!(phase(&cluster, name).await, "Running", "{name}");
+    }
+
+    // A pool running as the Compute Engine default account, an editor of the project.
+    gcloud
+        .ok(&[
+            "container",
+            "node-pools",
+            "create",
+            "std",
+            "--cluster=c1",
+            "--location=us-central1",
+            "--num-nodes=1",
+            "--machine-type=e2-standard-4",
+        ])
+        .await;
+    let on_default = image_pod(
+        "on-default",
+        image,
+        "  nodeSelector: {cloud.google.com/gke-nodepool: std}\n",
+    );
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&on_default))
+        .await;
+    assert_eq!(phase(&cluster, "on-default").await, "Running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduler_explains_why_a_pod_fits_no_node() {
+    use crate::kube_support::{latency, node, start};
+    let cluster = start(latency(&[("kube.driver.installed", 90.0)]), false).await;
+    let gpu_pod = |name: &str, tolerate: bool| {
+        let toleration = if tolerate {
+            "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+        } else {
+            ""
+        };
+        format!(
+            "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+{toleration}  containers:
+  - name: main
+    image: busybox:1.36
+    resources:
+      limits: {{nvidia.com/gpu: 8}}
+"
+        )
+    };
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&gpu_pod("intolerant", false)))
+        .await;
+    let scheduling = |pod: &'static str| {
+        let cluster = &cluster;
+        async move {
+            let pod: Value =
+                serde_json::from_str(&cluster.kubectl_ok(&["get", "pod", pod, "-o", "json"]).await)
+                    .unwrap();
+            pod["status"]["conditions"][0].clone()
+        }
+    };
+    let condition = scheduling("intolerant").await;
+    assert_eq!(condition["type"], "PodScheduled");
+    assert_eq!(condition["reason"], "Unschedulable");
+    assert_eq!(condition["message"], "no nodes available to schedule pods");
+
+    // A CPU node and a GPU node whose driver is not installed yet.
+    cluster.set_pool("cpu", vec![node("gke-c1-cpu-0", "cpu", 0, false)]);
+    cluster.set_pool("gpu", vec![node("gke-c1-gpu-0", "gpu", 8, true)]);
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&gpu_pod("tolerant", true)))
+        .await;
+    assert_eq!(
+        scheduling("intolerant").await["message"],
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint \
+         {nvidia.com/gpu: present}. preemption: 0/2 nodes are available: 1 No preemption \
+         victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    );
+    let message = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes \
+                   are available: 2 No preemption victims found for incoming pod.";
+    assert_eq!(scheduling("tolerant").await["message"], message);
+    let events = cluster
+        .kubectl_ok(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=tolerant",
+        ])
+        .await;
+    assert!(
+        events.contains("Warning   FailedScheduling   pod/tolerant") && events.contains(message),
+        "{events}"
+    );
+    assert_eq!(row(&cluster, "tolerant").await[1..3], ["0/1", "Pending"]);
+
+    // GKE installs the driver: the GPUs become allocatable and the tolerant pod is bound there.
+    cluster.sim.advance_secs(90.0);
+    assert_eq!(phase(&cluster, "tolerant").await, "Running");
+    let bound = cluster
+        .kubectl_ok(&["get", "pod", "tolerant", "-o", "jsonpath={.spec.nodeName}"])
+        .await;
+    assert_eq!(bound, "gke-c1-gpu-0");
+    // The node's eight GPUs are taken.
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&gpu_pod("second", true)))
+        .await;
+    assert_eq!(scheduling("second").await["message"], message);
 }

@@ -1,5 +1,6 @@
-//! What a pod's volumes need from the cluster and from Google Cloud before the kubelet can mount
-//! them: ConfigMaps and Secrets that exist, and Cloud Storage FUSE buckets the pod may list.
+//! What a pod needs from the cluster and from Google Cloud before the kubelet can start it:
+//! ConfigMaps and Secrets that exist, Cloud Storage FUSE buckets the pod may list, and Artifact
+//! Registry images the node may pull.
 //!
 //! **Cloud Storage FUSE volumes** are a CSI ephemeral volume (`csi.driver:
 //! gcsfuse.csi.storage.gke.io`, the bucket in `volumeAttributes.bucketName`) or a claim bound to a
@@ -47,6 +48,10 @@
 //!
 //! **ConfigMap and Secret volumes** (not `optional`) need their object in the pod's namespace:
 //! `MountVolume.SetUp failed for volume "V" : configmap "C" not found` (`secret "S" not found`).
+//!
+//! **Images** of the simulated world's Artifact Registry are pulled as the node's IAM service
+//! account, which needs `artifactregistry.repositories.downloadArtifacts` on the repository
+//! ([`pull_failure`]).
 
 use crate::iam::{self, KubernetesServiceAccount, Principal, Resource};
 use crate::kube::KubeCluster;
@@ -278,9 +283,200 @@ fn pod_identity(gke: &Gke, cluster: &KubeCluster, pod: &Value) -> (Principal, St
     (Principal::KubernetesServiceAccount(ksa), "Caller".into())
 }
 
-/// Why the kubelet, acting as the IAM service account `account`, cannot pull `image`, if it
-/// cannot (for now every image pulls).
+/// Roles whose permissions include `artifactregistry.repositories.downloadArtifacts`
+/// (<https://cloud.google.com/iam/docs/roles-permissions/artifactregistry>): the Artifact
+/// Registry roles that read, and the basic roles. `roles/viewer` is believed to include it (not
+/// confirmed from the permission's list of roles); `roles/container.defaultNodeServiceAccount`
+/// does not.
+pub const DOWNLOAD_ARTIFACTS: &[&str] = &[
+    "roles/artifactregistry.reader",
+    "roles/artifactregistry.writer",
+    "roles/artifactregistry.repoAdmin",
+    "roles/artifactregistry.admin",
+    "roles/artifactregistry.createOnPushWriter",
+    "roles/artifactregistry.createOnPushRepoAdmin",
+    "roles/owner",
+    "roles/editor",
+    "roles/viewer",
+];
+
+/// An image in a Docker repository of Artifact Registry:
+/// `LOCATION-docker.pkg.dev/PROJECT/REPOSITORY/IMAGE[:TAG|@DIGEST]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArImage {
+    /// `LOCATION-docker.pkg.dev`.
+    pub host: String,
+    pub location: String,
+    pub project: String,
+    pub repository: String,
+    /// `PROJECT/REPOSITORY/IMAGE` (the registry's repository name, without tag or digest).
+    pub path: String,
+    /// The reference the runtime pulls: the image with `:latest` when it names no tag or digest.
+    pub reference: String,
+}
+
+impl ArImage {
+    pub fn parse(image: &str) -> Option<ArImage> {
+        let (host, rest) = image.split_once('/')?;
+        let location = host.strip_suffix("-docker.pkg.dev")?;
+        let (name, pinned) = match rest.split_once('@') {
+            Some((name, _)) => (name, true),
+            None => match rest.rsplit_once(':') {
+                Some((name, tag)) if !tag.contains('/') => (name, true),
+                _ => (rest, false),
+            },
+        };
+        let mut parts = name.splitn(3, '/');
+        let (project, repository, image_name) = (parts.next()?, parts.next()?, parts.next()?);
+        if location.is_empty()
+            || project.is_empty()
+            || repository.is_empty()
+            || image_name.is_empty()
+        {
+            return None;
+        }
+        Some(ArImage {
+            host: host.to_string(),
+            location: location.to_string(),
+            project: project.to_string(),
+            repository: repository.to_string(),
+            path: name.to_string(),
+            reference: if pinned {
+                image.to_string()
+            } else {
+                format!("{image}:latest")
+            },
+        })
+    }
+
+    /// The registry's token endpoint for a pull of this image, as containerd asks it.
+    fn token_url(&self) -> String {
+        format!(
+            "https://{host}/v2/token?scope=repository%3A{path}%3Apull&service={host}",
+            host = self.host,
+            path = self.path.replace('/', "%2F"),
+        )
+    }
+}
+
+/// Whether the simulated world holds `project`: the world file names it, or it has any resource
+/// or state here (clusters, repositories, buckets, service accounts, a written policy, services
+/// changed). Images of other projects (Google's public `gce-ai-infra`, say) are not checked.
+pub fn knows_project(world: &World, project: &str) -> bool {
+    let number = world.project_number(project);
+    let named = |p: &str| p == project || p == number;
+    world.project_numbers.contains_key(project)
+        || world.container.clusters.values().any(|c| named(&c.project))
+        || world
+            .artifactregistry
+            .repositories
+            .keys()
+            .filter_map(|k| k.strip_prefix("projects/")?.split('/').next())
+            .any(named)
+        || world.storage.buckets.values().any(|b| named(&b.project))
+        || world.iam.accounts.values().any(|a| named(&a.project))
+        || world.iam.project_policies.keys().any(|p| named(p))
+        || world.serviceusage.projects.keys().any(|p| named(p))
+}
+
+/// Whether the repository of `image` exists (its project named by id or number).
+fn repository_exists(world: &World, image: &ArImage) -> bool {
+    let by = |p: &str| {
+        format!(
+            "projects/{p}/locations/{}/repositories/{}",
+            image.location, image.repository
+        )
+    };
+    let number = world.project_number(&image.project);
+    let mut names = vec![by(&image.project), by(&number)];
+    if let Some(id) = iam::project_id_for_number(world, &image.project) {
+        names.push(by(&id));
+    }
+    names
+        .iter()
+        .any(|n| world.artifactregistry.repositories.contains_key(n))
+}
+
+/// Why the kubelet, acting as the IAM service account `account` (the node's), cannot pull
+/// `image`, if it cannot: an image of an Artifact Registry Docker repository in a project of the
+/// simulated world ([`knows_project`]) whose repository does not exist, or on which `account`
+/// holds none of [`DOWNLOAD_ARTIFACTS`] (in the repository's policy or its project's, without a
+/// condition). The registry's token endpoint answers 404 or 403, and containerd reports
+/// `failed to pull and unpack image "REF": failed to resolve reference "REF": failed to
+/// authorize: failed to fetch oauth token: unexpected status from GET request to
+/// https://LOCATION-docker.pkg.dev/v2/token?scope=repository%3APROJECT%2FREPO%2FIMAGE%3Apull&service=LOCATION-docker.pkg.dev:
+/// 403 Forbidden` (`404 Not Found`) — the wording GKE's containerd gives, as captured from GKE
+/// 1.36 for a repository that does not exist and reported for a node account without a role
+/// (containerd 1.7 and later; containerd 1.6 printed `unexpected status: 403 Forbidden`, and older
+/// kubelets put `rpc error: code = Unknown desc = ` before it). `REF` is the image with `:latest`
+/// when it names no tag. Every other image pulls.
 pub fn pull_failure(world: &World, account: &str, image: &str) -> Option<String> {
-    let _ = (world, account, image);
-    None
+    let ar = ArImage::parse(image)?;
+    if !knows_project(world, &ar.project) {
+        return None;
+    }
+    let status = if !repository_exists(world, &ar) {
+        "404 Not Found"
+    } else {
+        let node = Principal::Member(format!("serviceAccount:{account}"));
+        let repository = Resource::Repository {
+            project: ar.project.clone(),
+            location: ar.location.clone(),
+            repository: ar.repository.clone(),
+        };
+        if iam::has_any_role(world, &node, &repository, DOWNLOAD_ARTIFACTS) {
+            return None;
+        }
+        "403 Forbidden"
+    };
+    Some(format!(
+        "failed to pull and unpack image \"{reference}\": failed to resolve reference \
+         \"{reference}\": failed to authorize: failed to fetch oauth token: unexpected status \
+         from GET request to {url}: {status}",
+        reference = ar.reference,
+        url = ar.token_url(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn artifact_registry_images_parse() {
+        let image = ArImage::parse("us-docker.pkg.dev/gke-demos-345619/does-not-exist/nope:v1")
+            .expect("an Artifact Registry image");
+        assert_eq!(
+            (
+                image.location.as_str(),
+                image.project.as_str(),
+                image.repository.as_str()
+            ),
+            ("us", "gke-demos-345619", "does-not-exist")
+        );
+        assert_eq!(
+            image.token_url(),
+            "https://us-docker.pkg.dev/v2/token?scope=repository%3Agke-demos-345619%2Fdoes-not-exist%2Fnope%3Apull&service=us-docker.pkg.dev"
+        );
+        let untagged = ArImage::parse("us-central1-docker.pkg.dev/p/r/team/app").unwrap();
+        assert_eq!(untagged.path, "p/r/team/app");
+        assert_eq!(
+            untagged.reference,
+            "us-central1-docker.pkg.dev/p/r/team/app:latest"
+        );
+        let pinned = ArImage::parse("us-central1-docker.pkg.dev/p/r/app@sha256:abc").unwrap();
+        assert_eq!(pinned.path, "p/r/app");
+        assert_eq!(
+            pinned.reference,
+            "us-central1-docker.pkg.dev/p/r/app@sha256:abc"
+        );
+        for other in [
+            "nginx",
+            "gcr.io/p/app:1",
+            "us-docker.pkg.dev/p/app:1",
+            "docker.io/library/busybox",
+        ] {
+            assert_eq!(ArImage::parse(other), None, "{other}");
+        }
+    }
 }

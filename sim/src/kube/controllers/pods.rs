@@ -25,7 +25,8 @@
 //! scheduler. A pod bound to a node that is gone is deleted (the pod garbage collector).
 //!
 //! **The kubelet** (`pkg/kubelet`): volumes are mounted first ([`super::access`] says which
-//! cannot be), then every container's image is pulled ([`super::access::pull_failure`]), then
+//! cannot be), then every container's image is pulled as the node's IAM service account
+//! ([`super::access::pull_failure`] says which cannot be), then
 //! the containers start `kube.pod.start` later (image pull and container start together; drawn
 //! once per pod). Until the volumes mount the containers wait as `ContainerCreating` and the pod
 //! is `Pending`, with a `FailedMount` warning per volume: `MountVolume.SetUp failed for volume
