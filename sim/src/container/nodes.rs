@@ -73,8 +73,12 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
         return;
     };
     pool.groups = groups;
-    let nodes = node_specs(&cluster_name, pool, &account);
+    let nodes = node_specs(&cluster_name, pool);
+    let has_nodes = !nodes.is_empty();
     world.kube.set_pool_nodes(key, pool_name, nodes, cx.now);
+    if has_nodes {
+        world.kube.set_pool_account(key, pool_name, &account);
+    }
 }
 
 /// `(vCPUs, memory)` of a machine type.
@@ -100,8 +104,8 @@ pub fn shape(machine: &str) -> (u32, String) {
     (cpus, format!("{}Gi", cpus * per_cpu))
 }
 
-/// The nodes of a pool, with GKE's labels and taints, running as `service_account`.
-pub fn node_specs(cluster_name: &str, pool: &NodePool, service_account: &str) -> Vec<NodeSpec> {
+/// The nodes of a pool, with GKE's labels and taints.
+pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
     let config = &pool.resource["config"];
     let machine = config["machineType"].as_str().unwrap_or("e2-medium");
     let accelerator = config["accelerators"]
@@ -199,7 +203,6 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool, service_account: &str) ->
                 managed_driver,
                 cpu: cpus.to_string(),
                 memory: memory.clone(),
-                service_account: service_account.to_string(),
             });
         }
     }

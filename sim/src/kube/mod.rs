@@ -6,7 +6,8 @@
 //! - when the cluster becomes RUNNING, GKE calls [`State::set_ready`]; before that the server
 //!   answers 503;
 //! - when a node pool's nodes exist (create or resize finished), GKE calls
-//!   [`State::set_pool_nodes`] with the full list of that pool's nodes (empty when deleted);
+//!   [`State::set_pool_nodes`] with the full list of that pool's nodes (empty when deleted) and
+//!   [`State::set_pool_account`] with the service account they run as;
 //! - when add-ons change, GKE calls [`State::set_addons`];
 //! - when the cluster is deleted, GKE calls [`deprovision`].
 //!
@@ -75,6 +76,12 @@ pub struct KubeCluster {
     /// When each node appeared (node name → time).
     #[serde(default)]
     pub node_since: BTreeMap<String, SimTime>,
+    /// The email of the IAM service account each node pool's nodes run as (the pool's
+    /// `config.serviceAccount`, `default` resolved to the project's Compute Engine default
+    /// account), by pool; a pool not listed (not made by GKE, or saved before pools carried it)
+    /// runs as that default account.
+    #[serde(default)]
+    pub pool_accounts: BTreeMap<String, String>,
     /// The project the cluster lives in (from its key).
     #[serde(default)]
     pub project: String,
@@ -142,11 +149,6 @@ pub struct NodeSpec {
     pub managed_driver: bool,
     pub cpu: String,
     pub memory: String,
-    /// The email of the IAM service account the node runs as (its pool's `config.serviceAccount`,
-    /// `default` resolved to the project's Compute Engine default service account); empty in
-    /// worlds saved before nodes carried it, read as that default account.
-    #[serde(default)]
-    pub service_account: String,
 }
 
 /// Cluster add-ons whose Kubernetes side the simulator models.
@@ -192,10 +194,19 @@ impl State {
         if nodes.is_empty() {
             c.nodes.remove(pool);
             c.nodes_since.remove(pool);
+            c.pool_accounts.remove(pool);
             c.controllers.driver_delay.remove(pool);
         } else {
             c.nodes_since.entry(pool.to_string()).or_insert(now);
             c.nodes.insert(pool.to_string(), nodes);
+        }
+    }
+
+    /// Records the IAM service account (email) the nodes of one node pool run as.
+    pub fn set_pool_account(&mut self, key: &str, pool: &str, email: &str) {
+        if let Some(c) = self.clusters.get_mut(key) {
+            c.pool_accounts.insert(pool.to_string(), email.to_string());
+            c.ticked = None;
         }
     }
 
@@ -251,6 +262,7 @@ pub fn provision(
         nodes: BTreeMap::new(),
         nodes_since: BTreeMap::new(),
         node_since: BTreeMap::new(),
+        pool_accounts: BTreeMap::new(),
         project,
         store: store::Store::new(uid_seed),
         controllers: controllers::ControllerState::default(),

@@ -2109,12 +2109,15 @@ async fn reservations_are_per_zone_shared_across_projects_and_used_by_inline_poo
     assert_eq!(shared["specificReservation"]["inUseCount"], "0", "{shared}");
 }
 
-/// The service account of each node of a cluster's Kubernetes side, by node pool.
+/// The service account the nodes of each pool run as, on the cluster's Kubernetes side.
 fn node_accounts(sim: &SimHandle, cluster: &str) -> Vec<(String, String)> {
-    kube_nodes(sim, cluster)
-        .into_iter()
-        .map(|n| (n.pool, n.service_account))
-        .collect()
+    let key = format!("projects/{PROJECT}/locations/{REGION}/clusters/{cluster}");
+    sim.shared.read_world(|w, _| {
+        w.kube
+            .cluster(&key)
+            .map(|c| c.pool_accounts.clone().into_iter().collect())
+            .unwrap_or_default()
+    })
 }
 
 #[tokio::test]

@@ -843,14 +843,14 @@ fn container_events(
 /// cluster project's Compute Engine default account for `default` (and for nodes made before
 /// nodes carried their account, or not by GKE).
 fn node_account(world: &World, gke: &Gke, cluster: &KubeCluster, node: &Value) -> String {
-    let name = node["metadata"]["name"].as_str().unwrap_or_default();
+    let pool = node["metadata"]["labels"]["cloud.google.com/gke-nodepool"]
+        .as_str()
+        .unwrap_or_default();
     cluster
-        .nodes
-        .values()
-        .flatten()
-        .find(|n| n.name == name)
-        .map(|n| n.service_account.clone())
+        .pool_accounts
+        .get(pool)
         .filter(|a| !a.is_empty())
+        .cloned()
         .unwrap_or_else(|| crate::iam::compute_default_email(world, &gke.project))
 }
 

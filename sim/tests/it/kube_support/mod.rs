@@ -98,7 +98,6 @@ pub fn node(name: &str, pool: &str, gpus: u32, managed_driver: bool) -> NodeSpec
         managed_driver,
         cpu: cpu.into(),
         memory: memory.into(),
-        service_account: String::new(),
     }
 }
 
