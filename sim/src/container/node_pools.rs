@@ -230,17 +230,38 @@ pub fn node_service_account(world: &World, project: &str, config: &Value) -> Str
 /// `Service account "EMAIL" does not exist.` — its text for a node pool
 /// (sassoftware/viya4-iac-gcp#148) and for a cluster whose default pool names a deleted Compute
 /// Engine default account (gruntwork-io/terraform-google-gke#56, midl-dev/tezos-on-gke#45).
+///
+/// The simulator checks this only where it keeps the project's identities
+/// ([`iam_in_use`]): an account of a project in which nobody created an account, wrote a policy or
+/// deleted the Compute Engine default account, and that the world file does not name, is taken to
+/// exist (a simulator boundary, not GKE's behaviour: callers that never model identities keep
+/// working). An email that names no project (`someone@example.com`) never exists.
 fn check_service_account(world: &World, project: &str, config: &Value) -> GcpResult<()> {
     let email = node_service_account(world, project, config);
     let exists = crate::iam::find_account(world, &email).is_some()
         || crate::iam::default_account(world, &email).is_some();
-    if exists {
+    let checked = crate::iam::project_of_email(&email).is_none_or(|p| iam_in_use(world, &p));
+    if exists || !checked {
         Ok(())
     } else {
         Err(bad_request(format!(
             "Service account \"{email}\" does not exist."
         )))
     }
+}
+
+/// Whether the simulated world keeps the identities of `project` (id or number): the world file
+/// names it, or it has a user-managed service account, a written IAM policy or a deleted Compute
+/// Engine default account.
+pub fn iam_in_use(world: &World, project: &str) -> bool {
+    let key = crate::iam::project_key(world, project);
+    world.project_numbers.contains_key(&key)
+        || world.iam.accounts.values().any(|a| a.project == key)
+        || world.iam.project_policies.contains_key(&key)
+        || world
+            .iam
+            .deleted_defaults
+            .contains(&crate::iam::compute_default_email(world, &key))
 }
 
 /// The cluster behind a request, or GKE's 404.

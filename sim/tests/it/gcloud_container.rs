@@ -2147,6 +2147,17 @@ async fn node_pools_need_an_existing_service_account_and_their_nodes_run_as_it()
         .to_vec()
     };
 
+    // While nobody made an account in the project, the simulator keeps none of its identities
+    // and takes the pool's account to exist.
+    let mut args = cluster("free");
+    args.push(format!(
+        "--service-account=free-nodes@{PROJECT}.iam.gserviceaccount.com"
+    ));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    cli.json(&args).await;
+    // Once the project's identities are in use (it has an account), pools' accounts are checked.
+    cli.json(&["iam", "service-accounts", "create", "a3-runner"])
+        .await;
     // The default pool of a cluster create names an account that does not exist: nothing made.
     let mut args = cluster("c0");
     args.push(format!("--service-account={missing}"));
@@ -2159,7 +2170,13 @@ async fn node_pools_need_an_existing_service_account_and_their_nodes_run_as_it()
         "{err}"
     );
     let (_, listed) = http.get(&format!("{REGION}/clusters")).await;
-    assert_eq!(listed["clusters"], json!([]), "{listed}");
+    let names: Vec<&Value> = listed["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(names, [&json!("free")], "{listed}");
 
     // `default`: the project's Compute Engine default account. On a Workload Identity cluster the
     // pool runs the GKE metadata server and its nodes carry GKE's label for it.
