@@ -72,6 +72,8 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     ("kube.webhook.ready", 5.0, 15.0),
     ("kube.driver.installed", 60.0, 120.0),
     ("kube.node.ready", 0.0, 0.0),
+    // A pod's image pull and container start, once its volumes are mounted.
+    ("kube.pod.start", 2.0, 8.0),
 ];
 
 /// A latency profile: the defaults, a named preset, or a file's overrides on top of them.

@@ -8,7 +8,7 @@
 //! tells the cluster's Kubernetes side ([`crate::kube`]) about nodes, readiness and add-ons.
 //!
 //! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers), [`nodes`]
-//! (GKE-like nodes), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
+//! (GKE-like nodes, the service account they run as), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
 //! [`reservations`] (pools that consume Compute reservations), [`capacity`] (pools that take VMs
 //! from a zone's capacity, and stockouts), [`server_config`] (versions),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).

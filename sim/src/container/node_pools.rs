@@ -1,4 +1,5 @@
-//! Node pools: preparing a pool (defaults and checks, shared with inline pools of a new cluster),
+//! Node pools: preparing a pool (defaults and checks — among them that its service account exists
+//! — shared with inline pools of a new cluster),
 //! the `nodePools` methods, and the GKE-like nodes a pool has once its create or resize finished.
 
 use super::capacity;
@@ -116,6 +117,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
     };
     pool["version"] = json!(version);
     fill_defaults(&mut pool, cx);
+    check_service_account(world, cx.project, &pool["config"])?;
     let path = format!(
         "{}/nodePools/{name}",
         cluster_key(cx.project, cx.location, cx.cluster_name)
@@ -181,6 +183,13 @@ fn fill_defaults(pool: &mut Value, cx: &PoolContext) {
         "on-demand"
     };
     config["resourceLabels"]["goog-gke-node-pool-provisioning-model"] = json!(model);
+    // On a cluster with Workload Identity Federation, new pools run the GKE metadata server.
+    let workload_pool = cx.cluster["workloadIdentityConfig"]["workloadPool"]
+        .as_str()
+        .unwrap_or_default();
+    if !workload_pool.is_empty() && config["workloadMetadataConfig"]["mode"].is_null() {
+        config["workloadMetadataConfig"] = json!({"mode": "GKE_METADATA"});
+    }
     let pool_defaults = json!({
         "management": {"autoRepair": true, "autoUpgrade": true},
         "upgradeSettings": {"maxSurge": 1, "strategy": "SURGE"},
@@ -205,6 +214,54 @@ fn fill_defaults(pool: &mut Value, cx: &PoolContext) {
     if network["subnetwork"].is_null() {
         network["subnetwork"] = cx.cluster["networkConfig"]["subnetwork"].clone();
     }
+}
+
+/// The email of the service account a pool's nodes run as: its `config.serviceAccount`, with
+/// `default` (or nothing) standing for the project's Compute Engine default service account.
+pub fn node_service_account(world: &World, project: &str, config: &Value) -> String {
+    match config["serviceAccount"].as_str() {
+        None | Some("" | "default") => crate::iam::compute_default_email(world, project),
+        Some(email) => email.to_string(),
+    }
+}
+
+/// A pool's nodes need their service account to exist (a user-managed account of IAM, or a
+/// Compute Engine default account that was not deleted): else GKE refuses the create with 400
+/// `Service account "EMAIL" does not exist.` — its text for a node pool
+/// (sassoftware/viya4-iac-gcp#148) and for a cluster whose default pool names a deleted Compute
+/// Engine default account (gruntwork-io/terraform-google-gke#56, midl-dev/tezos-on-gke#45).
+///
+/// The simulator checks this only where it keeps the project's identities
+/// ([`iam_in_use`]): an account of a project in which nobody created an account, wrote a policy or
+/// deleted the Compute Engine default account, and that the world file does not name, is taken to
+/// exist (a simulator boundary, not GKE's behaviour: callers that never model identities keep
+/// working). An email that names no project (`someone@example.com`) never exists.
+fn check_service_account(world: &World, project: &str, config: &Value) -> GcpResult<()> {
+    let email = node_service_account(world, project, config);
+    let exists = crate::iam::find_account(world, &email).is_some()
+        || crate::iam::default_account(world, &email).is_some();
+    let checked = crate::iam::project_of_email(&email).is_none_or(|p| iam_in_use(world, &p));
+    if exists || !checked {
+        Ok(())
+    } else {
+        Err(bad_request(format!(
+            "Service account \"{email}\" does not exist."
+        )))
+    }
+}
+
+/// Whether the simulated world keeps the identities of `project` (id or number): the world file
+/// names it, or it has a user-managed service account, a written IAM policy or a deleted Compute
+/// Engine default account.
+pub fn iam_in_use(world: &World, project: &str) -> bool {
+    let key = crate::iam::project_key(world, project);
+    world.project_numbers.contains_key(&key)
+        || world.iam.accounts.values().any(|a| a.project == key)
+        || world.iam.project_policies.contains_key(&key)
+        || world
+            .iam
+            .deleted_defaults
+            .contains(&crate::iam::compute_default_email(world, &key))
 }
 
 /// The cluster behind a request, or GKE's 404.

@@ -1,6 +1,6 @@
 //! The nodes of a node pool as GKE creates them: instance groups per zone, node names
-//! (`gke-<cluster>-<pool>-<8 hex>-<4 chars>`), GKE's labels and taints, and the hand-over to the
-//! Kubernetes side.
+//! (`gke-<cluster>-<pool>-<8 hex>-<4 chars>`), GKE's labels and taints, the service account the
+//! nodes run as, and the hand-over to the Kubernetes side.
 
 use super::rules::count_of;
 use super::{NodePool, fingerprint, region_of};
@@ -60,6 +60,11 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
             }
         }
     }
+    let account = super::node_pools::node_service_account(
+        world,
+        &world.container.clusters[key].project,
+        &pool.resource["config"],
+    );
     let Some(cluster) = world.container.clusters.get_mut(key) else {
         return;
     };
@@ -69,7 +74,11 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
     };
     pool.groups = groups;
     let nodes = node_specs(&cluster_name, pool);
+    let has_nodes = !nodes.is_empty();
     world.kube.set_pool_nodes(key, pool_name, nodes, cx.now);
+    if has_nodes {
+        world.kube.set_pool_account(key, pool_name, &account);
+    }
 }
 
 /// `(vCPUs, memory)` of a machine type.
@@ -156,6 +165,11 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
             label("kubernetes.io/arch", "amd64");
             if config["spot"] == json!(true) {
                 label("cloud.google.com/gke-spot", "true");
+            }
+            // The label GKE puts on nodes that run the GKE metadata server, which the GCS FUSE
+            // CSI driver reads (`clientset.GkeMetaDataServerKey`).
+            if config["workloadMetadataConfig"]["mode"] == json!("GKE_METADATA") {
+                label(crate::kube::controllers::access::METADATA_LABEL, "true");
             }
             if gpus > 0 {
                 label("cloud.google.com/gke-accelerator", accelerator_type);

@@ -1,5 +1,6 @@
-//! Does a principal hold a role on a resource? The question enforcement will ask (nothing asks it
-//! yet: no API of the simulator refuses a call for want of a role).
+//! Does a principal hold a role on a resource? The Google APIs refuse no call for want of a role;
+//! the simulated kubelets ask (`crate::kube::controllers::access`: Cloud Storage FUSE mounts,
+//! Artifact Registry image pulls).
 //!
 //! ```ignore
 //! use a3ctl_sim::iam::eval::{self, KubernetesServiceAccount, Principal, Resource};

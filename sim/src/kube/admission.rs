@@ -174,6 +174,117 @@ pub fn defaults(rt: &ResourceType, object: &mut Value, cluster_ip: impl FnOnce()
     }
 }
 
+/// What the API server does to a new Pod: its defaults (`pkg/apis/core/v1/defaults.go`), the
+/// ServiceAccount admission plugin (the account must exist: `pods "P" is forbidden: error looking
+/// up service account NS/SA: serviceaccount "SA" not found`, 403), DefaultTolerationSeconds (300 s
+/// for `not-ready` and `unreachable`), and a fresh status (`Pending`, the QoS class). The projected
+/// token volume the ServiceAccount plugin adds is not.
+pub fn pod_create(cluster: &KubeCluster, namespace: &str, pod: &mut Value) -> Result<(), Status> {
+    let name = pod["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let account = pod["spec"]["serviceAccountName"]
+        .as_str()
+        .or(pod["spec"]["serviceAccount"].as_str())
+        .filter(|a| !a.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    if cluster
+        .store
+        .get("", "serviceaccounts", namespace, &account)
+        .is_none()
+    {
+        return Err(Status {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: format!(
+                "pods \"{name}\" is forbidden: error looking up service account \
+                 {namespace}/{account}: serviceaccount \"{account}\" not found"
+            ),
+            details: Some(json!({"name": name, "kind": "pods"})),
+        });
+    }
+    pod["spec"]["serviceAccountName"] = json!(account);
+    pod["spec"]["serviceAccount"] = json!(account);
+    for (pointer, value) in [
+        ("/spec/restartPolicy", json!("Always")),
+        ("/spec/dnsPolicy", json!("ClusterFirst")),
+        ("/spec/schedulerName", json!("default-scheduler")),
+        ("/spec/terminationGracePeriodSeconds", json!(30)),
+        ("/spec/securityContext", json!({})),
+        ("/spec/enableServiceLinks", json!(true)),
+        ("/spec/priority", json!(0)),
+        ("/spec/preemptionPolicy", json!("PreemptLowerPriority")),
+    ] {
+        set_default(pod, pointer, value);
+    }
+    let mut tolerations = pod["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let tolerated = tolerations.iter().any(|t| {
+            (t["key"] == key || (t["key"].is_null() && t["operator"] == "Exists"))
+                && (t["effect"].is_null() || t["effect"] == "NoExecute")
+        });
+        if !tolerated {
+            tolerations.push(
+                json!({"key": key, "operator": "Exists", "effect": "NoExecute",
+                "tolerationSeconds": 300}),
+            );
+        }
+    }
+    pod["spec"]["tolerations"] = Value::Array(tolerations);
+    for list in ["initContainers", "containers"] {
+        if let Some(containers) = pod["spec"].get_mut(list).and_then(Value::as_array_mut) {
+            for c in containers {
+                let image = c["image"].as_str().unwrap_or_default();
+                let last = image.rsplit('/').next().unwrap_or_default();
+                let latest = !image.contains('@')
+                    && last.split_once(':').is_none_or(|(_, tag)| tag == "latest");
+                let policy = if latest { "Always" } else { "IfNotPresent" };
+                set_default(c, "/imagePullPolicy", json!(policy));
+                set_default(c, "/terminationMessagePath", json!("/dev/termination-log"));
+                set_default(c, "/terminationMessagePolicy", json!("File"));
+                set_default(c, "/resources", json!({}));
+            }
+        }
+    }
+    pod["status"] = json!({"phase": "Pending", "qosClass": qos_class(pod)});
+    Ok(())
+}
+
+/// `BestEffort` without requests or limits, `Guaranteed` when every container limits CPU and
+/// memory to what it requests, `Burstable` otherwise (`pkg/apis/core/helper/qos`).
+fn qos_class(pod: &Value) -> &'static str {
+    let containers: Vec<&Value> = ["initContainers", "containers"]
+        .iter()
+        .flat_map(|l| pod["spec"][*l].as_array().into_iter().flatten())
+        .collect();
+    let empty = |v: &Value| v.as_object().is_none_or(|m| m.is_empty());
+    if containers
+        .iter()
+        .all(|c| empty(&c["resources"]["requests"]) && empty(&c["resources"]["limits"]))
+    {
+        return "BestEffort";
+    }
+    let guaranteed = containers.iter().all(|c| {
+        let (requests, limits) = (&c["resources"]["requests"], &c["resources"]["limits"]);
+        ["cpu", "memory"].iter().all(|r| {
+            !limits[*r].is_null() && (requests[*r].is_null() || requests[*r] == limits[*r])
+        })
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
 const SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MESSAGE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 

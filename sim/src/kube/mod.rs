@@ -6,7 +6,8 @@
 //! - when the cluster becomes RUNNING, GKE calls [`State::set_ready`]; before that the server
 //!   answers 503;
 //! - when a node pool's nodes exist (create or resize finished), GKE calls
-//!   [`State::set_pool_nodes`] with the full list of that pool's nodes (empty when deleted);
+//!   [`State::set_pool_nodes`] with the full list of that pool's nodes (empty when deleted) and
+//!   [`State::set_pool_account`] with the service account they run as;
 //! - when add-ons change, GKE calls [`State::set_addons`];
 //! - when the cluster is deleted, GKE calls [`deprovision`].
 //!
@@ -16,7 +17,8 @@
 //! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
 //! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
 //! [`selectors`], [`watch`], [`table`] (server-side printing) and [`controllers`] (nodes,
-//! DaemonSets, Deployments, CRDs, namespaces, add-ons, volumes), run lazily by [`tick`].
+//! DaemonSets, Deployments, CRDs, namespaces, add-ons, volumes, pods and their events), run lazily
+//! by [`tick`].
 
 // Handlers return `Result<_, Status>`; a Status is a few strings and rarely built, so its size
 // on the error path does not matter.
@@ -74,6 +76,12 @@ pub struct KubeCluster {
     /// When each node appeared (node name → time).
     #[serde(default)]
     pub node_since: BTreeMap<String, SimTime>,
+    /// The email of the IAM service account each node pool's nodes run as (the pool's
+    /// `config.serviceAccount`, `default` resolved to the project's Compute Engine default
+    /// account), by pool; a pool not listed (not made by GKE, or saved before pools carried it)
+    /// runs as that default account.
+    #[serde(default)]
+    pub pool_accounts: BTreeMap<String, String>,
     /// The project the cluster lives in (from its key).
     #[serde(default)]
     pub project: String,
@@ -186,10 +194,19 @@ impl State {
         if nodes.is_empty() {
             c.nodes.remove(pool);
             c.nodes_since.remove(pool);
+            c.pool_accounts.remove(pool);
             c.controllers.driver_delay.remove(pool);
         } else {
             c.nodes_since.entry(pool.to_string()).or_insert(now);
             c.nodes.insert(pool.to_string(), nodes);
+        }
+    }
+
+    /// Records the IAM service account (email) the nodes of one node pool run as.
+    pub fn set_pool_account(&mut self, key: &str, pool: &str, email: &str) {
+        if let Some(c) = self.clusters.get_mut(key) {
+            c.pool_accounts.insert(pool.to_string(), email.to_string());
+            c.ticked = None;
         }
     }
 
@@ -245,6 +262,7 @@ pub fn provision(
         nodes: BTreeMap::new(),
         nodes_since: BTreeMap::new(),
         node_since: BTreeMap::new(),
+        pool_accounts: BTreeMap::new(),
         project,
         store: store::Store::new(uid_seed),
         controllers: controllers::ControllerState::default(),
@@ -311,8 +329,8 @@ pub fn tick(world: &mut World, cx: &Ctx) -> bool {
     // The clusters are taken out while they tick so that delays can be drawn from the world.
     let mut clusters = std::mem::take(&mut world.kube.clusters);
     let mut changed = false;
-    for cluster in clusters.values_mut() {
-        changed |= controllers::tick_cluster(world, cx, cluster);
+    for (key, cluster) in clusters.iter_mut() {
+        changed |= controllers::tick_cluster(world, cx, key, cluster);
     }
     world.kube.clusters = clusters;
     changed

@@ -255,6 +255,20 @@ pub fn tolerates_node(pod_spec: &Value, extra: &[Value], node: &Value) -> bool {
         })
 }
 
+/// The first NoSchedule/NoExecute taint of `node` that the pod spec's tolerations do not
+/// tolerate, if any (what the scheduler's TaintToleration filter reports).
+pub fn untolerated_taint<'a>(pod_spec: &Value, node: &'a Value) -> Option<&'a Value> {
+    let tolerations: Vec<&Value> = pod_spec["tolerations"]
+        .as_array()
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    node.pointer("/spec/taints")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter(|t| t["effect"] != "PreferNoSchedule")
+        .find(|taint| !tolerations.iter().any(|t| tolerates(t, taint)))
+}
+
 /// Whether `node` satisfies the pod spec's nodeSelector and required node affinity.
 pub fn node_selected(pod_spec: &Value, node: &Value) -> bool {
     let labels = &node["metadata"]["labels"];

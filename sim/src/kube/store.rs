@@ -69,7 +69,8 @@ pub struct Store {
     /// Seed of the uid generator (set when the cluster is provisioned).
     pub uid_seed: u64,
     pub uid_counter: u64,
-    /// When each object's current generation was written: what rollout delays count from.
+    /// When each object's current generation was written: what rollout delays count from (for
+    /// pods, which have no generation, when they were created).
     pub generation_since: BTreeMap<String, (i64, SimTime)>,
     #[serde(skip)]
     pub log: EventLog,

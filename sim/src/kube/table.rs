@@ -73,6 +73,124 @@ fn age(object: &Value, clock: &Clock) -> String {
     human_duration((now - created.with_timezone(&Utc)).num_seconds())
 }
 
+/// `translateTimestampSince` of a `metav1.Time` (or `MicroTime`) value: `<unknown>` when unset.
+fn since(value: &Value, clock: &Clock) -> String {
+    let Some(t) = value
+        .as_str()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+    else {
+        return "<unknown>".into();
+    };
+    let now: DateTime<Utc> = clock.epoch + chrono::Duration::milliseconds(clock.now.0 as i64);
+    human_duration((now - t.with_timezone(&Utc)).num_seconds())
+}
+
+/// A column `kubectl get` shows only with `-o wide` (priority 1).
+fn wide(name: &str, kind: &str) -> Value {
+    let mut c = column(name, kind);
+    c["priority"] = json!(1);
+    c
+}
+
+/// The READY, STATUS and RESTARTS cells of a pod, as the API server's `printPod` computes them
+/// (`pkg/printers/internalversion/printers.go`).
+fn pod_cells(pod: &Value) -> (String, String, i64) {
+    let status = &pod["status"];
+    let init_specs = pod["spec"]["initContainers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let sidecar = |name: &Value| {
+        init_specs
+            .iter()
+            .any(|c| c["name"] == *name && c["restartPolicy"] == "Always")
+    };
+    let total = pod["spec"]["containers"].as_array().map_or(0, Vec::len)
+        + init_specs
+            .iter()
+            .filter(|c| c["restartPolicy"] == "Always")
+            .count();
+    let mut ready = 0;
+    let mut restarts = 0;
+    let mut reason = status["reason"]
+        .as_str()
+        .or(status["phase"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let mut initializing = false;
+    let inits = status["initContainerStatuses"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (i, c) in inits.iter().enumerate() {
+        restarts += c["restartCount"].as_i64().unwrap_or(0);
+        let terminated = &c["state"]["terminated"];
+        let waiting = c["state"]["waiting"]["reason"].as_str().unwrap_or_default();
+        if sidecar(&c["name"]) && c["started"] == true {
+            if c["ready"] == true {
+                ready += 1;
+            }
+            continue;
+        }
+        if terminated.is_object() && terminated["exitCode"].as_i64() == Some(0) {
+            continue;
+        }
+        reason = if terminated.is_object() {
+            match terminated["reason"].as_str() {
+                Some(r) if !r.is_empty() => format!("Init:{r}"),
+                _ => format!("Init:ExitCode:{}", terminated["exitCode"]),
+            }
+        } else if !waiting.is_empty() && waiting != "PodInitializing" {
+            format!("Init:{waiting}")
+        } else {
+            format!("Init:{i}/{}", init_specs.len())
+        };
+        initializing = true;
+        break;
+    }
+    let initialized = status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Initialized" && c["status"] == "True");
+    if !initializing || initialized {
+        restarts = 0;
+        let mut running = false;
+        let containers = status["containerStatuses"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for c in containers.iter().rev() {
+            restarts += c["restartCount"].as_i64().unwrap_or(0);
+            let waiting = c["state"]["waiting"]["reason"].as_str().unwrap_or_default();
+            let terminated = &c["state"]["terminated"];
+            if !waiting.is_empty() {
+                reason = waiting.to_string();
+            } else if terminated.is_object() {
+                reason = match terminated["reason"].as_str() {
+                    Some(r) if !r.is_empty() => r.to_string(),
+                    _ => format!("ExitCode:{}", terminated["exitCode"]),
+                };
+            } else if c["ready"] == true && c["state"]["running"].is_object() {
+                running = true;
+                ready += 1;
+            }
+        }
+        if reason == "Completed" && running {
+            let pod_ready = status["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True");
+            reason = if pod_ready { "Running" } else { "NotReady" }.into();
+        }
+    }
+    if pod["metadata"].get("deletionTimestamp").is_some() {
+        reason = "Terminating".into();
+    }
+    (format!("{ready}/{total}"), reason, restarts)
+}
+
 fn column(name: &str, kind: &str) -> Value {
     let mut c =
         json!({"name": name, "type": kind, "format": "", "description": name, "priority": 0});
@@ -205,6 +323,99 @@ fn layout(rt: &ResourceType, clock: &Clock) -> (Vec<Value>, Cells) {
                     json!("<none>"),
                     json!(age(o, &clock)),
                     o["status"]["nodeInfo"]["kubeletVersion"].clone(),
+                ]
+            }),
+        ),
+        ("", "pods") => (
+            vec![
+                column("Name", "string"),
+                column("Ready", "string"),
+                column("Status", "string"),
+                column("Restarts", "string"),
+                column("Age", "string"),
+                wide("IP", "string"),
+                wide("Node", "string"),
+                wide("Nominated Node", "string"),
+                wide("Readiness Gates", "string"),
+            ],
+            Box::new(move |o| {
+                let (ready, reason, restarts) = pod_cells(o);
+                let or_none =
+                    |v: &Value| json!(v.as_str().filter(|s| !s.is_empty()).unwrap_or("<none>"));
+                vec![
+                    o["metadata"]["name"].clone(),
+                    json!(ready),
+                    json!(reason),
+                    json!(restarts.to_string()),
+                    json!(age(o, &clock)),
+                    or_none(&o["status"]["podIP"]),
+                    or_none(&o["spec"]["nodeName"]),
+                    or_none(&o["status"]["nominatedNodeName"]),
+                    json!("<none>"),
+                ]
+            }),
+        ),
+        ("", "events") => (
+            vec![
+                column("Last Seen", "string"),
+                column("Type", "string"),
+                column("Reason", "string"),
+                column("Object", "string"),
+                wide("Subobject", "string"),
+                wide("Source", "string"),
+                column("Message", "string"),
+                wide("First Seen", "string"),
+                wide("Count", "string"),
+                wide("Name", "string"),
+            ],
+            Box::new(move |o| {
+                let mut first = since(&o["firstTimestamp"], &clock);
+                if o["firstTimestamp"].is_null() {
+                    first = since(&o["eventTime"], &clock);
+                }
+                let mut last = since(&o["lastTimestamp"], &clock);
+                if o["lastTimestamp"].is_null() {
+                    last = first.clone();
+                }
+                let mut count = o["count"].as_i64().unwrap_or(0);
+                if o["series"].is_object() {
+                    last = since(&o["series"]["lastObservedTime"], &clock);
+                    count = o["series"]["count"].as_i64().unwrap_or(0);
+                } else if count == 0 {
+                    count = 1;
+                }
+                let involved = &o["involvedObject"];
+                let kind = involved["kind"].as_str().unwrap_or_default().to_lowercase();
+                let target = match involved["name"].as_str().filter(|n| !n.is_empty()) {
+                    Some(name) => format!("{kind}/{name}"),
+                    None => kind,
+                };
+                let component = o["source"]["component"]
+                    .as_str()
+                    .filter(|c| !c.is_empty())
+                    .or(o["reportingComponent"].as_str())
+                    .unwrap_or_default();
+                let host = o["source"]["host"]
+                    .as_str()
+                    .filter(|h| !h.is_empty())
+                    .or(o["reportingInstance"].as_str())
+                    .unwrap_or_default();
+                let source = if host.is_empty() {
+                    component.to_string()
+                } else {
+                    format!("{component}, {host}")
+                };
+                vec![
+                    json!(last),
+                    o["type"].clone(),
+                    o["reason"].clone(),
+                    json!(target),
+                    json!(involved["fieldPath"].as_str().unwrap_or_default()),
+                    json!(source),
+                    json!(o["message"].as_str().unwrap_or_default().trim()),
+                    json!(first),
+                    json!(count.to_string()),
+                    o["metadata"]["name"].clone(),
                 ]
             }),
         ),

@@ -312,6 +312,9 @@ pub fn create(
     }
     let ip = next_cluster_ip(cluster);
     admission::defaults(&rt, &mut object, || ip);
+    if rt.is("", "pods") {
+        admission::pod_create(cluster, &call.namespace, &mut object)?;
+    }
     let meta = &mut object["metadata"];
     if let Some(m) = meta.as_object_mut() {
         for k in [
@@ -352,7 +355,9 @@ pub fn create(
     if call.dry_run() {
         return Ok(object);
     }
-    if rt.generation {
+    // When a pod was made, to the millisecond (its creationTimestamp has seconds): what the
+    // scheduler and the kubelet count from.
+    if rt.generation || rt.is("", "pods") {
         let key = object_key(&rt.group, &rt.plural, &call.namespace, &name);
         cluster
             .store

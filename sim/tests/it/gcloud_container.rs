@@ -2108,3 +2108,155 @@ async fn reservations_are_per_zone_shared_across_projects_and_used_by_inline_poo
     let (_, shared) = reservation(&http, "owner", "us-central1-a", "shared").await;
     assert_eq!(shared["specificReservation"]["inUseCount"], "0", "{shared}");
 }
+
+/// The service account the nodes of each pool run as, on the cluster's Kubernetes side.
+fn node_accounts(sim: &SimHandle, cluster: &str) -> Vec<(String, String)> {
+    let key = format!("projects/{PROJECT}/locations/{REGION}/clusters/{cluster}");
+    sim.shared.read_world(|w, _| {
+        w.kube
+            .cluster(&key)
+            .map(|c| c.pool_accounts.clone().into_iter().collect())
+            .unwrap_or_default()
+    })
+}
+
+#[tokio::test]
+async fn node_pools_need_an_existing_service_account_and_their_nodes_run_as_it() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let cli = Cli::new(&sim);
+    let number = sim.shared.read_world(|w, _| w.project_number(PROJECT));
+    let compute = format!("{number}-compute@developer.gserviceaccount.com");
+    let missing = format!("missing@{PROJECT}.iam.gserviceaccount.com");
+    let cluster = |name: &str| {
+        [
+            "container",
+            "clusters",
+            "create",
+            name,
+            "--location=us-central1",
+            "--network=main",
+            "--subnetwork=main-sub",
+            "--node-locations=us-central1-a",
+            "--num-nodes=1",
+            "--machine-type=e2-standard-4",
+            "--workload-pool=a3-sim-test.svc.id.goog",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+
+    // While nobody made an account in the project, the simulator keeps none of its identities
+    // and takes the pool's account to exist.
+    let mut args = cluster("free");
+    args.push(format!(
+        "--service-account=free-nodes@{PROJECT}.iam.gserviceaccount.com"
+    ));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    cli.json(&args).await;
+    // Once the project's identities are in use (it has an account), pools' accounts are checked.
+    cli.json(&["iam", "service-accounts", "create", "a3-runner"])
+        .await;
+    // The default pool of a cluster create names an account that does not exist: nothing made.
+    let mut args = cluster("c0");
+    args.push(format!("--service-account={missing}"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = cli.fails(&args).await;
+    assert!(
+        err.contains(&format!(
+            "code=400, message=Service account \"{missing}\" does not exist."
+        )),
+        "{err}"
+    );
+    let (_, listed) = http.get(&format!("{REGION}/clusters")).await;
+    let names: Vec<&Value> = listed["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(names, [&json!("free")], "{listed}");
+
+    // `default`: the project's Compute Engine default account. On a Workload Identity cluster the
+    // pool runs the GKE metadata server and its nodes carry GKE's label for it.
+    let args = cluster("c1");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let created = cli.json(&args).await;
+    assert_eq!(created["status"], "RUNNING", "{created}");
+    let pool = &created["nodePools"][0];
+    assert_eq!(pool["config"]["serviceAccount"], "default");
+    assert_eq!(
+        pool["config"]["workloadMetadataConfig"]["mode"],
+        "GKE_METADATA"
+    );
+    assert_eq!(
+        node_accounts(&sim, "c1"),
+        vec![("default-pool".to_string(), compute.clone())]
+    );
+    let node = &kube_nodes(&sim, "c1")[0];
+    assert_eq!(
+        node.labels
+            .get("iam.gke.io/gke-metadata-server-enabled")
+            .map(String::as_str),
+        Some("true")
+    );
+
+    // A pool of a missing account is refused at once.
+    let pool_args = |name: &str, account: Option<&str>| {
+        let mut args = [
+            "container",
+            "node-pools",
+            "create",
+            name,
+            "--cluster=c1",
+            "--location=us-central1",
+            "--num-nodes=1",
+            "--machine-type=e2-standard-4",
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(account) = account {
+            args.push(format!("--service-account={account}"));
+        }
+        args
+    };
+    let args = pool_args("p2", Some(&missing));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = cli.fails(&args).await;
+    assert!(
+        err.contains(&format!(
+            "code=400, message=Service account \"{missing}\" does not exist."
+        )),
+        "{err}"
+    );
+
+    // Once the account exists the same pool is made, and its nodes run as that account.
+    cli.json(&["iam", "service-accounts", "create", "missing"])
+        .await;
+    let args = pool_args("p2", Some(&missing));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let pool = cli.json(&args).await;
+    assert_eq!(pool["config"]["serviceAccount"], missing.as_str());
+    assert_eq!(
+        node_accounts(&sim, "c1"),
+        vec![
+            ("default-pool".to_string(), compute.clone()),
+            ("p2".to_string(), missing.clone()),
+        ]
+    );
+
+    // Without the Compute Engine default account, `default` names an account that does not
+    // exist either.
+    cli.json(&["iam", "service-accounts", "delete", &compute, "--quiet"])
+        .await;
+    let args = pool_args("p3", None);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = cli.fails(&args).await;
+    assert!(
+        err.contains(&format!(
+            "code=400, message=Service account \"{compute}\" does not exist."
+        )),
+        "{err}"
+    );
+}

@@ -22,4 +22,5 @@ mod kube_api;
 mod kube_faults;
 mod kube_kubectl;
 mod kube_nodes;
+mod kube_pods;
 mod kube_tls;

@@ -1,6 +1,8 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
 //! background): Node objects and GPU drivers ([`nodes`]), DaemonSet and Deployment status
-//! ([`workloads`]), Kueue's queue status ([`kueue`]), and the cluster housekeeping — CRD conditions, namespace and CRD deletion,
+//! ([`workloads`]), Kueue's queue status ([`kueue`]), Pods — scheduler and kubelet ([`pods`]),
+//! with what their volumes need ([`access`]) and their events ([`events`]) — and the cluster
+//! housekeeping — CRD conditions, namespace and CRD deletion,
 //! per-namespace defaults, add-on objects, PV/PVC binding, APIService availability
 //! ([`housekeeping`]).
 //!
@@ -8,9 +10,12 @@
 //! appeared, the delay drawn for it), never from when the tick happened to run, so results do not
 //! depend on how often clients look. Statuses are only written when they change.
 
+pub mod access;
+pub mod events;
 pub mod housekeeping;
 pub mod kueue;
 pub mod nodes;
+pub mod pods;
 pub mod workloads;
 
 use super::KubeCluster;
@@ -35,6 +40,10 @@ pub struct ControllerState {
     pub previous_ready: BTreeMap<String, BTreeSet<String>>,
     /// Node pool → driver installation delay for GKE-managed drivers.
     pub driver_delay: BTreeMap<String, u64>,
+    /// Pod key → how far the scheduler and the kubelet have brought it; absent from worlds
+    /// saved before pods were run.
+    #[serde(default)]
+    pub pods: BTreeMap<String, pods::PodRun>,
 }
 
 impl ControllerState {
@@ -197,8 +206,8 @@ fn draw_delays(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) {
         .retain(|k, _| known.contains(k));
 }
 
-/// Brings one cluster's objects up to `cx.now`; true if anything changed.
-pub fn tick_cluster(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) -> bool {
+/// Brings one cluster's (key `key`) objects up to `cx.now`; true if anything changed.
+pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCluster) -> bool {
     if !cluster.ready || cluster.ticked == Some((cx.now, cluster.store.resource_version)) {
         return false;
     }
@@ -218,6 +227,7 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, cluster: &mut KubeCluster) -> b
     housekeeping::api_services(cluster, &clock);
     kueue::queues(cluster, &clock);
     housekeeping::volumes(cluster, &clock);
+    pods::pods(world, cx, key, cluster);
     cluster.ticked = Some((cx.now, cluster.store.resource_version));
     cluster.store.resource_version != before
 }
