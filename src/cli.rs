@@ -361,9 +361,15 @@ pub struct VerifyArgs {
     /// bandwidth against the family's floor (A3 High 25 GB/s, A3 Mega 50 GB/s).
     #[arg(long, requires = "nccl_test")]
     pub run: bool,
-    /// With `--run`: how long to wait for the test, e.g. `20m`, `90s`, `1h`.
-    #[arg(long, value_name = "DURATION", default_value = "20m", requires = "run")]
-    pub timeout: String,
+    /// With `--run`: how long to wait for the test (default `20m`); with `--access`: for the probes
+    /// (default `5m`). E.g. `20m`, `90s`, `1h`.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Also prove `[identity]` from inside the cluster: a pod of each workload mounts each mounted
+    /// bucket with GCS FUSE, and a pod pulls from each repository with the nodes' account. The
+    /// probe pods (label `a3ctl-probe`) are deleted afterwards.
+    #[arg(long, conflicts_with = "nccl_test")]
+    pub access: bool,
 }
 
 #[derive(Args, Debug)]

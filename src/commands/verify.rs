@@ -26,7 +26,12 @@ pub async fn run(
         return write_nccl_test(&printer, &args);
     }
     // Checked before any cloud call.
-    let timeout = parse_duration(&args.timeout)?;
+    let timeout =
+        parse_duration(
+            args.timeout
+                .as_deref()
+                .unwrap_or(if args.access { "5m" } else { "20m" }),
+        )?;
     let session = Session::open(global, printer, &args.blueprint).await?;
     let (state, existed) = session.load_state()?;
     let bp = &session.blueprint;
@@ -71,12 +76,28 @@ pub async fn run(
     let snapshot = live::fetch(&api, &expected)
         .await
         .map_err(|e| unreachable(&e))?;
-    let report = Report::new(
-        &bp.name,
-        &bp.name,
-        &endpoint,
-        crate::verify::check(&expected, &snapshot),
-    );
+    let mut checks = crate::verify::check(&expected, &snapshot);
+    if args.access {
+        let probes = crate::verify::access::probes(bp);
+        if probes.is_empty() {
+            checks.push(crate::verify::Check::fail(
+                "access",
+                "the blueprint grants nothing to probe: it has no `[identity]`, or no mounted bucket and no repository",
+                "add `[identity]` (docs/blueprint.md) and apply",
+            ));
+        } else {
+            let poll = if global.sandbox {
+                Duration::from_millis(20)
+            } else {
+                Duration::from_secs(2)
+            };
+            let probed = live::run_access_probes(&api, &probes, timeout, poll)
+                .await
+                .map_err(|e| unreachable(&e))?;
+            checks.extend(probed);
+        }
+    }
+    let report = Report::new(&bp.name, &bp.name, &endpoint, checks);
     if args.json {
         printer.out(&format!("{}\n", verify_view::json(&report)));
     } else {

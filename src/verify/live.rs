@@ -248,3 +248,106 @@ async fn leader_log(api: &ClusterApi<'_>) -> Result<String, NcclError> {
             error,
         })
 }
+
+/// Runs the access probes ([`super::access`]): replaces each probe pod, waits until every probe
+/// is decided or `timeout` passes (polling every `poll`), deletes the pods, and returns one check
+/// per probe (a probe still undecided at the deadline fails, with where its pod was).
+pub async fn run_access_probes(
+    api: &ClusterApi<'_>,
+    probes: &[super::access::Probe],
+    timeout: Duration,
+    poll: Duration,
+) -> Result<Vec<super::Check>, CloudError> {
+    for probe in probes {
+        api.delete("v1", "Pod", Some(&probe.namespace), probe.pod_name())
+            .await?;
+    }
+    // A pod being deleted keeps its name for a moment: wait until the old one is gone.
+    for probe in probes {
+        for _ in 0..100 {
+            if api
+                .get("v1", "Pod", Some(&probe.namespace), probe.pod_name())
+                .await?
+                .is_none()
+            {
+                break;
+            }
+            tokio::time::sleep(poll).await;
+        }
+        api.apply(&probe.pod).await?;
+    }
+    let jitter = Jitter::new(0);
+    let never = CancellationToken::new();
+    let poller = Poller {
+        backoff: Backoff {
+            initial: poll,
+            max: poll,
+            multiplier: 1.0,
+        },
+        jitter: &jitter,
+        stop: &never,
+        deadline: Instant::now() + timeout,
+    };
+    let decided = parking_lot::Mutex::new(vec![None; probes.len()]);
+    let last = parking_lot::Mutex::new(vec![String::new(); probes.len()]);
+    let waited = poller
+        .until(false, |_| async {
+            for (i, probe) in probes.iter().enumerate() {
+                if decided.lock()[i].is_some() {
+                    continue;
+                }
+                let pod = match api
+                    .get("v1", "Pod", Some(&probe.namespace), probe.pod_name())
+                    .await
+                {
+                    Ok(Some(pod)) => pod,
+                    Ok(None) => continue,
+                    Err(e) => return Look::Failed(e),
+                };
+                let events = match api.list("v1", "Event", Some(&probe.namespace)).await {
+                    Ok(events) => events.unwrap_or_default(),
+                    Err(e) => return Look::Failed(e),
+                };
+                last.lock()[i] = pod["status"]["phase"]
+                    .as_str()
+                    .unwrap_or("Pending")
+                    .to_string();
+                decided.lock()[i] = super::access::judge(probe, &pod, &events);
+            }
+            if decided.lock().iter().all(Option::is_some) {
+                Look::Done(())
+            } else {
+                Look::Pending
+            }
+        })
+        .await;
+    if let Waited::Failed(e) = waited {
+        return Err(e);
+    }
+    for probe in probes {
+        api.delete("v1", "Pod", Some(&probe.namespace), probe.pod_name())
+            .await?;
+    }
+    let last = last.into_inner();
+    Ok(decided
+        .into_inner()
+        .into_iter()
+        .zip(probes)
+        .zip(last)
+        .map(|((check, probe), phase)| {
+            check.unwrap_or_else(|| {
+                super::Check::fail(
+                    &probe.check,
+                    format!(
+                        "the probe pod {}/{} was still {} after {}s",
+                        probe.namespace,
+                        probe.pod_name(),
+                        if phase.is_empty() { "Pending" } else { &phase },
+                        timeout.as_secs()
+                    ),
+                    "see `kubectl describe pod` of the probe; a node pool without room keeps it Pending",
+                )
+            })
+        })
+        .collect())
+}

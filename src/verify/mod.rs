@@ -6,6 +6,7 @@
 //!
 //! [`nccl`] builds the two-node NCCL all-gather test and reads its bandwidth.
 
+pub mod access;
 pub mod checks;
 pub mod live;
 pub mod nccl;

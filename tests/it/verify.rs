@@ -433,3 +433,67 @@ async fn an_unreachable_cluster_is_a_clear_error() {
         run.stderr
     );
 }
+
+/// `verify --access` proves `[identity]` from inside the cluster: a pod of the workload mounts
+/// the bucket and a pod pulls from the repository; with the bucket's grant removed behind
+/// a3ctl's back, the mount probe fails naming the bucket, and apply's repair makes it pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_access_proves_the_grants_and_names_a_missing_one() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    let run = cx
+        .run(&["verify", MEGA, "--access", "--json", "--timeout", "20s"])
+        .await
+        .expect(0);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let mount = "access/mount/my-project-a3mega-ckpt/default/default";
+    assert_eq!(check(&report, mount)["status"], "pass", "{report}");
+    assert_eq!(
+        check(&report, "access/pull/training")["status"],
+        "pass",
+        "{report}"
+    );
+
+    let gcloud = common::gcloud::Gcloud::in_project(&cx.sim, "my-project");
+    let described = gcloud
+        .run(&[
+            "projects",
+            "describe",
+            "my-project",
+            "--format=value(projectNumber)",
+        ])
+        .await;
+    assert!(described.0, "{}", described.2);
+    let member = format!(
+        "principal://iam.googleapis.com/projects/{}/locations/global/workloadIdentityPools/my-project.svc.id.goog/subject/ns/default/sa/default",
+        described.1.trim()
+    );
+    let removed = gcloud
+        .run(&[
+            "storage",
+            "buckets",
+            "remove-iam-policy-binding",
+            "gs://my-project-a3mega-ckpt",
+            &format!("--member={member}"),
+            "--role=roles/storage.objectUser",
+        ])
+        .await;
+    assert!(removed.0, "{}", removed.2);
+    let run = cx
+        .run(&["verify", MEGA, "--access", "--json", "--timeout", "20s"])
+        .await
+        .expect(1);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(failed(&report), [mount], "{report}");
+    assert!(
+        check(&report, mount)["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot mount gs://my-project-a3mega-ckpt"),
+        "{report}"
+    );
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    cx.run(&["verify", MEGA, "--access", "--timeout", "20s"])
+        .await
+        .expect(0);
+}
