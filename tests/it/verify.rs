@@ -435,8 +435,9 @@ async fn an_unreachable_cluster_is_a_clear_error() {
 }
 
 /// `verify --access` proves `[identity]` from inside the cluster: a pod of the workload mounts
-/// the bucket and a pod pulls from the repository; with the bucket's grant removed behind
-/// a3ctl's back, the mount probe fails naming the bucket, and apply's repair makes it pass.
+/// the bucket and a pod pulls from the repository. Without the bucket's grant (removed behind
+/// a3ctl's back) the mount fails naming the bucket; without the repository's, the pull fails with
+/// 403; each time `apply` grants it again and the probe passes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_access_proves_the_grants_and_names_a_missing_one() {
     let cx = TestContext::new().await;
@@ -491,6 +492,39 @@ async fn verify_access_proves_the_grants_and_names_a_missing_one() {
             .unwrap()
             .contains("cannot mount gs://my-project-a3mega-ckpt"),
         "{report}"
+    );
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    cx.run(&["verify", MEGA, "--access", "--timeout", "20s"])
+        .await
+        .expect(0);
+
+    // Without the nodes' reader grant on the repository, the pull is refused with 403.
+    let removed = gcloud
+        .run(&[
+            "artifacts",
+            "repositories",
+            "remove-iam-policy-binding",
+            "training",
+            "--location=us-central1",
+            "--member=serviceAccount:a3mega-nodes@my-project.iam.gserviceaccount.com",
+            "--role=roles/artifactregistry.reader",
+        ])
+        .await;
+    assert!(removed.0, "{}", removed.2);
+    let run = cx
+        .run(&["verify", MEGA, "--access", "--json", "--timeout", "20s"])
+        .await
+        .expect(1);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(failed(&report), ["access/pull/training"], "{report}");
+    let message = check(&report, "access/pull/training")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("the nodes cannot read us-central1-docker.pkg.dev/my-project/training")
+            && message.contains("403"),
+        "{message}"
     );
     cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
     cx.run(&["verify", MEGA, "--access", "--timeout", "20s"])
