@@ -78,8 +78,16 @@ pub fn nodes(bp: &Blueprint) -> (Vec<Desired>, Vec<Addr>) {
     (out, deps)
 }
 
-/// Reader on every repository for the nodes' account, and object access on every mounted bucket
-/// for every workload.
+/// The Workload Identity principal of Kubernetes service account `namespace/name`.
+fn workload_principal(project: &str, namespace: &str, name: &str) -> String {
+    format!(
+        "principal://iam.googleapis.com/projects/{PROJECT_NUMBER}/locations/global/workloadIdentityPools/{project}.svc.id.goog/subject/ns/{namespace}/sa/{name}"
+    )
+}
+
+/// Reader on every repository for the nodes' account and for every workload (whose jobs fetch
+/// artifacts from it through the API), and object access on every mounted bucket for every
+/// workload.
 pub fn grants(bp: &Blueprint) -> Vec<Desired> {
     let p = &bp.project;
     let mut out = Vec::new();
@@ -106,16 +114,29 @@ pub fn grants(bp: &Blueprint) -> Vec<Desired> {
             ));
         }
     }
+    for repo in &bp.artifact_registries {
+        for w in &bp.identity.workloads {
+            out.push(member(
+                IamMemberSpec {
+                    resource: format!(
+                        "projects/{p}/locations/{}/repositories/{}",
+                        repo.location, repo.name
+                    ),
+                    role: REPOSITORY_ROLE.into(),
+                    member: workload_principal(p, &w.namespace, &w.name),
+                },
+                format!("{}-{}-{}-reader", repo.name, w.namespace, w.name),
+                vec![Addr::new(Kind::Repository, repo.name.clone())],
+            ));
+        }
+    }
     for bucket in bp.buckets.iter().filter(|b| b.mount) {
         for w in &bp.identity.workloads {
             out.push(member(
                 IamMemberSpec {
                     resource: format!("projects/_/buckets/{}", bucket.name),
                     role: BUCKET_ROLE.into(),
-                    member: format!(
-                        "principal://iam.googleapis.com/projects/{PROJECT_NUMBER}/locations/global/workloadIdentityPools/{p}.svc.id.goog/subject/ns/{}/sa/{}",
-                        w.namespace, w.name
-                    ),
+                    member: workload_principal(p, &w.namespace, &w.name),
                 },
                 format!("{}-{}-{}", bucket.name, w.namespace, w.name),
                 vec![Addr::new(Kind::Bucket, bucket.name.clone())],

@@ -124,7 +124,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
         .expect(0);
     assert!(
         run.stderr
-            .contains("Apply complete! Resources: 71 added, 0 changed, 0 destroyed."),
+            .contains("Apply complete! Resources: 72 added, 0 changed, 0 destroyed."),
         "{}",
         run.stderr
     );
@@ -207,7 +207,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
     assert!(
         destroyed
             .stderr
-            .contains("Destroy complete! Resources: 71 destroyed."),
+            .contains("Destroy complete! Resources: 72 destroyed."),
         "{}",
         destroyed.stderr
     );
@@ -446,7 +446,7 @@ async fn a_quota_error_fails_only_its_branch_and_state_stays_true() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 68);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 69);
     assert!(state["pending"].as_array().unwrap().is_empty());
     // The quota fault fired once; the next apply finishes the job.
     let rerun = cx
@@ -496,7 +496,7 @@ async fn an_apply_killed_at_any_moment_converges_on_the_next_run() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 71);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 72);
     assert!(state["pending"].as_array().unwrap().is_empty());
     cx.run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
         .await

@@ -122,9 +122,17 @@ async fn apply_grants_each_identity_its_access_and_destroy_takes_back_only_that(
         ],
     )
     .await;
+    // The nodes pull images; the workload reads artifacts through the API.
+    let mut readers = members(&repository, "roles/artifactregistry.reader");
+    readers.sort();
     assert_eq!(
-        members(&repository, "roles/artifactregistry.reader"),
-        [format!("serviceAccount:{SA}")]
+        readers,
+        [
+            format!(
+                "principal://iam.googleapis.com/projects/{number}/locations/global/workloadIdentityPools/{P}.svc.id.goog/subject/ns/default/sa/default"
+            ),
+            format!("serviceAccount:{SA}")
+        ]
     );
     let pool = gcloud_json(
         &cx,
