@@ -628,17 +628,20 @@ fn tick_pod(world: &World, gke: &Gke, cluster: &mut KubeCluster, clock: &Clock, 
 
     // The kubelet: volumes, then images.
     if let (Some(node), Some(scheduled)) = (node, run.scheduled) {
-        let failures = access::mount_failures(world, gke, cluster, &pod, node);
-        run.mount.advance(MOUNT, scheduled, now, failures);
+        if run.mount.done.is_none() {
+            let failures = access::mount_failures(world, gke, cluster, &pod, node);
+            run.mount.advance(MOUNT, scheduled, now, failures);
+        }
         if let Some(mounted) = run.mount.done {
             let account = node_account(world, gke, cluster, node);
             for container in containers(&pod) {
+                let stage = run.pulls.entry(container.name.clone()).or_default();
+                if stage.done.is_some() {
+                    continue;
+                }
                 let image = container.spec["image"].as_str().unwrap_or_default();
                 let failure = access::pull_failure(world, &account, image);
-                run.pulls
-                    .entry(container.name.clone())
-                    .or_default()
-                    .advance(PULL, mounted, now, failure.into_iter().collect());
+                stage.advance(PULL, mounted, now, failure.into_iter().collect());
             }
         }
     }
