@@ -352,12 +352,15 @@ async fn services(
         checks.push(check);
     }
     // The APIs the plan enables that no change of the plan calls (Cloud Quotas) still count.
-    for service in &enabling {
-        if needed.contains_key(service.as_str()) {
-            continue;
-        }
-        let id = format!("projects/{project}/services/{service}");
-        if let Ok(Some(observed)) = read_kind(provider, Kind::Service, id).await
+    let extra = enabling
+        .iter()
+        .filter(|s| !needed.contains_key(s.as_str()))
+        .map(|service| async move {
+            let id = format!("projects/{project}/services/{service}");
+            (service, read_kind(provider, Kind::Service, id).await)
+        });
+    for (service, read) in join_all(extra).await {
+        if let Ok(Some(observed)) = read
             && observed.spec["enabled"] != true
         {
             pending.insert(service.clone());

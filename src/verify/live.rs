@@ -321,12 +321,17 @@ pub async fn run_access_probes(
             }
         })
         .await;
+    // The probe pods go whatever happened; a read that failed is reported after that.
+    for probe in probes {
+        let deleted = api
+            .delete("v1", "Pod", Some(&probe.namespace), probe.pod_name())
+            .await;
+        if let (Err(e), false) = (deleted, matches!(waited, Waited::Failed(_))) {
+            return Err(e);
+        }
+    }
     if let Waited::Failed(e) = waited {
         return Err(e);
-    }
-    for probe in probes {
-        api.delete("v1", "Pod", Some(&probe.namespace), probe.pod_name())
-            .await?;
     }
     let last = last.into_inner();
     Ok(decided
