@@ -1,6 +1,6 @@
 //! The command line: clap derive structs only, no logic. Doc comments are the `--help` text.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Provision GKE clusters for A3 High / A3 Mega GPU training from one declarative blueprint.
@@ -17,7 +17,12 @@ use std::path::PathBuf;
 /// Try it with no account: `a3ctl apply --sandbox blueprints/a3-mega.toml` runs against a built-in
 /// simulator whose world is kept under `state/sandbox/`.
 #[derive(Parser, Debug)]
-#[command(version, propagate_version = true, max_term_width = 100)]
+#[command(
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_help = examples::TOP
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -41,9 +46,21 @@ pub struct Global {
     #[arg(long, global = true, env = "A3CTL_SANDBOX_WORLD", value_name = "FILE")]
     pub world: Option<PathBuf>,
 
-    /// Print only errors and the requested data.
-    #[arg(long, short, global = true)]
+    /// Print only errors and the requested data: no progress, no notes; `plan` and `apply`
+    /// print their one-line summary.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+
+    /// More detail: plans show every resource in full (no folding of repeated blocks), and a
+    /// log of what a3ctl does goes to stderr (`-v` steps and retries, `-vv` reads and checks,
+    /// `-vvv` everything, libraries included). `RUST_LOG` overrides the log's filter.
+    #[arg(long, short, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Append a structured log (one JSON object per event, a3ctl's debug events) to FILE, with
+    /// secrets redacted. Created readable by its owner only.
+    #[arg(long, global = true, env = "A3CTL_LOG_FILE", value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
 
     /// Keep state in this Cloud Storage bucket instead of where the blueprint's `[state]` says
     /// (the object is `<prefix>/<blueprint name>.a3state.json`; the prefix defaults to the
@@ -89,14 +106,17 @@ pub enum Command {
     /// Reports every problem at once, each with its file, line and column, the offending text
     /// and a hint. Exits with 1 when there are problems, and with 0 after printing a summary of
     /// what the blueprint would create.
+    #[command(after_help = examples::VALIDATE)]
     Validate {
-        /// Path of the blueprint TOML file, e.g. `blueprints/a3-mega.toml`.
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
     },
 
     /// Print the resource graph of a blueprint (DOT or Mermaid), edges from dependency to
     /// dependent.
+    #[command(after_help = examples::GRAPH)]
     Graph {
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
         /// Output format.
         #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
@@ -109,6 +129,7 @@ pub enum Command {
     /// with what exists, and prints the changes in Terraform's grammar: `+` create, `~` update in
     /// place, `-/+` replace (naming the field that forces it), `-` destroy. Changes made outside
     /// a3ctl are shown as drift.
+    #[command(after_help = examples::PLAN)]
     Plan(PlanArgs),
 
     /// Create or update everything the blueprint declares.
@@ -118,6 +139,7 @@ pub enum Command {
     /// failure stops only what depends on it. Ctrl-C stops starting new steps and waits for the
     /// running ones; a second Ctrl-C stops waiting (operations stay recorded and resume on the
     /// next apply).
+    #[command(after_help = examples::APPLY)]
     Apply(ApplyArgs),
 
     /// Delete everything recorded in the blueprint's state, in reverse dependency order.
@@ -125,6 +147,7 @@ pub enum Command {
     /// A cluster takes its node pools with it; a bucket that still holds objects is refused unless
     /// the blueprint sets `force_destroy`; resources with `prevent_destroy` stop the destroy.
     /// Nothing outside the state is touched.
+    #[command(after_help = examples::DESTROY)]
     Destroy(DestroyArgs),
 
     /// Check that the cluster is ready for GPU training, and optionally measure its GPU network.
@@ -141,6 +164,7 @@ pub enum Command {
     /// With `--nccl-test`, writes a two-node NCCL all-gather test built from the blueprint's
     /// GPUDirect stack instead (no cloud call); add `--run` to run it and compare its bus
     /// bandwidth with the machine family's floor.
+    #[command(after_help = examples::VERIFY)]
     Verify(VerifyArgs),
 
     /// Write a kubeconfig entry for the blueprint's cluster, as `gcloud container clusters
@@ -151,6 +175,7 @@ pub enum Command {
     /// token is written), and makes it the current context. Other entries of the file are kept.
     /// The file is `--file`, else the first path of `$KUBECONFIG`, else `~/.kube/config`; it is
     /// replaced atomically and readable by its owner only.
+    #[command(after_help = examples::KUBECONFIG)]
     Kubeconfig(KubeconfigArgs),
 
     /// Bring one existing cloud resource under the blueprint's management without changing it.
@@ -164,6 +189,7 @@ pub enum Command {
     /// state, so `a3ctl plan` then shows exactly how it differs from the blueprint. Nothing in the
     /// cloud is changed. To take over everything a blueprint declares at once, use
     /// `a3ctl plan --adopt` / `a3ctl apply --adopt`.
+    #[command(after_help = examples::IMPORT)]
     Import {
         /// The resource address, e.g. `network.primary`.
         addr: String,
@@ -178,10 +204,11 @@ pub enum Command {
     ///
     /// Works for a local state (the `<state>.lock` file) and a GCS state (the `<state>.lock`
     /// object: exactly the generation holding this id is deleted).
-    #[command(name = "force-unlock")]
+    #[command(name = "force-unlock", after_help = examples::FORCE_UNLOCK)]
     ForceUnlock {
         /// The lock id printed in the "is locked by" error.
         id: String,
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
         /// Do not ask for confirmation.
         #[arg(long)]
@@ -192,47 +219,90 @@ pub enum Command {
     ///
     /// Commands that change state take the state's lock and bump its serial. None of them
     /// touches a cloud resource: `state rm` forgets a resource, it does not delete it.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples::STATE)]
     State(StateCommand),
+
+    /// Print a shell completion script for a3ctl.
+    ///
+    /// Completes subcommands, flags and their fixed values. Load it from your shell's start-up
+    /// file, or save it where your shell looks for completions.
+    #[command(after_help = examples::COMPLETIONS)]
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Write a3ctl's manual pages (roff): a3ctl(1) and one page per command.
+    ///
+    /// Without `--out`, prints a3ctl(1) on stdout (`a3ctl man | man -l -`).
+    #[command(after_help = examples::MAN)]
+    Man {
+        /// Write `a3ctl.1`, `a3ctl-plan.1`, ... into this directory (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 pub enum StateCommand {
     /// List the addresses recorded in state, one per line.
-    List { blueprint: PathBuf },
+    #[command(after_help = examples::STATE_LIST)]
+    List {
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
+        blueprint: PathBuf,
+    },
 
     /// Print one recorded resource as JSON: its cloud id, spec as last applied, outputs and
     /// dependencies.
+    #[command(after_help = examples::STATE_SHOW)]
     Show {
         /// A resource address, e.g. `network.primary` (see `a3ctl state list`).
         addr: String,
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
     },
 
     /// Forget a resource: remove it from state without deleting it in the cloud.
     ///
     /// The next plan shows it as one to create; `a3ctl import` (or `plan --adopt`) takes it back.
-    Rm { addr: String, blueprint: PathBuf },
+    #[command(after_help = examples::STATE_RM)]
+    Rm {
+        /// A resource address, e.g. `bucket.data`.
+        addr: String,
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
+        blueprint: PathBuf,
+    },
 
     /// Rename a recorded resource, e.g. after renaming it in the blueprint, so the next plan
     /// does not destroy and recreate it. Both addresses must be of the same kind.
+    #[command(after_help = examples::STATE_MV)]
     Mv {
+        /// The address recorded in state, e.g. `node_pool.gpu`.
         from: String,
+        /// The new address, e.g. `node_pool.gpu-a`.
         to: String,
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
     },
 
     /// Print the state as JSON on stdout (to keep a copy, or to edit and `state push` it).
-    Pull { blueprint: PathBuf },
+    #[command(after_help = examples::STATE_PULL)]
+    Pull {
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
+        blueprint: PathBuf,
+    },
 
     /// Replace the state with FILE (`-` reads standard input).
     ///
     /// Refused when FILE belongs to another history (lineage) or blueprint, or is not newer than
     /// the current state (serial), unless `--force`. The file is written as it is, keeping its
     /// lineage and serial.
+    #[command(after_help = examples::STATE_PUSH)]
     Push {
         /// A state file, e.g. one written by `a3ctl state pull`.
         file: PathBuf,
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
         /// Write it even when lineage, blueprint or serial say it would lose updates.
         #[arg(long)]
@@ -244,7 +314,9 @@ pub enum StateCommand {
     /// Point the blueprint's `[state]` at GCS first (or pass `--state-bucket`); both the local
     /// file and the GCS state are locked while copying. The local file is left in place as a
     /// backup. Running it again after success changes nothing.
+    #[command(after_help = examples::STATE_MIGRATE)]
     Migrate {
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
         /// The local state file (default: `state/<blueprint name>.a3state.json`, under
         /// `state/sandbox/` with `--sandbox`).
@@ -261,8 +333,11 @@ pub enum StateCommand {
     /// In the blueprint's project and region, with uniform bucket-level access and object
     /// versioning on (so earlier states can be recovered) and a3ctl's labels. Running it again
     /// when the bucket exists in the project changes nothing.
-    #[command(name = "create-bucket")]
-    CreateBucket { blueprint: PathBuf },
+    #[command(name = "create-bucket", after_help = examples::STATE_CREATE_BUCKET)]
+    CreateBucket {
+        /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
+        blueprint: PathBuf,
+    },
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +348,7 @@ pub enum GraphFormat {
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
+    /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
     pub blueprint: PathBuf,
     /// Print the plan as JSON on stdout.
     #[arg(long)]
@@ -335,6 +411,7 @@ pub struct ApplyArgs {
 
 #[derive(Args, Debug)]
 pub struct DestroyArgs {
+    /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
     pub blueprint: PathBuf,
     /// Do not ask for confirmation.
     #[arg(long)]
@@ -346,6 +423,7 @@ pub struct DestroyArgs {
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
+    /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
     pub blueprint: PathBuf,
     /// Print the report as JSON on stdout (format in docs/cluster-software.md).
     #[arg(long)]
@@ -374,6 +452,7 @@ pub struct VerifyArgs {
 
 #[derive(Args, Debug)]
 pub struct KubeconfigArgs {
+    /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
     pub blueprint: PathBuf,
     /// The kubeconfig file to update (default: the first path of `$KUBECONFIG`, else
     /// `~/.kube/config`).
@@ -523,4 +602,133 @@ pub enum FilestoreChoice {
 pub enum StateChoice {
     Local,
     Gcs,
+}
+
+/// The "Examples:" section of every `--help`.
+mod examples {
+    pub const TOP: &str = "\
+Examples:
+  # Try it with no Google Cloud account, against the built-in simulator
+  a3ctl apply --sandbox blueprints/a3-mega.toml
+  # Write your own blueprint, then plan, apply and check it
+  a3ctl init a3.toml
+  a3ctl plan a3.toml
+  a3ctl apply a3.toml
+  a3ctl verify a3.toml";
+
+    pub const VALIDATE: &str = "\
+Examples:
+  a3ctl validate blueprints/a3-mega.toml
+  # Machine-readable problems for an editor or CI
+  a3ctl validate --json a3.toml";
+
+    pub const GRAPH: &str = "\
+Examples:
+  a3ctl graph blueprints/a3-high.toml | dot -Tsvg > graph.svg
+  a3ctl graph --format mermaid a3.toml";
+
+    pub const PLAN: &str = "\
+Examples:
+  a3ctl plan a3.toml
+  # Save the plan, review it, apply exactly it
+  a3ctl plan a3.toml --out a3.plan
+  a3ctl apply a3.plan
+  # In CI: exit 2 when there are changes, 0 when none, 1 on error
+  a3ctl plan a3.toml --detailed-exitcode -q
+  # What changed outside a3ctl
+  a3ctl plan a3.toml --refresh-only";
+
+    pub const APPLY: &str = "\
+Examples:
+  a3ctl apply a3.toml
+  a3ctl apply --auto-approve a3.toml
+  a3ctl apply a3.plan
+  # Take over resources built by hand or by another tool
+  a3ctl apply --adopt a3.toml";
+
+    pub const DESTROY: &str = "\
+Examples:
+  a3ctl destroy a3.toml
+  a3ctl destroy --sandbox --auto-approve blueprints/a3-mega.toml";
+
+    pub const VERIFY: &str = "\
+Examples:
+  a3ctl verify a3.toml
+  a3ctl verify --json a3.toml > report.json
+  # Measure the GPU network with a two-node NCCL all-gather
+  a3ctl verify --nccl-test --run a3.toml
+  # Prove the nodes and pods can use the buckets and repositories
+  a3ctl verify --access a3.toml";
+
+    pub const KUBECONFIG: &str = "\
+Examples:
+  a3ctl kubeconfig a3.toml && kubectl get nodes
+  a3ctl kubeconfig a3.toml --file ./a3.kubeconfig";
+
+    pub const IMPORT: &str = "\
+Examples:
+  a3ctl import network.primary a3high-net blueprints/a3-high.toml
+  a3ctl import cluster.main projects/my-project/locations/us-central1/clusters/a3high a3.toml";
+
+    pub const FORCE_UNLOCK: &str = "\
+Examples:
+  a3ctl force-unlock 6f1c2e0a-93b5-4d0e-a2f4-8f0d5d1e7c11 a3.toml";
+
+    pub const STATE: &str = "\
+Examples:
+  a3ctl state list a3.toml
+  a3ctl state show cluster.main a3.toml
+  a3ctl state pull a3.toml > backup.json";
+
+    pub const STATE_LIST: &str = "\
+Examples:
+  a3ctl state list a3.toml
+  a3ctl state list --sandbox blueprints/a3-mega.toml";
+
+    pub const STATE_SHOW: &str = "\
+Examples:
+  a3ctl state show cluster.main a3.toml";
+
+    pub const STATE_RM: &str = "\
+Examples:
+  # Stop managing the bucket; it stays in the cloud
+  a3ctl state rm bucket.data a3.toml";
+
+    pub const STATE_MV: &str = "\
+Examples:
+  a3ctl state mv node_pool.gpu node_pool.gpu-a a3.toml";
+
+    pub const STATE_PULL: &str = "\
+Examples:
+  a3ctl state pull a3.toml > a3.state.json";
+
+    pub const STATE_PUSH: &str = "\
+Examples:
+  a3ctl state push a3.state.json a3.toml
+  a3ctl state pull a3.toml | jq . | a3ctl state push - a3.toml";
+
+    pub const STATE_MIGRATE: &str = "\
+Examples:
+  # After setting [state] backend = \"gcs\" in the blueprint
+  a3ctl state create-bucket a3.toml
+  a3ctl state migrate a3.toml";
+
+    pub const STATE_CREATE_BUCKET: &str = "\
+Examples:
+  a3ctl state create-bucket a3.toml
+  a3ctl state create-bucket --state-bucket my-a3-state a3.toml";
+
+    pub const COMPLETIONS: &str = "\
+Examples:
+  # bash
+  a3ctl completions bash > ~/.local/share/bash-completion/completions/a3ctl
+  # zsh (a directory on your $fpath)
+  a3ctl completions zsh > ~/.zfunc/_a3ctl
+  # fish
+  a3ctl completions fish > ~/.config/fish/completions/a3ctl.fish";
+
+    pub const MAN: &str = "\
+Examples:
+  a3ctl man | man -l -
+  sudo a3ctl man --out /usr/local/share/man/man1";
 }

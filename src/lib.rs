@@ -14,6 +14,7 @@ pub mod commands;
 pub mod env_vars;
 pub mod files;
 pub mod graph;
+pub mod logging;
 pub mod plan;
 pub mod resource;
 pub mod state;

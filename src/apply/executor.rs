@@ -103,7 +103,7 @@ impl Executor {
         Arc::new(Executor {
             provider,
             sink,
-            reporter,
+            reporter: Arc::new(super::Traced(reporter)),
             options,
             stop,
             lanes,

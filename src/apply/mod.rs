@@ -210,3 +210,54 @@ pub trait Reporter: Send + Sync {
 /// A reporter that reports nothing.
 pub struct Silent;
 impl Reporter for Silent {}
+
+/// Logs every event of an apply ([`crate::logging`]) and passes it on to the reporter it wraps.
+pub struct Traced(pub std::sync::Arc<dyn Reporter>);
+
+impl Reporter for Traced {
+    fn step_started(&self, addr: &Addr, kind: StepKind) {
+        tracing::info!(addr = %addr, step = ?kind, "step started");
+        self.0.step_started(addr, kind);
+    }
+    fn step_progress(&self, addr: &Addr, status: &str) {
+        tracing::debug!(addr = %addr, status, "operation status");
+        self.0.step_progress(addr, status);
+    }
+    fn step_retry(&self, addr: &Addr, error: &CloudError, attempt: u32, delay: Duration) {
+        tracing::warn!(
+            addr = %addr,
+            attempt,
+            delay_ms = delay.as_millis() as u64,
+            http_status = error.http_status,
+            status = %error.status,
+            reason = %error.reason,
+            class = ?error.class,
+            "retrying after: {}",
+            error.message
+        );
+        self.0.step_retry(addr, error, attempt, delay);
+    }
+    fn step_finished(&self, addr: &Addr, kind: StepKind, outcome: &Outcome, elapsed: Duration) {
+        let elapsed_ms = elapsed.as_millis() as u64;
+        match outcome {
+            Outcome::Failed(error) => tracing::error!(
+                addr = %addr,
+                step = ?kind,
+                elapsed_ms,
+                http_status = error.http_status,
+                status = %error.status,
+                reason = %error.reason,
+                "step failed: {}",
+                error.message
+            ),
+            other => {
+                tracing::info!(addr = %addr, step = ?kind, elapsed_ms, outcome = ?other, "step finished")
+            }
+        }
+        self.0.step_finished(addr, kind, outcome, elapsed);
+    }
+    fn warning(&self, message: &str) {
+        tracing::warn!("{message}");
+        self.0.warning(message);
+    }
+}

@@ -68,7 +68,7 @@ pub(crate) fn cluster(raw: &RawCluster, ctx: &mut Ctx) -> Option<Cluster> {
         version: version?,
         private_nodes: raw.private_nodes.as_ref().is_none_or(|v| v.value),
         authorized_networks: authorized_networks?,
-        deletion_protection: raw.deletion_protection.as_ref().is_some_and(|v| v.value),
+        deletion_protection: raw.deletion_protection.as_ref().map(|v| v.value),
         prevent_destroy: raw.prevent_destroy.as_ref().is_some_and(|v| v.value),
     })
 }

@@ -20,6 +20,7 @@ mod accounts;
 mod cluster;
 mod decode;
 mod error;
+mod lint;
 mod model;
 mod network;
 mod pools;
@@ -41,6 +42,7 @@ use toml::de::DeTable;
 
 pub(crate) use decode::did_you_mean;
 pub use error::{BlueprintError, Problem, Span};
+pub use lint::warnings;
 pub use model::{
     ArtifactRegistry, AuthorizedNetwork, Blueprint, Bucket, Capacity, Cluster, DriverMode,
     Filestore, FilestoreTier, GpuPool, HostMaintenance, Identity, Kueue, ManifestSource, Network,
@@ -68,6 +70,19 @@ pub fn load(path: &Path) -> Result<Blueprint, BlueprintError> {
         }
     })?;
     parse(&text, &path.display().to_string())
+}
+
+/// [`load`], with the blueprint's [`warnings`].
+pub fn load_with_warnings(path: &Path) -> Result<(Blueprint, Vec<Problem>), BlueprintError> {
+    let text = crate::files::read_to_string(path, crate::files::BLUEPRINT).map_err(|source| {
+        BlueprintError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    let name = path.display().to_string();
+    let blueprint = parse(&text, &name)?;
+    Ok((blueprint, warnings(&text, &name)))
 }
 
 /// Validates blueprint `text`; `path_for_messages` names the file in diagnostics.
@@ -216,7 +231,7 @@ release_channel = "regular"
 version = "default"
 private_nodes = true
 authorized_networks = []
-deletion_protection = false
+deletion_protection = true
 prevent_destroy = false
 
 [system_pool]
@@ -251,8 +266,12 @@ queue = "a3-queue"
 backend = "local"
 path = "state/a3mini.a3state.json"
 "#;
-        let explicit =
+        let mut explicit =
             parse(explicit, "explicit.toml").unwrap_or_else(|e| panic!("{:#?}", e.problems()));
+        // Absent means on; written out, it is what the blueprint said.
+        assert_eq!(explicit.cluster.deletion_protection, Some(true));
+        assert!(minimal.cluster.deletion_protection());
+        explicit.cluster.deletion_protection = None;
         assert_eq!(minimal, explicit);
         assert_eq!(minimal.software.network_names(2), ["vpc1", "vpc2"]);
         assert_eq!(minimal.software.stack.plugin_tag, "v1.0.15");

@@ -159,8 +159,20 @@ pub struct Cluster {
     /// Master authorized networks; empty means the feature is off (the endpoint is reachable
     /// from anywhere, still behind IAM).
     pub authorized_networks: Vec<AuthorizedNetwork>,
-    pub deletion_protection: bool,
+    /// `deletion_protection` as written; `None` when the key is absent, which means on
+    /// ([`Cluster::deletion_protection`]) except in the sandbox.
+    pub deletion_protection: Option<bool>,
     pub prevent_destroy: bool,
+}
+
+impl Cluster {
+    /// Whether a3ctl refuses to delete or replace the cluster and its Filestore instance, and
+    /// turns on Filestore's own `deletionProtectionEnabled`: on unless the blueprint says
+    /// `deletion_protection = false`. GKE's API has no such setting; like the Terraform provider's
+    /// `deletion_protection` of `google_container_cluster`, it is a3ctl's own, kept in state.
+    pub fn deletion_protection(&self) -> bool {
+        self.deletion_protection.unwrap_or(true)
+    }
 }
 
 /// One master authorized network.

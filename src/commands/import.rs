@@ -109,6 +109,9 @@ pub async fn run(
             "warning: `{id}` is being deleted ({status}); the next plan will create it again once it is gone"
         )),
     }
+    let mut observed = observed;
+    // a3ctl's own settings start as the blueprint says: the cloud has no value for them.
+    crate::resource::spec::keep_local(desired.addr.kind, &mut observed.spec, &desired.spec);
     let adoption = Adoption {
         addr: desired.addr.clone(),
         id: id.clone(),

@@ -2,6 +2,7 @@
 //! [`crate::ui`], and returns an [`ExitStatus`]; `main.rs` only dispatches.
 
 pub mod apply;
+pub mod docs;
 pub mod graph;
 pub mod import;
 pub mod init;
@@ -41,6 +42,7 @@ impl From<ExitStatus> for ExitCode {
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> ExitStatus {
     let printer = Printer::from_env(cli.global.quiet);
+    tracing::debug!(command = ?cli.command, "a3ctl {}", env!("CARGO_PKG_VERSION"));
     let result = match cli.command {
         Command::Init(args) => init::run(&printer, *args),
         Command::Validate { blueprint } => validate::run(&printer, &blueprint),
@@ -63,6 +65,11 @@ pub async fn run(cli: Cli) -> ExitStatus {
             force,
         } => unlock::run(&cli.global, &printer, &id, &blueprint, force).await,
         Command::State(command) => state::run(&cli.global, &printer, command).await,
+        Command::Completions { shell } => {
+            docs::completions(&printer, shell);
+            Ok(ExitStatus::Success)
+        }
+        Command::Man { out } => docs::man(&printer, out.as_deref()),
     };
     match result {
         Ok(status) => status,

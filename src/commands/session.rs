@@ -45,7 +45,11 @@ pub struct Session {
 impl Session {
     /// Loads and validates the blueprint, builds its graph and connects the provider.
     pub async fn open(global: &Global, printer: Printer, path: &Path) -> Result<Session, Failure> {
-        let blueprint = blueprint::load(path).map_err(|e| Failure::blueprint(&printer, &e))?;
+        let mut blueprint = blueprint::load(path).map_err(|e| Failure::blueprint(&printer, &e))?;
+        if global.sandbox {
+            // The sandbox is for trying things: protection is off unless the blueprint asks.
+            blueprint.cluster.deletion_protection.get_or_insert(false);
+        }
         let graph = ResourceGraph::from_blueprint(&blueprint).map_err(|e| {
             Failure::new(format!(
                 "The resource graph of `{}` is invalid",
@@ -188,7 +192,27 @@ impl Session {
             );
         }
         let mut plan = planner::plan(self.graph.resources(), &with_adopted, &refreshed, destroy)
-            .map_err(|e| Failure::new(e.to_string()).hint(e.hint()))?;
+            .map_err(|e| {
+                let hint = match &e {
+                    planner::PlanError::DeletionProtection(protected) => {
+                        let path = self.blueprint_path.display();
+                        let sandbox = if self.sandbox.is_some() { " --sandbox" } else { "" };
+                        let filestore = if protected
+                            .iter()
+                            .any(|(a, _)| a.kind == crate::resource::Kind::Filestore)
+                        {
+                            " (that apply also turns off Filestore's own `deletionProtectionEnabled`)"
+                        } else {
+                            ""
+                        };
+                        format!(
+                            "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {path}, run `a3ctl apply{sandbox} {path}`{filestore}, then run this again"
+                        )
+                    }
+                    _ => e.hint(),
+                };
+                Failure::new(e.to_string()).hint(hint)
+            })?;
         plan.format = PLAN_FORMAT;
         if !destroy {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);

@@ -7,7 +7,11 @@ use crate::ui::diagnostics::Failure;
 use std::path::Path;
 
 pub fn run(printer: &Printer, path: &Path) -> Result<ExitStatus, Failure> {
-    let blueprint = blueprint::load(path).map_err(|e| Failure::blueprint(printer, &e))?;
+    let (blueprint, warnings) =
+        blueprint::load_with_warnings(path).map_err(|e| Failure::blueprint(printer, &e))?;
+    if !warnings.is_empty() && !printer.quiet {
+        printer.err(&crate::ui::diagnostics::render_warnings(printer, &warnings));
+    }
     printer.out(&summary(&blueprint, path));
     Ok(ExitStatus::Success)
 }

@@ -275,6 +275,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             bootstrap_pool: BootstrapPool::Removed,
             // Not diffed: lets the GKE adapter check the resolved version's GPUDirect minimum.
             gpudirect_family: Some(bp.family.machine_type().into()),
+            deletion_protection: bp.cluster.deletion_protection(),
         }),
         vec![addr::primary_subnet()],
         Lifecycle {
@@ -411,6 +412,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 share: fs.share.clone(),
                 network: primary_net.clone(),
                 labels: [(LABEL.to_string(), bp.name.clone())].into_iter().collect(),
+                deletion_protection: bp.cluster.deletion_protection(),
             }),
             vec![addr::primary_network()],
             Lifecycle {

@@ -30,6 +30,18 @@ pub type Refreshed = BTreeMap<Addr, Option<Observed>>;
 pub enum PlanError {
     #[error("the plan would destroy {}, which {} `prevent_destroy`", list(.0), if .0.len() == 1 { "has" } else { "have" })]
     PreventDestroy(Vec<Addr>),
+    /// Deleting or replacing what has a3ctl's deletion protection on (a cluster, a Filestore
+    /// instance), named with its cloud id.
+    #[error("the plan would destroy {}, which {} deletion protection on", protected_list(.0), if .0.len() == 1 { "has" } else { "have" })]
+    DeletionProtection(Vec<(Addr, String)>),
+}
+
+fn protected_list(items: &[(Addr, String)]) -> String {
+    items
+        .iter()
+        .map(|(addr, id)| format!("`{addr}` ({id})"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl PlanError {
@@ -37,6 +49,10 @@ impl PlanError {
         match self {
             PlanError::PreventDestroy(_) => {
                 "set `prevent_destroy = false` for it in the blueprint and apply that first, if destroying it is really intended"
+                    .to_string()
+            }
+            PlanError::DeletionProtection(_) => {
+                "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in the blueprint and run `a3ctl apply` (that also turns off Filestore's own `deletionProtectionEnabled`), then run this again"
                     .to_string()
             }
         }
@@ -150,6 +166,19 @@ pub fn plan(
         .collect();
     if !protected.is_empty() {
         return Err(PlanError::PreventDestroy(protected));
+    }
+    // A resource already gone from the cloud is only forgotten: nothing to protect.
+    let deletion_protected: Vec<(Addr, String)> = changes
+        .iter()
+        .filter(|c| {
+            matches!(c.action, Action::Delete | Action::Replace)
+                && !matches!(refreshed.get(&c.addr), Some(None))
+                && c.before.as_ref().is_some_and(spec::deletion_protected)
+        })
+        .map(|c| (c.addr.clone(), c.id.clone()))
+        .collect();
+    if !deletion_protected.is_empty() {
+        return Err(PlanError::DeletionProtection(deletion_protected));
     }
 
     Ok(Plan {

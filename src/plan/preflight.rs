@@ -216,6 +216,16 @@ pub async fn run(
     .await;
     checks.extend(quotas?);
     checks.extend(reservations?);
+    for check in &checks {
+        tracing::debug!(
+            subject = %check.subject,
+            ok = check.ok,
+            unknown = check.unknown,
+            need = %check.need,
+            available = %check.available,
+            "preflight check"
+        );
+    }
     Ok(Preflight { checks })
 }
 

@@ -63,7 +63,10 @@ pub async fn refresh(
     };
     let mut reads: FuturesUnordered<_> = first.into_iter().map(start).collect();
     while let Some((target, result)) = reads.next().await {
-        let observed = result.map_err(|e| (target.addr.clone(), e))?;
+        let mut observed = result.map_err(|e| (target.addr.clone(), e))?;
+        if let Some(o) = observed.as_mut() {
+            crate::resource::spec::keep_local(target.addr.kind, &mut o.spec, &target.spec);
+        }
         let gone = match &observed {
             None => true,
             Some(o) => matches!(provider.settle(&target, o), Settle::Deleting { .. }),
@@ -151,7 +154,9 @@ pub async fn discover(
     Ok(desired
         .iter()
         .filter_map(|d| {
-            let observed = found.remove(&d.addr)?;
+            let mut observed = found.remove(&d.addr)?;
+            // a3ctl's own settings start as the blueprint says: the cloud has no value for them.
+            crate::resource::spec::keep_local(d.addr.kind, &mut observed.spec, &d.spec);
             Some(Adoption {
                 addr: d.addr.clone(),
                 id: d.id.clone(),
@@ -183,11 +188,26 @@ async fn read_all(
 /// Reads one resource, retrying transient errors ([`crate::cloud::retry`], the provider's policy).
 pub async fn read(provider: &dyn Provider, target: &Target) -> CloudResult<Option<Observed>> {
     let jitter = Jitter::new(target.addr.to_string().len() as u64);
-    retry(
+    let addr = &target.addr;
+    let read = retry(
         &provider.retry_policy(),
         &jitter,
-        |_, _, _| {},
+        |e, attempt, delay| {
+            tracing::warn!(
+                addr = %addr,
+                attempt,
+                delay_ms = delay.as_millis() as u64,
+                status = %e.status,
+                "read failed, retrying: {}",
+                e.message
+            )
+        },
         || provider.read(target),
     )
-    .await
+    .await;
+    match &read {
+        Ok(found) => tracing::debug!(addr = %addr, exists = found.is_some(), "read"),
+        Err(e) => tracing::debug!(addr = %addr, status = %e.status, "read failed: {}", e.message),
+    }
+    read
 }

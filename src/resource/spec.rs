@@ -30,6 +30,29 @@ pub enum Change {
     /// In place when the new value extends the old one (a CIDR range that is a superset, a
     /// capacity that grows), replacement otherwise.
     GrowOnly,
+    /// a3ctl's own setting, which the cloud does not hold (a cluster's `deletion_protection`):
+    /// kept in state, compared with the recorded value ([`keep_local`]), changed in place without
+    /// a call. Such fields are booleans, off when a record predates them.
+    Local,
+}
+
+/// Puts the recorded values of `kind`'s [`Change::Local`] fields into `live`, a spec read from
+/// the cloud, which cannot know them; a record without one holds `false`.
+pub fn keep_local(kind: Kind, live: &mut Value, recorded: &Value) {
+    for field in fields(kind).iter().filter(|f| f.change == Change::Local) {
+        if let Value::Object(live) = live {
+            let value = recorded
+                .get(field.name)
+                .cloned()
+                .unwrap_or(Value::Bool(false));
+            live.insert(field.name.to_string(), value);
+        }
+    }
+}
+
+/// Whether `spec` (a recorded or live spec, local fields kept) has a3ctl's deletion protection on.
+pub fn deletion_protected(spec: &Value) -> bool {
+    spec.get("deletion_protection") == Some(&Value::Bool(true))
 }
 
 /// How a live value is compared with the desired one.
@@ -234,7 +257,7 @@ fn walk(path: &str, before: &Value, after: &Value, out: &mut Vec<(String, Value,
 
 pub fn forces_replacement(field: &Field, before: &Value, after: &Value) -> bool {
     match field.change {
-        Change::InPlace => false,
+        Change::InPlace | Change::Local => false,
         Change::ForceNew => true,
         Change::GrowOnly => !grows(before, after),
     }

@@ -149,6 +149,50 @@ pub fn render_blueprint_error(printer: &Printer, error: &BlueprintError) -> Stri
     out
 }
 
+/// A blueprint's warnings ([`crate::blueprint::warnings`]) as miette draws them: like problems,
+/// marked as warnings.
+pub fn render_warnings(printer: &Printer, warnings: &[Problem]) -> String {
+    let theme = if printer.color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    let mut out = String::new();
+    for warning in warnings {
+        let _ = handler.render_report(&mut out, &AsWarning(warning));
+        out.push('\n');
+    }
+    out
+}
+
+/// A problem drawn as a warning.
+#[derive(Debug)]
+struct AsWarning<'p>(&'p Problem);
+
+impl std::fmt::Display for AsWarning<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0.message)
+    }
+}
+
+impl std::error::Error for AsWarning<'_> {}
+
+impl miette::Diagnostic for AsWarning<'_> {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Warning)
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        miette::Diagnostic::help(self.0)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        miette::Diagnostic::source_code(self.0)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        miette::Diagnostic::labels(self.0)
+    }
+}
+
 /// Lines longer than this (in characters) are not drawn in a problem's snippet.
 const MAX_SNIPPET_LINE: usize = 400;
 

@@ -142,6 +142,34 @@ async fn a3_mega_share_round_trip() {
         "4096"
     );
 
+    // Deletion protection (on, as the blueprint's default asks) refuses the delete until an
+    // update turns it off.
+    assert_eq!(instance["deletionProtectionEnabled"], true);
+    assert!(
+        instance["deletionProtectionReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("a3ctl")
+    );
+    let refused = env.provider.delete(t).await.unwrap_err();
+    assert_eq!(refused.status, "FAILED_PRECONDITION", "{refused:?}");
+    let mut lifted = grown.clone();
+    lifted.spec["deletion_protection"] = json!(false);
+    let steps =
+        env.provider
+            .update_steps(&lifted, &[diff("deletion_protection", json!(true), json!(false))]);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].name, "patch(deletion_protection_enabled)");
+    let started = env.provider.update(&lifted, &steps[0]).await.unwrap();
+    assert_eq!(env.finish(started).await, OpStatus::Done);
+    let observed = env.provider.read(&lifted).await.unwrap().unwrap();
+    assert_eq!(observed.spec, lifted.spec);
+    // proto3 JSON leaves out a false boolean.
+    assert_ne!(
+        env.sim.inventory()["file"]["instances"][0]["deletionProtectionEnabled"],
+        true
+    );
+
     let started = env.provider.delete(t).await.unwrap();
     assert_eq!(env.finish(started).await, OpStatus::Done);
     assert_eq!(env.provider.read(t).await.unwrap(), None);

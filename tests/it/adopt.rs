@@ -97,7 +97,7 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
                 "compute routers nats create a3high-nat --router=a3high-router --region={R} --auto-allocate-nat-external-ips --nat-all-subnet-ip-ranges"
             )),
             cmd(&format!(
-                "container clusters create a3high --location={R} --node-locations={R}-c --network=a3high-net --subnetwork=a3high-subnet --enable-ip-alias --cluster-secondary-range-name=pods --services-secondary-range-name=services --enable-dataplane-v2 --enable-multi-networking --release-channel=regular --cluster-version=1.33 --enable-private-nodes --master-ipv4-cidr=172.16.0.32/28 --enable-master-authorized-networks --master-authorized-networks=0.0.0.0/0 --workload-pool={P}.svc.id.goog --num-nodes=1 --machine-type=e2-standard-4"
+                "container clusters create a3high --location={R} --node-locations={R}-c --network=a3high-net --subnetwork=a3high-subnet --enable-ip-alias --cluster-secondary-range-name=pods --services-secondary-range-name=services --enable-dataplane-v2 --enable-multi-networking --release-channel=regular --cluster-version=1.33 --enable-private-nodes --master-ipv4-cidr=172.16.0.32/28 --enable-master-authorized-networks --master-authorized-networks=203.0.113.0/24 --workload-pool={P}.svc.id.goog --num-nodes=1 --machine-type=e2-standard-4"
             )),
         ],
     )

@@ -118,6 +118,7 @@ fn expected_mega() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything() {
     let cx = TestContext::new().await;
+    cx.unprotect("blueprints/a3-mega.toml");
     let run = cx
         .run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
         .await
@@ -225,6 +226,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a3_high_applies_four_gpu_vpcs() {
     let cx = TestContext::new().await;
+    cx.unprotect("blueprints/a3-high.toml");
     cx.run(&["apply", "blueprints/a3-high.toml", "--auto-approve"])
         .await
         .expect(0);
@@ -263,6 +265,7 @@ async fn a3_high_applies_four_gpu_vpcs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_count_updates_in_place_and_a_tier_change_replaces_naming_the_field() {
     let cx = TestContext::new().await;
+    cx.unprotect("blueprints/a3-mega.toml");
     cx.run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
         .await
         .expect(0);
@@ -462,6 +465,7 @@ async fn a_quota_error_fails_only_its_branch_and_state_stays_true() {
 async fn an_apply_killed_at_any_moment_converges_on_the_next_run() {
     // Realistic latencies on a fast clock, so operations are in flight when the kill lands.
     let cx = TestContext::with(SimConfig::realistic(0.0002)).await;
+    cx.unprotect("blueprints/a3-mega.toml");
     for delay_ms in [40u64, 90, 150, 260, 420] {
         let mut child = cx
             .command(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
@@ -556,6 +560,7 @@ async fn a_saved_plan_is_applied_exactly_and_refused_once_stale() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_minimal_blueprint_applies_plans_nothing_and_destroys_everything() {
     let cx = TestContext::new().await;
+    cx.unprotect("blueprints/minimal.toml");
     cx.run(&["apply", "blueprints/minimal.toml", "--auto-approve"])
         .await
         .expect(0);

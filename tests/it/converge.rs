@@ -40,6 +40,7 @@ async fn a_destroy_killed_during_the_cluster_delete_is_finished_by_the_next_run(
     // Realistic latencies on a fast clock: the cluster is still being deleted (STOPPING) when
     // the next commands look at it, or already gone; both must work.
     let cx = TestContext::with(SimConfig::realistic(0.0005)).await;
+    cx.unprotect(HIGH);
     run(&cx, &["apply", HIGH, "--auto-approve"]).await.expect(0);
     assert!(live(&cx).await.contains(&"cluster/a3high".to_string()));
 
@@ -241,6 +242,7 @@ async fn a_destroy_killed_after_filestore_took_its_delete_waits_for_it_next_time
     })
     .await;
     const MEGA: &str = "blueprints/a3-mega.toml";
+    cx.unprotect(MEGA);
     run(&cx, &["apply", MEGA, "--auto-approve"]).await.expect(0);
 
     // The instance's DELETE is handled (the delete runs), its answer held; the process dies.

@@ -80,6 +80,7 @@ async fn disabled_apis_are_enabled_first_and_left_on_by_destroy() {
     )
     .await;
     let blueprint = mega_enabling(&cx);
+    cx.unprotect(&blueprint);
 
     let plan = cx.run(&["plan", &blueprint]).await.expect(0);
     for service in [

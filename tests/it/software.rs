@@ -31,6 +31,7 @@ async fn clusters_left(cx: &TestContext) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a3_mega_gets_eight_gpu_networks_and_the_tcpxo_stack_drift_is_repaired_destroy_clears() {
     let cx = TestContext::new().await;
+    cx.unprotect("blueprints/a3-mega.toml");
     cx.run(&["apply", "blueprints/a3-mega.toml", "--auto-approve"])
         .await
         .expect(0);
@@ -230,6 +231,7 @@ async fn a3_mega_gets_eight_gpu_networks_and_the_tcpxo_stack_drift_is_repaired_d
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a3_high_gets_four_gpu_networks_the_tcpx_installer_and_the_nccl_configmap() {
     let cx = TestContext::new().await;
+    cx.unprotect("blueprints/a3-high.toml");
     cx.run(&["apply", "blueprints/a3-high.toml", "--auto-approve"])
         .await
         .expect(0);

@@ -98,6 +98,7 @@ async fn a_shipped_blueprint_applies_with_its_state_in_gcs_and_no_secret_in_it()
         ),
     );
     let bp = "blueprints/a3-high-gcs.toml";
+    cx.unprotect(bp);
     cx.run(&["state", "create-bucket", bp]).await.expect(0);
     let apply = cx.run(&["apply", bp, "--auto-approve"]).await.expect(0);
     assert!(apply.stderr.contains("Apply complete!"), "{}", apply.stderr);

@@ -138,7 +138,8 @@ fn missing_file_exits_one_with_the_path() {
 #[test]
 fn blueprint_argument_is_required() {
     let output = a3ctl(&["validate"]);
-    assert_eq!(output.status.code(), Some(2), "clap usage error");
+    // A usage error exits 1: 2 is `plan --detailed-exitcode`'s "changes present".
+    assert_eq!(output.status.code(), Some(1), "clap usage error");
     assert!(text(&output.stderr).contains("<BLUEPRINT>"));
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Spec → API: `capacity_gb` and `share` are `fileShares[0]`, `network` is
 //! `networks[{network: <name>, modes: [MODE_IPV4]}]`, `tier` the enum name, `labels` the labels.
-//! Updates are PATCHes with an update mask (`file_shares` for the capacity, `labels`). Every
+//! Updates are PATCHes with an update mask (`file_shares` for the capacity, `labels`,
+//! `deletion_protection_enabled,deletion_protection_reason` for the blueprint's deletion protection). Every
 //! mutation returns a `google.longrunning.Operation` whose full name is the [`OperationRef`]; it is
 //! polled with the same client's `get_operation`.
 
@@ -95,6 +96,11 @@ fn started(name: String) -> Started {
 const STEPS: &[(&str, &str, &[&str])] = &[
     ("patch(file_shares)", "file_shares", &["capacity_gb"]),
     ("patch(labels)", "labels", &["labels"]),
+    (
+        "patch(deletion_protection_enabled)",
+        "deletion_protection_enabled,deletion_protection_reason",
+        &["deletion_protection"],
+    ),
 ];
 
 #[async_trait::async_trait]
@@ -147,7 +153,11 @@ impl crate::cloud::Provider for FilestoreAdapter {
         let mut instance = json!({"name": target.id});
         match *mask {
             "file_shares" => instance["fileShares"] = json!([spec.share_body()]),
-            _ => instance["labels"] = json!(spec.labels),
+            "labels" => instance["labels"] = json!(spec.labels),
+            _ => {
+                instance["deletionProtectionEnabled"] = json!(spec.deletion_protection);
+                instance["deletionProtectionReason"] = json!(spec.protection_reason());
+            }
         }
         let request: UpdateInstanceRequest = typed(
             "Filestore update",

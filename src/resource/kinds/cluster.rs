@@ -12,7 +12,7 @@
 
 use super::ShapeError;
 use crate::resource::Observed;
-use crate::resource::spec::Change::{ForceNew, InPlace};
+use crate::resource::spec::Change::{ForceNew, InPlace, Local};
 use crate::resource::spec::{Compare, Field, f, labels};
 use google_cloud_container_v1::model::Cluster;
 use serde::{Deserialize, Serialize};
@@ -79,6 +79,10 @@ pub struct ClusterSpec {
     /// the resolved version's GPUDirect minimum before anything is created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpudirect_family: Option<String>,
+    /// a3ctl's deletion protection (not GKE's: its API has none): a plan that would delete or
+    /// replace the cluster is refused while the recorded value is on.
+    #[serde(default)]
+    pub deletion_protection: bool,
 }
 
 /// What a3ctl knows about the kind.
@@ -120,6 +124,7 @@ pub const FIELDS: &[Field] = &[
     f("gcsfuse_csi", InPlace),
     f("workload_pool", InPlace),
     f("bootstrap_pool", InPlace),
+    f("deletion_protection", Local),
 ];
 
 /// The last segment of a resource name or URL.
@@ -232,6 +237,8 @@ impl ClusterSpec {
                 BootstrapPool::Removed
             },
             gpudirect_family: None,
+            // Not in the cloud: the recorded value is put back ([`spec::keep_local`]).
+            deletion_protection: false,
         };
         let outputs = json!({
             "endpoint": cluster.endpoint,

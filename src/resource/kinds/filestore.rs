@@ -6,7 +6,7 @@
 
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
-use crate::resource::spec::Change::{ForceNew, GrowOnly};
+use crate::resource::spec::Change::{ForceNew, GrowOnly, InPlace};
 use crate::resource::spec::{Field, f, labels};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -29,7 +29,16 @@ pub struct FilestoreSpec {
     pub network: String,
     /// Includes the ownership label.
     pub labels: super::Labels,
+    /// Filestore's own `deletionProtectionEnabled`: the API refuses to delete the instance while
+    /// it is on (<https://cloud.google.com/filestore/docs/deletion-protection>). Follows the
+    /// blueprint's `[cluster] deletion_protection`; a record from before it existed holds `false`.
+    #[serde(default)]
+    pub deletion_protection: bool,
 }
+
+/// Why a3ctl turned deletion protection on, as the instance shows it.
+pub const DELETION_PROTECTION_REASON: &str =
+    "a3ctl: [cluster] deletion_protection of the blueprint";
 
 /// What a3ctl knows about the kind.
 pub const INFO: super::KindInfo = super::KindInfo {
@@ -51,6 +60,7 @@ pub const FIELDS: &[Field] = &[
     f("network", ForceNew),
     f("capacity_gb", GrowOnly),
     labels(),
+    f("deletion_protection", InPlace),
 ];
 
 /// An int64 in the API's JSON: a string (proto3 JSON) or, from some clients, a number.
@@ -66,7 +76,18 @@ impl FilestoreSpec {
             "fileShares": [self.share_body()],
             "networks": [{"network": self.network, "modes": ["MODE_IPV4"]}],
             "labels": self.labels,
+            "deletionProtectionEnabled": self.deletion_protection,
+            "deletionProtectionReason": self.protection_reason(),
         })
+    }
+
+    /// `deletionProtectionReason`: a3ctl's when protection is on, empty otherwise.
+    pub fn protection_reason(&self) -> &'static str {
+        if self.deletion_protection {
+            DELETION_PROTECTION_REASON
+        } else {
+            ""
+        }
     }
 
     /// The one file share, as `fileShares[]` holds it.
@@ -95,6 +116,8 @@ impl FilestoreSpec {
             network: live_last(KIND, network, "network")?,
             // The API leaves out empty labels.
             labels: super::live_labels(live),
+            // Left out when false.
+            deletion_protection: live["deletionProtectionEnabled"] == true,
         };
         Ok(Observed {
             spec: super::to_spec(&spec),
@@ -125,6 +148,7 @@ mod tests {
             share: "nfsshare".into(),
             network: "a3mega-net".into(),
             labels: crate::resource::kinds::Labels::new(),
+            deletion_protection: true,
         };
         let mut live = spec.body();
         live["name"] = json!("projects/p/locations/us-central1-a/instances/a3mega-fs");

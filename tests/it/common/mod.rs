@@ -129,6 +129,19 @@ impl TestContext {
         path
     }
 
+    /// Turns deletion protection off in the blueprint at `relative` (`[cluster]
+    /// deletion_protection = false`), as for a deployment meant to be thrown away: the tests
+    /// that destroy what they applied. Protection itself is tested in `protection`.
+    pub fn unprotect(&self, relative: &str) {
+        let text = std::fs::read_to_string(self.path(relative)).expect("blueprint");
+        let text = if text.contains("\n[cluster]\n") {
+            text.replacen("\n[cluster]\n", "\n[cluster]\ndeletion_protection = false\n", 1)
+        } else {
+            format!("{text}\n[cluster]\ndeletion_protection = false\n")
+        };
+        self.write(relative, &text);
+    }
+
     /// The `a3ctl` command, run in the working directory against the simulator.
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a3ctl"));

@@ -328,12 +328,14 @@ impl Bench<'_> {
 pub async fn trial(trial: &Trial, sim: SimConfig, pace: Pace) -> Outcome {
     let started = std::time::Instant::now();
     let mut out = Outcome::default();
-    let blueprint = a3ctl::blueprint::load(
+    let mut blueprint = a3ctl::blueprint::load(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("blueprints")
             .join(trial.blueprint),
     )
     .expect("shipped blueprint");
+    // Every trial ends with a destroy: a deployment meant to be thrown away.
+    blueprint.cluster.deletion_protection = Some(false);
     let graph = ResourceGraph::from_blueprint(&blueprint).expect("graph");
     let faults = transient(trial.seed, trial.rate);
     let sim = a3ctl_sim::start(SimConfig {

@@ -1,0 +1,152 @@
+//! Warnings: settings that are valid but risky, reported by `a3ctl validate` (and `plan`) without
+//! failing. Each is a [`Problem`] located in the file, with the fix as its help.
+//!
+//! - A control plane open to every address (`authorized_networks` holding a `/0`, or empty: GKE
+//!   then lets any address reach the endpoint, IAM being the only gate). GKE's hardening guide
+//!   restricts the endpoint to known ranges
+//!   (<https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#restrict_network_access_to_the_control_plane_and_nodes>).
+//! - `deletion_protection = false`: one `a3ctl destroy` deletes the cluster and its Filestore
+//!   data, with no extra step.
+
+use super::decode::Table;
+use super::error::{Finding, Findings, LineCursor, Problem, Source};
+use super::schema;
+use std::sync::Arc;
+use toml::de::DeTable;
+
+/// The warnings of blueprint `text` (none when it does not parse: its errors come first).
+pub fn warnings(text: &str, path_for_messages: &str) -> Vec<Problem> {
+    let (document, syntax_errors) = DeTable::parse_recoverable(text);
+    if !syntax_errors.is_empty() {
+        return vec![];
+    }
+    let root = Table::root(document.get_ref());
+    let mut scratch = Findings::default();
+    let raw = schema::decode(&root, &mut scratch);
+    let mut found: Vec<Finding> = Vec::new();
+    let cluster = &raw.cluster;
+    for network in &cluster.authorized_networks {
+        if let Some(cidr) = &network.cidr
+            && cidr.as_str().trim().ends_with("/0")
+        {
+            found.push(
+                Finding::new(
+                    cidr.span.clone(),
+                    format!(
+                        "The control plane is open to every address on the internet (`{}`)",
+                        cidr.as_str()
+                    ),
+                    "every address",
+                )
+                .help(open_help()),
+            );
+        }
+    }
+    if cluster.authorized_networks.is_empty()
+        && let Some(span) = root.key_span("cluster").or_else(|| Some(root.anchor()))
+    {
+        found.push(
+            Finding::new(
+                span,
+                "The control plane is open to every address on the internet: `[cluster] authorized_networks` is empty",
+                "no authorized networks",
+            )
+            .help(open_help()),
+        );
+    }
+    if let Some(protection) = &cluster.deletion_protection
+        && !protection.value
+    {
+        found.push(
+            Finding::new(
+                protection.span.clone(),
+                "Deletion protection is off: one `a3ctl destroy` deletes the cluster and its Filestore data",
+                "off",
+            )
+            .help("remove the line (protection is on by default outside the sandbox) unless this deployment is meant to be thrown away"),
+        );
+    }
+    found.sort_by_key(|f| (f.span.start, f.span.end));
+    let source = Source::new(path_for_messages, Arc::from(text));
+    let mut cursor = LineCursor::new(text);
+    found
+        .into_iter()
+        .map(|finding| {
+            let at = cursor.advance(finding.span.start);
+            Problem::from_finding(finding, &source, at)
+        })
+        .collect()
+}
+
+fn open_help() -> &'static str {
+    "name the ranges that run kubectl and a3ctl (office, VPN or CI egress), e.g. `authorized_networks = [{ cidr = \"203.0.113.0/24\", name = \"office\" }]`; `curl -s https://checkip.amazonaws.com` prints your current address"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warnings;
+    use crate::blueprint::testing::BASE;
+
+    fn with_cluster(lines: &str) -> String {
+        format!("{BASE}\n[cluster]\n{lines}\n")
+    }
+
+    #[test]
+    fn an_open_control_plane_is_a_warning_at_its_cidr() {
+        let text =
+            with_cluster(r#"authorized_networks = [{ cidr = "0.0.0.0/0", name = "anywhere" }]"#);
+        let found = warnings(&text, "a3.toml");
+        let open: Vec<_> = found
+            .iter()
+            .filter(|w| w.message.contains("every address"))
+            .collect();
+        assert_eq!(open.len(), 1, "{found:#?}");
+        assert!(open[0].message.contains("`0.0.0.0/0`"));
+        assert_eq!(&text[open[0].span()], "\"0.0.0.0/0\"");
+        assert!(
+            open[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("authorized_networks = [{ cidr")
+        );
+    }
+
+    #[test]
+    fn named_ranges_and_protection_left_on_are_not_warned_about() {
+        let text =
+            with_cluster(r#"authorized_networks = [{ cidr = "203.0.113.0/24", name = "office" }]"#);
+        assert!(
+            warnings(&text, "a3.toml").is_empty(),
+            "{:#?}",
+            warnings(&text, "a3.toml")
+        );
+    }
+
+    #[test]
+    fn protection_turned_off_is_a_warning_at_the_value() {
+        let text = with_cluster(
+            "authorized_networks = [{ cidr = \"10.0.0.0/8\" }]\ndeletion_protection = false",
+        );
+        let found = warnings(&text, "a3.toml");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.starts_with("Deletion protection is off"));
+        assert_eq!(&text[found[0].span()], "false");
+    }
+
+    #[test]
+    fn no_authorized_networks_is_a_warning() {
+        for text in [with_cluster("authorized_networks = []"), BASE.to_string()] {
+            let found = warnings(&text, "a3.toml");
+            assert!(
+                found.iter().any(|w| w.message.contains("is empty")),
+                "{found:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_blueprint_that_does_not_parse_has_no_warnings() {
+        assert!(warnings("[cluster\nauthorized_networks = 1", "a3.toml").is_empty());
+    }
+}
