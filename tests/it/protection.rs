@@ -119,11 +119,15 @@ async fn a_protected_cluster_is_not_destroyed_until_an_apply_lifts_the_protectio
         .sum();
     assert_eq!(patches, 1);
     cx.run(&["destroy", MEGA, "--auto-approve"]).await.expect(0);
-    assert!(
-        !cx.inventory_text().contains("a3mega"),
-        "{}",
-        cx.inventory_text()
-    );
+    let left = cx.sim.inventory();
+    for (api, collection) in [
+        ("compute", "networks"),
+        ("container", "clusters"),
+        ("file", "instances"),
+        ("storage", "buckets"),
+    ] {
+        assert_eq!(left[api][collection], serde_json::json!([]), "{api} {collection} left");
+    }
 }
 
 fn container_mutations(cx: &TestContext) -> u64 {
