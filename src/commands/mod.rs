@@ -8,6 +8,7 @@ pub mod init;
 pub mod kubeconfig;
 pub mod plan;
 pub mod refresh_only;
+pub mod sandbox;
 pub mod session;
 pub mod state;
 pub mod unlock;
@@ -63,6 +64,7 @@ pub async fn run(cli: Cli) -> ExitStatus {
             force,
         } => unlock::run(&cli.global, &printer, &id, &blueprint, force).await,
         Command::State(command) => state::run(&cli.global, &printer, command).await,
+        Command::Sandbox(command) => sandbox::run(&cli.global, &printer, command).await,
     };
     match result {
         Ok(status) => status,
