@@ -34,6 +34,13 @@ async fn serve(global: &Global, printer: &Printer, args: ServeArgs) -> Result<Ex
     let lock = session::lock_sandbox(SERVE_OPERATION)?;
     let started = session::start_sandbox(global.world.as_deref(), args.port).await?;
     let sim = started.sim;
+    // Saved at once: a cluster whose old port was taken serves on a new one, and `a3ctl
+    // kubeconfig --sandbox` reads the endpoint from the saved world.
+    save(&sim).map_err(|e| {
+        Failure::new("Cannot save the sandbox's world")
+            .cause(e.to_string())
+            .hint("check the permissions of `state/sandbox/`")
+    })?;
     let clusters: Vec<Served> = sim.shared.read_world(|world, _| {
         world
             .kube
@@ -90,12 +97,8 @@ async fn serve(global: &Global, printer: &Printer, args: ServeArgs) -> Result<Ex
 
     signals.wait().await;
 
-    // Saved here, to report a failure; dropping the simulator saves once more, the same world.
-    let saved = {
-        let mut world = sim.shared.world.lock();
-        world.saved_at = sim.shared.clock.now();
-        a3ctl_sim::persist::save(&session::sandbox_world_file(), &world)
-    };
+    // Saved here, to report a failure; stopping the simulator saves once more, the same world.
+    let saved = save(&sim);
     sim.shutdown();
     drop(lock);
     saved.map_err(|e| {
@@ -110,6 +113,13 @@ async fn serve(global: &Global, printer: &Printer, args: ServeArgs) -> Result<Ex
         session::sandbox_world_file().display()
     ));
     Ok(ExitStatus::Success)
+}
+
+/// Saves the served world (atomically: a temporary file renamed over the old one).
+fn save(sim: &a3ctl_sim::SimHandle) -> Result<(), a3ctl_sim::persist::PersistError> {
+    let mut world = sim.shared.world.lock();
+    world.saved_at = sim.shared.clock.now();
+    a3ctl_sim::persist::save(&session::sandbox_world_file(), &world)
 }
 
 /// The project gcloud defaults to: the one project the world's clusters live in, else the one

@@ -27,6 +27,7 @@ mod kueue;
 mod layers;
 mod lifecycle;
 mod preflight;
+mod sandbox_serve;
 mod sandbox_world;
 mod services;
 mod snapshots;
