@@ -31,9 +31,9 @@ struct Served {
 async fn serve(global: &Global, printer: &Printer, args: ServeArgs) -> Result<ExitStatus, Failure> {
     // Signals are caught before anything is announced, so none is missed.
     let mut signals = Signals::new()?;
-    let lock = session::lock_sandbox(SERVE_OPERATION)?;
-    let started = session::start_sandbox(global.world.as_deref(), args.port).await?;
-    let sim = started.sim;
+    let started =
+        session::start_sandbox(global.world.as_deref(), args.port, SERVE_OPERATION).await?;
+    let (sim, lock) = (started.sim, started.lock);
     // Saved at once: a cluster whose old port was taken serves on a new one, and `a3ctl
     // kubeconfig --sandbox` reads the endpoint from the saved world.
     save(&sim).map_err(|e| {

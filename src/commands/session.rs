@@ -498,9 +498,8 @@ impl Connection {
         let backend = backend(global, blueprint)?;
         let gcs = matches!(backend, StateBackend::Gcs { .. });
         let (sandbox, sandbox_world, sandbox_lock) = if global.sandbox && (cloud || gcs) {
-            let lock = lock_sandbox(&invoked_command())?;
-            let started = start_sandbox(global.world.as_deref(), 0).await?;
-            (Some(started.sim), started.world_file, Some(lock))
+            let started = start_sandbox(global.world.as_deref(), 0, &invoked_command()).await?;
+            (Some(started.sim), started.world_file, Some(started.lock))
         } else {
             (None, false, None)
         };
@@ -658,15 +657,26 @@ pub struct StartedSandbox {
     pub sim: a3ctl_sim::SimHandle,
     /// Its world comes from a world file (`--world`, or the saved `state/sandbox/world.toml`).
     pub world_file: bool,
+    /// The sandbox's lock ([`lock_sandbox`]), to release once the simulator has saved its world.
+    pub lock: LocalLock,
 }
 
 /// Starts the embedded simulator with its world persisted under `state/sandbox/`, from the world
 /// file `world` (which replaces the saved `state/sandbox/world.toml`) or the saved one, if any,
-/// with the Google APIs on `port` (0: any free port). The caller holds [`lock_sandbox`]. The
+/// with the Google APIs on `port` (0: any free port), holding the sandbox's lock for `operation`
+/// ([`lock_sandbox`], taken once a given world file is found valid). The
 /// clusters' Kubernetes API servers accept their own static tokens (what `a3ctl kubeconfig
 /// --sandbox` writes) and the token a3ctl's own clients present in the sandbox; a request
 /// without a token, or with another one, gets 401.
-pub async fn start_sandbox(world: Option<&Path>, port: u16) -> Result<StartedSandbox, Failure> {
+pub async fn start_sandbox(
+    world: Option<&Path>,
+    port: u16,
+    operation: &str,
+) -> Result<StartedSandbox, Failure> {
+    if let Some(given) = world {
+        a3ctl_sim::WorldSpec::load(given).map_err(|e| invalid_world(given, e))?;
+    }
+    let lock = lock_sandbox(operation)?;
     let scale = std::env::var(env_vars::SANDBOX_TIME_SCALE)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
@@ -695,6 +705,7 @@ pub async fn start_sandbox(world: Option<&Path>, port: u16) -> Result<StartedSan
     Ok(StartedSandbox {
         sim,
         world_file: in_use,
+        lock,
     })
 }
 
@@ -740,16 +751,18 @@ fn invoked_command() -> String {
         .unwrap_or_else(|| "a3ctl".into())
 }
 
+fn invalid_world(path: &Path, e: String) -> Failure {
+    Failure::new(format!("The world file `{}` is invalid", path.display()))
+        .cause(e)
+        .hint("see docs/simulator.md, \"The world file\", and sim/worlds/example.toml")
+}
+
 /// The sandbox's world file: `given` is checked and saved as `state/sandbox/world.toml` (only into
 /// a fresh sandbox, or one made from the same file, since an existing world keeps its APIs and
 /// reservations); without it, the saved one.
 fn sandbox_world(given: Option<&Path>) -> Result<Option<a3ctl_sim::WorldSpec>, Failure> {
     let saved = Path::new(SANDBOX_DIR).join("world.toml");
-    let invalid = |path: &Path, e: String| {
-        Failure::new(format!("The world file `{}` is invalid", path.display()))
-            .cause(e)
-            .hint("see docs/simulator.md, \"The world file\", and sim/worlds/example.toml")
-    };
+    let invalid = invalid_world;
     let Some(given) = given else {
         if !saved.exists() {
             return Ok(None);
