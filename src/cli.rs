@@ -150,7 +150,9 @@ pub enum Command {
     /// endpoint and CA recorded in state, authenticating through `gke-gcloud-auth-plugin` (no
     /// token is written), and makes it the current context. Other entries of the file are kept.
     /// The file is `--file`, else the first path of `$KUBECONFIG`, else `~/.kube/config`; it is
-    /// replaced atomically and readable by its owner only.
+    /// replaced atomically and readable by its owner only. With `--sandbox`, the context is
+    /// `a3ctl-sandbox_<project>_<region>_<name>` and carries the simulated cluster's own token
+    /// instead (plain kubectl, no plugin, no login), for use while `a3ctl sandbox serve` runs.
     Kubeconfig(KubeconfigArgs),
 
     /// Bring one existing cloud resource under the blueprint's management without changing it.
