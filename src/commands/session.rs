@@ -745,10 +745,16 @@ pub const SERVE_OPERATION: &str = "sandbox serve";
 
 /// The subcommand this process runs (`apply`, `plan`...), for the sandbox lock's holder.
 fn invoked_command() -> String {
-    std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
-        .unwrap_or_else(|| "a3ctl".into())
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if ["--world", "--state-bucket", "--state-prefix"].contains(&arg.as_str()) {
+            // Its value.
+            args.next();
+        } else if !arg.starts_with('-') {
+            return arg;
+        }
+    }
+    "a3ctl".into()
 }
 
 fn invalid_world(path: &Path, e: String) -> Failure {

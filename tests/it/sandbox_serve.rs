@@ -324,3 +324,40 @@ async fn serve_help_has_examples() {
         help.stdout
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_a_sandbox_another_command_holds() {
+    let cx = TestContext::new().await;
+    std::fs::create_dir_all(cx.path("state/sandbox")).unwrap();
+    // A live holder (this test's process) on another host: never taken over.
+    let lock = serde_json::json!({
+        "id": "lock-1", "holder": "someone@elsewhere", "host": "elsewhere",
+        "pid": std::process::id(), "created": "2026-11-25T16:00:00Z",
+        "operation": "apply", "a3ctl_version": "0.1.0",
+    });
+    std::fs::write(cx.path("state/sandbox/world.json.lock"), lock.to_string()).unwrap();
+    let run = Run::from(
+        sandbox_command(&cx, &["sandbox", "serve", "--port", "0"])
+            .output()
+            .await
+            .unwrap(),
+    )
+    .expect(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "error: The sandbox is in use by `a3ctl apply` (pid {}, since 2026-11-25T16:00:00Z)",
+            std::process::id()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("wait for it to finish"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !cx.path("state/sandbox/world.json").exists(),
+        "nothing served"
+    );
+}
