@@ -1,6 +1,7 @@
 //! `a3ctl kubeconfig` end to end: after an apply, the entry is merged into an existing file
 //! (keeping an unrelated context), carries no token, is private, and lets kubectl reach the
-//! simulated cluster through a stub `gke-gcloud-auth-plugin`.
+//! simulated cluster through a stub `gke-gcloud-auth-plugin`; a cluster only the sandbox applied
+//! is pointed out, with `--sandbox` as the fix. (`kubeconfig --sandbox`: `sandbox_serve`.)
 
 use crate::common;
 
