@@ -664,10 +664,10 @@ pub struct StartedSandbox {
 /// Starts the embedded simulator with its world persisted under `state/sandbox/`, from the world
 /// file `world` (which replaces the saved `state/sandbox/world.toml`) or the saved one, if any,
 /// with the Google APIs on `port` (0: any free port), holding the sandbox's lock for `operation`
-/// ([`lock_sandbox`], taken once a given world file is found valid). The
-/// clusters' Kubernetes API servers accept their own static tokens (what `a3ctl kubeconfig
-/// --sandbox` writes) and the token a3ctl's own clients present in the sandbox; a request
-/// without a token, or with another one, gets 401.
+/// ([`lock_sandbox`], taken once a given world file is found valid). The clusters' Kubernetes API
+/// servers accept their own static tokens (what `a3ctl kubeconfig --sandbox` writes) and the token
+/// a3ctl's own clients present in the sandbox; a request without a token, or with another one,
+/// gets 401.
 pub async fn start_sandbox(
     world: Option<&Path>,
     port: u16,
