@@ -174,7 +174,9 @@ pub enum Command {
     /// endpoint and CA recorded in state, authenticating through `gke-gcloud-auth-plugin` (no
     /// token is written), and makes it the current context. Other entries of the file are kept.
     /// The file is `--file`, else the first path of `$KUBECONFIG`, else `~/.kube/config`; it is
-    /// replaced atomically and readable by its owner only.
+    /// replaced atomically and readable by its owner only. With `--sandbox`, the context is
+    /// `a3ctl-sandbox_<project>_<region>_<name>` and carries the simulated cluster's own token
+    /// instead (plain kubectl, no plugin, no login), for use while `a3ctl sandbox serve` runs.
     #[command(after_help = examples::KUBECONFIG)]
     Kubeconfig(KubeconfigArgs),
 
@@ -242,6 +244,41 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+
+    /// Explore the sandbox (the built-in simulator of `--sandbox`) with gcloud and kubectl.
+    #[command(subcommand, after_help = examples::SANDBOX)]
+    Sandbox(SandboxCommand),
+}
+
+/// `a3ctl sandbox ...`.
+#[derive(Subcommand, Debug)]
+pub enum SandboxCommand {
+    /// Serve the sandbox's world in the foreground, for gcloud and kubectl, until Ctrl-C.
+    ///
+    /// Loads the world the `--sandbox` commands keep under `state/sandbox/` (or starts one from
+    /// `--world FILE`, as they do) and serves its Google APIs on 127.0.0.1:PORT and each
+    /// cluster's Kubernetes API on the port it had before (when that port is free). Prints the
+    /// environment that points gcloud at it, also written to `state/sandbox/env.sh`. For
+    /// kubectl, `a3ctl kubeconfig --sandbox BLUEPRINT` writes a context with the cluster's own
+    /// token: no plugin, no login. What you change through gcloud and kubectl is saved on Ctrl-C
+    /// (or SIGTERM) and seen by the next `--sandbox` command, as drift. While it serves, other
+    /// `--sandbox` commands that need the simulator are refused (`kubeconfig --sandbox` works).
+    #[command(after_help = "Examples:
+  a3ctl apply --sandbox blueprints/a3-mega.toml --auto-approve
+  a3ctl sandbox serve                      # keep it running; in another shell:
+  source state/sandbox/env.sh              # gcloud now talks to the sandbox
+  gcloud container clusters list
+  a3ctl kubeconfig --sandbox blueprints/a3-mega.toml
+  kubectl get nodes")]
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Port of the Google APIs on 127.0.0.1 (0 takes any free port; the printed environment
+    /// follows it).
+    #[arg(long, default_value_t = 8417)]
+    pub port: u16,
 }
 
 #[derive(Subcommand, Debug)]
@@ -717,6 +754,11 @@ Examples:
 Examples:
   a3ctl state create-bucket a3.toml
   a3ctl state create-bucket --state-bucket my-a3-state a3.toml";
+
+    pub const SANDBOX: &str = "\
+Examples:
+  a3ctl apply --sandbox --auto-approve blueprints/a3-mega.toml
+  a3ctl sandbox serve        # then, in another shell: source state/sandbox/env.sh";
 
     pub const COMPLETIONS: &str = "\
 Examples:

@@ -25,8 +25,9 @@ pub struct SimConfig {
     pub persist: Option<PathBuf>,
     /// Seed for every random choice (ids, latencies, faults).
     pub seed: u64,
-    /// When set, the Kubernetes API servers accept only this bearer token; otherwise any
-    /// non-empty bearer token is accepted.
+    /// When set, the Kubernetes API servers accept only this bearer token besides each cluster's
+    /// own static token ([`crate::kube::auth`]); otherwise any non-empty bearer token is accepted.
+    /// A request without a token is always refused with 401.
     pub kube_token: Option<String>,
     /// Compute quota limits that replace the defaults ([`crate::quotas`]), per project, region,
     /// metric and GPU family.

@@ -63,7 +63,8 @@ struct Args {
     #[arg(long, default_value_t = 42)]
     seed: u64,
 
-    /// Accept only this bearer token on the Kubernetes API servers (default: any non-empty token).
+    /// Accept only this bearer token on the Kubernetes API servers, besides each cluster's own
+    /// static token (default: any non-empty token).
     #[arg(long, env = "A3CTL_SIM_KUBE_TOKEN", hide_env_values = true)]
     kube_token: Option<String>,
 }

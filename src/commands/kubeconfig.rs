@@ -2,12 +2,19 @@
 //! clusters get-credentials` does: cluster, user and context named `gke_<project>_<location>_<name>`,
 //! the endpoint and CA from state, credentials from the `gke-gcloud-auth-plugin` exec plugin (no
 //! token is ever written), and the context made current. Reads state only: no cloud call.
+//!
+//! With `--sandbox`, the entries are named `a3ctl-sandbox_<project>_<location>_<name>` (a real
+//! cluster's entry is left alone) and hold what plain kubectl needs to reach the simulated
+//! cluster, taken from the sandbox's saved world: its endpoint, its CA, and its static bearer
+//! token (`a3ctl_sim::kube::auth`), written to the kubeconfig file only. The cluster answers while
+//! `a3ctl sandbox serve` runs.
 
 use super::ExitStatus;
 use super::session;
 use crate::cli::{Global, KubeconfigArgs};
 use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
+use base64::Engine as _;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -22,13 +29,50 @@ pub async fn run(
     let bp =
         crate::blueprint::load(&args.blueprint).map_err(|e| Failure::blueprint(printer, &e))?;
     let (state, location) = session::recorded_state(global, &bp, &args.blueprint).await?;
-    let (endpoint, ca) = session::recorded_cluster(
+    let recorded = session::recorded_cluster(
         state.as_ref(),
         &bp,
         &args.blueprint,
         &location,
         global.sandbox,
-    )?;
+    );
+    let (endpoint, ca) = match recorded {
+        Ok(found) => found,
+        Err(_) if !global.sandbox && in_sandbox_state(global, &bp) => {
+            return Err(Failure::new(format!(
+                "Cluster `{}` is not in state `{location}`, but the sandbox's state records it",
+                bp.name
+            ))
+            .cause("it was applied with --sandbox, against the built-in simulator")
+            .hint(format!(
+                "add --sandbox: `a3ctl kubeconfig --sandbox {}`",
+                args.blueprint.display()
+            )));
+        }
+        Err(failure) => return Err(failure),
+    };
+    let (name, endpoint, ca, user) = if global.sandbox {
+        let id = state
+            .as_ref()
+            .and_then(|s| s.resources.get(&crate::graph::build::addr::cluster()))
+            .map(|r| r.id.clone())
+            .unwrap_or_default();
+        let access = sandbox_access(&id, &args.blueprint)?;
+        let ca = base64::engine::general_purpose::STANDARD.encode(access.ca_pem.as_bytes());
+        (
+            sandbox_entry_name(&bp.project, &bp.region, &bp.name),
+            access.endpoint,
+            ca,
+            json!({"token": access.token}),
+        )
+    } else {
+        (
+            entry_name(&bp.project, &bp.region, &bp.name),
+            endpoint,
+            ca,
+            plugin_user(),
+        )
+    };
     let path = match &args.file {
         Some(path) => path.clone(),
         None => default_path().ok_or_else(|| {
@@ -47,8 +91,7 @@ pub async fn run(
         Err(e) if e.is_not_found() => json!({}),
         Err(e) => return Err(Failure::file(&e)),
     };
-    let name = entry_name(&bp.project, &bp.region, &bp.name);
-    let merged = merge(existing, &name, &endpoint, &ca);
+    let merged = merge(existing, &name, &endpoint, &ca, user);
     let text = serde_saphyr::to_string(&merged)
         .map_err(|e| Failure::new("Cannot encode the kubeconfig").cause(e.to_string()))?;
     write_atomically(&path, text.as_bytes()).map_err(|e| {
@@ -56,15 +99,76 @@ pub async fn run(
             .cause(e.to_string())
             .hint("check the permissions of the file and its directory, or use `--file PATH`")
     })?;
-    printer.info(&format!(
-        "Wrote context `{name}` to `{}` and made it the current context.\n\
-         kubectl authenticates through `{AUTH_PLUGIN}` (install it with `gcloud components install {AUTH_PLUGIN}`).",
-        path.display()
-    ));
     if global.sandbox {
-        printer.info("note: the sandbox's cluster answers only while an `a3ctl --sandbox` command is running.");
+        printer.info(&format!(
+            "Wrote context `{name}` to `{}` and made it the current context.\n\
+             kubectl authenticates with the sandbox cluster's own token, kept in that file only.\n\
+             The sandbox's cluster answers while `a3ctl sandbox serve` runs (start it in another shell).",
+            path.display()
+        ));
+    } else {
+        printer.info(&format!(
+            "Wrote context `{name}` to `{}` and made it the current context.\n\
+             kubectl authenticates through `{AUTH_PLUGIN}` (install it with `gcloud components install {AUTH_PLUGIN}`).",
+            path.display()
+        ));
     }
     Ok(ExitStatus::Success)
+}
+
+/// Whether the sandbox's local state records the blueprint's cluster (read without starting the
+/// simulator; a state the blueprint keeps in GCS is not looked for).
+fn in_sandbox_state(global: &Global, bp: &crate::blueprint::Blueprint) -> bool {
+    let Ok(crate::blueprint::StateBackend::Local { path }) = session::backend(global, bp) else {
+        return false;
+    };
+    let Some(file) = path.file_name() else {
+        return false;
+    };
+    let store = crate::state::store::LocalStore::new(Path::new(session::SANDBOX_DIR).join(file));
+    matches!(
+        store.load(),
+        Ok(Some(state)) if state.resources.contains_key(&crate::graph::build::addr::cluster())
+    )
+}
+
+/// The endpoint, CA and token of the sandbox's cluster `id` (`projects/P/locations/L/clusters/C`),
+/// from the sandbox's saved world.
+fn sandbox_access(id: &str, blueprint: &Path) -> Result<a3ctl_sim::kube::auth::Access, Failure> {
+    let world = session::sandbox_world_file();
+    match a3ctl_sim::kube::auth::access_from_file(&world, id) {
+        Ok(Some(access)) => Ok(access),
+        Ok(None) => Err(Failure::new(format!(
+            "The sandbox's world has no cluster `{id}`, though its state records one"
+        ))
+        .cause(format!(
+            "`{}` lacks it: it was deleted outside a3ctl, or the world was moved away",
+            world.display()
+        ))
+        .hint(format!(
+            "run `a3ctl apply --sandbox {}` to make it again",
+            blueprint.display()
+        ))),
+        Err(why) => Err(Failure::new("Cannot read the sandbox's world").cause(why)),
+    }
+}
+
+/// The sandbox's name for a cluster's entries, apart from the real cluster's.
+pub fn sandbox_entry_name(project: &str, location: &str, cluster: &str) -> String {
+    format!("a3ctl-sandbox_{project}_{location}_{cluster}")
+}
+
+/// A user authenticating through `gke-gcloud-auth-plugin`, as gcloud writes it.
+fn plugin_user() -> Value {
+    json!({"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": AUTH_PLUGIN,
+        "provideClusterInfo": true,
+        "interactiveMode": "IfAvailable",
+        "installHint": format!(
+            "{AUTH_PLUGIN} is needed to reach GKE clusters: install it with `gcloud components install {AUTH_PLUGIN}` (or your package manager's google-cloud-cli-gke-gcloud-auth-plugin)"
+        ),
+    }})
 }
 
 /// gcloud's name for a cluster's entries.
@@ -97,9 +201,9 @@ pub fn parse(text: &str) -> Result<Value, String> {
     }
 }
 
-/// `config` with the cluster, user and context `name` added or replaced and made current; every
-/// other entry and field is kept as it was.
-pub fn merge(mut config: Value, name: &str, endpoint: &str, ca: &str) -> Value {
+/// `config` with the cluster, user (authenticating as `user` says) and context `name` added or
+/// replaced and made current; every other entry and field is kept as it was.
+pub fn merge(mut config: Value, name: &str, endpoint: &str, ca: &str, user: Value) -> Value {
     if !config.is_object() {
         config = json!({});
     }
@@ -113,19 +217,7 @@ pub fn merge(mut config: Value, name: &str, endpoint: &str, ca: &str) -> Value {
             "certificate-authority-data": ca.trim(),
         }}),
     );
-    upsert(
-        &mut config,
-        "users",
-        json!({"name": name, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
-            "command": AUTH_PLUGIN,
-            "provideClusterInfo": true,
-            "interactiveMode": "IfAvailable",
-            "installHint": format!(
-                "{AUTH_PLUGIN} is needed to reach GKE clusters: install it with `gcloud components install {AUTH_PLUGIN}` (or your package manager's google-cloud-cli-gke-gcloud-auth-plugin)"
-            ),
-        }}}),
-    );
+    upsert(&mut config, "users", json!({"name": name, "user": user}));
     upsert(
         &mut config,
         "contexts",
@@ -181,8 +273,8 @@ mod tests {
         .unwrap();
         let name = entry_name("p", "us-central1", "c");
         assert_eq!(name, "gke_p_us-central1_c");
-        let once = merge(existing, &name, "10.0.0.2:443", "Q0E=\n");
-        let twice = merge(once.clone(), &name, "10.0.0.2:443", "Q0E=");
+        let once = merge(existing, &name, "10.0.0.2:443", "Q0E=\n", plugin_user());
+        let twice = merge(once.clone(), &name, "10.0.0.2:443", "Q0E=", plugin_user());
         assert_eq!(once, twice, "merging again changes nothing");
         assert_eq!(twice["current-context"], name);
         assert_eq!(twice["clusters"].as_array().unwrap().len(), 2);

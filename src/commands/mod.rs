@@ -9,6 +9,7 @@ pub mod init;
 pub mod kubeconfig;
 pub mod plan;
 pub mod refresh_only;
+pub mod sandbox;
 pub mod session;
 pub mod state;
 pub mod unlock;
@@ -70,6 +71,7 @@ pub async fn run(cli: Cli) -> ExitStatus {
             Ok(ExitStatus::Success)
         }
         Command::Man { out } => docs::man(&printer, out.as_deref()),
+        Command::Sandbox(command) => sandbox::run(&cli.global, &printer, command).await,
     };
     match result {
         Ok(status) => status,

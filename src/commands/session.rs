@@ -20,6 +20,7 @@ use crate::resource::{Desired, Kind, Observed};
 use crate::state::State;
 use crate::state::backend::StateStore;
 use crate::state::gcs::{GcsLocation, GcsStore};
+use crate::state::lock::{LocalLock, LockError, LockInfo};
 use crate::state::store::{LocalStore, StoreError};
 use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
@@ -40,6 +41,9 @@ pub struct Session {
     pub options: Options,
     /// The embedded simulator, kept alive for the session (and saved when dropped).
     pub sandbox: Option<a3ctl_sim::SimHandle>,
+    /// The sandbox's lock, held while the simulator runs; declared after it, so it is released
+    /// only once the world is saved.
+    pub sandbox_lock: Option<LocalLock>,
 }
 
 impl Session {
@@ -102,7 +106,18 @@ impl Session {
             provider: Arc::new(provider),
             options,
             sandbox: connection.sandbox,
+            sandbox_lock: connection.sandbox_lock,
         })
+    }
+
+    /// In the sandbox, the simulator's clock (simulated time since its epoch), so progress shows
+    /// how long each step took in the simulated world rather than the few real milliseconds it
+    /// took; `None` against Google Cloud, where wall time is the truth.
+    pub fn simulated_clock(&self) -> Option<crate::ui::progress::SimulatedClock> {
+        let shared = self.sandbox.as_ref()?.shared.clone();
+        Some(Arc::new(move || {
+            Duration::from_millis(shared.clock.now().0)
+        }))
     }
 
     /// The recorded state, or a new one (with a fresh lineage) when there is none yet.
@@ -481,6 +496,8 @@ pub struct Connection {
     pub store: StateStore,
     /// The embedded simulator, started when `--sandbox` needs it (the provider, or a GCS state).
     pub sandbox: Option<a3ctl_sim::SimHandle>,
+    /// The sandbox's lock ([`lock_sandbox`]), released after the simulator saved its world.
+    pub sandbox_lock: Option<LocalLock>,
     /// The sandbox's world comes from a world file (`--world`, kept as
     /// `state/sandbox/world.toml`) rather than the default world.
     pub sandbox_world: bool,
@@ -504,11 +521,11 @@ impl Connection {
         }
         let backend = backend(global, blueprint)?;
         let gcs = matches!(backend, StateBackend::Gcs { .. });
-        let (sandbox, sandbox_world) = if global.sandbox && (cloud || gcs) {
-            let (sim, world) = start_sandbox(global.world.as_deref()).await?;
-            (Some(sim), world)
+        let (sandbox, sandbox_world, sandbox_lock) = if global.sandbox && (cloud || gcs) {
+            let started = start_sandbox(global.world.as_deref(), 0, &invoked_command()).await?;
+            (Some(started.sim), started.world_file, Some(started.lock))
         } else {
-            (None, false)
+            (None, false, None)
         };
         let config = match &sandbox {
             Some(sim) => GcpConfig {
@@ -560,6 +577,7 @@ impl Connection {
             config,
             store,
             sandbox,
+            sandbox_lock,
         })
     }
 }
@@ -653,10 +671,36 @@ fn poll_ms() -> Option<u64> {
         .and_then(|v| v.parse::<u64>().ok())
 }
 
+/// The file the sandbox's simulated world is saved in.
+pub fn sandbox_world_file() -> PathBuf {
+    Path::new(SANDBOX_DIR).join("world.json")
+}
+
+/// The sandbox's simulator, started.
+pub struct StartedSandbox {
+    pub sim: a3ctl_sim::SimHandle,
+    /// Its world comes from a world file (`--world`, or the saved `state/sandbox/world.toml`).
+    pub world_file: bool,
+    /// The sandbox's lock ([`lock_sandbox`]), to release once the simulator has saved its world.
+    pub lock: LocalLock,
+}
+
 /// Starts the embedded simulator with its world persisted under `state/sandbox/`, from the world
-/// file `world` (which replaces the saved `state/sandbox/world.toml`) or the saved one, if any.
-/// Returns whether a world file is in use.
-async fn start_sandbox(world: Option<&Path>) -> Result<(a3ctl_sim::SimHandle, bool), Failure> {
+/// file `world` (which replaces the saved `state/sandbox/world.toml`) or the saved one, if any,
+/// with the Google APIs on `port` (0: any free port), holding the sandbox's lock for `operation`
+/// ([`lock_sandbox`], taken once a given world file is found valid). The clusters' Kubernetes API
+/// servers accept their own static tokens (what `a3ctl kubeconfig --sandbox` writes) and the token
+/// a3ctl's own clients present in the sandbox; a request without a token, or with another one,
+/// gets 401.
+pub async fn start_sandbox(
+    world: Option<&Path>,
+    port: u16,
+    operation: &str,
+) -> Result<StartedSandbox, Failure> {
+    if let Some(given) = world {
+        a3ctl_sim::WorldSpec::load(given).map_err(|e| invalid_world(given, e))?;
+    }
+    let lock = lock_sandbox(operation)?;
     let scale = std::env::var(env_vars::SANDBOX_TIME_SCALE)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
@@ -665,17 +709,82 @@ async fn start_sandbox(world: Option<&Path>) -> Result<(a3ctl_sim::SimHandle, bo
     let spec = sandbox_world(world)?;
     let in_use = spec.is_some();
     let config = a3ctl_sim::SimConfig {
-        port: 0,
-        persist: Some(Path::new(SANDBOX_DIR).join("world.json")),
+        port,
+        persist: Some(sandbox_world_file()),
         world: spec.unwrap_or_default(),
+        kube_token: Some(crate::cloud::kube::client::ANONYMOUS_TOKEN.to_string()),
         ..a3ctl_sim::SimConfig::realistic(scale)
     };
     let sim = a3ctl_sim::start(config).await.map_err(|e| {
-        Failure::new("Cannot start the sandbox simulator")
-            .cause(e.to_string())
-            .hint(format!("the sandbox keeps its world in `{SANDBOX_DIR}/world.json`; move it away to start over"))
+        let failure = Failure::new("Cannot start the sandbox simulator").cause(e.to_string());
+        match e {
+            a3ctl_sim::server::StartError::Bind { .. } if port != 0 => failure.hint(format!(
+                "another program listens on port {port}: choose another one with `--port N` (0 takes any free port)"
+            )),
+            _ => failure.hint(format!(
+                "the sandbox keeps its world in `{SANDBOX_DIR}/world.json`; move it away to start over"
+            )),
+        }
     })?;
-    Ok((sim, in_use))
+    Ok(StartedSandbox {
+        sim,
+        world_file: in_use,
+        lock,
+    })
+}
+
+/// Takes the sandbox's lock (`state/sandbox/world.json.lock`) for `operation`: one process at a
+/// time runs the sandbox's simulator, since each one loads the world at start and saves its own
+/// copy, and a second one would overwrite the first one's changes. A lock left by a process that
+/// no longer runs is taken over.
+pub fn lock_sandbox(operation: &str) -> Result<LocalLock, Failure> {
+    let info = LockInfo::current(uuid::Uuid::new_v4().to_string(), operation);
+    match LocalLock::acquire(&sandbox_world_file(), info) {
+        Ok((lock, _)) => Ok(lock),
+        Err(LockError::Held { info, .. }) if info.operation == SERVE_OPERATION => {
+            Err(Failure::new(format!(
+                "The sandbox is being served by `a3ctl {SERVE_OPERATION}` (pid {}, since {})",
+                info.pid, info.created
+            ))
+            .cause("while it serves, the sandbox's world is that process's: a second simulator would overwrite its changes, or lose them")
+            .hint(format!(
+                "stop it with Ctrl-C in its terminal (or `kill -INT {}`) and run this again; while it serves, use gcloud and kubectl against it (`a3ctl kubeconfig --sandbox` works)",
+                info.pid
+            )))
+        }
+        Err(LockError::Held { info, .. }) => Err(Failure::new(format!(
+            "The sandbox is in use by `a3ctl {}` (pid {}, since {})",
+            info.operation, info.pid, info.created
+        ))
+        .cause("one a3ctl process at a time runs the sandbox's simulator: each saves its own copy of the world")
+        .hint("wait for it to finish, then run this again")),
+        Err(e) => Err(Failure::new("Cannot lock the sandbox")
+            .cause(e.to_string())
+            .maybe_hint(e.hint())),
+    }
+}
+
+/// The lock operation of `a3ctl sandbox serve`.
+pub const SERVE_OPERATION: &str = "sandbox serve";
+
+/// The subcommand this process runs (`apply`, `plan`...), for the sandbox lock's holder.
+fn invoked_command() -> String {
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if ["--world", "--state-bucket", "--state-prefix"].contains(&arg.as_str()) {
+            // Its value.
+            args.next();
+        } else if !arg.starts_with('-') {
+            return arg;
+        }
+    }
+    "a3ctl".into()
+}
+
+fn invalid_world(path: &Path, e: String) -> Failure {
+    Failure::new(format!("The world file `{}` is invalid", path.display()))
+        .cause(e)
+        .hint("see docs/simulator.md, \"The world file\", and sim/worlds/example.toml")
 }
 
 /// The sandbox's world file: `given` is checked and saved as `state/sandbox/world.toml` (only into
@@ -683,11 +792,7 @@ async fn start_sandbox(world: Option<&Path>) -> Result<(a3ctl_sim::SimHandle, bo
 /// reservations); without it, the saved one.
 fn sandbox_world(given: Option<&Path>) -> Result<Option<a3ctl_sim::WorldSpec>, Failure> {
     let saved = Path::new(SANDBOX_DIR).join("world.toml");
-    let invalid = |path: &Path, e: String| {
-        Failure::new(format!("The world file `{}` is invalid", path.display()))
-            .cause(e)
-            .hint("see docs/simulator.md, \"The world file\", and sim/worlds/example.toml")
-    };
+    let invalid = invalid_world;
     let Some(given) = given else {
         if !saved.exists() {
             return Ok(None);

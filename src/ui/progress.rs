@@ -1,7 +1,9 @@
 //! Apply progress: one line per resource. On a terminal each running step has a spinner with its
 //! elapsed time and the cloud operation's status (indicatif); elsewhere (CI, pipes, tests) plain
 //! lines in Terraform's style: `network.primary: Creating...`, `... Still creating... [RUNNING]`
-//! (at most every 10 s per resource), `... Creation complete after 32s`.
+//! (at most every 10 s per resource), `... Creation complete after 32s`. In the sandbox the
+//! durations are the simulated world's ([`Progress::with_clock`]): `... Creation complete after
+//! 7m12s (simulated)`.
 
 use super::Printer;
 use crate::apply::{Outcome, Reporter, StepKind};
@@ -12,12 +14,19 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// A clock other than the wall's: how much simulated time has passed since some origin.
+pub type SimulatedClock = std::sync::Arc<dyn Fn() -> Duration + Send + Sync>;
+
 /// The indicatif / plain-line implementation of [`Reporter`].
 pub struct Progress {
     printer: Printer,
     multi: Option<MultiProgress>,
     bars: Mutex<BTreeMap<String, ProgressBar>>,
     last_line: Mutex<BTreeMap<String, Instant>>,
+    /// With a simulated clock, each step's duration is measured on it.
+    clock: Option<SimulatedClock>,
+    /// When each running step started, on `clock`.
+    started: Mutex<BTreeMap<String, Duration>>,
 }
 
 fn verb(kind: StepKind) -> (&'static str, &'static str, &'static str) {
@@ -62,6 +71,26 @@ impl Progress {
             multi,
             bars: Mutex::new(BTreeMap::new()),
             last_line: Mutex::new(BTreeMap::new()),
+            clock: None,
+            started: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Measures each step on `clock` (the sandbox's simulated time) instead of the wall clock,
+    /// marking the durations `(simulated)`; `None` keeps wall time.
+    pub fn with_clock(mut self, clock: Option<SimulatedClock>) -> Progress {
+        self.clock = clock;
+        self
+    }
+
+    /// `7m12s`, or `7m12s (simulated)`: how long the step of `addr` took, `took` by the wall.
+    fn took(&self, addr: &Addr, took: Duration) -> String {
+        let started = self.started.lock().remove(&addr.to_string());
+        match (&self.clock, started) {
+            (Some(clock), Some(start)) => {
+                format!("{} (simulated)", elapsed(clock().saturating_sub(start)))
+            }
+            _ => elapsed(took),
         }
     }
 
@@ -91,6 +120,9 @@ impl Reporter for Progress {
             return;
         }
         let (starting, _, _) = verb(kind);
+        if let Some(clock) = &self.clock {
+            self.started.lock().insert(addr.to_string(), clock());
+        }
         if let Some(multi) = &self.multi {
             let bar = multi.add(ProgressBar::new_spinner());
             let style = ProgressStyle::with_template("{spinner} {prefix} {msg} [{elapsed}]")
@@ -148,14 +180,15 @@ impl Reporter for Progress {
             bar.finish_and_clear();
         }
         let (_, _, done) = verb(kind);
+        let took = self.took(addr, took);
         let text = match outcome {
-            Outcome::Done => format!("{addr}: {done} after {}", elapsed(took)),
+            Outcome::Done => format!("{addr}: {done} after {took}"),
             Outcome::Adopted => {
                 format!("{addr}: found existing resource created by this blueprint; adopted")
             }
             Outcome::Subsumed if kind == StepKind::Forget => format!("{addr}: {done}"),
             Outcome::Subsumed => format!("{addr}: {done} (deleted with its cluster)"),
-            Outcome::Failed(e) => format!("{addr}: failed after {}: {}", elapsed(took), e.message),
+            Outcome::Failed(e) => format!("{addr}: failed after {took}: {}", e.message),
             Outcome::Skipped { because } => format!("{addr}: skipped because `{because}` failed"),
             Outcome::Interrupted => format!(
                 "{addr}: interrupted; its operation stays recorded and resumes on the next apply"

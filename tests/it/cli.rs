@@ -33,10 +33,8 @@ fn commands() -> Vec<Vec<String>> {
     let top = listed(&a3ctl(&["--help"]).expect(0).stdout);
     let mut all = vec![vec![]];
     for command in top {
-        if command == "state" {
-            for sub in listed(&a3ctl(&["state", "--help"]).expect(0).stdout) {
-                all.push(vec!["state".to_string(), sub]);
-            }
+        for sub in listed(&a3ctl(&[command.as_str(), "--help"]).expect(0).stdout) {
+            all.push(vec![command.clone(), sub]);
         }
         all.push(vec![command]);
     }

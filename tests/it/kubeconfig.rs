@@ -1,6 +1,7 @@
 //! `a3ctl kubeconfig` end to end: after an apply, the entry is merged into an existing file
 //! (keeping an unrelated context), carries no token, is private, and lets kubectl reach the
-//! simulated cluster through a stub `gke-gcloud-auth-plugin`.
+//! simulated cluster through a stub `gke-gcloud-auth-plugin`; a cluster only the sandbox applied
+//! is pointed out, with `--sandbox` as the fix. (`kubeconfig --sandbox`: `sandbox_serve`.)
 
 use crate::common;
 
@@ -173,4 +174,36 @@ async fn without_file_the_first_kubeconfig_path_is_written() {
         std::fs::read_to_string(&first).unwrap(),
         "- not\n- a mapping\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_sandbox_a_cluster_only_the_sandbox_has_is_pointed_out() {
+    let cx = TestContext::new().await;
+    let mut apply = cx.command(&["apply", "--sandbox", HIGH, "--auto-approve"]);
+    apply.env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
+    let out = apply.output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = cx
+        .run(&["kubeconfig", HIGH, "--file", "kc"])
+        .await
+        .expect(1);
+    assert!(
+        run.stderr.contains(
+            "error: Cluster `a3high` is not in state `state/a3high.a3state.json`, but the sandbox's state records it"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "add --sandbox: `a3ctl kubeconfig --sandbox {HIGH}`"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!cx.path("kc").exists());
 }

@@ -29,6 +29,7 @@ mod layers;
 mod lifecycle;
 mod preflight;
 mod protection;
+mod sandbox_serve;
 mod sandbox_world;
 mod services;
 mod snapshots;

@@ -12,7 +12,7 @@
 //! - when the cluster is deleted, GKE calls [`deprovision`].
 //!
 //! Cluster keys are `projects/P/locations/L/clusters/C`. Files: [`tls`] (certificates),
-//! [`server`] (HTTPS, auth, readiness gate), [`status`] (error objects), [`api`] (routing),
+//! [`auth`] (who may call), [`server`] (HTTPS, readiness gate), [`status`] (error objects), [`api`] (routing),
 //! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`store`] (objects,
 //! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
 //! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
@@ -26,6 +26,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod auth;
 pub mod controllers;
 pub mod discovery;
 pub mod fields;

@@ -1,5 +1,5 @@
 //! The HTTPS front of each cluster's Kubernetes API server: TLS with the cluster's certificate,
-//! bearer-token authentication, "not ready yet" while the cluster is provisioning, fault
+//! bearer-token authentication ([`super::auth`]), "not ready yet" while the cluster is provisioning, fault
 //! injection (transient faults in kube-apiserver's own shapes, scripted drops, tripwires; see
 //! [`crate::faults`]) and the request log. The API itself is [`super::api::router`].
 
@@ -57,12 +57,19 @@ async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .filter(|t| !t.is_empty());
-    let authorized = match (&cx.shared.config.kube_token, token) {
-        (_, None) => false,
-        (Some(expected), Some(got)) => expected == got,
-        (None, Some(_)) => true,
-    };
-    let ready = cx.shared.read_world(|w, _| w.kube.is_ready(&cx.key));
+    let (ready, own) = cx.shared.read_world(|w, _| {
+        (
+            w.kube.is_ready(&cx.key),
+            w.kube
+                .cluster(&cx.key)
+                .map(|c| super::auth::cluster_token(&c.certs, &cx.key)),
+        )
+    });
+    let authorized = super::auth::authorized(
+        token,
+        own.as_deref(),
+        cx.shared.config.kube_token.as_deref(),
+    );
     let response = if !authorized {
         Status::failure(401, "Unauthorized", "Unauthorized").into_response()
     } else if !ready {

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 pub const TOKEN_REFRESH: Duration = Duration::from_secs(30 * 60);
 
 /// The placeholder bearer token sent in [`CredentialsMode::Anonymous`].
-const ANONYMOUS_TOKEN: &str = "a3ctl-anonymous";
+pub const ANONYMOUS_TOKEN: &str = "a3ctl-anonymous";
 
 enum Auth {
     Static,
