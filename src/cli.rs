@@ -305,6 +305,11 @@ pub struct PlanArgs {
     /// pool's zone, holds its machine type and GPUs, and has enough free VMs).
     #[arg(long)]
     pub skip_preflight: bool,
+    /// Show every resource of the plan in full. Without it, resources of the same kind and action
+    /// whose fields differ only in index-like values (names, CIDRs: `gpu-0` … `gpu-7`) are shown
+    /// once in full and then as one line naming the others and the fields that differ.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Args, Debug)]
@@ -331,6 +336,11 @@ pub struct ApplyArgs {
     /// too, since capacity moves) and refuse it before any change when one fails.
     #[arg(long)]
     pub skip_preflight: bool,
+    /// Show every resource of the plan in full. Without it, resources of the same kind and action
+    /// whose fields differ only in index-like values (names, CIDRs: `gpu-0` … `gpu-7`) are shown
+    /// once in full and then as one line naming the others and the fields that differ.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Args, Debug)]
@@ -342,6 +352,11 @@ pub struct DestroyArgs {
     /// Write every step's start and end as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub timings: Option<PathBuf>,
+    /// Show every resource of the plan in full. Without it, resources of the same kind and action
+    /// whose fields differ only in index-like values (names, CIDRs: `gpu-0` … `gpu-7`) are shown
+    /// once in full and then as one line naming the others and the fields that differ.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Args, Debug)]

@@ -84,14 +84,11 @@ pub fn warning(plan: &Plan) -> Option<String> {
         parts.push(count(*n, kind_label(*kind)));
     }
     if !clusters.is_empty() && !parts.is_empty() {
-        let _ = write!(out, "\n  with {}", join(&parts));
-        let _ = write!(
-            out,
-            "\n  ({} in all)",
-            count(gone.len(), ("resource", "resources"))
-        );
+        let all = count(gone.len(), ("resource", "resources"));
+        out.push_str(&wrap(&format!("with {} ({all} in all)", join(&parts))));
     } else if !parts.is_empty() {
-        let _ = write!(out, ":\n  {}", join(&parts));
+        out.push(':');
+        out.push_str(&wrap(&join(&parts)));
     }
     out.push_str(".\n  What runs on them and what they store is lost; there is no undo.\n");
     Some(out)
@@ -169,6 +166,32 @@ fn pools_text(pools: &[&Change], its: bool) -> String {
 fn count(n: usize, (one, many): (&str, &str)) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+/// Lines of at most [`WIDTH`] characters where possible, broken only after a comma, each on a new
+/// line indented by two spaces.
+fn wrap(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_inclusive(", ").map(str::trim_end) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str("\n  ");
+            out.push_str(&line);
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str("\n  ");
+        out.push_str(&line);
+    }
+    out
+}
+
+/// The longest line of a warning, its indentation left out.
+const WIDTH: usize = 92;
 
 /// `a, b and c`.
 fn join(parts: &[String]) -> String {
@@ -282,8 +305,8 @@ mod tests {
         assert_eq!(
             text,
             "Warning: this destroys GKE cluster a3mega in us-central1 (project my-project)\n  \
-             with its 2 node pools (34 nodes, 32 of them GPU nodes with 256 GPUs in all), 3 VPCs and 1 Cloud Storage bucket\n  \
-             (7 resources in all).\n  \
+             with its 2 node pools (34 nodes, 32 of them GPU nodes with 256 GPUs in all),\n  \
+             3 VPCs and 1 Cloud Storage bucket (7 resources in all).\n  \
              What runs on them and what they store is lost; there is no undo.\n"
         );
     }

@@ -6,7 +6,9 @@
 //!
 //! stdout (the plan and its summary) is compared as printed. stderr (progress) is compared as the
 //! sorted set of its lines, durations replaced by `[TIME]` and "Still ..." lines dropped: steps run
-//! in parallel, so their order and timing are not part of the contract.
+//! in parallel, so their order and timing are not part of the contract. A destroy warning on
+//! stderr is a paragraph a user reads before anything happens: it is compared as printed, apart
+//! from the progress.
 
 use crate::common;
 
@@ -27,17 +29,44 @@ fn without_durations(line: &str) -> String {
     format!("{head}[TIME]{}", &tail[end..])
 }
 
-/// stdout as printed, then stderr's lines normalised and sorted.
+/// The destroy warning on stderr (from its `Warning:` line to the next blank line), and the other
+/// lines.
+fn split_warning(stderr: &str) -> (Option<String>, Vec<&str>) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let Some(start) = lines
+        .iter()
+        .position(|l| l.starts_with("Warning: this destroys"))
+    else {
+        return (None, lines);
+    };
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.is_empty())
+        .map_or(lines.len(), |n| start + n);
+    let warning = lines[start..end].join("\n");
+    let rest = lines[..start]
+        .iter()
+        .chain(&lines[end..])
+        .copied()
+        .collect();
+    (Some(warning), rest)
+}
+
+/// stdout as printed, the destroy warning as printed, then stderr's other lines normalised and
+/// sorted.
 fn shown(run: &Run) -> String {
-    let mut progress: Vec<String> = run
-        .stderr
-        .lines()
+    let (warning, rest) = split_warning(&run.stderr);
+    let mut progress: Vec<String> = rest
+        .into_iter()
         .filter(|l| !l.contains(": Still "))
         .map(without_durations)
         .collect();
     progress.sort();
+    let warning = warning
+        .map(|w| format!("--- stderr: destroy warning\n{w}\n"))
+        .unwrap_or_default();
     format!(
-        "exit: {:?}\n--- stdout\n{}--- stderr (sorted)\n{}\n",
+        "exit: {:?}\n--- stdout\n{}{warning}--- stderr (sorted)\n{}\n",
         run.code,
         run.stdout,
         progress.join("\n")
@@ -54,7 +83,33 @@ fn snapshot(name: &str, text: &str) {
     });
 }
 
-/// plan, apply, plan again, change, destroy: each pinned as `<stem>-<step>`.
+/// `--verbose` shows every change of the plan in full: each address's headline, none folded.
+async fn verbose_shows_every_change(cx: &TestContext, args: &[&str]) {
+    let json = cx.run(&[args, &["--json"]].concat()).await.expect(0);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let verbose = cx.run(&[args, &["--verbose"]].concat()).await.expect(0);
+    let changes = json["resource_changes"].as_array().unwrap();
+    assert!(!changes.is_empty());
+    for change in changes {
+        let addr = change["address"].as_str().unwrap();
+        assert!(
+            verbose.stdout.contains(&format!("  # {addr} will be")),
+            "{addr} in full:\n{}",
+            verbose.stdout
+        );
+    }
+    assert!(
+        !verbose
+            .stdout
+            .lines()
+            .any(|l| l.contains(" more ") && l.contains(" like ")),
+        "{}",
+        verbose.stdout
+    );
+    assert!(!verbose.stdout.contains("--verbose"), "{}", verbose.stdout);
+}
+
+/// plan, apply, plan again, change, plan a destroy, destroy: each pinned as `<stem>-<step>`.
 async fn lifecycle(file: &str, change: impl Fn(&str) -> String) {
     let cx = TestContext::new().await;
     let stem = file.trim_end_matches(".toml");
@@ -62,6 +117,7 @@ async fn lifecycle(file: &str, change: impl Fn(&str) -> String) {
 
     let plan = cx.run(&["plan", &path]).await.expect(0);
     snapshot(&format!("{stem}-1-plan"), &shown(&plan));
+    verbose_shows_every_change(&cx, &["plan", &path]).await;
     let apply = cx.run(&["apply", &path, "--auto-approve"]).await.expect(0);
     snapshot(&format!("{stem}-2-apply"), &shown(&apply));
     let again = cx.run(&["plan", &path]).await.expect(0);
@@ -75,11 +131,14 @@ async fn lifecycle(file: &str, change: impl Fn(&str) -> String) {
     snapshot(&format!("{stem}-4-plan-changed"), &shown(&plan));
     cx.write(&path, &text);
 
+    let plan = cx.run(&["plan", &path, "--destroy"]).await.expect(0);
+    snapshot(&format!("{stem}-5-plan-destroy"), &shown(&plan));
+    verbose_shows_every_change(&cx, &["plan", &path, "--destroy"]).await;
     let destroy = cx
         .run(&["destroy", &path, "--auto-approve"])
         .await
         .expect(0);
-    snapshot(&format!("{stem}-5-destroy"), &shown(&destroy));
+    snapshot(&format!("{stem}-6-destroy"), &shown(&destroy));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,4 +184,11 @@ fn durations_are_normalised() {
         "a: Creation complete after [TIME]"
     );
     assert_eq!(without_durations("take after it"), "take after it");
+}
+
+#[test]
+fn the_destroy_warning_is_kept_whole() {
+    let (warning, rest) = split_warning("b\n\nWarning: this destroys x\n  with y.\n\na\n");
+    assert_eq!(warning.unwrap(), "Warning: this destroys x\n  with y.");
+    assert_eq!(rest, ["b", "", "", "a"]);
 }
