@@ -376,6 +376,18 @@ fn render_diffs(
             );
             continue;
         }
+        if let Some(lines) = value_tree::line_diff(&d.before, &d.after) {
+            let indicator = value_tree::block_indicator(&d.after).unwrap_or("|");
+            let _ = writeln!(out, "      {glyph} {} = {indicator}{forces}", d.field);
+            for (mark, line) in lines {
+                let mark = match mark {
+                    ' ' => " ".to_string(),
+                    m => printer.glyph(&m.to_string()),
+                };
+                let _ = writeln!(out, "{}", format!("          {mark} {line}").trim_end());
+            }
+            continue;
+        }
         let _ = writeln!(out, "      {glyph} {}{forces}", d.field);
         for (label, value) in [("old", &d.before), ("new", &d.after)] {
             match one_line(value) {
@@ -533,6 +545,164 @@ mod tests {
             text.ends_with("Plan: 1 to add, 0 to change, 1 to destroy.\n"),
             "{text}"
         );
+    }
+
+    fn printer() -> Printer {
+        Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        }
+    }
+
+    fn k8s(name: &str, action: Action, object: Value) -> Change {
+        Change {
+            addr: Addr::new(Kind::Kubernetes, name),
+            action,
+            id: format!("k8s/{name}"),
+            before: None,
+            after: Some(json!({"cluster": "c", "object": object})),
+            diffs: vec![],
+            reason: None,
+            dependencies: vec![],
+            lifecycle: Lifecycle::default(),
+        }
+    }
+
+    #[test]
+    fn a_created_kubernetes_object_reads_as_a_tree_with_its_script_whole() {
+        let script = format!("set -e\n{}\necho done\n", "x".repeat(200));
+        let change = k8s(
+            "daemonset/kube-system/installer",
+            Action::Create,
+            json!({
+                "kind": "DaemonSet",
+                "metadata": {"name": "installer", "namespace": "kube-system"},
+                "spec": {"containers": [{"name": "i", "command": ["sh", "-c", script]}]},
+            }),
+        );
+        let text = render(&printer(), &plan(vec![change]));
+        let expected = format!(
+            "  + k8s.daemonset/kube-system/installer (k8s/daemonset/kube-system/installer)
+      + cluster = \"c\"
+      + object  =
+          kind: \"DaemonSet\"
+          metadata:
+            name: \"installer\"
+            namespace: \"kube-system\"
+          spec:
+            containers:
+              - name: \"i\"
+                command:
+                  - \"sh\"
+                  - \"-c\"
+                  - |
+                    set -e
+                    {}
+                    echo done
+",
+            "x".repeat(200)
+        );
+        assert!(text.contains(&expected), "{text}");
+        assert!(!text.contains("..."), "{text}");
+    }
+
+    #[test]
+    fn an_update_shows_only_the_changed_paths_and_a_script_line_by_line() {
+        let mut change = k8s("configmap/-/env", Action::Update, json!({}));
+        change.diffs = vec![
+            FieldDiff {
+                field: "object.data.replicas".into(),
+                before: json!("1"),
+                after: json!("2"),
+                forces_replacement: false,
+            },
+            FieldDiff {
+                field: "object.data[\"env.sh\"]".into(),
+                before: json!("export A=1\nexport B=2\n"),
+                after: json!("export A=1\nexport B=3\n"),
+                forces_replacement: false,
+            },
+        ];
+        let text = render(&printer(), &plan(vec![change]));
+        assert!(
+            text.contains(
+                "      ~ object.data.replicas  = \"1\" -> \"2\"
+      ~ object.data[\"env.sh\"] = |
+            export A=1
+          - export B=2
+          + export B=3
+"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_secret_s_data_is_never_shown() {
+        let mut change = k8s(
+            "secret/default/db",
+            Action::Create,
+            json!({"kind": "Secret", "data": {"password": "aHVudGVyMg=="}}),
+        );
+        let text = render(&printer(), &plan(vec![change.clone()]));
+        assert!(text.contains("password: (sensitive value)"), "{text}");
+        assert!(!text.contains("aHVudGVyMg=="), "{text}");
+        change.action = Action::Update;
+        change.before = change.after.clone();
+        change.diffs = vec![FieldDiff {
+            field: "object.data.password".into(),
+            before: json!("aHVudGVyMg=="),
+            after: json!("c2VjcmV0"),
+            forces_replacement: false,
+        }];
+        let text = render(&printer(), &plan(vec![change]));
+        assert!(
+            text.contains("~ object.data.password = (sensitive value) -> (sensitive value)"),
+            "{text}"
+        );
+        assert!(!text.contains("c2VjcmV0"), "{text}");
+    }
+
+    #[test]
+    fn alike_resources_fold_unless_verbose() {
+        let changes: Vec<Change> = (0..3)
+            .map(|i| Change {
+                addr: Addr::new(Kind::Network, format!("gpu-{i}")),
+                action: Action::Create,
+                id: format!("projects/p/global/networks/n-{i}"),
+                before: None,
+                after: Some(json!({"name": format!("n-{i}"), "mtu": 8244})),
+                diffs: vec![],
+                reason: None,
+                dependencies: vec![],
+                lifecycle: Lifecycle::default(),
+            })
+            .collect();
+        let p = plan(changes);
+        let text = render(&printer(), &p);
+        assert!(
+            text.contains(
+                "  + network.gpu-0 (projects/p/global/networks/n-0)
+      + name = \"n-0\"
+      + mtu  = 8244
+
+  + 2 more networks like network.gpu-0: network.gpu-1, network.gpu-2 (differences: name)
+
+2 resources are folded into the one they are like; `--verbose` shows each in full.
+
+Plan: 3 to add, 0 to change, 0 to destroy.
+"
+            ),
+            "{text}"
+        );
+        let full = render_with(&printer(), &p, true);
+        assert!(
+            full.contains("  + network.gpu-2 (projects/p/global/networks/n-2)"),
+            "{full}"
+        );
+        assert!(!full.contains("more networks"), "{full}");
+        assert_eq!(json(&p)["resource_changes"].as_array().unwrap().len(), 3);
     }
 
     #[test]

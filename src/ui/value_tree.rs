@@ -174,6 +174,51 @@ fn entries(value: &Value, indent: usize, out: &mut Vec<String>) {
     }
 }
 
+/// The lines of a block string changed into another, each marked `' '` (kept), `'-'` (removed)
+/// or `'+'` (added), in order; `None` when either is not a block string, or both are too long to
+/// compare line by line (then both are shown whole).
+pub fn line_diff<'a>(before: &'a Value, after: &'a Value) -> Option<Vec<(char, &'a str)>> {
+    let (Value::String(b), Value::String(a)) = (before, after) else {
+        return None;
+    };
+    if !is_block(b) || !is_block(a) {
+        return None;
+    }
+    let old: Vec<&str> = b.strip_suffix('\n').unwrap_or(b).split('\n').collect();
+    let new: Vec<&str> = a.strip_suffix('\n').unwrap_or(a).split('\n').collect();
+    let (n, m) = (old.len(), new.len());
+    if n.saturating_mul(m) > 250_000 {
+        return None;
+    }
+    // Longest common subsequence from the ends: lcs[i][j] for old[i..] and new[j..].
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if old[i] == new[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(n.max(m));
+    while i < n || j < m {
+        if i < n && j < m && old[i] == new[j] {
+            out.push((' ', old[i]));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] > lcs[i + 1][j]) {
+            out.push(('+', new[j]));
+            j += 1;
+        } else {
+            out.push(('-', old[i]));
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
 /// A copy of a spec with its sensitive values replaced: the `data` and `stringData` of a
 /// Kubernetes Secret, and the `value` of any `{name, value}` entry (an env var) whose name looks
 /// like a password, token, key or credential.
@@ -348,6 +393,24 @@ mod tests {
         assert_eq!(block_indicator(&json!("a\nb\n")), Some("|"));
         assert_eq!(block_indicator(&json!("a\nb\n\n")), Some("|+"));
         assert_eq!(block_indicator(&json!("a\r\nb")), None);
+    }
+
+    #[test]
+    fn scripts_are_compared_line_by_line() {
+        let (old, new) = (json!("set -e\na\nb\nc\n"), json!("set -e\na\nB\nc\nd\n"));
+        let diff = line_diff(&old, &new).unwrap();
+        assert_eq!(
+            diff,
+            [
+                (' ', "set -e"),
+                (' ', "a"),
+                ('-', "b"),
+                ('+', "B"),
+                (' ', "c"),
+                ('+', "d")
+            ]
+        );
+        assert_eq!(line_diff(&json!("one line"), &json!("two\nlines")), None);
     }
 
     #[test]
