@@ -5,6 +5,7 @@ use super::Printer;
 use super::{fold, value_tree};
 use crate::plan::preflight::Preflight;
 use crate::plan::{Action, Change, Drift, FieldDiff, Plan};
+use crate::resource::{Addr, Kind};
 use serde_json::{Value, json};
 use std::fmt::Write;
 
@@ -245,7 +246,7 @@ fn render_drift(printer: &Printer, out: &mut String, drift: &Drift) {
         "  # {} has changed",
         printer.bold(&drift.addr.to_string())
     );
-    render_diffs(printer, out, &drift.diffs, None, None);
+    render_diffs(printer, out, &drift.addr, &drift.diffs, None, None);
 }
 
 fn render_change(printer: &Printer, out: &mut String, change: &Change) {
@@ -306,6 +307,7 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
             render_diffs(
                 printer,
                 out,
+                &change.addr,
                 &change.diffs,
                 change.before.as_ref(),
                 change.after.as_ref(),
@@ -331,21 +333,28 @@ fn push_lines(out: &mut String, lines: &[String]) {
 }
 
 /// `~ path = old -> new` per changed path; a value that does not fit on a line (an object, a
-/// script) is drawn below its path as an `old:` and a `new:` tree. A sensitive path (see
-/// [`value_tree::redacted`]) shows neither value.
+/// script) is drawn below its path as an `old:` and a `new:` tree, a changed script line by line.
+/// A sensitive path (see [`value_tree::redacted`]) shows neither value; without the specs (drift),
+/// a Secret's data and every env value count as sensitive.
 fn render_diffs(
     printer: &Printer,
     out: &mut String,
+    addr: &Addr,
     diffs: &[FieldDiff],
     before: Option<&Value>,
     after: Option<&Value>,
 ) {
     let width = diffs.iter().map(|d| d.field.len()).max().unwrap_or(0);
+    let secret = addr.kind == Kind::Kubernetes && addr.name.starts_with("secret/");
     let sensitive = |path: &str| {
-        [before, after]
-            .into_iter()
-            .flatten()
-            .any(|spec| value_tree::is_sensitive(spec, path))
+        if before.is_none() && after.is_none() {
+            return value_tree::is_sensitive_path(secret, path);
+        }
+        value_tree::in_secret_data(secret, path)
+            || [before, after]
+                .into_iter()
+                .flatten()
+                .any(|spec| value_tree::is_sensitive(spec, path))
     };
     for d in diffs {
         let forces = if d.forces_replacement {
@@ -364,6 +373,12 @@ fn render_diffs(
             );
             continue;
         }
+        // An added or removed env entry carries its name along: redacted like a spec.
+        let d = FieldDiff {
+            before: value_tree::redacted(&d.before),
+            after: value_tree::redacted(&d.after),
+            ..d.clone()
+        };
         let one_line = |v: &Value| match v {
             Value::Null => Some("(none)".to_string()),
             other => value_tree::inline(other, true),
@@ -662,6 +677,45 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("c2VjcmV0"), "{text}");
+    }
+
+    #[test]
+    fn drift_never_shows_a_secret_or_an_env_value() {
+        let drift = Drift {
+            addr: Addr::new(Kind::Kubernetes, "secret/default/db"),
+            gone: false,
+            diffs: vec![
+                FieldDiff {
+                    field: "object.data.password".into(),
+                    before: json!("aHVudGVyMg=="),
+                    after: json!("c2VjcmV0"),
+                    forces_replacement: false,
+                },
+                FieldDiff {
+                    field: "object.spec.containers[0].env[0].value".into(),
+                    before: json!("hunter2"),
+                    after: json!("hunter3"),
+                    forces_replacement: false,
+                },
+                FieldDiff {
+                    field: "object.spec.containers[0].env[1]".into(),
+                    before: Value::Null,
+                    after: json!({"name": "API_TOKEN", "value": "t0ken"}),
+                    forces_replacement: false,
+                },
+            ],
+        };
+        let text = render_refresh_only(&printer(), &[drift]);
+        for secret in ["aHVudGVyMg==", "c2VjcmV0", "hunter2", "hunter3", "t0ken"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(
+            text.contains(
+                "object.data.password                   = (sensitive value) -> (sensitive value)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("API_TOKEN"), "{text}");
     }
 
     #[test]

@@ -241,6 +241,22 @@ pub fn is_sensitive(spec: &Value, path: &str) -> bool {
     })
 }
 
+/// Whether a plan path is sensitive when the spec it belongs to is not at hand (drift): anything in
+/// or above a Secret's data (see [`in_secret_data`]), and the value of any env entry
+/// (`...env[2].value`), whatever its name.
+pub fn is_sensitive_path(secret: bool, path: &str) -> bool {
+    in_secret_data(secret, path) || (path.ends_with("].value") && path.contains(".env["))
+}
+
+/// Whether a plan path is in or above the `data`/`stringData` of a Secret (`secret` says the
+/// object is one, from its address).
+pub fn in_secret_data(secret: bool, path: &str) -> bool {
+    secret
+        && ["object.data", "object.stringData"]
+            .iter()
+            .any(|p| within(path, p) || within(p, path))
+}
+
 /// `inner` is `outer` or lies inside it.
 fn within(inner: &str, outer: &str) -> bool {
     inner == outer
@@ -433,5 +449,16 @@ mod tests {
         assert!(is_sensitive(&spec, "object.data"));
         assert!(is_sensitive(&spec, "object.spec.env[0].value"));
         assert!(!is_sensitive(&spec, "object.spec.env[1].value"));
+        assert!(is_sensitive_path(true, "object.data.password"));
+        assert!(is_sensitive_path(true, "object"));
+        assert!(!is_sensitive_path(false, "object.data.password"));
+        assert!(is_sensitive_path(
+            false,
+            "object.spec.containers[0].env[1].value"
+        ));
+        assert!(!is_sensitive_path(
+            false,
+            "object.spec.containers[0].env[1].name"
+        ));
     }
 }
