@@ -154,7 +154,7 @@ pub async fn run(
     // What a destroy takes away, named before anyone is asked (and in the log of an
     // --auto-approve run).
     if let Some(warning) = crate::ui::destroy_warning::warning(&plan) {
-        printer.err(&format!("\n{warning}"));
+        printer.err(&format!("\n{warning}\n"));
     }
     if !auto_approve && !plan.is_empty() && target.extension().is_some_and(|e| e == "toml") {
         let (question, details) = if destroy {

@@ -155,7 +155,12 @@ fn pools_text(pools: &[&Change], its: bool) -> String {
     let nodes_text = count(nodes as usize, ("node", "nodes"));
     if gpus > 0 {
         format!(
-            "{head} ({nodes_text}, {gpu_nodes} of them GPU nodes with {} in all)",
+            "{head} ({nodes_text}, {} with {} in all)",
+            if gpu_nodes == 1 {
+                "1 of them a GPU node".to_string()
+            } else {
+                format!("{gpu_nodes} of them GPU nodes")
+            },
             count(gpus as usize, ("GPU", "GPUs"))
         )
     } else {
@@ -172,7 +177,14 @@ fn count(n: usize, (one, many): (&str, &str)) -> String {
 fn wrap(text: &str) -> String {
     let mut out = String::new();
     let mut line = String::new();
-    for word in text.split_inclusive(", ").map(str::trim_end) {
+    let chunks = text.split_inclusive(", ").flat_map(|chunk| {
+        // `a and b`: also a place to break, before the `and`.
+        let (head, tail) = chunk.split_once(" and ").unwrap_or((chunk, ""));
+        let tail = (!tail.is_empty()).then(|| format!("and {tail}"));
+        std::iter::once(head.to_string()).chain(tail)
+    });
+    for word in chunks {
+        let word = word.trim_end();
         if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > WIDTH {
             out.push_str("\n  ");
             out.push_str(&line);
@@ -305,8 +317,8 @@ mod tests {
         assert_eq!(
             text,
             "Warning: this destroys GKE cluster a3mega in us-central1 (project my-project)\n  \
-             with its 2 node pools (34 nodes, 32 of them GPU nodes with 256 GPUs in all),\n  \
-             3 VPCs and 1 Cloud Storage bucket (7 resources in all).\n  \
+             with its 2 node pools (34 nodes, 32 of them GPU nodes with 256 GPUs in all), 3 VPCs\n  \
+             and 1 Cloud Storage bucket (7 resources in all).\n  \
              What runs on them and what they store is lost; there is no undo.\n"
         );
     }

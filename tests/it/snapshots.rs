@@ -29,8 +29,8 @@ fn without_durations(line: &str) -> String {
     format!("{head}[TIME]{}", &tail[end..])
 }
 
-/// The destroy warning on stderr (from its `Warning:` line to the next blank line), and the other
-/// lines.
+/// The destroy warning on stderr (its `Warning:` line and the indented lines under it), and the
+/// other lines.
 fn split_warning(stderr: &str) -> (Option<String>, Vec<&str>) {
     let lines: Vec<&str> = stderr.lines().collect();
     let Some(start) = lines
@@ -39,10 +39,10 @@ fn split_warning(stderr: &str) -> (Option<String>, Vec<&str>) {
     else {
         return (None, lines);
     };
-    let end = lines[start..]
+    let end = lines[start + 1..]
         .iter()
-        .position(|l| l.is_empty())
-        .map_or(lines.len(), |n| start + n);
+        .position(|l| !l.starts_with("  "))
+        .map_or(lines.len(), |n| start + 1 + n);
     let warning = lines[start..end].join("\n");
     let rest = lines[..start]
         .iter()
@@ -191,4 +191,8 @@ fn the_destroy_warning_is_kept_whole() {
     let (warning, rest) = split_warning("b\n\nWarning: this destroys x\n  with y.\n\na\n");
     assert_eq!(warning.unwrap(), "Warning: this destroys x\n  with y.");
     assert_eq!(rest, ["b", "", "", "a"]);
+    // Progress right under it is not part of it.
+    let (warning, rest) = split_warning("Warning: this destroys x\n  with y.\na: Destroying...\n");
+    assert_eq!(warning.unwrap(), "Warning: this destroys x\n  with y.");
+    assert_eq!(rest, ["a: Destroying..."]);
 }
