@@ -173,6 +173,29 @@ async fn a3_mega_outputs() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_that_replaces_the_cluster_warns_first() {
+    // A new control-plane range forces a new cluster, and with it new pools and objects.
+    let cx = TestContext::new().await;
+    let path = "blueprints/minimal.toml";
+    cx.run(&["apply", path, "--auto-approve"]).await.expect(0);
+    let text = std::fs::read_to_string(cx.path(path)).unwrap();
+    cx.write(
+        path,
+        &format!("{text}\n[network]\nmaster_ipv4_cidr = \"172.16.0.48/28\"\n"),
+    );
+    let plan = cx.run(&["plan", path]).await.expect(0);
+    snapshot("minimal-replace-cluster-plan", &shown(&plan));
+    let (warning, _) = split_warning(&plan.stderr);
+    assert!(
+        warning.is_some_and(|w| w.starts_with(
+            "Warning: this destroys and re-creates GKE cluster a3mini in us-central1 (project my-project)"
+        )),
+        "{}",
+        plan.stderr
+    );
+}
+
 #[test]
 fn durations_are_normalised() {
     assert_eq!(
