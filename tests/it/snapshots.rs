@@ -174,7 +174,7 @@ async fn a3_mega_outputs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_apply_that_replaces_the_cluster_warns_first() {
+async fn a_plan_or_apply_that_replaces_the_cluster_warns_first() {
     // A new control-plane range forces a new cluster, and with it new pools and objects.
     let cx = TestContext::new().await;
     let path = "blueprints/minimal.toml";
@@ -186,14 +186,20 @@ async fn an_apply_that_replaces_the_cluster_warns_first() {
     );
     let plan = cx.run(&["plan", path]).await.expect(0);
     snapshot("minimal-replace-cluster-plan", &shown(&plan));
+    let headline = "Warning: this destroys and re-creates GKE cluster a3mini in us-central1 (project my-project)";
     let (warning, _) = split_warning(&plan.stderr);
     assert!(
-        warning.is_some_and(|w| w.starts_with(
-            "Warning: this destroys and re-creates GKE cluster a3mini in us-central1 (project my-project)"
-        )),
+        warning.is_some_and(|w| w.starts_with(headline)),
         "{}",
         plan.stderr
     );
+    // The apply says the same before it changes anything.
+    let apply = cx.run(&["apply", path, "--auto-approve"]).await.expect(0);
+    let (warning, _) = split_warning(&apply.stderr);
+    assert_eq!(warning, split_warning(&plan.stderr).0, "{}", apply.stderr);
+    let warned = apply.stderr.find(headline).unwrap();
+    let first_step = apply.stderr.find(": Destroying...").unwrap();
+    assert!(warned < first_step, "{}", apply.stderr);
 }
 
 #[test]
