@@ -51,8 +51,10 @@ pub struct Global {
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// More detail: plans show every resource in full (no folding of repeated blocks), and a
-    /// log of what a3ctl does goes to stderr (`-v` steps and retries, `-vv` reads and checks,
+    /// More detail: plans show every resource in full (without it, resources of the same kind
+    /// and action whose fields differ only in index-like values — names, CIDRs: `gpu-0` …
+    /// `gpu-7` — are shown once in full, then as one line naming the others and the fields that
+    /// differ), and a log of what a3ctl does goes to stderr (`-v` steps and retries, `-vv` reads and checks,
     /// `-vvv` everything, libraries included). `RUST_LOG` overrides the log's filter.
     #[arg(long, short, global = true, action = ArgAction::Count)]
     pub verbose: u8,

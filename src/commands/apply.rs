@@ -36,6 +36,7 @@ pub async fn run(
     {
         return super::refresh_only::apply(global, printer, &a.target, a.auto_approve).await;
     }
+    let verbose = global.verbose > 0;
     let (target, destroy, auto_approve, timings, adopt, skip_preflight) = match request {
         Request::Apply(a) => (
             a.target,
@@ -128,7 +129,7 @@ pub async fn run(
     } else {
         session.preflight(&mut plan, &state).await
     };
-    printer.out(&plan_view::render(&printer, &plan));
+    printer.out(&plan_view::render_with(&printer, &plan, verbose));
     // Before anything is changed (the journal's pending operations included).
     preflight?;
     if pending > 0 {
@@ -146,6 +147,11 @@ pub async fn run(
             destroy,
             0,
         );
+    }
+    // What a destroy takes away, named before anyone is asked (and in the log of an
+    // --auto-approve run).
+    if let Some(warning) = crate::ui::destroy_warning::warning(&plan) {
+        printer.err(&format!("\n{warning}\n"));
     }
     if !auto_approve && !plan.is_empty() && target.extension().is_some_and(|e| e == "toml") {
         let (question, details) = if destroy {

@@ -57,7 +57,10 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
     if args.json {
         printer.out(&format!("{}\n", plan_view::json(&plan)));
     } else {
-        printer.out(&plan_view::render(&printer, &plan));
+        printer.out(&plan_view::render_with(&printer, &plan, global.verbose > 0));
+        if let Some(warning) = crate::ui::destroy_warning::warning(&plan) {
+            printer.err(&format!("\n{warning}"));
+        }
     }
     // After the plan is shown; an unsatisfiable plan is not saved.
     preflight?;

@@ -6,10 +6,13 @@
 //! prompts, warnings and errors go to stderr. Colour follows `NO_COLOR` and whether stderr is a
 //! terminal; progress bars are drawn only on a terminal and never when `A3CTL_NO_PROGRESS` is set.
 
+pub mod destroy_warning;
 pub mod diagnostics;
+pub mod fold;
 pub mod outputs_view;
 pub mod plan_view;
 pub mod progress;
+pub mod value_tree;
 pub mod verify_view;
 
 use std::io::{IsTerminal, Write};

@@ -2,13 +2,21 @@
 //! `Plan: X to add, Y to change, Z to destroy.`), or as JSON for machines.
 
 use super::Printer;
+use super::{fold, value_tree};
 use crate::plan::preflight::Preflight;
-use crate::plan::{Action, Change, Drift, Plan};
+use crate::plan::{Action, Change, Drift, FieldDiff, Plan};
+use crate::resource::{Addr, Kind};
 use serde_json::{Value, json};
 use std::fmt::Write;
 
-/// The human view of a plan.
+/// The human view of a plan, with alike resources folded (see [`fold`]).
 pub fn render(printer: &Printer, plan: &Plan) -> String {
+    render_with(printer, plan, false)
+}
+
+/// The human view of a plan; `verbose` shows every resource in full instead of folding alike
+/// ones.
+pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
     let mut out = String::new();
     if !plan.versions.is_empty() && !plan.is_empty() {
         let _ = writeln!(out, "{}", printer.bold("Version stack:"));
@@ -99,8 +107,31 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
         }
     }
     let _ = writeln!(out, "\na3ctl will perform the following actions:\n");
-    for change in plan.actions() {
-        render_change(printer, &mut out, change);
+    let changes: Vec<&Change> = plan.actions().collect();
+    let entries = if verbose {
+        changes.iter().map(|c| fold::Entry::Full(c)).collect()
+    } else {
+        fold::fold(&changes)
+    };
+    let mut folded = 0;
+    for entry in &entries {
+        match entry {
+            fold::Entry::Full(change) => render_change(printer, &mut out, change),
+            fold::Entry::More {
+                like,
+                rest,
+                differences,
+            } => {
+                folded += rest.len();
+                render_more(printer, &mut out, like, rest, differences);
+            }
+        }
+    }
+    if folded > 0 {
+        let _ = writeln!(
+            out,
+            "{folded} resources are folded into the one they are like; `--verbose` shows each in full.\n"
+        );
     }
     out.push_str(&summary_line(printer, plan));
     out
@@ -215,17 +246,7 @@ fn render_drift(printer: &Printer, out: &mut String, drift: &Drift) {
         "  # {} has changed",
         printer.bold(&drift.addr.to_string())
     );
-    let width = drift.diffs.iter().map(|d| d.field.len()).max().unwrap_or(0);
-    for d in &drift.diffs {
-        let _ = writeln!(
-            out,
-            "      {} {:width$} = {} -> {}",
-            printer.glyph("~"),
-            d.field,
-            short(&d.before),
-            short(&d.after)
-        );
-    }
+    render_diffs(printer, out, &drift.addr, &drift.diffs, None, None);
 }
 
 fn render_change(printer: &Printer, out: &mut String, change: &Change) {
@@ -244,73 +265,208 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
     if let Some(reason) = &change.reason {
         let _ = writeln!(out, "  # (because {reason})");
     }
-    let glyph = match change.action {
-        Action::Delete if change.lifecycle.keep_on_destroy => ".",
-        action => action.glyph(),
-    };
     let _ = writeln!(
         out,
         "  {} {} ({})",
-        printer.glyph(glyph),
+        printer.glyph(glyph(change)),
         change.addr,
         change.id
     );
     match change.action {
         Action::Create => {
-            if let Some(Value::Object(after)) = &change.after {
+            if let Some(Value::Object(after)) = change.after.as_ref().map(value_tree::redacted) {
                 let width = after.keys().map(String::len).max().unwrap_or(0);
-                for (field, value) in after {
+                for (field, value) in &after {
                     if value.is_null() {
                         continue;
                     }
-                    let _ = writeln!(
-                        out,
-                        "      {} {field:width$} = {}",
-                        printer.glyph("+"),
-                        short(value)
-                    );
+                    match value_tree::inline(value, true) {
+                        Some(text) => {
+                            let _ = writeln!(
+                                out,
+                                "      {} {field:width$} = {text}",
+                                printer.glyph("+")
+                            );
+                        }
+                        None => {
+                            let indicator = value_tree::block_indicator(value)
+                                .map(|i| format!(" {i}"))
+                                .unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "      {} {field:width$} ={indicator}",
+                                printer.glyph("+")
+                            );
+                            push_lines(out, &value_tree::lines(value, 10));
+                        }
+                    }
                 }
             }
         }
         Action::Update | Action::Replace => {
-            let width = change
-                .diffs
-                .iter()
-                .map(|d| d.field.len())
-                .max()
-                .unwrap_or(0);
-            for d in &change.diffs {
-                let forces = if d.forces_replacement {
-                    " # forces replacement"
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    out,
-                    "      {} {:width$} = {} -> {}{forces}",
-                    printer.glyph("~"),
-                    d.field,
-                    short(&d.before),
-                    short(&d.after)
-                );
-            }
+            render_diffs(
+                printer,
+                out,
+                &change.addr,
+                &change.diffs,
+                change.before.as_ref(),
+                change.after.as_ref(),
+            );
         }
         Action::Delete | Action::NoOp => {}
     }
     out.push('\n');
 }
 
-/// A value on one line; long values are cut.
-fn short(value: &Value) -> String {
-    let text = match value {
-        Value::Null => "(none)".to_string(),
-        other => other.to_string(),
+fn glyph(change: &Change) -> &'static str {
+    match change.action {
+        Action::Delete if change.lifecycle.keep_on_destroy => ".",
+        action => action.glyph(),
+    }
+}
+
+fn push_lines(out: &mut String, lines: &[String]) {
+    for line in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+/// `~ path = old -> new` per changed path; a value that does not fit on a line (an object, a
+/// script) is drawn below its path as an `old:` and a `new:` tree, a changed script line by line.
+/// A sensitive path (see [`value_tree::redacted`]) shows neither value; without the specs (drift),
+/// a Secret's data and every env value count as sensitive.
+fn render_diffs(
+    printer: &Printer,
+    out: &mut String,
+    addr: &Addr,
+    diffs: &[FieldDiff],
+    before: Option<&Value>,
+    after: Option<&Value>,
+) {
+    let width = diffs.iter().map(|d| d.field.len()).max().unwrap_or(0);
+    let secret = addr.kind == Kind::Kubernetes && addr.name.starts_with("secret/");
+    let sensitive = |path: &str| {
+        if before.is_none() && after.is_none() {
+            return value_tree::is_sensitive_path(secret, path);
+        }
+        value_tree::in_secret_data(secret, path)
+            || [before, after]
+                .into_iter()
+                .flatten()
+                .any(|spec| value_tree::is_sensitive(spec, path))
     };
-    if text.chars().count() > 160 {
-        let cut: String = text.chars().take(157).collect();
-        format!("{cut}...")
+    for d in diffs {
+        let forces = if d.forces_replacement {
+            " # forces replacement"
+        } else {
+            ""
+        };
+        let glyph = printer.glyph("~");
+        if sensitive(&d.field) {
+            let _ = writeln!(
+                out,
+                "      {glyph} {:width$} = {} -> {}{forces}",
+                d.field,
+                value_tree::SENSITIVE_TEXT,
+                value_tree::SENSITIVE_TEXT
+            );
+            continue;
+        }
+        // An added or removed env entry carries its name along: redacted like a spec.
+        let d = FieldDiff {
+            before: value_tree::redacted(&d.before),
+            after: value_tree::redacted(&d.after),
+            ..d.clone()
+        };
+        let one_line = |v: &Value| match v {
+            Value::Null => Some("(none)".to_string()),
+            other => value_tree::inline(other, true),
+        };
+        if let (Some(old), Some(new)) = (one_line(&d.before), one_line(&d.after)) {
+            let _ = writeln!(
+                out,
+                "      {glyph} {:width$} = {old} -> {new}{forces}",
+                d.field
+            );
+            continue;
+        }
+        if let Some(lines) = value_tree::line_diff(&d.before, &d.after) {
+            let indicator = value_tree::block_indicator(&d.after).unwrap_or("|");
+            let _ = writeln!(out, "      {glyph} {} = {indicator}{forces}", d.field);
+            for (mark, line) in lines {
+                let mark = match mark {
+                    ' ' => " ".to_string(),
+                    m => printer.glyph(&m.to_string()),
+                };
+                let _ = writeln!(out, "{}", format!("          {mark} {line}").trim_end());
+            }
+            continue;
+        }
+        let _ = writeln!(out, "      {glyph} {}{forces}", d.field);
+        for (label, value) in [("old", &d.before), ("new", &d.after)] {
+            match one_line(value) {
+                Some(text) => {
+                    let _ = writeln!(out, "          {label}: {text}");
+                }
+                None => {
+                    let indicator = value_tree::block_indicator(value)
+                        .map(|i| format!(" {i}"))
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "          {label}:{indicator}");
+                    push_lines(out, &value_tree::lines(value, 12));
+                }
+            }
+        }
+    }
+}
+
+/// The line that stands for the members of a group after its first (see [`fold`]):
+/// `+ 7 more firewalls like firewall.gpu-0: firewall.gpu-1 … firewall.gpu-7 (differences: name)`.
+fn render_more(
+    printer: &Printer,
+    out: &mut String,
+    like: &Change,
+    rest: &[&Change],
+    differences: &[String],
+) {
+    let same = match like.action {
+        Action::Update | Action::Replace => " with the same changes",
+        _ => "",
+    };
+    let differences = if differences.is_empty() {
+        " (no field differs)".to_string()
     } else {
-        text
+        format!(" (differences: {})", differences.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "  {} {} more {} like {}{same}: {}{differences}\n",
+        printer.glyph(glyph(like)),
+        rest.len(),
+        plural(like),
+        like.addr,
+        fold::members(rest)
+    );
+}
+
+/// What a group's members are called: `firewalls`, `node pools`, `Network objects`.
+fn plural(change: &Change) -> String {
+    if change.addr.kind == crate::resource::Kind::Kubernetes {
+        let spec = change.after.as_ref().or(change.before.as_ref());
+        if let Some(kind) = spec
+            .and_then(|s| s.get("object"))
+            .and_then(|o| o.get("kind"))
+            .and_then(Value::as_str)
+        {
+            return format!("{kind} objects");
+        }
+        return "Kubernetes objects".into();
+    }
+    let name = change.addr.kind.as_str().replace('_', " ");
+    match name.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{name}s"),
     }
 }
 
@@ -404,6 +560,203 @@ mod tests {
             text.ends_with("Plan: 1 to add, 0 to change, 1 to destroy.\n"),
             "{text}"
         );
+    }
+
+    fn printer() -> Printer {
+        Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        }
+    }
+
+    fn k8s(name: &str, action: Action, object: Value) -> Change {
+        Change {
+            addr: Addr::new(Kind::Kubernetes, name),
+            action,
+            id: format!("k8s/{name}"),
+            before: None,
+            after: Some(json!({"cluster": "c", "object": object})),
+            diffs: vec![],
+            reason: None,
+            dependencies: vec![],
+            lifecycle: Lifecycle::default(),
+        }
+    }
+
+    #[test]
+    fn a_created_kubernetes_object_reads_as_a_tree_with_its_script_whole() {
+        let script = format!("set -e\n{}\necho done\n", "x".repeat(200));
+        let change = k8s(
+            "daemonset/kube-system/installer",
+            Action::Create,
+            json!({
+                "kind": "DaemonSet",
+                "metadata": {"name": "installer", "namespace": "kube-system"},
+                "spec": {"containers": [{"name": "i", "command": ["sh", "-c", script]}]},
+            }),
+        );
+        let text = render(&printer(), &plan(vec![change]));
+        let expected = format!(
+            "  + k8s.daemonset/kube-system/installer (k8s/daemonset/kube-system/installer)
+      + cluster = \"c\"
+      + object  =
+          kind: \"DaemonSet\"
+          metadata:
+            name: \"installer\"
+            namespace: \"kube-system\"
+          spec:
+            containers:
+              - name: \"i\"
+                command:
+                  - \"sh\"
+                  - \"-c\"
+                  - |
+                    set -e
+                    {}
+                    echo done
+",
+            "x".repeat(200)
+        );
+        assert!(text.contains(&expected), "{text}");
+        assert!(!text.contains("..."), "{text}");
+    }
+
+    #[test]
+    fn an_update_shows_only_the_changed_paths_and_a_script_line_by_line() {
+        let mut change = k8s("configmap/-/env", Action::Update, json!({}));
+        change.diffs = vec![
+            FieldDiff {
+                field: "object.data.replicas".into(),
+                before: json!("1"),
+                after: json!("2"),
+                forces_replacement: false,
+            },
+            FieldDiff {
+                field: "object.data[\"env.sh\"]".into(),
+                before: json!("export A=1\nexport B=2\n"),
+                after: json!("export A=1\nexport B=3\n"),
+                forces_replacement: false,
+            },
+        ];
+        let text = render(&printer(), &plan(vec![change]));
+        assert!(
+            text.contains(
+                "      ~ object.data.replicas  = \"1\" -> \"2\"
+      ~ object.data[\"env.sh\"] = |
+            export A=1
+          - export B=2
+          + export B=3
+"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_secret_s_data_is_never_shown() {
+        let mut change = k8s(
+            "secret/default/db",
+            Action::Create,
+            json!({"kind": "Secret", "data": {"password": "aHVudGVyMg=="}}),
+        );
+        let text = render(&printer(), &plan(vec![change.clone()]));
+        assert!(text.contains("password: (sensitive value)"), "{text}");
+        assert!(!text.contains("aHVudGVyMg=="), "{text}");
+        change.action = Action::Update;
+        change.before = change.after.clone();
+        change.diffs = vec![FieldDiff {
+            field: "object.data.password".into(),
+            before: json!("aHVudGVyMg=="),
+            after: json!("c2VjcmV0"),
+            forces_replacement: false,
+        }];
+        let text = render(&printer(), &plan(vec![change]));
+        assert!(
+            text.contains("~ object.data.password = (sensitive value) -> (sensitive value)"),
+            "{text}"
+        );
+        assert!(!text.contains("c2VjcmV0"), "{text}");
+    }
+
+    #[test]
+    fn drift_never_shows_a_secret_or_an_env_value() {
+        let drift = Drift {
+            addr: Addr::new(Kind::Kubernetes, "secret/default/db"),
+            gone: false,
+            diffs: vec![
+                FieldDiff {
+                    field: "object.data.password".into(),
+                    before: json!("aHVudGVyMg=="),
+                    after: json!("c2VjcmV0"),
+                    forces_replacement: false,
+                },
+                FieldDiff {
+                    field: "object.spec.containers[0].env[0].value".into(),
+                    before: json!("hunter2"),
+                    after: json!("hunter3"),
+                    forces_replacement: false,
+                },
+                FieldDiff {
+                    field: "object.spec.containers[0].env[1]".into(),
+                    before: Value::Null,
+                    after: json!({"name": "API_TOKEN", "value": "t0ken"}),
+                    forces_replacement: false,
+                },
+            ],
+        };
+        let text = render_refresh_only(&printer(), &[drift]);
+        for secret in ["aHVudGVyMg==", "c2VjcmV0", "hunter2", "hunter3", "t0ken"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(
+            text.contains(
+                "object.data.password                   = (sensitive value) -> (sensitive value)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("API_TOKEN"), "{text}");
+    }
+
+    #[test]
+    fn alike_resources_fold_unless_verbose() {
+        let changes: Vec<Change> = (0..3)
+            .map(|i| Change {
+                addr: Addr::new(Kind::Network, format!("gpu-{i}")),
+                action: Action::Create,
+                id: format!("projects/p/global/networks/n-{i}"),
+                before: None,
+                after: Some(json!({"name": format!("n-{i}"), "mtu": 8244})),
+                diffs: vec![],
+                reason: None,
+                dependencies: vec![],
+                lifecycle: Lifecycle::default(),
+            })
+            .collect();
+        let p = plan(changes);
+        let text = render(&printer(), &p);
+        assert!(
+            text.contains(
+                "  + network.gpu-0 (projects/p/global/networks/n-0)
+      + name = \"n-0\"
+      + mtu  = 8244
+
+  + 2 more networks like network.gpu-0: network.gpu-1, network.gpu-2 (differences: name)
+
+2 resources are folded into the one they are like; `--verbose` shows each in full.
+
+Plan: 3 to add, 0 to change, 0 to destroy.
+"
+            ),
+            "{text}"
+        );
+        let full = render_with(&printer(), &p, true);
+        assert!(
+            full.contains("  + network.gpu-2 (projects/p/global/networks/n-2)"),
+            "{full}"
+        );
+        assert!(!full.contains("more networks"), "{full}");
+        assert_eq!(json(&p)["resource_changes"].as_array().unwrap().len(), 3);
     }
 
     #[test]

@@ -155,9 +155,10 @@ async fn a3_mega_share_round_trip() {
     assert_eq!(refused.status, "FAILED_PRECONDITION", "{refused:?}");
     let mut lifted = grown.clone();
     lifted.spec["deletion_protection"] = json!(false);
-    let steps =
-        env.provider
-            .update_steps(&lifted, &[diff("deletion_protection", json!(true), json!(false))]);
+    let steps = env.provider.update_steps(
+        &lifted,
+        &[diff("deletion_protection", json!(true), json!(false))],
+    );
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0].name, "patch(deletion_protection_enabled)");
     let started = env.provider.update(&lifted, &steps[0]).await.unwrap();

@@ -25,6 +25,8 @@ fn commands() -> Vec<Vec<String>> {
             .lines()
             .skip(1)
             .take_while(|l| l.starts_with("  "))
+            // A command's name starts its line; wrapped descriptions are indented further.
+            .filter(|l| !l[2..].starts_with(' '))
             .filter_map(|l| l.split_whitespace().next())
             .filter(|c| *c != "help")
             .map(str::to_string)

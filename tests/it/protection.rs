@@ -126,7 +126,11 @@ async fn a_protected_cluster_is_not_destroyed_until_an_apply_lifts_the_protectio
         ("file", "instances"),
         ("storage", "buckets"),
     ] {
-        assert_eq!(left[api][collection], serde_json::json!([]), "{api} {collection} left");
+        assert_eq!(
+            left[api][collection],
+            serde_json::json!([]),
+            "{api} {collection} left"
+        );
     }
 }
 

@@ -135,7 +135,11 @@ impl TestContext {
     pub fn unprotect(&self, relative: &str) {
         let text = std::fs::read_to_string(self.path(relative)).expect("blueprint");
         let text = if text.contains("\n[cluster]\n") {
-            text.replacen("\n[cluster]\n", "\n[cluster]\ndeletion_protection = false\n", 1)
+            text.replacen(
+                "\n[cluster]\n",
+                "\n[cluster]\ndeletion_protection = false\n",
+                1,
+            )
         } else {
             format!("{text}\n[cluster]\ndeletion_protection = false\n")
         };
