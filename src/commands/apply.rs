@@ -129,7 +129,9 @@ pub async fn run(
     } else {
         session.preflight(&mut plan, &state).await
     };
-    printer.out(&plan_view::render_with(&printer, &plan, verbose));
+    if !printer.quiet {
+        printer.out(&plan_view::render_with(&printer, &plan, verbose));
+    }
     // Before anything is changed (the journal's pending operations included).
     preflight?;
     if pending > 0 {
@@ -258,7 +260,7 @@ fn finish(
             )
         };
         printer.err(&format!("\n{line}\n"));
-        if !destroy {
+        if !destroy && !printer.quiet {
             let outputs = crate::graph::outputs::workload_outputs(&session.blueprint);
             printer.out(&crate::ui::outputs_view::render(printer, &outputs));
         }

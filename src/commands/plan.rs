@@ -56,6 +56,8 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
     };
     if args.json {
         printer.out(&format!("{}\n", plan_view::json(&plan)));
+    } else if printer.quiet {
+        printer.out(&plan_view::brief(&printer, &plan));
     } else {
         printer.out(&plan_view::render_with(&printer, &plan, global.verbose > 0));
         if let Some(warning) = crate::ui::destroy_warning::warning(&plan) {

@@ -212,6 +212,15 @@ fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) 
     out.push('\n');
 }
 
+/// The plan in one line, for `-q`: `No changes. ...` or `Plan: X to add, ...`.
+pub fn brief(printer: &Printer, plan: &Plan) -> String {
+    if plan.actions().next().is_none() && plan.adoptions.is_empty() {
+        "No changes. Your infrastructure matches the blueprint.\n".to_string()
+    } else {
+        summary_line(printer, plan)
+    }
+}
+
 /// `Plan: X to add, Y to change, Z to destroy.`
 pub fn summary_line(printer: &Printer, plan: &Plan) -> String {
     let s = plan.summary();

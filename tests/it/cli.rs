@@ -285,3 +285,49 @@ async fn verbose_logs_steps_on_stderr_and_rust_log_overrides_it() {
         blocked.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_plan_and_apply_print_one_line_each() {
+    let cx = TestContext::new().await;
+    let bp = "blueprints/a3-high.toml";
+    let plan = cx.run(&["plan", "-q", bp]).await.expect(0);
+    assert_eq!(plan.stderr, "", "{}", plan.stderr);
+    assert!(
+        plan.stdout.starts_with("Plan: ") && plan.stdout.ends_with(" to destroy.\n"),
+        "{}",
+        plan.stdout
+    );
+    assert_eq!(plan.stdout.lines().count(), 1, "{}", plan.stdout);
+    let apply = cx
+        .run(&["apply", "-q", "--auto-approve", bp])
+        .await
+        .expect(0);
+    assert_eq!(apply.stdout, "", "{}", apply.stdout);
+    assert_eq!(
+        apply.stderr.trim().lines().collect::<Vec<_>>(),
+        [plan
+            .stdout
+            .trim()
+            .replace("Plan: ", "Apply complete! Resources: ")
+            .replace(" to add,", " added,")
+            .replace(" to change,", " changed,")
+            .replace(" to destroy.", " destroyed.")],
+        "{}",
+        apply.stderr
+    );
+    let again = cx
+        .run(&["plan", "--quiet", "--detailed-exitcode", bp])
+        .await
+        .expect(0);
+    assert_eq!(
+        again.stdout,
+        "No changes. Your infrastructure matches the blueprint.\n"
+    );
+    // -q and -v contradict each other.
+    let both = cx.run(&["plan", "-q", "-v", bp]).await.expect(1);
+    assert!(
+        both.stderr.contains("cannot be used with"),
+        "{}",
+        both.stderr
+    );
+}

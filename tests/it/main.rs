@@ -20,6 +20,7 @@ mod compat;
 mod converge;
 mod files;
 mod guards;
+mod guide;
 mod hints;
 mod identity;
 mod init;
