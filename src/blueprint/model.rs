@@ -113,6 +113,18 @@ pub struct Network {
     pub nat: bool,
     /// The /28 of the GKE control plane's private endpoint.
     pub master_ipv4_cidr: Ipv4Net,
+    /// The number the first GPU VPC's cloud name ends with (`<name>-gpunet-<n>`): 1, as Google's
+    /// guides and the in-cluster names (`vpc1`, `eth1`) count. Not a blueprint key: 0 for a
+    /// deployment an earlier a3ctl created with names from 0, read from its state
+    /// ([`crate::state::State::gpu_name_base`]), so its plan stays empty.
+    pub gpu_name_base: usize,
+}
+
+impl Network {
+    /// The cloud name of the `i`-th GPU VPC (0-based position): `<name>-gpunet-<i + base>`.
+    pub fn gpu_vpc_name(&self, deployment: &str, i: usize) -> String {
+        format!("{deployment}-gpunet-{}", i + self.gpu_name_base)
+    }
 }
 
 /// GKE release channel.

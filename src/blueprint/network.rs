@@ -294,6 +294,7 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
         primary_mtu: primary_mtu?,
         nat: raw.nat.as_ref().is_none_or(|v| v.value),
         master_ipv4_cidr: master?.0,
+        gpu_name_base: 1,
     })
 }
 

@@ -2,7 +2,7 @@
 //! does; the graph's edges come from each resource's `dependencies`.
 //!
 //! Names are deterministic, derived from the blueprint `name` (`<name>-net`, `<name>-gpunet-3`,
-//! ...), so a plan made twice names the same objects and a re-run after a crash finds them again.
+//! ...; GPU NICs count from 1 in addresses, cloud names and the cluster alike), so a plan made twice names the same objects and a re-run after a crash finds them again.
 //! Everything that takes labels carries `a3ctl-blueprint=<name>`; Compute resources, which take no
 //! labels, carry the same mark in their description. That mark is how an apply recognises its own
 //! resources after a lost answer (a 409 on create is adopted only when the mark matches).
@@ -48,11 +48,15 @@ pub mod addr {
     pub fn router() -> Addr {
         Addr::new(Kind::Router, "primary")
     }
+    /// The `i`-th GPU VPC (0-based position; addresses count from 1, as `vpc1` and `eth1` do).
     pub fn gpu_network(i: usize) -> Addr {
-        Addr::new(Kind::Network, format!("gpu-{i}"))
+        Addr::new(Kind::Network, format!("gpu-{}", i + 1))
     }
     pub fn gpu_subnet(i: usize) -> Addr {
-        Addr::new(Kind::Subnetwork, format!("gpu-{i}"))
+        Addr::new(Kind::Subnetwork, format!("gpu-{}", i + 1))
+    }
+    pub fn gpu_firewall(i: usize) -> Addr {
+        Addr::new(Kind::Firewall, format!("gpu-{}-internal", i + 1))
     }
     pub fn cluster() -> Addr {
         Addr::new(Kind::Cluster, "main")
@@ -168,7 +172,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
     // 4. One VPC, subnet and internal firewall per GPU NIC (4 for A3 High, 8 for A3 Mega), MTU 8244.
     //    Independent of each other and of the primary VPC: they are created in parallel.
     for (i, cidr) in bp.network.gpu_subnets.iter().enumerate() {
-        let net = format!("{}-gpunet-{i}", bp.name);
+        let net = bp.network.gpu_vpc_name(&bp.name, i);
         push(
             &mut out,
             addr::gpu_network(i),
@@ -202,7 +206,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
         );
         push(
             &mut out,
-            Addr::new(Kind::Firewall, format!("gpu-{i}-internal")),
+            addr::gpu_firewall(i),
             format!("projects/{p}/global/firewalls/{net}-allow-internal"),
             firewall(
                 &format!("{net}-allow-internal"),
@@ -340,7 +344,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
         deps.extend((0..bp.network.gpu_subnets.len()).map(addr::gpu_subnet));
         let additional: Vec<AdditionalNetwork> = (0..bp.network.gpu_subnets.len())
             .map(|i| {
-                let net = format!("{}-gpunet-{i}", bp.name);
+                let net = bp.network.gpu_vpc_name(&bp.name, i);
                 AdditionalNetwork {
                     subnetwork: format!("{net}-subnet"),
                     network: net,

@@ -75,7 +75,7 @@ pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
     // 1. One GKENetworkParamSet + Network pair per GPU VPC, named as workloads reference them.
     let names = bp.software.network_names(bp.network.gpu_subnets.len());
     for (i, name) in names.iter().enumerate() {
-        let vpc = format!("{}-gpunet-{i}", bp.name);
+        let vpc = bp.network.gpu_vpc_name(&bp.name, i);
         let params = cx.object(
             "networking.gke.io/v1",
             "GKENetworkParamSet",

@@ -16,6 +16,7 @@ pub mod backend;
 pub mod edit;
 pub mod gcs;
 pub mod lock;
+pub mod migrate;
 pub mod objects;
 pub mod store;
 
@@ -25,8 +26,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The on-disk format version this build writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format version this build writes. Earlier ones are read and upgraded
+/// ([`migrate`]): 2 numbers GPU NICs from 1 (`network.gpu-1`).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Everything a3ctl knows about one blueprint's resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

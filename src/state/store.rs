@@ -162,10 +162,12 @@ pub fn parse(text: &[u8], path: &Path) -> Result<State, StoreError> {
             found: version.version,
         });
     }
-    serde_json::from_slice(text).map_err(|e| StoreError::Parse {
+    let mut state: State = serde_json::from_slice(text).map_err(|e| StoreError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),
-    })
+    })?;
+    super::migrate::upgrade(&mut state, version.version);
+    Ok(state)
 }
 
 pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
