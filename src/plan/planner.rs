@@ -166,6 +166,100 @@ pub fn plan(
     })
 }
 
+/// The reason a `--replace` gives its resource.
+pub const REPLACE_REQUESTED: &str = "replacement requested with --replace";
+
+/// Why `--replace ADDR` cannot be honoured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ReplaceError {
+    pub message: String,
+    pub hint: String,
+}
+
+/// `--replace`: replaces each of `addrs` (and, as for any replacement, what depends on it), and
+/// enforces `prevent_destroy` again. Each must be recorded in `state` and still wanted by the
+/// blueprint with an object in the cloud to replace.
+pub fn force_replace(plan: &mut Plan, state: &State, addrs: &[Addr]) -> Result<(), ReplaceError> {
+    for addr in addrs {
+        let refuse = |message: String, hint: String| Err(ReplaceError { message, hint });
+        if plan.destroy {
+            return refuse(
+                format!("--replace {addr}: a destroy plan replaces nothing"),
+                "drop --replace".into(),
+            );
+        }
+        if !state.resources.contains_key(addr) {
+            let hint = match plan.change(addr) {
+                Some(c) if c.action == Action::Create => {
+                    format!("`{addr}` does not exist yet: the plan creates it")
+                }
+                _ => match super::select::closest(&addr.to_string(), state.resources.keys()) {
+                    Some(a) => format!("did you mean `{a}`?"),
+                    None => "`a3ctl state list BLUEPRINT` lists the recorded addresses".into(),
+                },
+            };
+            return refuse(
+                format!(
+                    "--replace {addr}: `{addr}` is not in state, so there is nothing to replace"
+                ),
+                hint,
+            );
+        }
+        let Some(change) = plan.changes.iter_mut().find(|c| &c.addr == addr) else {
+            return refuse(
+                format!("--replace {addr}: `{addr}` is not in this plan"),
+                "run `a3ctl plan` to see what it holds".into(),
+            );
+        };
+        match change.action {
+            Action::Delete => {
+                return refuse(
+                    format!(
+                        "--replace {addr}: `{addr}` is no longer in the blueprint: the plan destroys it, there is nothing to replace it with"
+                    ),
+                    "drop --replace, or put it back in the blueprint".into(),
+                );
+            }
+            Action::Create => {
+                return refuse(
+                    format!(
+                        "--replace {addr}: `{addr}` no longer exists in the cloud: the plan creates it again"
+                    ),
+                    "drop --replace".into(),
+                );
+            }
+            Action::Replace => {
+                // Already replaced (a forcing field, a taint): say the user asked too.
+                if change.reason.is_none() {
+                    change.reason = Some(REPLACE_REQUESTED.into());
+                }
+            }
+            Action::NoOp | Action::Update => {
+                change.action = Action::Replace;
+                change.reason = Some(REPLACE_REQUESTED.into());
+            }
+        }
+    }
+    cascade_replacements(&mut plan.changes, state);
+    let protected: Vec<Addr> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
+        })
+        .map(|c| c.addr.clone())
+        .collect();
+    if !protected.is_empty() {
+        let e = PlanError::PreventDestroy(protected);
+        return Err(ReplaceError {
+            message: e.to_string(),
+            hint: e.hint(),
+        });
+    }
+    Ok(())
+}
+
 /// What changed outside a3ctl, for every recorded resource refresh looked at: the resources that
 /// are gone and the fields whose live value differs from the recorded one. This is what
 /// `--refresh-only` shows and accepts into state.
