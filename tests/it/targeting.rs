@@ -1,0 +1,438 @@
+//! `--target`, `--exclude` and `--replace` against the simulator: a targeted apply creates the
+//! target and what it depends on (and a later plan shows the rest), a targeted destroy removes the
+//! target and its dependents, an exclusion a target needs is refused with the chain that links
+//! them, unknown addresses are refused with the closest one, a saved plan keeps its selection, and
+//! `--replace` replaces exactly what it names. Every refusal exits 1 without a mutating request.
+
+use crate::common;
+
+use common::{Run, TestContext};
+
+const BP: &str = "blueprints/minimal.toml";
+
+/// Requests that change something, over every API.
+fn mutations(cx: &TestContext) -> u64 {
+    cx.sim
+        .request_counts()
+        .iter()
+        .filter(|(endpoint, _)| {
+            let (method, path) = endpoint.split_once(' ').unwrap_or(("", endpoint));
+            common::is_mutation(method, path)
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// Requests of `method` whose endpoint contains `part`.
+fn count(cx: &TestContext, method: &str, part: &str) -> u64 {
+    cx.sim
+        .request_counts()
+        .iter()
+        .filter(|(endpoint, _)| {
+            endpoint.starts_with(&format!("{method} ")) && endpoint.contains(part)
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// The names of the simulator's Compute resources of `collection` (e.g. `networks`).
+fn names(cx: &TestContext, collection: &str) -> Vec<String> {
+    cx.sim.inventory()["compute"][collection]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The addresses recorded in state.
+async fn recorded(cx: &TestContext) -> Vec<String> {
+    let run = cx.run(&["state", "list", BP]).await.expect(0);
+    run.stdout.lines().map(str::to_string).collect()
+}
+
+/// Runs `args`, expects exit 1 with `message` on stderr, and no mutating request.
+async fn refused(cx: &TestContext, args: &[&str], message: &str) -> Run {
+    let before = mutations(cx);
+    let run = cx.run(args).await.expect(1);
+    assert!(
+        run.stderr.contains(message),
+        "expected {message:?} in:\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        mutations(cx),
+        before,
+        "a refused {args:?} made a mutating request"
+    );
+    run
+}
+
+#[tokio::test]
+async fn a_targeted_apply_creates_the_target_and_its_dependencies_and_a_later_plan_shows_the_rest()
+{
+    let cx = TestContext::new().await;
+    let run = cx
+        .run(&[
+            "apply",
+            BP,
+            "--target",
+            "subnetwork.primary",
+            "--auto-approve",
+        ])
+        .await
+        .expect(0);
+    assert!(
+        run.stdout
+            .contains("Warning: This plan is partial (--target subnetwork.primary)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("Plan: 2 to add, 0 to change, 0 to destroy."),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("Applied changes may be incomplete"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        recorded(&cx).await,
+        ["network.primary", "subnetwork.primary"]
+    );
+    assert_eq!(names(&cx, "networks"), ["a3mini-net"]);
+    assert_eq!(names(&cx, "subnetworks"), ["a3mini-subnet"]);
+    assert!(names(&cx, "routers").is_empty());
+    assert!(names(&cx, "firewalls").is_empty());
+    assert_eq!(count(&cx, "POST", "/clusters"), 0);
+
+    // The whole plan shows the rest, and nothing of what exists.
+    let plan = cx.run(&["plan", BP]).await.expect(0);
+    assert!(
+        plan.stdout.contains("# network.gpu-0 will be created"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains("# cluster.main will be created"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        !plan.stdout.contains("# subnetwork.primary will"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        !plan.stdout.contains("# network.primary will"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("partial"), "{}", plan.stdout);
+}
+
+#[tokio::test]
+async fn a_targeted_destroy_removes_the_target_and_its_dependents_only() {
+    let cx = TestContext::new().await;
+    cx.run(&[
+        "apply",
+        BP,
+        "--target",
+        "subnetwork.primary",
+        "--target",
+        "network.gpu-0",
+        "--auto-approve",
+    ])
+    .await
+    .expect(0);
+    assert_eq!(
+        recorded(&cx).await,
+        ["network.gpu-0", "network.primary", "subnetwork.primary"]
+    );
+
+    // Keeping the subnet while destroying its network is refused, with the reason.
+    refused(
+        &cx,
+        &[
+            "destroy",
+            BP,
+            "--target",
+            "network.primary",
+            "--exclude",
+            "subnetwork.primary",
+            "--auto-approve",
+        ],
+        "`--exclude subnetwork.primary` conflicts with `--target network.primary`: subnetwork.primary depends on network.primary, so it must be destroyed first",
+    )
+    .await;
+
+    let run = cx
+        .run(&[
+            "destroy",
+            BP,
+            "--target",
+            "network.primary",
+            "--auto-approve",
+        ])
+        .await
+        .expect(0);
+    assert!(
+        run.stdout
+            .contains("Warning: This plan is partial (--target network.primary)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("Resources: 2 destroyed."),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(recorded(&cx).await, ["network.gpu-0"]);
+    assert_eq!(names(&cx, "networks"), ["a3mini-gpunet-0"]);
+    assert!(names(&cx, "subnetworks").is_empty());
+
+    // --exclude on destroy keeps the address (and what it depends on).
+    cx.run(&[
+        "destroy",
+        BP,
+        "--exclude",
+        "network.gpu-0",
+        "--auto-approve",
+    ])
+    .await
+    .expect(0);
+    assert_eq!(recorded(&cx).await, ["network.gpu-0"]);
+}
+
+#[tokio::test]
+async fn an_exclusion_a_target_needs_is_refused_with_the_chain() {
+    let cx = TestContext::new().await;
+    let message = "`--exclude network.primary` conflicts with `--target cluster.main`: cluster.main depends on network.primary via subnetwork.primary";
+    for command in ["plan", "apply"] {
+        let run = refused(
+            &cx,
+            &[
+                command,
+                BP,
+                "--target",
+                "cluster.main",
+                "--exclude",
+                "network.primary",
+                "--auto-approve",
+            ]
+            .into_iter()
+            .filter(|a| command == "apply" || *a != "--auto-approve")
+            .collect::<Vec<_>>(),
+            message,
+        )
+        .await;
+        assert!(
+            run.stderr.contains("hint: drop that --exclude"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_addresses_are_refused_with_the_closest_match() {
+    let cx = TestContext::new().await;
+    let run = refused(
+        &cx,
+        &["apply", BP, "--target", "cluster.mian", "--auto-approve"],
+        "--target cluster.mian: no resource `cluster.mian` in this plan",
+    )
+    .await;
+    assert!(
+        run.stderr.contains("did you mean `cluster.main`?"),
+        "{}",
+        run.stderr
+    );
+    refused(
+        &cx,
+        &["plan", BP, "--exclude", "netwrk.primary"],
+        "--exclude netwrk.primary: `netwrk.primary` is not a resource address",
+    )
+    .await;
+    refused(
+        &cx,
+        &["plan", BP, "--target", "bogus.*"],
+        "`bogus` is not a kind",
+    )
+    .await;
+    refused(
+        &cx,
+        &[
+            "destroy",
+            BP,
+            "--target",
+            "network.primary",
+            "--auto-approve",
+        ],
+        "--target network.primary: no resource `network.primary` in this plan",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_kind_glob_and_an_exclusion_narrow_the_plan() {
+    let cx = TestContext::new().await;
+    let run = cx
+        .run(&["plan", BP, "--target", "network.*"])
+        .await
+        .expect(0);
+    assert!(
+        run.stdout
+            .contains("Plan: 9 to add, 0 to change, 0 to destroy."),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("# subnetwork."), "{}", run.stdout);
+
+    // Excluding the primary network leaves out what depends on it: subnet, cluster, pools...
+    let run = cx
+        .run(&["plan", BP, "--exclude", "network.primary", "--json"])
+        .await
+        .expect(0);
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(plan["partial"], true);
+    assert_eq!(plan["selection"]["excludes"][0], "network.primary");
+    let addresses: Vec<&str> = plan["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["address"].as_str().unwrap())
+        .collect();
+    assert!(addresses.contains(&"network.gpu-0"), "{addresses:?}");
+    for gone in [
+        "network.primary",
+        "subnetwork.primary",
+        "cluster.main",
+        "node_pool.gpu-0",
+    ] {
+        assert!(!addresses.contains(&gone), "{gone} in {addresses:?}");
+    }
+    let left_out = plan["selection"]["left_out"].as_array().unwrap();
+    assert!(left_out.iter().any(|a| a == "cluster.main"), "{left_out:?}");
+    assert_eq!(mutations(&cx), 0);
+}
+
+#[tokio::test]
+async fn a_saved_plan_keeps_its_selection() {
+    let cx = TestContext::new().await;
+    let plan = cx
+        .run(&[
+            "plan",
+            BP,
+            "--target",
+            "subnetwork.primary",
+            "--out",
+            "t.plan",
+        ])
+        .await
+        .expect(0);
+    assert!(
+        plan.stderr.contains("a3ctl apply t.plan"),
+        "{}",
+        plan.stderr
+    );
+    refused(
+        &cx,
+        &["apply", "t.plan", "--target", "network.primary"],
+        "--target, --exclude and --replace cannot be used with a saved plan",
+    )
+    .await;
+    let run = cx.run(&["apply", "t.plan"]).await.expect(0);
+    assert!(
+        run.stdout
+            .contains("Warning: This plan is partial (--target subnetwork.primary)"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        recorded(&cx).await,
+        ["network.primary", "subnetwork.primary"]
+    );
+}
+
+#[tokio::test]
+async fn replace_replaces_exactly_the_named_resource() {
+    let cx = TestContext::new().await;
+    // Nothing recorded: nothing to replace.
+    let run = refused(
+        &cx,
+        &["apply", BP, "--replace", "subnetwork.primary", "--auto-approve"],
+        "--replace subnetwork.primary: `subnetwork.primary` is not in state, so there is nothing to replace",
+    )
+    .await;
+    assert!(
+        run.stderr
+            .contains("`subnetwork.primary` does not exist yet: the plan creates it"),
+        "{}",
+        run.stderr
+    );
+    cx.run(&[
+        "apply",
+        BP,
+        "--target",
+        "subnetwork.primary",
+        "--target",
+        "network.gpu-0",
+        "--auto-approve",
+    ])
+    .await
+    .expect(0);
+    refused(
+        &cx,
+        &["plan", BP, "--replace", "subnetwork.primry"],
+        "did you mean `subnetwork.primary`?",
+    )
+    .await;
+    refused(
+        &cx,
+        &["plan", BP, "--replace", "subnet"],
+        "--replace subnet: `subnet` is not a resource address",
+    )
+    .await;
+
+    let (deletes, inserts) = (
+        count(&cx, "DELETE", "/subnetworks"),
+        count(&cx, "POST", "/subnetworks"),
+    );
+    let networks = count(&cx, "DELETE", "/networks");
+    let run = cx
+        .run(&[
+            "apply",
+            BP,
+            "--target",
+            "subnetwork.primary",
+            "--replace",
+            "subnetwork.primary",
+            "--auto-approve",
+        ])
+        .await
+        .expect(0);
+    assert!(
+        run.stdout
+            .contains("# (because replacement requested with --replace)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(count(&cx, "DELETE", "/subnetworks"), deletes + 1);
+    assert_eq!(count(&cx, "POST", "/subnetworks"), inserts + 1);
+    assert_eq!(count(&cx, "DELETE", "/networks"), networks);
+    assert_eq!(
+        recorded(&cx).await,
+        ["network.gpu-0", "network.primary", "subnetwork.primary"]
+    );
+}
