@@ -304,7 +304,7 @@ pub enum GraphFormat {
 
 const VALIDATE_EXAMPLES: &str = "Examples:
   a3ctl validate blueprints/a3-mega.toml
-  a3ctl validate --json blueprints/a3-mega.toml | jq '.diagnostics[] | \"\\(.line):\\(.column) \\(.message)\"'";
+  a3ctl validate --json blueprints/a3-mega.toml | jq -r '.diagnostics[].message'";
 
 const PLAN_EXAMPLES: &str = "Examples:
   a3ctl plan blueprints/a3-mega.toml
@@ -330,7 +330,7 @@ const OUTPUT_EXAMPLES: &str = "Examples:
   a3ctl output blueprints/a3-mega.toml
   a3ctl output blueprints/a3-mega.toml kueue_queue
   a3ctl output blueprints/a3-mega.toml --json
-  kubectl label job my-job kueue.x-k8s.io/queue-name=$(a3ctl output blueprints/a3-mega.toml kueue_queue)";
+  QUEUE=$(a3ctl output blueprints/a3-mega.toml kueue_queue)   # raw value, for scripts";
 
 const SHOW_EXAMPLES: &str = "Examples:
   a3ctl plan blueprints/a3-mega.toml --out a3.plan && a3ctl show a3.plan

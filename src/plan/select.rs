@@ -381,11 +381,15 @@ fn conflict_error(
     let (pulled, takes_along) = chain(conflict, selected);
     let (mut left, _) = chain(conflict, excluded);
     left.reverse();
-    let root = pulled[0].clone();
+    let root = pulled.first().cloned().unwrap_or_else(|| conflict.clone());
     let exclusion = left.last().cloned().unwrap_or_else(|| conflict.clone());
     let mut path: Vec<Addr> = pulled;
     path.extend(left.into_iter().skip(1));
-    let middle = &path[1..path.len().saturating_sub(1)];
+    let middle: &[Addr] = if path.len() > 2 {
+        &path[1..path.len() - 1]
+    } else {
+        &[]
+    };
     let hint = if has_targets {
         "drop that --exclude, or target something that does not need it".to_string()
     } else {
@@ -396,7 +400,9 @@ fn conflict_error(
     } else {
         format!("the change of {root}")
     };
-    let message = if destroy {
+    let message = if root == exclusion {
+        format!("`--exclude {exclusion}` conflicts with {origin}: it is both targeted and excluded")
+    } else if destroy {
         format!(
             "`--exclude {exclusion}` conflicts with {origin}: {exclusion} depends on {root}{}, so it must be destroyed first",
             via(&middle.iter().rev().cloned().collect::<Vec<_>>())
@@ -423,4 +429,223 @@ fn conflict_error(
         )
     };
     SelectError { message, hint }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::planner::{self, Refreshed};
+    use crate::resource::{Desired, Lifecycle};
+    use crate::state::Record;
+    use serde_json::json;
+
+    fn addr(text: &str) -> Addr {
+        text.parse().unwrap()
+    }
+
+    /// network.a ← subnetwork.a ← cluster.main ← node_pool.gpu, and network.b alone.
+    fn desired() -> Vec<Desired> {
+        let d = |a: &str, deps: &[&str]| Desired {
+            addr: addr(a),
+            id: format!("id/{a}"),
+            spec: json!({"name": a}),
+            dependencies: deps.iter().map(|d| addr(d)).collect(),
+            lifecycle: Lifecycle::default(),
+        };
+        vec![
+            d("network.a", &[]),
+            d("subnetwork.a", &["network.a"]),
+            d("cluster.main", &["subnetwork.a"]),
+            d("node_pool.gpu", &["cluster.main"]),
+            d("network.b", &[]),
+        ]
+    }
+
+    fn recorded_state(desired: &[Desired]) -> State {
+        let mut state = State::new("bp", "l".into());
+        for d in desired {
+            state.resources.insert(
+                d.addr.clone(),
+                Record {
+                    kind: d.addr.kind,
+                    id: d.id.clone(),
+                    spec: d.spec.clone(),
+                    outputs: json!({}),
+                    dependencies: d.dependencies.clone(),
+                    tainted: false,
+                    lifecycle: d.lifecycle.clone(),
+                    updated_at: String::new(),
+                },
+            );
+        }
+        state
+    }
+
+    fn request(targets: &[&str], excludes: &[&str]) -> Request {
+        Request {
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+            excludes: excludes.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    fn addrs(plan: &Plan) -> Vec<String> {
+        plan.changes.iter().map(|c| c.addr.to_string()).collect()
+    }
+
+    fn selected(
+        state: &State,
+        destroy: bool,
+        targets: &[&str],
+        excludes: &[&str],
+    ) -> Result<(Vec<String>, Selection), SelectError> {
+        let mut plan = planner::plan(&desired(), state, &Refreshed::new(), destroy).unwrap();
+        let selection = select(&mut plan, state, &request(targets, excludes), "list")?.unwrap();
+        Ok((addrs(&plan), selection))
+    }
+
+    #[test]
+    fn nothing_asked_changes_nothing() {
+        let state = State::new("bp", "l".into());
+        let mut plan = planner::plan(&desired(), &state, &Refreshed::new(), false).unwrap();
+        let before = plan.clone();
+        assert_eq!(
+            select(&mut plan, &state, &Request::default(), "list"),
+            Ok(None)
+        );
+        assert_eq!(plan, before);
+    }
+
+    #[test]
+    fn a_target_brings_what_it_depends_on_and_an_exclusion_what_depends_on_it() {
+        let state = State::new("bp", "l".into());
+        let (kept, selection) = selected(&state, false, &["cluster.main"], &[]).unwrap();
+        assert_eq!(kept, ["network.a", "subnetwork.a", "cluster.main"]);
+        assert_eq!(
+            selection.left_out,
+            [addr("network.b"), addr("node_pool.gpu")]
+        );
+        assert_eq!(selection.flags(), "--target cluster.main");
+
+        let (kept, _) = selected(&state, false, &[], &["subnetwork.a"]).unwrap();
+        assert_eq!(kept, ["network.a", "network.b"]);
+
+        let (kept, _) = selected(&state, false, &["network.*"], &[]).unwrap();
+        assert_eq!(kept, ["network.a", "network.b"]);
+    }
+
+    #[test]
+    fn an_exclusion_a_target_needs_is_a_conflict_naming_the_chain() {
+        let state = State::new("bp", "l".into());
+        let err = selected(&state, false, &["node_pool.gpu"], &["network.a"]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "`--exclude network.a` conflicts with `--target node_pool.gpu`: node_pool.gpu depends on network.a via cluster.main, subnetwork.a"
+        );
+        // Targeting and excluding the same address is a conflict too.
+        let err = selected(&state, false, &["cluster.main"], &["cluster.main"]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "`--exclude cluster.main` conflicts with `--target cluster.main`: it is both targeted and excluded"
+        );
+    }
+
+    #[test]
+    fn on_destroy_a_target_brings_its_dependents_and_an_exclusion_keeps_its_dependencies() {
+        let state = recorded_state(&desired());
+        let (mut kept, _) = selected(&state, true, &["subnetwork.a"], &[]).unwrap();
+        kept.sort();
+        assert_eq!(kept, ["cluster.main", "node_pool.gpu", "subnetwork.a"]);
+        let (mut kept, _) = selected(&state, true, &[], &["cluster.main"]).unwrap();
+        kept.sort();
+        assert_eq!(kept, ["network.b", "node_pool.gpu"]);
+        let err = selected(&state, true, &["network.a"], &["node_pool.gpu"]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "`--exclude node_pool.gpu` conflicts with `--target network.a`: node_pool.gpu depends on network.a via cluster.main, subnetwork.a, so it must be destroyed first"
+        );
+    }
+
+    #[test]
+    fn unknown_addresses_are_refused_with_the_closest_one() {
+        let state = State::new("bp", "l".into());
+        let err = selected(&state, false, &["cluster.mian"], &[]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "--target cluster.mian: no resource `cluster.mian` in this plan"
+        );
+        assert_eq!(err.hint, "did you mean `cluster.main`?");
+        let err = selected(&state, false, &[], &["nothing.here"]).unwrap_err();
+        assert!(err.message.contains("is not a resource address"), "{err:?}");
+        let err = selected(&state, false, &["node_pool.*"], &["firewall.*"]).unwrap_err();
+        assert_eq!(err.hint, "list");
+    }
+
+    #[test]
+    fn a_replacement_takes_its_replaced_dependents_along() {
+        let state = recorded_state(&desired());
+        let mut plan = planner::plan(&desired(), &state, &Refreshed::new(), false).unwrap();
+        planner::force_replace(&mut plan, &state, &[addr("subnetwork.a")]).unwrap();
+        let mut targeted = plan.clone();
+        select(
+            &mut targeted,
+            &state,
+            &request(&["subnetwork.a"], &[]),
+            "list",
+        )
+        .unwrap();
+        assert_eq!(
+            addrs(&targeted),
+            ["network.a", "subnetwork.a", "cluster.main", "node_pool.gpu"]
+        );
+        let reason = |p: &Plan, a: &str| p.change(&addr(a)).unwrap().reason.clone();
+        assert_eq!(
+            reason(&targeted, "subnetwork.a").as_deref(),
+            Some(planner::REPLACE_REQUESTED)
+        );
+        assert_eq!(
+            reason(&targeted, "cluster.main").as_deref(),
+            Some("`subnetwork.a` is replaced")
+        );
+        let err = select(
+            &mut plan,
+            &state,
+            &request(&["subnetwork.a"], &["node_pool.gpu"]),
+            "list",
+        )
+        .unwrap_err();
+        assert!(
+            err.message.starts_with(
+                "`--exclude node_pool.gpu` conflicts with `--target subnetwork.a`: it needs node_pool.gpu"
+            ),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn replace_refuses_what_is_not_recorded_and_what_the_plan_deletes() {
+        let state = State::new("bp", "l".into());
+        let mut plan = planner::plan(&desired(), &state, &Refreshed::new(), false).unwrap();
+        let err = planner::force_replace(&mut plan, &state, &[addr("cluster.main")]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "--replace cluster.main: `cluster.main` is not in state, so there is nothing to replace"
+        );
+        assert_eq!(
+            err.hint,
+            "`cluster.main` does not exist yet: the plan creates it"
+        );
+
+        let state = recorded_state(&desired());
+        let fewer: Vec<Desired> = desired()
+            .into_iter()
+            .filter(|d| d.addr != addr("network.b"))
+            .collect();
+        let mut plan = planner::plan(&fewer, &state, &Refreshed::new(), false).unwrap();
+        let err = planner::force_replace(&mut plan, &state, &[addr("network.b")]).unwrap_err();
+        assert!(
+            err.message.contains("is no longer in the blueprint"),
+            "{err:?}"
+        );
+    }
 }
