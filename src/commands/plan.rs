@@ -60,10 +60,18 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         plan.lineage = String::new();
         plan.serial = 0;
     }
-    let listing = format!(
-        "`a3ctl graph {}` lists the addresses",
-        args.blueprint.display()
-    );
+    let listing = if args.destroy {
+        format!(
+            "`a3ctl state list {}{}` lists the recorded addresses",
+            super::session::state_flags(global),
+            args.blueprint.display()
+        )
+    } else {
+        format!(
+            "`a3ctl graph {}` lists the addresses",
+            args.blueprint.display()
+        )
+    };
     let selection = shape(&mut plan, &state, &args.selection, &args.replace, &listing)?;
     let preflight = if args.skip_preflight {
         Ok(())

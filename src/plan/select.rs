@@ -5,8 +5,9 @@
 //!
 //! Apply (and plan):
 //! - a target brings everything it depends on, transitively (those must exist first);
-//! - a resource the plan replaces or deletes brings the dependents the plan also replaces or
-//!   deletes (they must go first), and those bring their dependencies in turn;
+//! - a resource the plan replaces or deletes brings the existing dependents the plan changes
+//!   (they are replaced or deleted first, or stop referring to it first), and those bring their
+//!   dependencies in turn;
 //! - an exclusion leaves out the address and everything that depends on it (what depends on a
 //!   resource cannot be applied without it);
 //! - without a target, everything not excluded is selected.
@@ -211,6 +212,14 @@ pub fn select(
     }
     let action: BTreeMap<&Addr, Action> =
         plan.changes.iter().map(|c| (&c.addr, c.action)).collect();
+    // A dependent that exists and changes: it is replaced or deleted first, or stops referring
+    // first (a dependent being created can wait).
+    let changes = |a: &Addr| {
+        matches!(
+            action.get(a),
+            Some(Action::Update | Action::Replace | Action::Delete)
+        )
+    };
     let goes_first =
         |a: &Addr| matches!(action.get(a), Some(Action::Replace) | Some(Action::Delete));
     let destroy = plan.destroy;
@@ -282,7 +291,7 @@ pub fn select(
                     .get(&a)
                     .into_iter()
                     .flatten()
-                    .filter(|n| goes_first(n))
+                    .filter(|n| changes(n))
                     .map(|n| ((*n).clone(), true)),
             );
         }
@@ -409,7 +418,7 @@ fn conflict_error(
         )
     } else if takes_along {
         format!(
-            "`--exclude {exclusion}` conflicts with {origin}: it needs {conflict} (a replaced or deleted resource first replaces or deletes what depends on it: {}){}",
+            "`--exclude {exclusion}` conflicts with {origin}: it needs {conflict} (what depends on a replaced or deleted resource changes first: {}){}",
             path.iter()
                 .take_while(|a| *a != conflict)
                 .chain(std::iter::once(conflict))
