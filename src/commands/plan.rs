@@ -156,7 +156,7 @@ pub fn shape(
     let asked = !selection.targets.is_empty() || !selection.excludes.is_empty();
     if (asked || !replace.is_empty()) && !state.pending.is_empty() {
         return Err(Failure::new(format!(
-            "--target, --exclude and --replace need a state without interrupted operations; {} are still recorded",
+            "--target, --exclude and --replace need a state without interrupted operations: {} operation(s) of an interrupted apply are still recorded",
             state.pending.len()
         ))
         .hint("run a whole `a3ctl apply` (or `a3ctl destroy`) first to finish them"));

@@ -436,3 +436,73 @@ async fn replace_replaces_exactly_the_named_resource() {
         ["network.gpu-0", "network.primary", "subnetwork.primary"]
     );
 }
+
+#[tokio::test]
+async fn the_flags_are_refused_where_they_cannot_apply() {
+    let cx = TestContext::new().await;
+    // Flags that do not go together are refused before anything runs.
+    for args in [
+        &["plan", BP, "--destroy", "--replace", "network.primary"][..],
+        &["plan", BP, "--refresh-only", "--target", "network.primary"][..],
+        &[
+            "apply",
+            BP,
+            "--refresh-only",
+            "--exclude",
+            "network.primary",
+        ][..],
+    ] {
+        let run = cx.run(args).await;
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
+    }
+    assert_eq!(mutations(&cx), 0);
+
+    // An interrupted apply must be finished by a whole apply first.
+    cx.run(&[
+        "apply",
+        BP,
+        "--target",
+        "subnetwork.primary",
+        "--auto-approve",
+    ])
+    .await
+    .expect(0);
+    let path = cx.path("state/a3mini.a3state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    state["pending"] = serde_json::json!([{
+        "addr": "network.gpu-1", "action": "create", "id": "x", "operation": null,
+        "started_at": "2026-11-21T00:00:00Z"
+    }]);
+    std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();
+    for args in [
+        &["plan", BP, "--target", "network.primary"][..],
+        &[
+            "apply",
+            BP,
+            "--replace",
+            "network.primary",
+            "--auto-approve",
+        ][..],
+        &[
+            "destroy",
+            BP,
+            "--exclude",
+            "network.primary",
+            "--auto-approve",
+        ][..],
+    ] {
+        let run = refused(
+            &cx,
+            args,
+            "--target, --exclude and --replace need a state without interrupted operations: 1 operation(s) of an interrupted apply are still recorded",
+        )
+        .await;
+        assert!(
+            run.stderr.contains("run a whole `a3ctl apply`"),
+            "{}",
+            run.stderr
+        );
+    }
+}
