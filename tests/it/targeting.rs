@@ -399,6 +399,22 @@ async fn replace_replaces_exactly_the_named_resource() {
     )
     .await;
 
+    // A replacement takes its replaced dependents along: excluding one is refused.
+    refused(
+        &cx,
+        &[
+            "apply",
+            BP,
+            "--replace",
+            "network.primary",
+            "--exclude",
+            "subnetwork.primary",
+            "--auto-approve",
+        ],
+        "`--exclude subnetwork.primary` conflicts with the change of network.primary: it needs subnetwork.primary (what depends on a replaced or deleted resource changes first: network.primary -> subnetwork.primary)",
+    )
+    .await;
+
     let (deletes, inserts) = (
         count(&cx, "DELETE", "/subnetworks"),
         count(&cx, "POST", "/subnetworks"),
