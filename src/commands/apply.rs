@@ -247,15 +247,19 @@ pub async fn run(
     if let Some(selection) = &kept_selection {
         printer.err(&if destroy {
             format!(
-                "\n{} The destroy was partial ({}): the other resources stay. Run `a3ctl plan --destroy` to see them.\n",
+                "\n{} The destroy was partial ({}): the other resources stay. Run `a3ctl plan --destroy {}{}` to see them.\n",
                 printer.bold("Warning:"),
                 selection.flags(),
+                state_flags(global),
+                blueprint_path.display(),
             )
         } else {
             format!(
-                "\n{} Applied changes may be incomplete: the plan was partial ({}). Run `a3ctl plan` to see what else the blueprint asks for.\n",
+                "\n{} Applied changes may be incomplete: the plan was partial ({}). Run `a3ctl plan {}{}` to see what else the blueprint asks for.\n",
                 printer.bold("Warning:"),
                 selection.flags(),
+                state_flags(global),
+                blueprint_path.display(),
             )
         });
     }
