@@ -151,7 +151,7 @@ pub async fn run(
             (file.plan, file.selection)
         }
         None => {
-            let mut plan = session.plan_adopting(&state, destroy, adopt).await?;
+            let mut plan = session.plan_unprotected(&state, destroy, adopt).await?;
             let listing = if destroy {
                 format!(
                     "`a3ctl state list {}{}` lists the recorded addresses",

@@ -54,7 +54,7 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         ));
     }
     let mut plan = session
-        .plan_adopting(&state, args.destroy, args.adopt)
+        .plan_unprotected(&state, args.destroy, args.adopt)
         .await?;
     if !existed {
         plan.lineage = String::new();
@@ -144,7 +144,8 @@ pub fn read_plan_file(path: &Path) -> Result<Option<PlanFile>, Failure> {
     Ok(Some(file))
 }
 
-/// Applies `--replace`, then `--target`/`--exclude`, to a fresh plan made from `state`. Returns
+/// Applies `--replace`, then `--target`/`--exclude`, to a fresh plan made from `state` (by
+/// `Session::plan_unprotected`), then enforces `prevent_destroy` on what the plan keeps. Returns
 /// the selection to keep with the plan (`None` for a whole plan).
 pub fn shape(
     plan: &mut Plan,
@@ -191,7 +192,11 @@ pub fn shape(
             }
         }
     }
-    select::select(plan, state, &request, listing).map_err(|e| Failure::new(e.message).hint(e.hint))
+    let selection = select::select(plan, state, &request, listing)
+        .map_err(|e| Failure::new(e.message).hint(e.hint))?;
+    // On what the plan keeps: a protected resource left out of a partial plan is not in the way.
+    planner::protect(plan).map_err(|e| Failure::new(e.to_string()).hint(e.hint()))?;
+    Ok(selection)
 }
 
 /// The plan as `a3ctl plan` prints it on stdout: the text view and, for a partial plan, the

@@ -156,6 +156,20 @@ impl Session {
         destroy: bool,
         adopt: bool,
     ) -> Result<Plan, Failure> {
+        let plan = self.plan_unprotected(state, destroy, adopt).await?;
+        planner::protect(&plan).map_err(|e| Failure::new(e.to_string()).hint(e.hint()))?;
+        Ok(plan)
+    }
+
+    /// [`Session::plan_adopting`] without enforcing `prevent_destroy`, for a plan narrowed
+    /// afterwards (`--target`, `--exclude`), which enforces it on what it keeps
+    /// (`commands::plan::shape`).
+    pub async fn plan_unprotected(
+        &self,
+        state: &State,
+        destroy: bool,
+        adopt: bool,
+    ) -> Result<Plan, Failure> {
         let mut refreshed = self.refresh(state).await?;
         let adoptions = if adopt && !destroy {
             discover(self.provider.as_ref(), self.graph.resources(), state, 16)
@@ -187,8 +201,8 @@ impl Session {
                 }),
             );
         }
-        let mut plan = planner::plan(self.graph.resources(), &with_adopted, &refreshed, destroy)
-            .map_err(|e| Failure::new(e.to_string()).hint(e.hint()))?;
+        let mut plan =
+            planner::plan_unprotected(self.graph.resources(), &with_adopted, &refreshed, destroy);
         plan.format = PLAN_FORMAT;
         if !destroy {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);

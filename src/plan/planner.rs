@@ -59,6 +59,19 @@ pub fn plan(
     refreshed: &Refreshed,
     destroy: bool,
 ) -> Result<Plan, PlanError> {
+    let plan = plan_unprotected(desired, state, refreshed, destroy);
+    protect(&plan)?;
+    Ok(plan)
+}
+
+/// [`plan`] without enforcing `prevent_destroy`: for a plan that is narrowed afterwards
+/// (`--target`, `--exclude`), which enforces it with [`protect`] on what it keeps.
+pub fn plan_unprotected(
+    desired: &[Desired],
+    state: &State,
+    refreshed: &Refreshed,
+    destroy: bool,
+) -> Plan {
     let mut changes: Vec<Change> = Vec::new();
     let mut drift: Vec<Drift> = Vec::new();
     let wanted: &[Desired] = if destroy { &[] } else { desired };
@@ -141,18 +154,7 @@ pub fn plan(
 
     cascade_replacements(&mut changes, state);
 
-    let protected: Vec<Addr> = changes
-        .iter()
-        .filter(|c| {
-            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
-        })
-        .map(|c| c.addr.clone())
-        .collect();
-    if !protected.is_empty() {
-        return Err(PlanError::PreventDestroy(protected));
-    }
-
-    Ok(Plan {
+    Plan {
         format: PLAN_FORMAT,
         blueprint: state.blueprint.clone(),
         lineage: state.lineage.clone(),
@@ -163,7 +165,24 @@ pub fn plan(
         versions: vec![],
         adoptions: vec![],
         preflight: None,
-    })
+    }
+}
+
+/// `prevent_destroy`: a plan that would delete or replace a protected resource is an error.
+pub fn protect(plan: &Plan) -> Result<(), PlanError> {
+    let protected: Vec<Addr> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
+        })
+        .map(|c| c.addr.clone())
+        .collect();
+    if protected.is_empty() {
+        Ok(())
+    } else {
+        Err(PlanError::PreventDestroy(protected))
+    }
 }
 
 /// The reason a `--replace` gives its resource.
@@ -177,9 +196,9 @@ pub struct ReplaceError {
     pub hint: String,
 }
 
-/// `--replace`: replaces each of `addrs` (and, as for any replacement, what depends on it), and
-/// enforces `prevent_destroy` again. Each must be recorded in `state` and still wanted by the
-/// blueprint with an object in the cloud to replace.
+/// `--replace`: replaces each of `addrs` (and, as for any replacement, what depends on it). Each
+/// must be recorded in `state` and still wanted by the blueprint with an object in the cloud to
+/// replace. `prevent_destroy` is for the caller to enforce afterwards ([`protect`]).
 pub fn force_replace(plan: &mut Plan, state: &State, addrs: &[Addr]) -> Result<(), ReplaceError> {
     for addr in addrs {
         let refuse = |message: String, hint: String| Err(ReplaceError { message, hint });
@@ -242,21 +261,6 @@ pub fn force_replace(plan: &mut Plan, state: &State, addrs: &[Addr]) -> Result<(
         }
     }
     cascade_replacements(&mut plan.changes, state);
-    let protected: Vec<Addr> = plan
-        .changes
-        .iter()
-        .filter(|c| {
-            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
-        })
-        .map(|c| c.addr.clone())
-        .collect();
-    if !protected.is_empty() {
-        let e = PlanError::PreventDestroy(protected);
-        return Err(ReplaceError {
-            message: e.to_string(),
-            hint: e.hint(),
-        });
-    }
     Ok(())
 }
 

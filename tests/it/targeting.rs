@@ -522,3 +522,61 @@ async fn the_flags_are_refused_where_they_cannot_apply() {
         );
     }
 }
+
+#[tokio::test]
+async fn prevent_destroy_guards_only_what_a_partial_plan_keeps() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path(BP)).unwrap()
+        + "\n[[bucket]]\nname = \"my-project-a3mini-keep\"\nprevent_destroy = true\n";
+    let bp = "blueprints/kept.toml";
+    cx.write(bp, &text);
+    cx.run(&[
+        "apply",
+        bp,
+        "--target",
+        "subnetwork.primary",
+        "--target",
+        "bucket.my-project-a3mini-keep",
+        "--auto-approve",
+    ])
+    .await
+    .expect(0);
+
+    // The whole destroy, and one that selects the bucket, are refused.
+    for args in [
+        &["destroy", bp, "--auto-approve"][..],
+        &[
+            "destroy",
+            bp,
+            "--target",
+            "bucket.my-project-a3mini-keep",
+            "--auto-approve",
+        ][..],
+        &[
+            "apply",
+            bp,
+            "--replace",
+            "bucket.my-project-a3mini-keep",
+            "--auto-approve",
+        ][..],
+    ] {
+        refused(
+            &cx,
+            args,
+            "the plan would destroy `bucket.my-project-a3mini-keep`, which has `prevent_destroy`",
+        )
+        .await;
+    }
+    // One that leaves the bucket out goes ahead.
+    cx.run(&[
+        "destroy",
+        bp,
+        "--exclude",
+        "bucket.my-project-a3mini-keep",
+        "--auto-approve",
+    ])
+    .await
+    .expect(0);
+    let run = cx.run(&["state", "list", bp]).await.expect(0);
+    assert_eq!(run.stdout, "bucket.my-project-a3mini-keep\n");
+}
