@@ -175,6 +175,16 @@ async fn show_refuses_what_is_not_a_plan_file_and_reads_older_formats() {
     cx.write("old.plan", &file.to_string());
     let show = cx.run(&["show", "old.plan"]).await.expect(0);
     assert_eq!(show.stdout, plan.stdout);
+    // So is the format-1 plan file the compatibility fixtures keep (tests/it/compat.rs).
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/fixtures/format1/grow.plan.json");
+    let show = cx.run(&["show", fixture.to_str().unwrap()]).await.expect(0);
+    assert!(
+        show.stdout
+            .contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "{}",
+        show.stdout
+    );
     // One from a newer a3ctl is refused.
     file["format"] = 99.into();
     cx.write("newer.plan", &file.to_string());
