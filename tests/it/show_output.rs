@@ -265,6 +265,23 @@ async fn output_prints_the_outputs_from_state() {
     assert_eq!(run.stdout, "");
     // No cloud call.
     assert_eq!(cx.sim.request_total(), before);
+    assert!(all.get("cluster_endpoint").is_none(), "{all}");
+
+    // Once the cluster exists, its endpoint comes from its record in state.
+    cx.run(&["apply", BP, "--auto-approve"]).await.expect(0);
+    let state: Value = serde_json::from_str(
+        &cx.run(&["state", "show", "cluster.main", BP])
+            .await
+            .expect(0)
+            .stdout,
+    )
+    .unwrap();
+    let endpoint = state["outputs"]["endpoint"].as_str().unwrap().to_string();
+    assert!(!endpoint.is_empty());
+    let before = cx.sim.request_total();
+    let run = cx.run(&["output", BP, "cluster_endpoint"]).await.expect(0);
+    assert_eq!(run.stdout, format!("{endpoint}\n"));
+    assert_eq!(cx.sim.request_total(), before);
 }
 
 #[tokio::test]
