@@ -140,20 +140,21 @@ pub enum Command {
     #[command(after_help = DESTROY_EXAMPLES)]
     Destroy(DestroyArgs),
 
-    /// Print the deployment's outputs (what workloads reference: GPU networks, pod annotations,
-    /// Kueue queue, volume claims) once state records an apply. No cloud call.
+    /// Print the deployment's outputs, from state (no cloud call).
     ///
-    /// They are the outputs `a3ctl apply` prints at its end. With NAME, only that output's value
+    /// What workloads reference — cluster name and endpoint, GPU networks, pod annotations, Kueue
+    /// queue, volume claims — once state records an apply: the outputs `a3ctl apply` prints at
+    /// its end. With NAME, only that output's value
     /// is printed, raw: a string as it is, a list one item per line, anything else as JSON, so a
     /// script can use it directly. Exits with 1 for an unknown NAME (listing the names) or when
     /// no apply has recorded state yet.
     #[command(after_help = OUTPUT_EXAMPLES)]
     Output(OutputArgs),
 
-    /// Print a plan saved with `a3ctl plan --out` as `a3ctl plan` printed it, or as `plan --json`
-    /// prints it. No cloud call, no state read.
+    /// Print a plan saved with `a3ctl plan --out`, as plan printed it.
     ///
-    /// Every replacement keeps its reason (the field that forces it, a replaced dependency, a
+    /// As text, exactly what `a3ctl plan` printed; with `--json`, what `plan --json` prints. Only
+    /// the file is read: no state, no cloud call. Every replacement keeps its reason (the field that forces it, a replaced dependency, a
     /// taint, or `--replace`), and a partial plan (`--target`/`--exclude`) says so.
     #[command(after_help = SHOW_EXAMPLES)]
     Show(ShowArgs),
