@@ -580,3 +580,54 @@ async fn prevent_destroy_guards_only_what_a_partial_plan_keeps() {
     let run = cx.run(&["state", "list", bp]).await.expect(0);
     assert_eq!(run.stdout, "bucket.my-project-a3mini-keep\n");
 }
+
+#[tokio::test]
+async fn a_targeted_destroy_of_the_gpu_pool_leaves_the_cluster() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", BP, "--auto-approve"]).await.expect(0);
+    let all = recorded(&cx).await;
+    let run = cx
+        .run(&[
+            "destroy",
+            BP,
+            "--target",
+            "node_pool.gpu-0",
+            "--auto-approve",
+        ])
+        .await
+        .expect(0);
+    assert!(
+        run.stdout.contains("# node_pool.gpu-0 will be destroyed"),
+        "{}",
+        run.stdout
+    );
+    let left = recorded(&cx).await;
+    assert!(!left.contains(&"node_pool.gpu-0".to_string()), "{left:?}");
+    for kept in ["cluster.main", "node_pool.system", "network.primary"] {
+        assert!(left.contains(&kept.to_string()), "{kept} gone: {left:?}");
+    }
+    // What went is the pool and what depends on it, nothing else.
+    let gone: Vec<&String> = all.iter().filter(|a| !left.contains(a)).collect();
+    assert!(
+        gone.iter()
+            .all(|a| a.as_str() == "node_pool.gpu-0" || a.starts_with("k8s.")),
+        "{gone:?}"
+    );
+    let pools: Vec<String> = cx.sim.inventory()["container"]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["nodePools"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(pools.contains(&"system".to_string()), "{pools:?}");
+    assert!(!pools.contains(&"gpu-0".to_string()), "{pools:?}");
+
+    // A whole plan puts it back.
+    let plan = cx.run(&["plan", BP]).await.expect(0);
+    assert!(
+        plan.stdout.contains("# node_pool.gpu-0 will be created"),
+        "{}",
+        plan.stdout
+    );
+}
