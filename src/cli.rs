@@ -108,10 +108,15 @@ pub enum Command {
     /// Reports every problem at once, each with its file, line and column, the offending text
     /// and a hint. Exits with 1 when there are problems, and with 0 after printing a summary of
     /// what the blueprint would create.
-    #[command(after_help = examples::VALIDATE)]
+    #[command(after_help = VALIDATE_EXAMPLES)]
     Validate {
         /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
+        /// Print the result as JSON on stdout: `{"valid": false, "diagnostics": [{"severity",
+        /// "file", "line", "column", "message", "label", "hint"}]}`, or `{"valid": true,
+        /// "summary": {...}}`. Exit codes are the same.
+        #[arg(long)]
+        json: bool,
     },
 
     /// Print the resource graph of a blueprint (DOT or Mermaid), edges from dependency to
@@ -131,7 +136,10 @@ pub enum Command {
     /// with what exists, and prints the changes in Terraform's grammar: `+` create, `~` update in
     /// place, `-/+` replace (naming the field that forces it), `-` destroy. Changes made outside
     /// a3ctl are shown as drift.
-    #[command(after_help = examples::PLAN)]
+    ///
+    /// `--target`/`--exclude` narrow the plan to some resources (a partial plan says so);
+    /// `--replace` forces the replacement of a recorded resource.
+    #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
 
     /// Create or update everything the blueprint declares.
@@ -141,16 +149,36 @@ pub enum Command {
     /// failure stops only what depends on it. Ctrl-C stops starting new steps and waits for the
     /// running ones; a second Ctrl-C stops waiting (operations stay recorded and resume on the
     /// next apply).
-    #[command(after_help = examples::APPLY)]
+    #[command(after_help = APPLY_EXAMPLES)]
     Apply(ApplyArgs),
 
     /// Delete everything recorded in the blueprint's state, in reverse dependency order.
     ///
     /// A cluster takes its node pools with it; a bucket that still holds objects is refused unless
     /// the blueprint sets `force_destroy`; resources with `prevent_destroy` stop the destroy.
-    /// Nothing outside the state is touched.
-    #[command(after_help = examples::DESTROY)]
+    /// Nothing outside the state is touched. `--target` destroys only some resources (and what
+    /// depends on them); `--exclude` keeps some (and what they depend on).
+    #[command(after_help = DESTROY_EXAMPLES)]
     Destroy(DestroyArgs),
+
+    /// Print the deployment's outputs, from state (no cloud call).
+    ///
+    /// What workloads reference — cluster name and endpoint, GPU networks, pod annotations, Kueue
+    /// queue, volume claims — once state records an apply: the outputs `a3ctl apply` prints at
+    /// its end. With NAME, only that output's value
+    /// is printed, raw: a string as it is, a list one item per line, anything else as JSON, so a
+    /// script can use it directly. Exits with 1 for an unknown NAME (listing the names) or when
+    /// no apply has recorded state yet.
+    #[command(after_help = OUTPUT_EXAMPLES)]
+    Output(OutputArgs),
+
+    /// Print a plan saved with `a3ctl plan --out`, as plan printed it.
+    ///
+    /// As text, exactly what `a3ctl plan` printed; with `--json`, what `plan --json` prints. Only
+    /// the file is read: no state, no cloud call. Every replacement keeps its reason (the field that forces it, a replaced dependency, a
+    /// taint, or `--replace`), and a partial plan (`--target`/`--exclude`) says so.
+    #[command(after_help = SHOW_EXAMPLES)]
+    Show(ShowArgs),
 
     /// Check that the cluster is ready for GPU training, and optionally measure its GPU network.
     ///
@@ -385,6 +413,75 @@ pub enum GraphFormat {
     Mermaid,
 }
 
+const VALIDATE_EXAMPLES: &str = "Examples:
+  a3ctl validate blueprints/a3-mega.toml
+  a3ctl validate --json blueprints/a3-mega.toml | jq -r '.diagnostics[].message'";
+
+const PLAN_EXAMPLES: &str = "Examples:
+  a3ctl plan blueprints/a3-mega.toml
+  a3ctl plan blueprints/a3-mega.toml --out a3.plan          # then: a3ctl apply a3.plan
+  a3ctl plan blueprints/a3-mega.toml --target cluster.main  # the cluster and what it needs
+  a3ctl plan blueprints/a3-mega.toml --exclude 'bucket.*'   # everything but the buckets
+  a3ctl plan blueprints/a3-mega.toml --replace node_pool.a3mega
+  a3ctl plan --sandbox blueprints/a3-mega.toml --out a3.plan  # then: a3ctl apply --sandbox a3.plan";
+
+const APPLY_EXAMPLES: &str = "Examples:
+  a3ctl apply blueprints/a3-mega.toml
+  a3ctl apply a3.plan                                          # a plan saved by `plan --out`
+  a3ctl apply blueprints/a3-mega.toml --target network.primary --auto-approve
+  a3ctl apply blueprints/a3-mega.toml --replace node_pool.a3mega
+  a3ctl apply --sandbox blueprints/a3-mega.toml";
+
+const DESTROY_EXAMPLES: &str = "Examples:
+  a3ctl destroy blueprints/a3-mega.toml
+  a3ctl destroy blueprints/a3-mega.toml --target node_pool.a3mega   # the GPU pool only
+  a3ctl destroy blueprints/a3-mega.toml --exclude 'bucket.*'        # keep the buckets";
+
+const OUTPUT_EXAMPLES: &str = "Examples:
+  a3ctl output blueprints/a3-mega.toml
+  a3ctl output blueprints/a3-mega.toml kueue_queue
+  a3ctl output blueprints/a3-mega.toml --json
+  QUEUE=$(a3ctl output blueprints/a3-mega.toml kueue_queue)   # raw value, for scripts";
+
+const SHOW_EXAMPLES: &str = "Examples:
+  a3ctl plan blueprints/a3-mega.toml --out a3.plan && a3ctl show a3.plan
+  a3ctl show --json a3.plan | jq '.resource_changes[] | select(.action == \"replace\")'";
+
+#[derive(Args, Debug)]
+pub struct OutputArgs {
+    /// The blueprint whose state holds the outputs, e.g. `blueprints/a3-mega.toml`.
+    pub blueprint: PathBuf,
+    /// Print only this output's value, e.g. `kueue_queue`.
+    pub name: Option<String>,
+    /// Print JSON: all outputs as an object, or NAME's value.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A plan file saved by `a3ctl plan --out FILE`.
+    pub planfile: PathBuf,
+    /// Print the plan as the JSON `a3ctl plan --json` prints.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--target`, `--exclude`: narrow a plan to some resources.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Selection {
+    /// Only this resource and what it needs: on plan and apply, everything it depends on; on
+    /// destroy, everything that depends on it. ADDR is an address (`cluster.main`; `a3ctl graph
+    /// BLUEPRINT` lists them) or `<kind>.*`. Repeatable. The plan is partial and says so.
+    #[arg(long = "target", value_name = "ADDR")]
+    pub targets: Vec<String>,
+    /// Leave this resource out: on plan and apply, with everything that depends on it; on
+    /// destroy, keep it with everything it depends on. Refused when a target needs it.
+    /// Repeatable.
+    #[arg(long = "exclude", value_name = "ADDR")]
+    pub excludes: Vec<String>,
+}
+
 #[derive(Args, Debug)]
 pub struct PlanArgs {
     /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
@@ -414,12 +511,18 @@ pub struct PlanArgs {
     /// Show only what changed outside a3ctl since the last apply (drift between state and the
     /// cloud), without planning any change to the cloud. `a3ctl apply --refresh-only` accepts
     /// that drift into state.
-    #[arg(long, conflicts_with_all = ["adopt", "out"])]
+    #[arg(long, conflicts_with_all = ["adopt", "out", "targets", "excludes", "replace"])]
     pub refresh_only: bool,
     /// Plan without the preflight checks (that every reservation the plan consumes exists in the
     /// pool's zone, holds its machine type and GPUs, and has enough free VMs).
     #[arg(long)]
     pub skip_preflight: bool,
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Replace this recorded resource even though nothing forces it (and, as any replacement,
+    /// what depends on it). Repeatable.
+    #[arg(long = "replace", value_name = "ADDR", conflicts_with = "destroy")]
+    pub replace: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -440,12 +543,18 @@ pub struct ApplyArgs {
     /// Accept the changes made outside a3ctl into state: re-read every recorded resource and
     /// record its live values, and forget resources that no longer exist. No cloud resource is
     /// created, changed or deleted. Asks for confirmation unless --auto-approve.
-    #[arg(long, conflicts_with_all = ["adopt", "timings"])]
+    #[arg(long, conflicts_with_all = ["adopt", "timings", "targets", "excludes", "replace"])]
     pub refresh_only: bool,
     /// Apply without the preflight checks, which otherwise run on every apply (a saved plan's
     /// too, since capacity moves) and refuse it before any change when one fails.
     #[arg(long)]
     pub skip_preflight: bool,
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Replace this recorded resource even though nothing forces it (and, as any replacement,
+    /// what depends on it). Repeatable.
+    #[arg(long = "replace", value_name = "ADDR")]
+    pub replace: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -458,6 +567,8 @@ pub struct DestroyArgs {
     /// Write every step's start and end as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub timings: Option<PathBuf>,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 #[derive(Args, Debug)]
@@ -655,40 +766,10 @@ Examples:
   a3ctl apply a3.toml
   a3ctl verify a3.toml";
 
-    pub const VALIDATE: &str = "\
-Examples:
-  a3ctl validate blueprints/a3-mega.toml
-  # Machine-readable problems for an editor or CI
-  a3ctl validate --json a3.toml";
-
     pub const GRAPH: &str = "\
 Examples:
   a3ctl graph blueprints/a3-high.toml | dot -Tsvg > graph.svg
   a3ctl graph --format mermaid a3.toml";
-
-    pub const PLAN: &str = "\
-Examples:
-  a3ctl plan a3.toml
-  # Save the plan, review it, apply exactly it
-  a3ctl plan a3.toml --out a3.plan
-  a3ctl apply a3.plan
-  # In CI: exit 2 when there are changes, 0 when none, 1 on error
-  a3ctl plan a3.toml --detailed-exitcode -q
-  # What changed outside a3ctl
-  a3ctl plan a3.toml --refresh-only";
-
-    pub const APPLY: &str = "\
-Examples:
-  a3ctl apply a3.toml
-  a3ctl apply --auto-approve a3.toml
-  a3ctl apply a3.plan
-  # Take over resources built by hand or by another tool
-  a3ctl apply --adopt a3.toml";
-
-    pub const DESTROY: &str = "\
-Examples:
-  a3ctl destroy a3.toml
-  a3ctl destroy --sandbox --auto-approve blueprints/a3-mega.toml";
 
     pub const VERIFY: &str = "\
 Examples:

@@ -4,6 +4,7 @@
 
 use super::plan::{read_plan_file, sha256_file};
 use super::session::Session;
+use super::session::state_flags;
 use super::{ExitStatus, confirm};
 use crate::apply::executor::{Executor, Stop};
 use crate::apply::sink::StateSink;
@@ -12,9 +13,9 @@ use crate::cli::{ApplyArgs, DestroyArgs, Global};
 use crate::plan::Plan;
 use crate::state::backend::{StateLock, StateStore};
 use crate::state::lock::Acquired;
+use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
 use crate::ui::progress::Progress;
-use crate::ui::{Printer, plan_view};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -37,22 +38,42 @@ pub async fn run(
         return super::refresh_only::apply(global, printer, &a.target, a.auto_approve).await;
     }
     let verbose = global.verbose > 0;
-    let (target, destroy, auto_approve, timings, adopt, skip_preflight) = match request {
-        Request::Apply(a) => (
-            a.target,
-            false,
-            a.auto_approve,
-            a.timings,
-            a.adopt,
-            a.skip_preflight,
-        ),
-        Request::Destroy(d) => (d.blueprint, true, d.auto_approve, d.timings, false, true),
-    };
+    let (target, destroy, auto_approve, timings, adopt, skip_preflight, selection, replace) =
+        match request {
+            Request::Apply(a) => (
+                a.target,
+                false,
+                a.auto_approve,
+                a.timings,
+                a.adopt,
+                a.skip_preflight,
+                a.selection,
+                a.replace,
+            ),
+            Request::Destroy(d) => (
+                d.blueprint,
+                true,
+                d.auto_approve,
+                d.timings,
+                false,
+                true,
+                d.selection,
+                Vec::new(),
+            ),
+        };
     let saved = if destroy {
         None
     } else {
         read_plan_file(&target)?
     };
+    if saved.is_some()
+        && (!selection.targets.is_empty() || !selection.excludes.is_empty() || !replace.is_empty())
+    {
+        return Err(Failure::new(
+            "--target, --exclude and --replace cannot be used with a saved plan: it keeps the selection it was made with",
+        )
+        .hint("make the plan with them instead: `a3ctl plan BLUEPRINT --target ADDR --out FILE`, then `a3ctl apply FILE`"));
+    }
     if adopt && saved.is_some() {
         return Err(Failure::new(
             "--adopt cannot be used with a saved plan: the plan file already says what it adopts",
@@ -62,15 +83,24 @@ pub async fn run(
     let blueprint_path: PathBuf = match &saved {
         Some(file) => {
             if file.sandbox != global.sandbox {
-                return Err(
-                    Failure::new("The saved plan was made for another target").hint(
-                        if file.sandbox {
-                            "it was made with --sandbox: apply it with --sandbox"
-                        } else {
-                            "it was made without --sandbox"
-                        },
-                    ),
-                );
+                let mut flags = global.clone();
+                flags.sandbox = file.sandbox;
+                let fix = format!("a3ctl apply {}{}", state_flags(&flags), target.display());
+                return Err(if file.sandbox {
+                    Failure::new(format!(
+                        "The saved plan `{}` was made against the sandbox (--sandbox), not Google Cloud",
+                        target.display()
+                    ))
+                    .hint(format!("apply it in the sandbox: `{fix}`"))
+                } else {
+                    Failure::new(format!(
+                        "The saved plan `{}` was made against Google Cloud, not the sandbox",
+                        target.display()
+                    ))
+                    .hint(format!(
+                        "apply it without --sandbox (and without A3CTL_SANDBOX): `{fix}`"
+                    ))
+                });
             }
             if sha256_file(&file.blueprint_path)? != file.blueprint_sha256 {
                 return Err(Failure::new(format!(
@@ -104,7 +134,7 @@ pub async fn run(
     // the plan or unrelated work.
     let pending = sink.snapshot().await.pending.len();
     let state = sink.snapshot().await;
-    let mut plan: Plan = match saved {
+    let (mut plan, kept_selection): (Plan, _) = match saved {
         Some(file) => {
             let moved = if file.state_existed {
                 !existed
@@ -119,9 +149,26 @@ pub async fn run(
                 )
                 .hint("run `a3ctl plan --out FILE` again"));
             }
-            file.plan
+            (file.plan, file.selection)
         }
-        None => session.plan_adopting(&state, destroy, adopt).await?,
+        None => {
+            let mut plan = session.plan_unprotected(&state, destroy, adopt).await?;
+            let listing = if destroy {
+                format!(
+                    "`a3ctl state list {}{}` lists the recorded addresses",
+                    state_flags(global),
+                    blueprint_path.display()
+                )
+            } else {
+                format!(
+                    "`a3ctl graph {}` lists the addresses",
+                    blueprint_path.display()
+                )
+            };
+            let selection =
+                super::plan::shape(&session, &mut plan, &state, &selection, &replace, &listing)?;
+            (plan, selection)
+        }
     };
     // A saved plan is checked again: capacity moves between plan and apply.
     let preflight = if skip_preflight || plan.is_empty() {
@@ -130,7 +177,13 @@ pub async fn run(
         session.preflight(&mut plan, &state).await
     };
     if !printer.quiet {
-        printer.out(&plan_view::render_with(&printer, &plan, verbose));
+        printer.out(&super::plan::render(
+            &printer,
+            &plan,
+            kept_selection.as_ref(),
+            false,
+            verbose,
+        ));
     }
     // Before anything is changed (the journal's pending operations included).
     preflight?;
@@ -156,7 +209,12 @@ pub async fn run(
         printer.err(&format!("\n{warning}\n"));
     }
     if !auto_approve && !plan.is_empty() && target.extension().is_some_and(|e| e == "toml") {
-        let (question, details) = if destroy {
+        let (question, details) = if destroy && kept_selection.is_some() {
+            (
+                "Do you really want to destroy the selected resources?",
+                "a3ctl will destroy the resources listed above. There is no undo.",
+            )
+        } else if destroy {
             (
                 "Do you really want to destroy all resources?",
                 "a3ctl will destroy everything recorded in the state. There is no undo.",
@@ -196,6 +254,25 @@ pub async fn run(
     }
     let applied = executor.apply(&plan).await;
     progress.finish();
+    if let Some(selection) = &kept_selection {
+        printer.err(&if destroy {
+            format!(
+                "\n{} The destroy was partial ({}): the other resources stay. Run `a3ctl plan --destroy {}{}` to see them.\n",
+                printer.bold("Warning:"),
+                selection.flags(),
+                state_flags(global),
+                blueprint_path.display(),
+            )
+        } else {
+            format!(
+                "\n{} Applied changes may be incomplete: the plan was partial ({}). Run `a3ctl plan {}{}` to see what else the blueprint asks for.\n",
+                printer.bold("Warning:"),
+                selection.flags(),
+                state_flags(global),
+                blueprint_path.display(),
+            )
+        });
+    }
     report.steps.extend(applied.steps);
     report.state_error = applied.state_error;
     finish(

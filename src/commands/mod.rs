@@ -7,10 +7,12 @@ pub mod graph;
 pub mod import;
 pub mod init;
 pub mod kubeconfig;
+pub mod output;
 pub mod plan;
 pub mod refresh_only;
 pub mod sandbox;
 pub mod session;
+pub mod show;
 pub mod state;
 pub mod unlock;
 pub mod validate;
@@ -46,13 +48,15 @@ pub async fn run(cli: Cli) -> ExitStatus {
     tracing::debug!(command = ?cli.command, "a3ctl {}", env!("CARGO_PKG_VERSION"));
     let result = match cli.command {
         Command::Init(args) => init::run(&printer, *args),
-        Command::Validate { blueprint } => validate::run(&printer, &blueprint),
+        Command::Validate { blueprint, json } => validate::run(&printer, &blueprint, json),
         Command::Graph { blueprint, format } => graph::run(&printer, &blueprint, format),
         Command::Plan(args) => plan::run(&cli.global, printer, args).await,
         Command::Apply(args) => apply::run(&cli.global, printer, apply::Request::Apply(args)).await,
         Command::Destroy(args) => {
             apply::run(&cli.global, printer, apply::Request::Destroy(args)).await
         }
+        Command::Output(args) => output::run(&cli.global, &printer, args).await,
+        Command::Show(args) => show::run(&printer, args, cli.global.verbose > 0),
         Command::Verify(args) => verify::run(&cli.global, printer, args).await,
         Command::Kubeconfig(args) => kubeconfig::run(&cli.global, &printer, args).await,
         Command::Import {

@@ -2,17 +2,25 @@
 
 use super::ExitStatus;
 use super::session::Session;
-use crate::cli::{Global, PlanArgs};
+use crate::cli::{self, Global, PlanArgs};
 use crate::files;
 use crate::plan::Plan;
+use crate::plan::planner;
+use crate::plan::select::{self, Selection};
+use crate::resource::Addr;
+use crate::state::State;
 use crate::ui::diagnostics::Failure;
 use crate::ui::{Printer, plan_view};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// The format version of saved plan files. 2: a plan may carry adoptions, which an a3ctl that
-/// reads format 1 would silently drop (and then try to create what exists).
-pub const PLAN_FILE_FORMAT: u32 = 2;
+/// reads format 1 would silently drop (and then try to create what exists). 3: a plan may be
+/// partial (`selection`, from `--target`/`--exclude`), which an a3ctl that reads format 2 would
+/// apply without saying so. Files of formats 1 and 2 are still read.
+pub const PLAN_FILE_FORMAT: u32 = 3;
 
 /// A saved plan: the plan plus what it was made from, so `apply` can refuse it when any of that
 /// has moved.
@@ -28,6 +36,9 @@ pub struct PlanFile {
     /// lineage and serial 0).
     pub state_existed: bool,
     pub plan: Plan,
+    /// How `--target`/`--exclude` narrowed the plan; `None` for a whole plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
 }
 
 pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<ExitStatus, Failure> {
@@ -43,23 +54,45 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         ));
     }
     let mut plan = session
-        .plan_adopting(&state, args.destroy, args.adopt)
+        .plan_unprotected(&state, args.destroy, args.adopt)
         .await?;
     if !existed {
         plan.lineage = String::new();
         plan.serial = 0;
     }
+    let listing = if args.destroy {
+        format!(
+            "`a3ctl state list {}{}` lists the recorded addresses",
+            super::session::state_flags(global),
+            args.blueprint.display()
+        )
+    } else {
+        format!(
+            "`a3ctl graph {}` lists the addresses",
+            args.blueprint.display()
+        )
+    };
+    let selection = shape(
+        &session,
+        &mut plan,
+        &state,
+        &args.selection,
+        &args.replace,
+        &listing,
+    )?;
     let preflight = if args.skip_preflight {
         Ok(())
     } else {
         session.preflight(&mut plan, &state).await
     };
-    if args.json {
-        printer.out(&format!("{}\n", plan_view::json(&plan)));
-    } else if printer.quiet {
-        printer.out(&plan_view::brief(&printer, &plan));
-    } else {
-        printer.out(&plan_view::render_with(&printer, &plan, global.verbose > 0));
+    printer.out(&render(
+        &printer,
+        &plan,
+        selection.as_ref(),
+        args.json,
+        global.verbose > 0,
+    ));
+    if !args.json && !printer.quiet {
         if let Some(warning) = crate::ui::destroy_warning::warning(&plan) {
             printer.err(&format!("\n{warning}"));
         }
@@ -75,15 +108,18 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
             sandbox: global.sandbox,
             state_existed: existed,
             plan: plan.clone(),
+            selection: selection.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&file)
             .map_err(|e| Failure::new("Cannot encode the plan").cause(e.to_string()))?;
         crate::state::lock::write_private(out, &bytes).map_err(|e| {
             Failure::new(format!("Cannot write plan file `{}`", out.display())).cause(e.to_string())
         })?;
+        // The same flags: a sandbox plan applies in the sandbox, a GCS state is found again.
         printer.info(&format!(
-            "\nSaved the plan to `{}`. To carry it out exactly, run:\n    a3ctl apply {}",
+            "\nSaved the plan to `{}`. To carry it out exactly, run:\n    a3ctl apply {}{}",
             out.display(),
+            super::session::state_flags(global),
             out.display()
         ));
     }
@@ -124,4 +160,146 @@ pub fn read_plan_file(path: &Path) -> Result<Option<PlanFile>, Failure> {
         )));
     }
     Ok(Some(file))
+}
+
+/// Applies `--replace`, then `--target`/`--exclude`, to a fresh plan made from `state` (by
+/// `Session::plan_unprotected`), then enforces `prevent_destroy` on what the plan keeps. Returns
+/// the selection to keep with the plan (`None` for a whole plan).
+pub fn shape(
+    session: &Session,
+    plan: &mut Plan,
+    state: &State,
+    selection: &cli::Selection,
+    replace: &[String],
+    listing: &str,
+) -> Result<Option<Selection>, Failure> {
+    let asked = !selection.targets.is_empty() || !selection.excludes.is_empty();
+    if (asked || !replace.is_empty()) && !state.pending.is_empty() {
+        return Err(Failure::new(format!(
+            "--target, --exclude and --replace need a state without interrupted operations: {} operation(s) of an interrupted apply are still recorded",
+            state.pending.len()
+        ))
+        .hint("run a whole `a3ctl apply` (or `a3ctl destroy`) first to finish them"));
+    }
+    let mut replaced: Vec<Addr> = Vec::new();
+    for text in replace {
+        let addr: Addr = text
+            .trim()
+            .parse()
+            .map_err(|e: crate::resource::AddrParseError| {
+                Failure::new(format!("--replace {text}: {e}"))
+                    .hint("`a3ctl state list BLUEPRINT` lists the recorded addresses")
+            })?;
+        if !replaced.contains(&addr) {
+            replaced.push(addr);
+        }
+    }
+    if !replaced.is_empty() {
+        planner::force_replace(plan, state, &replaced)
+            .map_err(|e| Failure::new(e.message).hint(e.hint))?;
+    }
+    let mut request = select::Request {
+        targets: selection.targets.clone(),
+        excludes: selection.excludes.clone(),
+    };
+    // A replacement asked for is part of what a targeted plan does.
+    if !request.targets.is_empty() {
+        for addr in &replaced {
+            let text = addr.to_string();
+            if !request.targets.contains(&text) {
+                request.targets.push(text);
+            }
+        }
+    }
+    let selection = select::select(plan, state, &request, listing)
+        .map_err(|e| Failure::new(e.message).hint(e.hint))?;
+    // On what the plan keeps: a protected resource left out of a partial plan is not in the way.
+    planner::protect(plan).map_err(|e| session.protection_failure(&e))?;
+    Ok(selection)
+}
+
+/// The plan as `a3ctl plan` prints it on stdout: the text view and, for a partial plan, the
+/// warning that says so; or the JSON view with the selection.
+pub fn render(
+    printer: &Printer,
+    plan: &Plan,
+    selection: Option<&Selection>,
+    json: bool,
+    verbose: bool,
+) -> String {
+    if json {
+        let mut value = plan_view::json(plan);
+        if let Value::Object(map) = &mut value {
+            map.insert("partial".into(), Value::Bool(selection.is_some()));
+            if let Some(selection) = selection {
+                map.insert(
+                    "selection".into(),
+                    serde_json::to_value(selection).unwrap_or(Value::Null),
+                );
+            }
+        }
+        return format!("{value}\n");
+    }
+    if printer.quiet {
+        let partial = if selection.is_some() {
+            " (a partial plan)"
+        } else {
+            ""
+        };
+        let brief = plan_view::brief(printer, plan);
+        return format!("{}{partial}\n", brief.trim_end());
+    }
+    let mut out = plan_view::render_with(printer, plan, verbose);
+    if let Some(selection) = selection {
+        out.push_str(&partial_note(printer, plan, selection));
+    }
+    out
+}
+
+/// Terraform's "Resource targeting is in effect" warning, with what the plan leaves out.
+pub fn partial_note(printer: &Printer, plan: &Plan, selection: &Selection) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{} This plan is partial ({})",
+        printer.bold("Warning:"),
+        selection.flags()
+    );
+    let scope = if plan.destroy {
+        "destroys only the selected resources and what depends on them"
+    } else {
+        "holds only the selected resources and what they depend on"
+    };
+    let _ = writeln!(
+        out,
+        "  It {scope}, so it may not be everything the blueprint asks for."
+    );
+    if !selection.left_out.is_empty() {
+        const SHOWN: usize = 10;
+        let mut names: Vec<String> = selection
+            .left_out
+            .iter()
+            .take(SHOWN)
+            .map(|a| format!("`{a}`"))
+            .collect();
+        if selection.left_out.len() > SHOWN {
+            names.push(format!("and {} more", selection.left_out.len() - SHOWN));
+        }
+        let _ = writeln!(
+            out,
+            "  Left out: {} change(s): {}.",
+            selection.left_out.len(),
+            names.join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  Use --target and --exclude for exceptional situations (recovering from a mistake, working around a limit); run `a3ctl {}` without them to see everything.",
+        if plan.destroy {
+            "plan --destroy"
+        } else {
+            "plan"
+        }
+    );
+    out
 }

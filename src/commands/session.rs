@@ -146,6 +146,33 @@ impl Session {
         })
     }
 
+    /// A plan refused by [`planner::protect`], with what to do about it in this blueprint.
+    pub fn protection_failure(&self, e: &planner::PlanError) -> Failure {
+        let hint = match e {
+            planner::PlanError::DeletionProtection(protected) => {
+                let path = self.blueprint_path.display();
+                let sandbox = if self.sandbox.is_some() {
+                    " --sandbox"
+                } else {
+                    ""
+                };
+                let filestore = if protected
+                    .iter()
+                    .any(|(a, _)| a.kind == crate::resource::Kind::Filestore)
+                {
+                    " (that apply also turns off Filestore's own `deletionProtectionEnabled`)"
+                } else {
+                    ""
+                };
+                format!(
+                    "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {path}, run `a3ctl apply{sandbox} {path}`{filestore}, then run this again"
+                )
+            }
+            _ => e.hint(),
+        };
+        Failure::new(e.to_string()).hint(hint)
+    }
+
     /// Reads every recorded resource from the cloud, up to 32 at once (an A3 Mega deployment
     /// records about 35 Google resources: one round of reads; Google's per-minute read quotas,
     /// in the thousands, are far away).
@@ -170,6 +197,20 @@ impl Session {
     /// record is looked for under its blueprint identity first, and those that exist are adopted
     /// (diffed as if recorded with their live configuration) instead of created.
     pub async fn plan_adopting(
+        &self,
+        state: &State,
+        destroy: bool,
+        adopt: bool,
+    ) -> Result<Plan, Failure> {
+        let plan = self.plan_unprotected(state, destroy, adopt).await?;
+        planner::protect(&plan).map_err(|e| self.protection_failure(&e))?;
+        Ok(plan)
+    }
+
+    /// [`Session::plan_adopting`] without enforcing `prevent_destroy`, for a plan narrowed
+    /// afterwards (`--target`, `--exclude`), which enforces it on what it keeps
+    /// (`commands::plan::shape`).
+    pub async fn plan_unprotected(
         &self,
         state: &State,
         destroy: bool,
@@ -206,28 +247,8 @@ impl Session {
                 }),
             );
         }
-        let mut plan = planner::plan(self.graph.resources(), &with_adopted, &refreshed, destroy)
-            .map_err(|e| {
-                let hint = match &e {
-                    planner::PlanError::DeletionProtection(protected) => {
-                        let path = self.blueprint_path.display();
-                        let sandbox = if self.sandbox.is_some() { " --sandbox" } else { "" };
-                        let filestore = if protected
-                            .iter()
-                            .any(|(a, _)| a.kind == crate::resource::Kind::Filestore)
-                        {
-                            " (that apply also turns off Filestore's own `deletionProtectionEnabled`)"
-                        } else {
-                            ""
-                        };
-                        format!(
-                            "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {path}, run `a3ctl apply{sandbox} {path}`{filestore}, then run this again"
-                        )
-                    }
-                    _ => e.hint(),
-                };
-                Failure::new(e.to_string()).hint(hint)
-            })?;
+        let mut plan =
+            planner::plan_unprotected(self.graph.resources(), &with_adopted, &refreshed, destroy);
         plan.format = PLAN_FORMAT;
         if !destroy {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);

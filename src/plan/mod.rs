@@ -14,6 +14,7 @@
 pub mod planner;
 pub mod preflight;
 pub mod refresh;
+pub mod select;
 
 use crate::resource::{Addr, Lifecycle};
 use crate::state::Record;

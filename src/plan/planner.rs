@@ -75,6 +75,19 @@ pub fn plan(
     refreshed: &Refreshed,
     destroy: bool,
 ) -> Result<Plan, PlanError> {
+    let plan = plan_unprotected(desired, state, refreshed, destroy);
+    protect(&plan)?;
+    Ok(plan)
+}
+
+/// [`plan`] without enforcing `prevent_destroy`: for a plan that is narrowed afterwards
+/// (`--target`, `--exclude`), which enforces it with [`protect`] on what it keeps.
+pub fn plan_unprotected(
+    desired: &[Desired],
+    state: &State,
+    refreshed: &Refreshed,
+    destroy: bool,
+) -> Plan {
     let mut changes: Vec<Change> = Vec::new();
     let mut drift: Vec<Drift> = Vec::new();
     let wanted: &[Desired] = if destroy { &[] } else { desired };
@@ -157,31 +170,7 @@ pub fn plan(
 
     cascade_replacements(&mut changes, state);
 
-    let protected: Vec<Addr> = changes
-        .iter()
-        .filter(|c| {
-            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
-        })
-        .map(|c| c.addr.clone())
-        .collect();
-    if !protected.is_empty() {
-        return Err(PlanError::PreventDestroy(protected));
-    }
-    // A resource already gone from the cloud is only forgotten: nothing to protect.
-    let deletion_protected: Vec<(Addr, String)> = changes
-        .iter()
-        .filter(|c| {
-            matches!(c.action, Action::Delete | Action::Replace)
-                && !matches!(refreshed.get(&c.addr), Some(None))
-                && c.before.as_ref().is_some_and(spec::deletion_protected)
-        })
-        .map(|c| (c.addr.clone(), c.id.clone()))
-        .collect();
-    if !deletion_protected.is_empty() {
-        return Err(PlanError::DeletionProtection(deletion_protected));
-    }
-
-    Ok(Plan {
+    Plan {
         format: PLAN_FORMAT,
         blueprint: state.blueprint.clone(),
         lineage: state.lineage.clone(),
@@ -192,7 +181,119 @@ pub fn plan(
         versions: vec![],
         adoptions: vec![],
         preflight: None,
-    })
+    }
+}
+
+/// `prevent_destroy`, then deletion protection: a plan that would delete or replace a protected
+/// resource is an error (one already gone from the cloud is only forgotten, and stays allowed).
+pub fn protect(plan: &Plan) -> Result<(), PlanError> {
+    let protected: Vec<Addr> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            matches!(c.action, Action::Delete | Action::Replace) && c.lifecycle.prevent_destroy
+        })
+        .map(|c| c.addr.clone())
+        .collect();
+    if !protected.is_empty() {
+        return Err(PlanError::PreventDestroy(protected));
+    }
+    // A resource already gone from the cloud is only forgotten: nothing to protect.
+    let gone = |addr: &Addr| plan.drift.iter().any(|d| d.gone && &d.addr == addr);
+    let deletion_protected: Vec<(Addr, String)> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            matches!(c.action, Action::Delete | Action::Replace)
+                && !gone(&c.addr)
+                && c.before.as_ref().is_some_and(spec::deletion_protected)
+        })
+        .map(|c| (c.addr.clone(), c.id.clone()))
+        .collect();
+    if deletion_protected.is_empty() {
+        Ok(())
+    } else {
+        Err(PlanError::DeletionProtection(deletion_protected))
+    }
+}
+
+/// The reason a `--replace` gives its resource.
+pub const REPLACE_REQUESTED: &str = "replacement requested with --replace";
+
+/// Why `--replace ADDR` cannot be honoured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ReplaceError {
+    pub message: String,
+    pub hint: String,
+}
+
+/// `--replace`: replaces each of `addrs` (and, as for any replacement, what depends on it). Each
+/// must be recorded in `state` and still wanted by the blueprint with an object in the cloud to
+/// replace. `prevent_destroy` is for the caller to enforce afterwards ([`protect`]).
+pub fn force_replace(plan: &mut Plan, state: &State, addrs: &[Addr]) -> Result<(), ReplaceError> {
+    for addr in addrs {
+        let refuse = |message: String, hint: String| Err(ReplaceError { message, hint });
+        if plan.destroy {
+            return refuse(
+                format!("--replace {addr}: a destroy plan replaces nothing"),
+                "drop --replace".into(),
+            );
+        }
+        if !state.resources.contains_key(addr) {
+            let hint = match plan.change(addr) {
+                Some(c) if c.action == Action::Create => {
+                    format!("`{addr}` does not exist yet: the plan creates it")
+                }
+                _ => match super::select::closest(&addr.to_string(), state.resources.keys()) {
+                    Some(a) => format!("did you mean `{a}`?"),
+                    None => "`a3ctl state list BLUEPRINT` lists the recorded addresses".into(),
+                },
+            };
+            return refuse(
+                format!(
+                    "--replace {addr}: `{addr}` is not in state, so there is nothing to replace"
+                ),
+                hint,
+            );
+        }
+        let Some(change) = plan.changes.iter_mut().find(|c| &c.addr == addr) else {
+            return refuse(
+                format!("--replace {addr}: `{addr}` is not in this plan"),
+                "run `a3ctl plan` to see what it holds".into(),
+            );
+        };
+        match change.action {
+            Action::Delete => {
+                return refuse(
+                    format!(
+                        "--replace {addr}: `{addr}` is no longer in the blueprint: the plan destroys it, there is nothing to replace it with"
+                    ),
+                    "drop --replace, or put it back in the blueprint".into(),
+                );
+            }
+            Action::Create => {
+                return refuse(
+                    format!(
+                        "--replace {addr}: `{addr}` no longer exists in the cloud: the plan creates it again"
+                    ),
+                    "drop --replace".into(),
+                );
+            }
+            Action::Replace => {
+                // Already replaced (a forcing field, a taint): say the user asked too.
+                if change.reason.is_none() {
+                    change.reason = Some(REPLACE_REQUESTED.into());
+                }
+            }
+            Action::NoOp | Action::Update => {
+                change.action = Action::Replace;
+                change.reason = Some(REPLACE_REQUESTED.into());
+            }
+        }
+    }
+    cascade_replacements(&mut plan.changes, state);
+    Ok(())
 }
 
 /// What changed outside a3ctl, for every recorded resource refresh looked at: the resources that
