@@ -54,6 +54,14 @@ impl Session {
             // The sandbox is for trying things: protection is off unless the blueprint asks.
             blueprint.cluster.deletion_protection.get_or_insert(false);
         }
+        let connection = Connection::open(global, &blueprint, path, true).await?;
+        // A deployment an earlier a3ctl created names its GPU VPCs from 0: keep its names. A state
+        // that cannot be read is reported by whoever loads it next.
+        if let Ok(Some(state)) = connection.store.load()
+            && let Some(base) = state.gpu_name_base()
+        {
+            blueprint.network.gpu_name_base = base;
+        }
         let graph = ResourceGraph::from_blueprint(&blueprint).map_err(|e| {
             Failure::new(format!(
                 "The resource graph of `{}` is invalid",
@@ -61,7 +69,6 @@ impl Session {
             ))
             .cause(e.to_string())
         })?;
-        let connection = Connection::open(global, &blueprint, path, true).await?;
         let mut options = Options::default();
         let provider = GcpProvider::new(connection.config.clone())
             .await
