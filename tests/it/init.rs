@@ -302,8 +302,8 @@ fn a3_high_path_with_invalid_answers_asked_again() {
     );
     s.answer("", &format!("{DOWN}{ENTER}"));
     s.answer("Capacity", ENTER); // on-demand
-    s.answer("GPU nodes", "2000\r");
-    s.expect("`nodes` must be between 0 and 1000, found 2000");
+    s.answer("GPU nodes (1 to 1000)", "2000\r");
+    s.expect("`nodes` must be between 1 and 1000, found 2000");
     s.answer("GPU nodes", "4\r");
     s.defaults(&[
         "System pool nodes",
@@ -315,7 +315,12 @@ fn a3_high_path_with_invalid_answers_asked_again() {
     s.answer("Node service account", "x\r");
     s.expect("`x` is not a valid service account id");
     s.answer("Node service account", ENTER);
-    s.defaults(&["Workload service account", "State backend"]);
+    s.answer("Workload service account", ENTER);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "office=203.0.113.0/24\r",
+    );
+    s.answer("State backend", ENTER);
     s.expect("4 GPU subnets, 192.168.0.0/24 to 192.168.3.0/24");
     s.answer("Keep these ranges?", ENTER);
     s.expect("Next:");
@@ -376,9 +381,9 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
     s.answer("Filestore capacity", "1024\r");
     s.expect("capacity must be 2560 to 65433 GiB, found 1024");
     s.answer("Filestore capacity", ENTER);
-    s.answer("Create an Artifact Registry repository?", "y");
+    s.answer("Create an Artifact Registry repository?", "y\r");
     s.answer("Repository name", ENTER);
-    s.answer("Create Cloud Storage buckets?", "y");
+    s.answer("Create Cloud Storage buckets?", "y\r");
     s.answer("Bucket names", ENTER);
     s.defaults(&[
         "Mount the buckets in pods with GCS FUSE?",
@@ -386,9 +391,12 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Queue name",
         "Node service account",
         "Workload service account",
-        "State backend",
-        "Keep these ranges?",
     ]);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "office=203.0.113.0/24, 198.51.100.7/32\r",
+    );
+    s.defaults(&["State backend", "Keep these ranges?"]);
     s.expect("Next:");
     let (code, screen) = s.finish();
     assert_eq!(code, 0, "{screen}");
@@ -405,6 +413,8 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "stack = \"2026-01\"",
         "node_service_account = \"a3mega-nodes\"",
         "workloads = [\"default/default\"]",
+        "deletion_protection = true",
+        "authorized_networks = [{ cidr = \"203.0.113.0/24\", name = \"office\" }, { cidr = \"198.51.100.7/32\" }]",
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
@@ -430,7 +440,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Reservation",
         "Reservation block",
     ]);
-    s.expect("GPU nodes (32)");
+    s.expect("GPU nodes (1 to 1000) (32)");
     s.answer("", "16\r");
     s.defaults(&[
         "System pool nodes",
@@ -445,6 +455,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Queue name",
         "Node service account",
         "Workload service account",
+        "Networks allowed to reach the control plane",
         "State backend",
         "Keep these ranges?",
     ]);
@@ -512,7 +523,7 @@ fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("--nodes 2000: `nodes` must be between 0 and 1000, found 2000"),
+        stderr.contains("--nodes 2000: `nodes` must be between 1 and 1000, found 2000"),
         "{stderr}"
     );
 
@@ -564,6 +575,8 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
             "cfg-project-state",
             "--pods",
             "10.8.0.0/14",
+            "--authorized-network",
+            "10.0.0.0/8,vpn=198.51.100.0/24",
         ],
     );
     assert!(
@@ -587,6 +600,7 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
         "bucket = \"cfg-project-state\"",
         "prefix = \"a3ctl/a3high\"",
         "pods = \"10.8.0.0/14\"",
+        "authorized_networks = [{ cidr = \"10.0.0.0/8\" }, { cidr = \"198.51.100.0/24\", name = \"vpn\" }]",
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
@@ -598,7 +612,15 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
     assert_eq!(edited, text.replace("nodes = 8", "nodes = 2"));
     home.init_ok(
         "ci.toml",
-        &["--force", "--machine", "a3-mega", "--nodes", "1"],
+        &[
+            "--force",
+            "--machine",
+            "a3-mega",
+            "--nodes",
+            "1",
+            "--authorized-network",
+            "10.0.0.0/8",
+        ],
     );
     assert!(home.read("ci.toml").contains("a3-megagpu-8g"));
     assert!(!Path::new(&home.path("ci.toml.tmp")).exists());
@@ -610,7 +632,15 @@ fn editing_to_another_family_moves_the_zone_and_stack_with_it() {
     let mega = "# ours\nname = \"a3mega\"\nproject = \"my-project\"\nregion = \"asia-northeast1\"\nzone = \"asia-northeast1-b\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n\n[software]\nstack = \"2025-11\" # pinned\n";
     std::fs::write(home.path("edit.toml"), mega).expect("write");
     let out = home.run(
-        &["init", "edit.toml", "--edit", "--machine", "a3-high"],
+        &[
+            "init",
+            "edit.toml",
+            "--edit",
+            "--machine",
+            "a3-high",
+            "--authorized-network",
+            "10.0.0.0/8",
+        ],
         &[],
     );
     assert_eq!(
@@ -654,7 +684,10 @@ fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
     // A problem in a key the wizard does not ask about is shown, and nothing is written.
     let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
     std::fs::write(home.path("odd.toml"), odd).expect("write");
-    let stderr = home.init_fails("odd.toml", &["--edit"]);
+    let stderr = home.init_fails(
+        "odd.toml",
+        &["--edit", "--authorized-network", "203.0.113.0/24"],
+    );
     assert!(
         stderr.contains("`release_channel` must be") && stderr.contains("nightly"),
         "{stderr}"
@@ -679,7 +712,7 @@ fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
         "Zone",
         "Capacity",
     ]);
-    s.expect("✔ GPU nodes · 3 (--nodes)");
+    s.expect("✔ GPU nodes (1 to 1000) · 3 (--nodes)");
     s.defaults(&[
         "System pool nodes",
         "Filestore",
@@ -691,13 +724,17 @@ fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
         "Queue name",
         "Node service account",
         "Workload service account",
-        "State backend",
     ]);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "203.0.113.0/24\r",
+    );
+    s.answer("State backend", ENTER);
     s.answer("Keep these ranges?", ENTER);
     s.expect("`release_channel` must be");
     s.answer(
         "The blueprint has the problems above. Write it anyway?",
-        "y",
+        "y\r",
     );
     s.expect("Wrote `odd.toml`");
     let (code, screen) = s.finish();
