@@ -24,7 +24,7 @@ use draft::Draft;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use wizard::{Choice, Interrupted, Question, Wizard};
 
 pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
@@ -46,18 +46,21 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     };
     // Ctrl-C is read as a key by the prompts, which then raise SIGINT; with the signal caught,
     // the prompt's error reaches here and the run says it stopped instead of vanishing.
-    let cancelled = if interactive {
-        catch_interrupts()
+    let phase = if interactive {
+        catch_interrupts(*printer, &shown)
     } else {
         None
     };
+    let phase = phase.as_deref();
     let mut wizard = Wizard::new(Draft::new(&shown), interactive);
     let edit = match &existing {
         None => false,
         Some(_) if args.edit => true,
         Some(_) if args.force => false,
         Some(_) if interactive => {
-            match ask_existing(&mut wizard, &shown).map_err(|e| stopped(&wizard, e, &shown))? {
+            match ask_existing(&mut wizard, &shown)
+                .map_err(|e| stopped(&wizard, phase, e, &shown))?
+            {
                 Some(edit) => edit,
                 None => {
                     printer.info(&format!("Left `{shown}` as it was"));
@@ -92,7 +95,7 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     }
 
     questions::ask(&mut wizard, &args, &defaults::from_env())
-        .map_err(|e| stopped(&wizard, e, &shown))?;
+        .map_err(|e| stopped(&wizard, phase, e, &shown))?;
     if !wizard.missing.is_empty() || !wizard.rejected.is_empty() {
         return Err(unanswered(&wizard, &shown));
     }
@@ -120,23 +123,16 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
                     None,
                     false,
                 )
-                .map_err(|e| stopped(&wizard, e, &shown))?
+                .map_err(|e| stopped(&wizard, phase, e, &shown))?
         };
         if !keep {
             return Err(Failure::blueprint(printer, error)
                 .hint(format!("nothing was written to `{shown}`")));
         }
     }
-    // A Ctrl-C between two prompts (the terminal's own SIGINT) also stops before writing.
-    if cancelled.as_ref().is_some_and(|c| c.load(Ordering::SeqCst)) {
-        return Err(stopped(
-            &wizard,
-            Interrupted {
-                reason: String::new(),
-                cancelled: true,
-            },
-            &shown,
-        ));
+    // From here a Ctrl-C no longer stops the run: the file is written whole.
+    if phase.is_some_and(|phase| !claim(phase, WRITING)) {
+        await_exit();
     }
     write(&path, &text)?;
     printer.info(&format!("\nWrote `{shown}`"));
@@ -152,31 +148,67 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     }
 }
 
-/// Catches SIGINT for the rest of the run; the flag says whether one came. `None` when no
-/// handler could be installed (then Ctrl-C ends the process as usual).
-fn catch_interrupts() -> Option<Arc<AtomicBool>> {
+/// Who answers a Ctrl-C: [`ASKING`] until one comes or the file is written.
+const ASKING: u8 = 0;
+/// A Ctrl-C came: the run stops, writing nothing.
+const CANCELLED: u8 = 1;
+/// The file is being written: a Ctrl-C now is too late to stop it half-way.
+const WRITING: u8 = 2;
+
+/// Catches SIGINT for the rest of the run. A prompt reads Ctrl-C as a key and fails with an
+/// interrupted read (see [`stopped`]); a Ctrl-C between prompts, when the terminal turns it into
+/// the signal itself, is answered here: the same message, exit code 1. Whichever sees it first
+/// moves the phase to [`CANCELLED`]. `None` when no handler could be installed (then Ctrl-C ends
+/// the process as usual).
+fn catch_interrupts(printer: Printer, shown: &str) -> Option<Arc<AtomicU8>> {
     let handle = tokio::runtime::Handle::try_current().ok()?;
     let _entered = handle.enter();
     let mut signal =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok()?;
-    let flag = Arc::new(AtomicBool::new(false));
-    let set = Arc::clone(&flag);
+    let phase = Arc::new(AtomicU8::new(ASKING));
+    let watched = Arc::clone(&phase);
+    let shown = shown.to_string();
     handle.spawn(async move {
         while signal.recv().await.is_some() {
-            set.store(true, Ordering::SeqCst);
+            if claim(&watched, CANCELLED) {
+                let _ = console::Term::stderr().show_cursor();
+                printer.err(&format!("\n{}", cancelled(&shown).render(&printer)));
+                std::process::exit(1);
+            }
         }
     });
-    Some(flag)
+    Some(phase)
+}
+
+/// Moves the run from [`ASKING`] to `to`; false when a Ctrl-C or the write came first.
+fn claim(phase: &AtomicU8, to: u8) -> bool {
+    phase
+        .compare_exchange(ASKING, to, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// Waits for the signal handler, which has claimed the Ctrl-C, to end the process.
+fn await_exit() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+fn cancelled(shown: &str) -> Failure {
+    Failure::new(format!(
+        "Cancelled `a3ctl init`: nothing was written to `{shown}`"
+    ))
 }
 
 /// The failure of a run the terminal stopped: Ctrl-C, or a terminal that went away.
-fn stopped(wizard: &Wizard, e: Interrupted, shown: &str) -> Failure {
+fn stopped(wizard: &Wizard, phase: Option<&AtomicU8>, e: Interrupted, shown: &str) -> Failure {
     wizard.restore_cursor();
     if e.cancelled {
+        if phase.is_some_and(|phase| !claim(phase, CANCELLED)) {
+            await_exit();
+        }
         wizard.say("");
-        Failure::new(format!(
-            "Cancelled `a3ctl init`: nothing was written to `{shown}`"
-        ))
+        cancelled(shown)
     } else {
         Failure::new("Stopped: the terminal went away")
             .cause(e.reason)
