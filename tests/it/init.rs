@@ -1107,3 +1107,41 @@ fn editing_an_applied_deployment_counts_only_what_changes() {
         "{back}"
     );
 }
+
+#[test]
+fn editing_keeps_the_control_plane_networks_as_written_unless_they_change() {
+    let home = Home::new();
+    let tables = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\ndeletion_protection = true\n\n# Our VPN.\n[[cluster.authorized_networks]]\ncidr = \"198.51.100.0/24\" # vpn\nname = \"vpn\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+    std::fs::write(home.path("tables.toml"), tables).expect("write");
+    // The file's networks are its answer: nothing is missing, and they stay as written.
+    home.init_ok(
+        "tables.toml",
+        &["--non-interactive", "--edit", "--nodes", "3"],
+    );
+    let text = home.read("tables.toml");
+    assert!(
+        text.contains("# Our VPN.\n[[cluster.authorized_networks]]\ncidr = \"198.51.100.0/24\" # vpn\nname = \"vpn\"\n")
+            && text.contains("nodes = 3"),
+        "{text}"
+    );
+    home.assert_valid("tables.toml");
+
+    // A new answer replaces them.
+    home.init_ok(
+        "tables.toml",
+        &[
+            "--non-interactive",
+            "--edit",
+            "--authorized-network",
+            "office=203.0.113.0/24",
+        ],
+    );
+    let text = home.read("tables.toml");
+    assert!(
+        text.contains("authorized_networks = [{ cidr = \"203.0.113.0/24\", name = \"office\" }]")
+            && !text.contains("[[cluster.authorized_networks]]")
+            && !text.contains("198.51.100.0/24"),
+        "{text}"
+    );
+    home.assert_valid("tables.toml");
+}

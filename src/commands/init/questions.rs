@@ -649,29 +649,55 @@ fn everywhere(cidr: &str) -> bool {
     cidr.trim().ends_with("/0")
 }
 
+/// The networks a blueprint already lets reach the control plane, as answers (`NAME=CIDR` or
+/// `CIDR`), whether written as an inline list or as `[[cluster.authorized_networks]]` tables.
+fn existing_networks(draft: &Draft) -> Vec<String> {
+    let answer = |cidr: Option<&str>, name: Option<&str>| {
+        cidr.map(|cidr| match name {
+            Some(name) => format!("{name}={cidr}"),
+            None => cidr.to_string(),
+        })
+    };
+    if let Some(array) = draft
+        .get("cluster.authorized_networks")
+        .and_then(|v| v.as_array())
+    {
+        return array
+            .iter()
+            .filter_map(|entry| {
+                let table = entry.as_inline_table()?;
+                answer(
+                    table.get("cidr").and_then(|c| c.as_str()),
+                    table.get("name").and_then(|n| n.as_str()),
+                )
+            })
+            .collect();
+    }
+    (0..draft.count("cluster.authorized_networks"))
+        .filter_map(|i| {
+            answer(
+                draft
+                    .get_str(&format!("cluster.authorized_networks.{i}.cidr"))
+                    .as_deref(),
+                draft
+                    .get_str(&format!("cluster.authorized_networks.{i}.name"))
+                    .as_deref(),
+            )
+        })
+        .collect()
+}
+
 /// `[cluster] authorized_networks`: who may reach the control plane. Never defaulted to the
 /// whole internet: a new blueprint names at least one network.
 fn control_plane(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
     w.section("Control plane access");
-    let existing: Vec<String> = w
-        .draft
-        .get("cluster.authorized_networks")
-        .and_then(|v| v.as_array())
-        .map(|array| {
-            array
-                .iter()
-                .filter_map(|entry| {
-                    let table = entry.as_inline_table()?;
-                    let cidr = table.get("cidr")?.as_str()?;
-                    Some(match table.get("name").and_then(|n| n.as_str()) {
-                        Some(name) => format!("{name}={cidr}"),
-                        None => cidr.to_string(),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let write = |draft: &mut Draft, text: &str| {
+    let existing = existing_networks(&w.draft).join(", ");
+    let unchanged = existing.clone();
+    let write = move |draft: &mut Draft, text: &str| {
+        // The file's own list, kept as written (its layout and comments) when the answer is it.
+        if !unchanged.is_empty() && text == unchanged {
+            return;
+        }
         let mut list = toml_edit::Array::new();
         for (name, cidr) in network_entries(text) {
             let mut entry = toml_edit::InlineTable::new();
@@ -680,6 +706,10 @@ fn control_plane(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
                 entry.insert("name", name.into());
             }
             list.push(entry);
+        }
+        if draft.count("cluster.authorized_networks") > 0 {
+            // Written as [[cluster.authorized_networks]] tables: replaced by the inline list.
+            draft.remove("cluster.authorized_networks");
         }
         draft.set("cluster.authorized_networks", list, None);
     };
@@ -706,7 +736,7 @@ fn control_plane(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
         },
         Kind::Text,
         given,
-        &[non_empty(Some(existing.join(", ")))],
+        &[non_empty(Some(existing))],
     )?;
     if let Some(answer) = answer
         && let Some((_, cidr)) = network_entries(&answer)
