@@ -78,7 +78,7 @@ Examples:
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Write a blueprint by answering questions: project, location, machine family, capacity,
-    /// storage, Kueue, state and network ranges.
+    /// storage, Kueue, identities, who may reach the control plane, state and network ranges.
     ///
     /// Each answer is checked at once with the rules of `a3ctl validate` and asked again, with the
     /// reason, when it breaks one; only zones offering the chosen machine are offered. Project,
@@ -87,8 +87,9 @@ pub enum Command {
     /// `CLOUDSDK_CONFIG` or `~/.config/gcloud`); gcloud itself is never run. The file is written
     /// with a comment on each section. Run on an existing blueprint, it offers to edit it: the
     /// current values become the defaults and your comments are kept. It never replaces a file
-    /// without asking. It ends with the validation result, what an apply will create, how long
-    /// it should take, and the command to run next.
+    /// without asking. It ends with the validation result, what an apply would change (compared
+    /// offline with the local state when the deployment exists), how long it should take given
+    /// the node count and capacity, and the command to run next.
     ///
     /// Every question has a flag. A flag answers its question, which is then not asked (on a
     /// terminal, a flag that breaks a rule is reported and the question asked). With

@@ -935,3 +935,50 @@ fn network(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_answers_are_cidrs_optionally_named() {
+        assert_eq!(
+            network_entries(" office = 203.0.113.0/24, 198.51.100.7/32 ,, "),
+            vec![
+                (Some("office"), "203.0.113.0/24"),
+                (None, "198.51.100.7/32")
+            ]
+        );
+        assert!(network_entries(" , ").is_empty());
+        assert!(everywhere("0.0.0.0/0") && everywhere(" 10.0.0.0/0 "));
+        assert!(!everywhere("10.0.0.0/8"));
+    }
+
+    #[test]
+    fn an_edited_files_networks_become_the_answer() {
+        let inline = Draft::parse(
+            "[cluster]\nauthorized_networks = [{ cidr = \"0.0.0.0/0\", name = \"anywhere\" }, { cidr = \"10.0.0.0/8\" }]\n",
+            "t.toml",
+        )
+        .expect("TOML");
+        assert_eq!(
+            existing_networks(&inline),
+            vec!["anywhere=0.0.0.0/0", "10.0.0.0/8"]
+        );
+        let tables = Draft::parse(
+            "[[cluster.authorized_networks]]\ncidr = \"10.0.0.0/8\"\nname = \"corp\"\n",
+            "t.toml",
+        )
+        .expect("TOML");
+        assert_eq!(existing_networks(&tables), vec!["corp=10.0.0.0/8"]);
+        assert!(existing_networks(&Draft::new("t.toml")).is_empty());
+    }
+
+    #[test]
+    fn each_family_gets_its_own_capacity_advice() {
+        let mega = capacity_advice(Some(MachineFamily::A3Mega));
+        let high = capacity_advice(Some(MachineFamily::A3High));
+        assert!(mega.contains("A3 Mega") && !mega.contains("A3 High"));
+        assert!(high.contains("A3 High") && !high.contains("A3 Mega"));
+    }
+}
