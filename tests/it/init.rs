@@ -809,7 +809,13 @@ fn a_yes_answer_waits_for_enter_and_the_next_question_waits_for_its_own() {
     // Enter answers it; the next question waits for its own answer instead of taking its
     // default from that Enter.
     s.answer("", ENTER);
-    s.answer("Repository name", "images\r");
+    s.expect("? Repository name");
+    assert!(
+        !s.contents().contains("Repository name ·"),
+        "{}",
+        s.contents()
+    );
+    s.answer("", "images\r");
     s.expect_screen("Repository name · images");
     assert!(
         !s.contents().contains("Repository name · training"),
@@ -914,6 +920,21 @@ fn ctrl_c_says_init_was_cancelled_and_writes_nothing() {
     let (code, screen) = s.finish();
     assert_eq!(code, 1, "{screen}");
     assert_eq!(home.read("stop.toml"), "# mine\n");
+
+    // A SIGINT that is not a key read by a prompt (the terminal's own, between two prompts) is
+    // answered the same way.
+    let mut s = Session::start(&home, &["init", "other.toml"], &env);
+    s.expect("? Project id");
+    let pid = s.child.process_id().expect("a3ctl's pid");
+    let kill = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    s.expect("Cancelled `a3ctl init`: nothing was written to `other.toml`");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 1, "{screen}");
+    assert!(!home.path("other.toml").exists());
 }
 
 #[test]
