@@ -77,10 +77,27 @@ pub struct Global {
     pub state_prefix: Option<String>,
 }
 
+/// The examples at the end of `a3ctl init --help`.
+const INIT_EXAMPLES: &str = "\
+Examples:
+  Answer the questions in a terminal, writing a3ctl.toml:
+    a3ctl init
+
+  Change an existing blueprint (its values become the defaults, comments are kept):
+    a3ctl init a3.toml --edit
+
+  Change one answer without being asked anything else:
+    a3ctl init a3.toml --edit --non-interactive --nodes 16
+
+  Write a blueprint from flags alone, e.g. in CI:
+    a3ctl init a3.toml --non-interactive --project my-project --region us-central1 \\
+      --machine a3-mega --nodes 32 --capacity reservation --reservation a3mega-reservation \\
+      --authorized-network office=203.0.113.0/24";
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Write a blueprint by answering questions: project, location, machine family, capacity,
-    /// storage, Kueue, state and network ranges.
+    /// storage, Kueue, identities, who may reach the control plane, state and network ranges.
     ///
     /// Each answer is checked at once with the rules of `a3ctl validate` and asked again, with the
     /// reason, when it breaks one; only zones offering the chosen machine are offered. Project,
@@ -89,18 +106,17 @@ pub enum Command {
     /// `CLOUDSDK_CONFIG` or `~/.config/gcloud`); gcloud itself is never run. The file is written
     /// with a comment on each section. Run on an existing blueprint, it offers to edit it: the
     /// current values become the defaults and your comments are kept. It never replaces a file
-    /// without asking. It ends with the validation result, what an apply will create, how long
-    /// it should take, and the command to run next.
+    /// without asking. It ends with the validation result, what an apply would change (compared
+    /// offline with the local state when the deployment exists), how long it should take given
+    /// the node count and capacity, and the command to run next.
     ///
     /// Every question has a flag. A flag answers its question, which is then not asked (on a
     /// terminal, a flag that breaks a rule is reported and the question asked). With
     /// `--non-interactive`, or when standard input or standard error is not a terminal, nothing
     /// is asked: the defaults fill the rest, and every missing or invalid answer is listed in one
     /// error before anything is written. The defaults named below are a new file's; when editing,
-    /// the file's own values come first.
-    ///
-    /// Example: `a3ctl init a3.toml --non-interactive --project my-project --region us-central1
-    /// --machine a3-mega --nodes 32 --capacity reservation --reservation a3mega-reservation`
+    /// the file's own values come first. Ctrl-C stops without writing anything (exit code 1).
+    #[command(after_help = INIT_EXAMPLES)]
     Init(Box<InitArgs>),
 
     /// Check a blueprint without calling any cloud API.
@@ -644,7 +660,8 @@ pub struct InitArgs {
     /// offers it, else the first zone of the region that does.
     #[arg(long, help_heading = "Answers")]
     pub zone: Option<String>,
-    /// Number of GPU nodes (8 GPUs each), 1 to 1000 (0 only with flex-start).
+    /// Number of GPU nodes (8 GPUs each), a whole number from 1 to 1000 (0 to 1000 with
+    /// `--capacity flex-start`: only flex-start pools may start with 0).
     #[arg(long, help_heading = "Answers")]
     pub nodes: Option<String>,
     /// Where the GPU capacity comes from. Default: `on-demand`.
@@ -688,6 +705,17 @@ pub struct InitArgs {
     /// Default: `<name>-nodes`.
     #[arg(long, help_heading = "Answers")]
     pub node_service_account: Option<String>,
+    /// Who may reach the cluster's control plane: a CIDR, optionally named
+    /// (`203.0.113.0/24` or `office=203.0.113.0/24`); repeat or comma-separate for several.
+    /// Required (no default opens the endpoint to everyone); `0.0.0.0/0` is accepted with a
+    /// warning.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "[NAME=]CIDR",
+        help_heading = "Answers"
+    )]
+    pub authorized_network: Vec<String>,
     /// The Kubernetes service account (`NAMESPACE/NAME`) whose pods use the mounted buckets.
     /// Default: `default/default`.
     #[arg(long, help_heading = "Answers")]

@@ -63,7 +63,13 @@ pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 
 
 /// Both bounds of applying `steps` of `plan` under `profile`.
 pub fn estimate(profile: &LatencyProfile, plan: &Plan, steps: &[Step]) -> Estimate {
-    let weight = |s: &Step| expected_secs(profile, plan, s);
+    estimate_by(steps, |s| expected_secs(profile, plan, s))
+}
+
+/// Both bounds of applying `steps`, each weighing `weight` seconds (`a3ctl init` weighs updates,
+/// deletes and large GPU pools too).
+pub fn estimate_by(steps: &[Step], weight: impl Fn(&Step) -> f64) -> Estimate {
+    let weight = |s: &Step| weight(s);
     let critical_path = schedule::critical_path(steps, weight);
     // GKE serialises a cluster's operations: its pools run one after another after the cluster.
     let cluster_chain: f64 = steps

@@ -365,7 +365,8 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
             );
             return None;
         }
-        int_in(f, nodes, "nodes", 0, MAX_NODES, &format!("`nodes` counts the nodes in each zone of the pool; GKE allows at most 1000 per node pool and zone ({QUOTAS_URL})"))
+        // Only flex-start pools may start empty, so the range said is theirs or everyone else's.
+        int_in(f, nodes, "nodes", if flex { 0 } else { 1 }, MAX_NODES, &format!("`nodes` counts the nodes in each zone of the pool; GKE allows at most 1000 per node pool and zone ({QUOTAS_URL})"))
     });
 
     let model = (|| {
@@ -806,7 +807,7 @@ mod tests {
         );
         one_problem(
             &BASE.replace("nodes = 2", "nodes = -3"),
-            "`nodes` must be between 0 and 1000",
+            "`nodes` must be between 1 and 1000",
             9,
             9,
         );

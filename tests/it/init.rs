@@ -230,6 +230,31 @@ impl Session {
         }
     }
 
+    /// Waits until the screen (as a terminal shows it, escape sequences applied) contains
+    /// `text`.
+    fn expect_screen(&mut self, text: &str) {
+        let deadline = Instant::now() + DEADLINE;
+        let (lock, changed) = &*self.screen;
+        let mut screen = lock.lock().expect("screen lock");
+        loop {
+            let shown = screen.parser.screen().contents();
+            if shown.contains(text) {
+                return;
+            }
+            let now = Instant::now();
+            if screen.closed || now >= deadline {
+                panic!(
+                    "`{text}` did not appear on screen (closed: {}); it shows:\n{shown}",
+                    screen.closed
+                );
+            }
+            screen = changed
+                .wait_timeout(screen, deadline - now)
+                .expect("screen lock")
+                .0;
+        }
+    }
+
     /// Waits for the question `prompt` (dialoguer marks questions with `? `; an empty prompt
     /// waits for nothing), then types `keys`.
     fn answer(&mut self, prompt: &str, keys: &str) {
@@ -302,8 +327,8 @@ fn a3_high_path_with_invalid_answers_asked_again() {
     );
     s.answer("", &format!("{DOWN}{ENTER}"));
     s.answer("Capacity", ENTER); // on-demand
-    s.answer("GPU nodes", "2000\r");
-    s.expect("`nodes` must be between 0 and 1000, found 2000");
+    s.answer("GPU nodes (1 to 1000)", "2000\r");
+    s.expect("`nodes` must be between 1 and 1000, found 2000");
     s.answer("GPU nodes", "4\r");
     s.defaults(&[
         "System pool nodes",
@@ -315,7 +340,12 @@ fn a3_high_path_with_invalid_answers_asked_again() {
     s.answer("Node service account", "x\r");
     s.expect("`x` is not a valid service account id");
     s.answer("Node service account", ENTER);
-    s.defaults(&["Workload service account", "State backend"]);
+    s.answer("Workload service account", ENTER);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "office=203.0.113.0/24\r",
+    );
+    s.answer("State backend", ENTER);
     s.expect("4 GPU subnets, 192.168.0.0/24 to 192.168.3.0/24");
     s.answer("Keep these ranges?", ENTER);
     s.expect("Next:");
@@ -376,9 +406,9 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
     s.answer("Filestore capacity", "1024\r");
     s.expect("capacity must be 2560 to 65433 GiB, found 1024");
     s.answer("Filestore capacity", ENTER);
-    s.answer("Create an Artifact Registry repository?", "y");
+    s.answer("Create an Artifact Registry repository?", "y\r");
     s.answer("Repository name", ENTER);
-    s.answer("Create Cloud Storage buckets?", "y");
+    s.answer("Create Cloud Storage buckets?", "y\r");
     s.answer("Bucket names", ENTER);
     s.defaults(&[
         "Mount the buckets in pods with GCS FUSE?",
@@ -386,9 +416,12 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Queue name",
         "Node service account",
         "Workload service account",
-        "State backend",
-        "Keep these ranges?",
     ]);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "office=203.0.113.0/24, 198.51.100.7/32\r",
+    );
+    s.defaults(&["State backend", "Keep these ranges?"]);
     s.expect("Next:");
     let (code, screen) = s.finish();
     assert_eq!(code, 0, "{screen}");
@@ -405,6 +438,8 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "stack = \"2026-01\"",
         "node_service_account = \"a3mega-nodes\"",
         "workloads = [\"default/default\"]",
+        "deletion_protection = true",
+        "authorized_networks = [{ cidr = \"203.0.113.0/24\", name = \"office\" }, { cidr = \"198.51.100.7/32\" }]",
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
@@ -430,7 +465,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Reservation",
         "Reservation block",
     ]);
-    s.expect("GPU nodes (32)");
+    s.expect("GPU nodes (1 to 1000) (32)");
     s.answer("", "16\r");
     s.defaults(&[
         "System pool nodes",
@@ -445,6 +480,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
         "Queue name",
         "Node service account",
         "Workload service account",
+        "Networks allowed to reach the control plane",
         "State backend",
         "Keep these ranges?",
     ]);
@@ -512,7 +548,7 @@ fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("--nodes 2000: `nodes` must be between 0 and 1000, found 2000"),
+        stderr.contains("--nodes 2000: `nodes` must be between 1 and 1000, found 2000"),
         "{stderr}"
     );
 
@@ -564,6 +600,8 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
             "cfg-project-state",
             "--pods",
             "10.8.0.0/14",
+            "--authorized-network",
+            "10.0.0.0/8,vpn=198.51.100.0/24",
         ],
     );
     assert!(
@@ -572,6 +610,10 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
     );
     assert!(
         stdout.contains("Plan: ") && stdout.contains("a3ctl apply --sandbox ci.toml"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("The state is remote (gs://cfg-project-state/a3ctl/a3high) and not read here: the counts assume a fresh deployment."),
         "{stdout}"
     );
     let text = home.read("ci.toml");
@@ -587,6 +629,7 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
         "bucket = \"cfg-project-state\"",
         "prefix = \"a3ctl/a3high\"",
         "pods = \"10.8.0.0/14\"",
+        "authorized_networks = [{ cidr = \"10.0.0.0/8\" }, { cidr = \"198.51.100.0/24\", name = \"vpn\" }]",
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
@@ -598,7 +641,15 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
     assert_eq!(edited, text.replace("nodes = 8", "nodes = 2"));
     home.init_ok(
         "ci.toml",
-        &["--force", "--machine", "a3-mega", "--nodes", "1"],
+        &[
+            "--force",
+            "--machine",
+            "a3-mega",
+            "--nodes",
+            "1",
+            "--authorized-network",
+            "10.0.0.0/8",
+        ],
     );
     assert!(home.read("ci.toml").contains("a3-megagpu-8g"));
     assert!(!Path::new(&home.path("ci.toml.tmp")).exists());
@@ -610,7 +661,15 @@ fn editing_to_another_family_moves_the_zone_and_stack_with_it() {
     let mega = "# ours\nname = \"a3mega\"\nproject = \"my-project\"\nregion = \"asia-northeast1\"\nzone = \"asia-northeast1-b\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n\n[software]\nstack = \"2025-11\" # pinned\n";
     std::fs::write(home.path("edit.toml"), mega).expect("write");
     let out = home.run(
-        &["init", "edit.toml", "--edit", "--machine", "a3-high"],
+        &[
+            "init",
+            "edit.toml",
+            "--edit",
+            "--machine",
+            "a3-high",
+            "--authorized-network",
+            "10.0.0.0/8",
+        ],
         &[],
     );
     assert_eq!(
@@ -654,7 +713,10 @@ fn files_that_cannot_be_edited_are_left_alone_with_a_reason() {
     // A problem in a key the wizard does not ask about is shown, and nothing is written.
     let odd = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\nrelease_channel = \"nightly\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
     std::fs::write(home.path("odd.toml"), odd).expect("write");
-    let stderr = home.init_fails("odd.toml", &["--edit"]);
+    let stderr = home.init_fails(
+        "odd.toml",
+        &["--edit", "--authorized-network", "203.0.113.0/24"],
+    );
     assert!(
         stderr.contains("`release_channel` must be") && stderr.contains("nightly"),
         "{stderr}"
@@ -679,7 +741,7 @@ fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
         "Zone",
         "Capacity",
     ]);
-    s.expect("✔ GPU nodes · 3 (--nodes)");
+    s.expect("✔ GPU nodes (1 to 1000) · 3 (--nodes)");
     s.defaults(&[
         "System pool nodes",
         "Filestore",
@@ -691,13 +753,17 @@ fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
         "Queue name",
         "Node service account",
         "Workload service account",
-        "State backend",
     ]);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "203.0.113.0/24\r",
+    );
+    s.answer("State backend", ENTER);
     s.answer("Keep these ranges?", ENTER);
     s.expect("`release_channel` must be");
     s.answer(
         "The blueprint has the problems above. Write it anyway?",
-        "y",
+        "y\r",
     );
     s.expect("Wrote `odd.toml`");
     let (code, screen) = s.finish();
@@ -707,4 +773,396 @@ fn on_a_terminal_a_file_with_other_problems_is_written_only_when_confirmed() {
         text.contains("release_channel = \"nightly\"") && text.contains("nodes = 3"),
         "{text}"
     );
+}
+
+/// The flags of a complete non-interactive run, but for the node count and the control plane's
+/// networks.
+const MEGA_FLAGS: &[&str] = &[
+    "--non-interactive",
+    "--project",
+    "my-project",
+    "--machine",
+    "a3-mega",
+    "--region",
+    "us-central1",
+];
+const TWO: &[&str] = &["--nodes", "2"];
+
+#[test]
+fn a_yes_answer_waits_for_enter_and_the_next_question_waits_for_its_own() {
+    let home = Home::new();
+    let env = [("CLOUDSDK_CORE_PROJECT", "yes-project")];
+    let mut s = Session::start(&home, &["init", "yes.toml", "--nodes", "2"], &env);
+    s.defaults(&[
+        "Project id",
+        "Machine family",
+        "Deployment name",
+        "Region",
+        "Zone",
+        "Capacity",
+        "System pool nodes",
+        "Filestore",
+    ]);
+    // `y` alone does not answer: the prompt is still open, and shows the choice.
+    s.answer("Create an Artifact Registry repository?", "y");
+    s.expect_screen("Create an Artifact Registry repository? (y/n) › yes");
+    // Enter answers it; the next question waits for its own answer instead of taking its
+    // default from that Enter.
+    s.answer("", ENTER);
+    s.expect("? Repository name");
+    assert!(
+        !s.contents().contains("Repository name ·"),
+        "{}",
+        s.contents()
+    );
+    s.answer("", "images\r");
+    s.expect_screen("Repository name · images");
+    assert!(
+        !s.contents().contains("Repository name · training"),
+        "{}",
+        s.contents()
+    );
+    s.answer("Create Cloud Storage buckets?", "n\r");
+    s.defaults(&[
+        "Install Kueue?",
+        "Queue name",
+        "Node service account",
+        "Workload service account",
+    ]);
+    s.answer(
+        "Networks allowed to reach the control plane",
+        "203.0.113.0/24\r",
+    );
+    s.defaults(&["State backend", "Keep these ranges?"]);
+    let (code, screen) = s.finish();
+    assert_eq!(code, 0, "{screen}");
+    let text = home.read("yes.toml");
+    assert!(text.contains("name = \"images\""), "{text}");
+    assert!(!text.contains("[[bucket]]"), "{text}");
+}
+
+#[test]
+fn empty_and_wrong_answers_are_asked_again_with_a_reason() {
+    let home = Home::new();
+    let mut s = Session::start(&home, &["init", "why.toml"], &[]);
+    // No project in gcloud's configuration: an empty answer says what is needed.
+    s.answer("Project id", ENTER);
+    s.expect("a project id is required: the Google Cloud project that holds everything");
+    s.answer("", "why-project\r");
+    s.answer("Machine family", &format!("{UP}{ENTER}")); // A3 High
+    s.defaults(&["Deployment name", "Region", "Zone"]);
+    // A3 High gets its own capacity advice, not A3 Mega's.
+    s.expect("A3 High is also sold on demand");
+    assert!(
+        !s.contents().contains("A3 Mega capacity"),
+        "{}",
+        s.contents()
+    );
+    s.answer("Capacity", ENTER); // on-demand
+    s.answer("GPU nodes (1 to 1000)", "two\r");
+    s.expect("`nodes` must be a whole number, written in digits (such as 4), found `two`");
+    s.answer("", "0\r");
+    s.expect("only flex-start pools may start empty");
+    s.answer("", "1001\r");
+    s.expect("`nodes` must be between 1 and 1000, found 1001");
+    s.answer("", "2\r");
+    s.defaults(&[
+        "System pool nodes",
+        "Filestore",
+        "Create an Artifact Registry repository?",
+        "Create Cloud Storage buckets?",
+        "Install Kueue?",
+        "Queue name",
+        "Node service account",
+        "Workload service account",
+    ]);
+    // No default opens the control plane: an empty answer, an address without its prefix
+    // length and a name without a range are refused with the reason.
+    s.answer("Networks allowed to reach the control plane", ENTER);
+    s.expect("at least one network is required");
+    s.answer("", "office=203.0.113.7\r");
+    s.expect("203.0.113.7");
+    s.answer("", "office=\r");
+    s.expect("`office=` has no CIDR after `=`");
+    // The whole internet is accepted when typed, with a warning saying why it is risky.
+    s.answer("", "0.0.0.0/0\r");
+    s.expect("0.0.0.0/0 lets every address on the internet reach the control plane");
+    s.defaults(&["State backend", "Keep these ranges?"]);
+    let (code, screen) = s.finish();
+    assert_eq!(code, 0, "{screen}");
+    let text = home.read("why.toml");
+    assert!(
+        text.contains("authorized_networks = [{ cidr = \"0.0.0.0/0\" }]")
+            && text.contains("nodes = 2"),
+        "{text}"
+    );
+    home.assert_valid("why.toml");
+}
+
+#[test]
+fn ctrl_c_says_init_was_cancelled_and_writes_nothing() {
+    let home = Home::new();
+    let env = [("CLOUDSDK_CORE_PROJECT", "stop-project")];
+    let mut s = Session::start(&home, &["init", "stop.toml"], &env);
+    s.answer("Project id", ENTER);
+    s.answer("Machine family", "\x03");
+    s.expect("Cancelled `a3ctl init`: nothing was written to `stop.toml`");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 1, "{screen}");
+    assert!(!home.path("stop.toml").exists());
+
+    // The same while typing an answer, on a file being edited: it is left as it was.
+    std::fs::write(home.path("stop.toml"), "# mine\n").expect("write");
+    let mut s = Session::start(&home, &["init", "stop.toml"], &env);
+    s.answer("`stop.toml` exists", ENTER); // edit
+    s.answer("Project id", "half-typ\x03");
+    s.expect("Cancelled `a3ctl init`: nothing was written to `stop.toml`");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 1, "{screen}");
+    assert_eq!(home.read("stop.toml"), "# mine\n");
+
+    // A SIGINT that is not a key read by a prompt (the terminal's own, between two prompts) is
+    // answered the same way.
+    let mut s = Session::start(&home, &["init", "other.toml"], &env);
+    s.expect("? Project id");
+    let pid = s.child.process_id().expect("a3ctl's pid");
+    let kill = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    s.expect("Cancelled `a3ctl init`: nothing was written to `other.toml`");
+    let (code, screen) = s.finish();
+    assert_eq!(code, 1, "{screen}");
+    assert!(!home.path("other.toml").exists());
+}
+
+#[test]
+fn help_shows_examples_and_the_node_range_the_rules_check() {
+    let home = Home::new();
+    let out = home.run(&["init", "--help"], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("Examples:"), "{help}");
+    for example in [
+        "    a3ctl init\n",
+        "    a3ctl init a3.toml --edit\n",
+        "    a3ctl init a3.toml --edit --non-interactive --nodes 16\n",
+        "--authorized-network office=203.0.113.0/24",
+    ] {
+        assert!(help.contains(example), "{example} missing from:\n{help}");
+    }
+    assert!(help.contains("a whole number from 1 to 1000"), "{help}");
+    assert!(
+        help.contains("--authorized-network <[NAME=]CIDR>"),
+        "{help}"
+    );
+}
+
+#[test]
+fn without_a_terminal_the_control_plane_networks_are_required_and_words_are_not_numbers() {
+    let home = Home::new();
+    let stderr = home.init_fails("cp.toml", &[MEGA_FLAGS, TWO].concat());
+    assert!(stderr.contains("missing: --authorized-network"), "{stderr}");
+    let stderr = home.init_fails(
+        "cp.toml",
+        &[
+            &MEGA_FLAGS[..],
+            &["--authorized-network", "10.0.0.0/8", "--nodes", "two"],
+        ]
+        .concat(),
+    );
+    assert!(
+        stderr.contains("--nodes two: `nodes` must be a whole number, written in digits (such as 4), found `two`"),
+        "{stderr}"
+    );
+    let stderr = home.init_fails(
+        "cp.toml",
+        &[
+            &MEGA_FLAGS[..],
+            &["--authorized-network", "office=10.0.0.1"],
+        ]
+        .concat(),
+    );
+    assert!(
+        stderr.contains("--authorized-network office=10.0.0.1:"),
+        "{stderr}"
+    );
+
+    // Open to everyone only when asked for, with a warning.
+    let out = home.run(
+        &[
+            &["init", "cp.toml"][..],
+            MEGA_FLAGS,
+            TWO,
+            &["--authorized-network", "anywhere=0.0.0.0/0"],
+        ]
+        .concat(),
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: 0.0.0.0/0 lets every address on the internet reach the control plane"
+        ),
+        "{stderr}"
+    );
+    let text = home.read("cp.toml");
+    assert!(
+        text.contains("authorized_networks = [{ cidr = \"0.0.0.0/0\", name = \"anywhere\" }]")
+            && text.contains("deletion_protection = true"),
+        "{text}"
+    );
+}
+
+#[test]
+fn estimates_follow_the_node_count_and_the_capacity() {
+    let home = Home::new();
+    let net = ["--authorized-network", "10.0.0.0/8"];
+    let minutes = |stdout: &str| -> u64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("An apply should take about "))
+            .unwrap_or_else(|| panic!("no estimate in:\n{stdout}"));
+        let rest = &line["An apply should take about ".len()..];
+        let (hours, rest) = match rest.split_once(" h ") {
+            Some((h, rest)) => (h.parse::<u64>().expect("hours"), rest),
+            None => (0, rest),
+        };
+        let (min, _) = rest.split_once(" min").expect("minutes");
+        hours * 60 + min.parse::<u64>().expect("minutes")
+    };
+    let two = home.init_ok("two.toml", &[MEGA_FLAGS, TWO, &net[..]].concat());
+    let many = home.init_ok(
+        "many.toml",
+        &[MEGA_FLAGS, &net[..], &["--nodes", "64"]].concat(),
+    );
+    assert!(minutes(&many) > minutes(&two), "{two}\n{many}");
+    assert!(
+        two.contains("if the zone has 2 free GPU machines on demand"),
+        "{two}"
+    );
+    assert!(many.contains("Plan: 62 to add"), "{many}");
+
+    let flex = home.init_ok(
+        "flex.toml",
+        &[
+            MEGA_FLAGS,
+            &net[..],
+            &["--capacity", "flex-start", "--nodes", "0"],
+        ]
+        .concat(),
+    );
+    assert!(
+        flex.contains("for everything but the GPU nodes")
+            && flex.contains("when Dynamic Workload Scheduler finds capacity"),
+        "{flex}"
+    );
+    let spot = home.init_ok(
+        "spot.toml",
+        &[MEGA_FLAGS, TWO, &net[..], &["--capacity", "spot"]].concat(),
+    );
+    assert!(
+        spot.contains("if spot capacity is there for 2 new GPU nodes"),
+        "{spot}"
+    );
+}
+
+#[test]
+fn editing_an_applied_deployment_counts_only_what_changes() {
+    let home = Home::new();
+    let flags = [MEGA_FLAGS, TWO, &["--authorized-network", "10.0.0.0/8"][..]].concat();
+    let fresh = home.init_ok("live.toml", &flags);
+    assert!(fresh.contains("Plan: 62 to add, 0 to change"), "{fresh}");
+    let fast = [("A3CTL_SANDBOX_TIME_SCALE", "0.00001")];
+    let out = home.run(
+        &["apply", "--sandbox", "--auto-approve", "live.toml"],
+        &fast,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // One field changes: the system pool's size. The state recorded by the apply is read
+    // offline and the plan counts that change only.
+    let edited = home.init_ok(
+        "live.toml",
+        &["--non-interactive", "--edit", "--system-nodes", "3"],
+    );
+    assert!(
+        edited.contains(
+            "Compared with the state in `state/sandbox/a3mega.a3state.json` (read offline"
+        ),
+        "{edited}"
+    );
+    assert!(
+        edited.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{edited}"
+    );
+    assert!(
+        edited.contains("An apply should take about 2 min."),
+        "{edited}"
+    );
+    assert!(!edited.contains("62 to add"), "{edited}");
+
+    // What the sandbox plans agrees.
+    let out = home.run(&["plan", "--sandbox", "live.toml"], &fast);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{plan}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Back to the applied value: nothing to do.
+    let back = home.init_ok(
+        "live.toml",
+        &["--non-interactive", "--edit", "--system-nodes", "2"],
+    );
+    assert!(
+        back.contains("Nothing to apply: the blueprint matches what the state records."),
+        "{back}"
+    );
+}
+
+#[test]
+fn editing_keeps_the_control_plane_networks_as_written_unless_they_change() {
+    let home = Home::new();
+    let tables = "name = \"a3mega\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n\n[cluster]\ndeletion_protection = true\n\n# Our VPN.\n[[cluster.authorized_networks]]\ncidr = \"198.51.100.0/24\" # vpn\nname = \"vpn\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+    std::fs::write(home.path("tables.toml"), tables).expect("write");
+    // The file's networks are its answer: nothing is missing, and they stay as written.
+    home.init_ok(
+        "tables.toml",
+        &["--non-interactive", "--edit", "--nodes", "3"],
+    );
+    let text = home.read("tables.toml");
+    assert!(
+        text.contains("# Our VPN.\n[[cluster.authorized_networks]]\ncidr = \"198.51.100.0/24\" # vpn\nname = \"vpn\"\n")
+            && text.contains("nodes = 3"),
+        "{text}"
+    );
+    home.assert_valid("tables.toml");
+
+    // A new answer replaces them.
+    home.init_ok(
+        "tables.toml",
+        &[
+            "--non-interactive",
+            "--edit",
+            "--authorized-network",
+            "office=203.0.113.0/24",
+        ],
+    );
+    let text = home.read("tables.toml");
+    assert!(
+        text.contains("authorized_networks = [{ cidr = \"203.0.113.0/24\", name = \"office\" }]")
+            && !text.contains("[[cluster.authorized_networks]]")
+            && !text.contains("198.51.100.0/24"),
+        "{text}"
+    );
+    home.assert_valid("tables.toml");
 }

@@ -267,7 +267,7 @@ fn one_problem(name: &str, blueprint: &str) -> (TempFile, String) {
 fn gke_limits_nodes_per_pool_and_zone() {
     let (bad, stderr) = one_problem("pool-nodes.toml", &pools(1, 1001, ""));
     assert!(
-        stderr.contains("`nodes` must be between 0 and 1000, found 1001")
+        stderr.contains("`nodes` must be between 1 and 1000, found 1001")
             && stderr.contains(&format!("[{}:8:9]", bad.path()))
             && stderr.contains("GKE allows at most 1000 per node pool and zone")
             && stderr.contains("https://cloud.google.com/kubernetes-engine/quotas"),

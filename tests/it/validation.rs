@@ -44,7 +44,7 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
         ("node count", with("").replace("nodes = 1", "nodes = 0"), "0"),
         ("state keys of another backend", with("\n[state]\nbackend = \"local\"\nbucket = \"b\"\n"), "bucket"),
         ("syntax error", format!("{BASE}{POOL}[cluster\n"), "TOML"),
-        ("GKE limit: nodes per pool and zone", with("").replace("nodes = 1", "nodes = 1001"), "must be between 0 and 1000, found 1001"),
+        ("GKE limit: nodes per pool and zone", with("").replace("nodes = 1", "nodes = 1001"), "must be between 1 and 1000, found 1001"),
         ("GKE limit: node pools per cluster", format!("{BASE}{}", POOL.repeat(200)), "declares 201 node pools"),
         ("GKE limit: nodes per cluster", format!("{BASE}{}", POOL.replace("nodes = 1", "nodes = 1000").repeat(16)), "would have 16,002 nodes; GKE allows"),
         ("GKE limit: nodes per multi-network cluster", format!("{BASE}{}", POOL.replace("nodes = 1", "nodes = 1000").repeat(5)), "a multi-network GKE cluster"),

@@ -461,7 +461,7 @@ mod tests {
             d.set("gpu_pool.0.nodes", 2000, None)
         });
         assert_eq!(found.len(), 1);
-        assert!(found[0].message.contains("between 0 and 1000"));
+        assert!(found[0].message.contains("between 1 and 1000"));
         // A problem it causes at another value (the zone no longer offers the machine), but not
         // one under a key still to be asked.
         let found = draft.check(&keys("zone"), &[], |d| d.set("zone", "us-central1-b", None));

@@ -4,28 +4,28 @@
 //! it or from a commented skeleton ([`questions::template`]); put every question
 //! ([`questions::ask`]) through the [`wizard::Wizard`], which checks each answer with the rules of
 //! `a3ctl validate`; without a terminal, stop listing missing or rejected flags; write the file
-//! atomically; then report what `a3ctl validate` would, the resources an apply creates, how long
-//! the simulator's latency profile says it takes ([`crate::apply::estimate`]) and the next
-//! command. Nothing is written before the last question is answered.
+//! atomically; then report what `a3ctl validate` would, what an apply would change (against the
+//! local state when the deployment exists) and how long it should take ([`estimate`]), and the
+//! next command. Nothing is written before the last question is answered; Ctrl-C stops the run
+//! with exit code 1.
 
 mod defaults;
 mod draft;
+mod estimate;
 mod questions;
 mod wizard;
 
 use super::ExitStatus;
-use crate::apply::{estimate, schedule};
 use crate::blueprint::{self, Blueprint};
 use crate::cli::InitArgs;
-use crate::graph::ResourceGraph;
-use crate::plan::planner::{Refreshed, plan};
-use crate::state::State;
+use crate::ui::Printer;
 use crate::ui::diagnostics::{Failure, render_blueprint_error};
-use crate::ui::{Printer, plan_view};
 use draft::Draft;
 use std::io::IsTerminal;
 use std::path::Path;
-use wizard::{Choice, Question, Wizard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use wizard::{Choice, Interrupted, Question, Wizard};
 
 pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     let interactive =
@@ -44,18 +44,30 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
             );
         }
     };
+    // Ctrl-C is read as a key by the prompts, which then raise SIGINT; with the signal caught,
+    // the prompt's error reaches here and the run says it stopped instead of vanishing.
+    let phase = if interactive {
+        catch_interrupts(*printer, &shown)
+    } else {
+        None
+    };
+    let phase = phase.as_deref();
     let mut wizard = Wizard::new(Draft::new(&shown), interactive);
     let edit = match &existing {
         None => false,
         Some(_) if args.edit => true,
         Some(_) if args.force => false,
-        Some(_) if interactive => match ask_existing(&mut wizard, &shown)? {
-            Some(edit) => edit,
-            None => {
-                printer.info(&format!("Left `{shown}` as it was"));
-                return Ok(ExitStatus::Success);
+        Some(_) if interactive => {
+            match ask_existing(&mut wizard, &shown)
+                .map_err(|e| stopped(&wizard, phase, e, &shown))?
+            {
+                Some(edit) => edit,
+                None => {
+                    printer.info(&format!("Left `{shown}` as it was"));
+                    return Ok(ExitStatus::Success);
+                }
             }
-        },
+        }
         Some(_) => {
             return Err(Failure::new(format!(
                 "Refusing to overwrite `{shown}`: it exists and nothing may be asked"
@@ -83,7 +95,7 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     }
 
     questions::ask(&mut wizard, &args, &defaults::from_env())
-        .map_err(|e| Failure::new("Stopped: the terminal went away").cause(e.0))?;
+        .map_err(|e| stopped(&wizard, phase, e, &shown))?;
     if !wizard.missing.is_empty() || !wizard.rejected.is_empty() {
         return Err(unanswered(&wizard, &shown));
     }
@@ -106,19 +118,27 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
                         prompt: "The blueprint has the problems above. Write it anyway?",
                         help: "",
                         write: None,
+                        check: None,
                     },
                     None,
                     false,
                 )
-                .unwrap_or(false)
+                .map_err(|e| stopped(&wizard, phase, e, &shown))?
         };
         if !keep {
             return Err(Failure::blueprint(printer, error)
                 .hint(format!("nothing was written to `{shown}`")));
         }
     }
+    // From here a Ctrl-C no longer stops the run: the file is written whole.
+    if phase.is_some_and(|phase| !claim(phase, WRITING)) {
+        await_exit();
+    }
     write(&path, &text)?;
     printer.info(&format!("\nWrote `{shown}`"));
+    for warning in &wizard.warnings {
+        printer.info(&format!("warning: {warning}"));
+    }
     match checked {
         Ok(blueprint) => {
             printer.out(&report(printer, &blueprint, &path));
@@ -128,8 +148,76 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
     }
 }
 
+/// Who answers a Ctrl-C: [`ASKING`] until one comes or the file is written.
+const ASKING: u8 = 0;
+/// A Ctrl-C came: the run stops, writing nothing.
+const CANCELLED: u8 = 1;
+/// The file is being written: a Ctrl-C now is too late to stop it half-way.
+const WRITING: u8 = 2;
+
+/// Catches SIGINT for the rest of the run. A prompt reads Ctrl-C as a key and fails with an
+/// interrupted read (see [`stopped`]); a Ctrl-C between prompts, when the terminal turns it into
+/// the signal itself, is answered here: the same message, exit code 1. Whichever sees it first
+/// moves the phase to [`CANCELLED`]. `None` when no handler could be installed (then Ctrl-C ends
+/// the process as usual).
+fn catch_interrupts(printer: Printer, shown: &str) -> Option<Arc<AtomicU8>> {
+    let handle = tokio::runtime::Handle::try_current().ok()?;
+    let _entered = handle.enter();
+    let mut signal =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok()?;
+    let phase = Arc::new(AtomicU8::new(ASKING));
+    let watched = Arc::clone(&phase);
+    let shown = shown.to_string();
+    handle.spawn(async move {
+        while signal.recv().await.is_some() {
+            if claim(&watched, CANCELLED) {
+                let _ = console::Term::stderr().show_cursor();
+                printer.err(&format!("\n{}", cancelled(&shown).render(&printer)));
+                std::process::exit(1);
+            }
+        }
+    });
+    Some(phase)
+}
+
+/// Moves the run from [`ASKING`] to `to`; false when a Ctrl-C or the write came first.
+fn claim(phase: &AtomicU8, to: u8) -> bool {
+    phase
+        .compare_exchange(ASKING, to, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// Waits for the signal handler, which has claimed the Ctrl-C, to end the process.
+fn await_exit() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+fn cancelled(shown: &str) -> Failure {
+    Failure::new(format!(
+        "Cancelled `a3ctl init`: nothing was written to `{shown}`"
+    ))
+}
+
+/// The failure of a run the terminal stopped: Ctrl-C, or a terminal that went away.
+fn stopped(wizard: &Wizard, phase: Option<&AtomicU8>, e: Interrupted, shown: &str) -> Failure {
+    wizard.restore_cursor();
+    if e.cancelled {
+        if phase.is_some_and(|phase| !claim(phase, CANCELLED)) {
+            await_exit();
+        }
+        wizard.say("");
+        cancelled(shown)
+    } else {
+        Failure::new("Stopped: the terminal went away")
+            .cause(e.reason)
+            .hint(format!("nothing was written to `{shown}`"))
+    }
+}
+
 /// Edit, replace or leave an existing file; `None` to leave it.
-fn ask_existing(wizard: &mut Wizard, shown: &str) -> Result<Option<bool>, Failure> {
+fn ask_existing(wizard: &mut Wizard, shown: &str) -> Result<Option<bool>, Interrupted> {
     let choices = [
         Choice {
             value: "edit".into(),
@@ -145,20 +233,19 @@ fn ask_existing(wizard: &mut Wizard, shown: &str) -> Result<Option<bool>, Failur
         },
     ];
     let prompt = format!("`{shown}` exists");
-    let answer = wizard
-        .choose(
-            &Question {
-                key: "",
-                flag: "--edit/--force",
-                prompt: &prompt,
-                help: "",
-                write: None,
-            },
-            &choices,
-            None,
-            Some("edit".into()),
-        )
-        .map_err(|e| Failure::new("Stopped: the terminal went away").cause(e.0))?;
+    let answer = wizard.choose(
+        &Question {
+            key: "",
+            flag: "--edit/--force",
+            prompt: &prompt,
+            help: "",
+            write: None,
+            check: None,
+        },
+        &choices,
+        None,
+        Some("edit".into()),
+    )?;
     Ok(match answer.as_deref() {
         Some("edit") => Some(true),
         Some("replace") => Some(false),
@@ -200,30 +287,12 @@ fn write(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::rename(&tmp, path).map_err(fail)
 }
 
-/// The validation result, what an apply creates and how long it should take, and what to run.
+/// The validation result, what an apply would change and how long it should take, and what to
+/// run.
 fn report(printer: &Printer, blueprint: &Blueprint, path: &Path) -> String {
     let mut out = format!("\n{}", super::validate::summary(blueprint, path));
-    let created = ResourceGraph::from_blueprint(blueprint)
-        .ok()
-        .and_then(|graph| {
-            let state = State::new(&blueprint.name, "init".into());
-            let plan = plan(graph.resources(), &state, &Refreshed::new(), false).ok()?;
-            let steps = schedule::steps(&plan, &state);
-            Some((
-                plan_view::summary_line(printer, &plan),
-                estimate::estimate(
-                    &a3ctl_sim::latency::LatencyProfile::realistic(),
-                    &plan,
-                    &steps,
-                ),
-            ))
-        });
-    if let Some((line, bounds)) = created {
-        out.push_str(&format!(
-            "{}\nAn apply should take about {}: the longest chain runs through the networks, the cluster and its\nnode pools, which GKE creates one operation at a time. This is an estimate from the mean durations\nof the simulator's latency profile; real applies also wait on capacity, quota and retries.\n",
-            line.trim_end(),
-            estimate::human(bounds.seconds())
-        ));
+    if let Some(outlook) = estimate::outlook(printer, blueprint) {
+        out.push_str(&outlook);
     }
     let shown = path.display();
     out.push_str(&format!(

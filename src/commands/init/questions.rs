@@ -33,7 +33,8 @@ pub fn template(draft: &mut Draft) {
         Some("# A minor version, resolved to the newest build; a3ctl refuses builds below the\n# GPUDirect minimum of the machine family.\n"),
     );
     draft.set("cluster.private_nodes", true, None);
-    draft.set("cluster.deletion_protection", false, None);
+    // a3ctl refuses to destroy a protected cluster; turn it off in the file to allow that.
+    draft.set("cluster.deletion_protection", true, None);
     draft.set("system_pool.machine_type", "e2-standard-4", None);
     draft.set("software.driver", "default", None);
     draft.set("software.nccl", true, None);
@@ -47,14 +48,18 @@ fn non_empty(value: Option<String>) -> Option<String> {
 /// Asks every question.
 pub fn ask(w: &mut Wizard, args: &InitArgs, found: &Found) -> Result<(), Interrupted> {
     let family = location(w, args, found)?;
-    capacity(w, args)?;
+    capacity(w, args, family)?;
+    // The same range the rule checks: 1 to 1000, or 0 to 1000 for a flex-start pool.
+    let flex = w.draft.get_str("gpu_pool.0.capacity").as_deref() == Some("flex-start");
+    let range = if flex { "0 to 1000" } else { "1 to 1000" };
+    let nodes_prompt = format!("GPU nodes ({range})");
     let nodes_help = format!(
-        "How many {} nodes, 8 GPUs each: 1 to 1000 per pool (GKE's limit), 0 only with flex-start.",
+        "How many {} nodes, 8 GPUs each: a whole number from {range} (GKE allows 1000 per pool and\nzone; only flex-start pools may start with 0).",
         family.map_or("A3", MachineFamily::display_name)
     );
     let existing = non_empty(w.draft.get_text("gpu_pool.0.nodes"));
     w.text(
-        &q("gpu_pool.0.nodes", "--nodes", "GPU nodes", &nodes_help),
+        &q("gpu_pool.0.nodes", "--nodes", &nodes_prompt, &nodes_help),
         Kind::Number,
         args.nodes.clone(),
         &[existing],
@@ -74,6 +79,7 @@ pub fn ask(w: &mut Wizard, args: &InitArgs, found: &Found) -> Result<(), Interru
     storage(w, args)?;
     kueue(w, args)?;
     identity(w, args)?;
+    control_plane(w, args)?;
     state(w, args)?;
     network(w, args)
 }
@@ -85,6 +91,7 @@ fn q<'a>(key: &'a str, flag: &'static str, prompt: &'a str, help: &'a str) -> Qu
         prompt,
         help,
         write: None,
+        check: None,
     }
 }
 
@@ -281,8 +288,27 @@ fn location(
     Ok(Some(family))
 }
 
+/// What each family's capacity usually is, for the capacity question's help.
+fn capacity_advice(family: Option<MachineFamily>) -> &'static str {
+    match family {
+        Some(MachineFamily::A3Mega) => {
+            "Where the GPU nodes come from. A3 Mega capacity is usually reserved: the GPU recipes for\na3-megagpu-8g ask for a reservation of the DENSE deployment type, used with compact\nplacement (a block keeps every node together). Spot and flex-start suit short or\ninterruptible jobs."
+        }
+        Some(MachineFamily::A3High) => {
+            "Where the GPU nodes come from. A3 High is also sold on demand, as spot and through\nflex-start, as well as reserved: reserve it for long multi-node training (compact placement\nkeeps the nodes close); on-demand can fail on stock-outs; spot and flex-start suit short or\ninterruptible jobs."
+        }
+        None => {
+            "Where the GPU nodes come from: a reservation for long multi-node training, on-demand when\nthe zone has stock, spot or flex-start for short or interruptible jobs."
+        }
+    }
+}
+
 /// Capacity, with the reservation when there is one.
-fn capacity(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+fn capacity(
+    w: &mut Wizard,
+    args: &InitArgs,
+    family: Option<MachineFamily>,
+) -> Result<(), Interrupted> {
     w.section("GPU capacity");
     let choices = [
         (
@@ -346,7 +372,12 @@ fn capacity(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
     let capacity = w.choose(
         &Question {
             write: Some(&write),
-            ..q("gpu_pool.0.capacity", "--capacity", "Capacity", "Where the GPU nodes come from. A3 Mega capacity is usually reserved (the recipes use a\nreservation with compact placement); spot and flex-start suit short or interruptible jobs.")
+            ..q(
+                "gpu_pool.0.capacity",
+                "--capacity",
+                "Capacity",
+                capacity_advice(family),
+            )
         },
         &choices,
         given,
@@ -591,11 +622,131 @@ fn identity(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
             prompt: "Workload service account",
             help: "The Kubernetes service account (NAMESPACE/NAME) whose pods read and write the mounted\nbuckets through Workload Identity.",
             write: Some(&write),
+            check: None,
         },
         Kind::Text,
         args.workload.clone(),
         &[existing, Some("default/default".into())],
     )?;
+    Ok(())
+}
+
+/// The entries of an authorized-networks answer: `(name, cidr)`, comma-separated, each `CIDR` or
+/// `NAME=CIDR`.
+fn network_entries(text: &str) -> Vec<(Option<&str>, &str)> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| match entry.split_once('=') {
+            Some((name, cidr)) => (Some(name.trim()), cidr.trim()),
+            None => (None, entry),
+        })
+        .collect()
+}
+
+/// Whether a CIDR lets every IPv4 address in (`0.0.0.0/0`, or any `/0`).
+fn everywhere(cidr: &str) -> bool {
+    cidr.trim().ends_with("/0")
+}
+
+/// The networks a blueprint already lets reach the control plane, as answers (`NAME=CIDR` or
+/// `CIDR`), whether written as an inline list or as `[[cluster.authorized_networks]]` tables.
+fn existing_networks(draft: &Draft) -> Vec<String> {
+    let answer = |cidr: Option<&str>, name: Option<&str>| {
+        cidr.map(|cidr| match name {
+            Some(name) => format!("{name}={cidr}"),
+            None => cidr.to_string(),
+        })
+    };
+    if let Some(array) = draft
+        .get("cluster.authorized_networks")
+        .and_then(|v| v.as_array())
+    {
+        return array
+            .iter()
+            .filter_map(|entry| {
+                let table = entry.as_inline_table()?;
+                answer(
+                    table.get("cidr").and_then(|c| c.as_str()),
+                    table.get("name").and_then(|n| n.as_str()),
+                )
+            })
+            .collect();
+    }
+    (0..draft.count("cluster.authorized_networks"))
+        .filter_map(|i| {
+            answer(
+                draft
+                    .get_str(&format!("cluster.authorized_networks.{i}.cidr"))
+                    .as_deref(),
+                draft
+                    .get_str(&format!("cluster.authorized_networks.{i}.name"))
+                    .as_deref(),
+            )
+        })
+        .collect()
+}
+
+/// `[cluster] authorized_networks`: who may reach the control plane. Never defaulted to the
+/// whole internet: a new blueprint names at least one network.
+fn control_plane(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
+    w.section("Control plane access");
+    let existing = existing_networks(&w.draft).join(", ");
+    let unchanged = existing.clone();
+    let write = move |draft: &mut Draft, text: &str| {
+        // The file's own list, kept as written (its layout and comments) when the answer is it.
+        if !unchanged.is_empty() && text == unchanged {
+            return;
+        }
+        let mut list = toml_edit::Array::new();
+        for (name, cidr) in network_entries(text) {
+            let mut entry = toml_edit::InlineTable::new();
+            entry.insert("cidr", cidr.into());
+            if let Some(name) = name {
+                entry.insert("name", name.into());
+            }
+            list.push(entry);
+        }
+        if draft.count("cluster.authorized_networks") > 0 {
+            // Written as [[cluster.authorized_networks]] tables: replaced by the inline list.
+            draft.remove("cluster.authorized_networks");
+        }
+        draft.set("cluster.authorized_networks", list, None);
+    };
+    let check = |text: &str| -> Option<String> {
+        let entries = network_entries(text);
+        if entries.is_empty() {
+            return Some("at least one network is required: the CIDRs (such as 203.0.113.0/24, your office or VPN) allowed to reach the control plane".into());
+        }
+        entries.iter().find_map(|(name, cidr)| match (name, cidr.is_empty()) {
+            (Some(""), _) => Some(format!("`={cidr}` has no name before `=`; write NAME=CIDR, such as office=203.0.113.0/24, or the CIDR alone")),
+            (Some(name), true) => Some(format!("`{name}=` has no CIDR after `=`; write NAME=CIDR, such as office=203.0.113.0/24")),
+            _ => None,
+        })
+    };
+    let given = (!args.authorized_network.is_empty()).then(|| args.authorized_network.join(", "));
+    let answer = w.text(
+        &Question {
+            key: "cluster.authorized_networks",
+            flag: "--authorized-network",
+            prompt: "Networks allowed to reach the control plane (comma-separated)",
+            help: "The GKE API endpoint answers only these IPv4 ranges (master authorized networks): a3ctl,\nkubectl and CI must run from one of them. CIDR or NAME=CIDR, e.g. office=203.0.113.0/24;\na single address is a /32.",
+            write: Some(&write),
+            check: Some(&check),
+        },
+        Kind::Text,
+        given,
+        &[non_empty(Some(existing))],
+    )?;
+    if let Some(answer) = answer
+        && let Some((_, cidr)) = network_entries(&answer)
+            .into_iter()
+            .find(|(_, c)| everywhere(c))
+    {
+        w.warn(&format!(
+            "{cidr} lets every address on the internet reach the control plane: only Google sign-in and\n    IAM then stand between it and anyone who finds the endpoint. Name your office, VPN or CI\n    ranges instead when you can."
+        ));
+    }
     Ok(())
 }
 
@@ -783,4 +934,51 @@ fn network(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_answers_are_cidrs_optionally_named() {
+        assert_eq!(
+            network_entries(" office = 203.0.113.0/24, 198.51.100.7/32 ,, "),
+            vec![
+                (Some("office"), "203.0.113.0/24"),
+                (None, "198.51.100.7/32")
+            ]
+        );
+        assert!(network_entries(" , ").is_empty());
+        assert!(everywhere("0.0.0.0/0") && everywhere(" 10.0.0.0/0 "));
+        assert!(!everywhere("10.0.0.0/8"));
+    }
+
+    #[test]
+    fn an_edited_files_networks_become_the_answer() {
+        let inline = Draft::parse(
+            "[cluster]\nauthorized_networks = [{ cidr = \"0.0.0.0/0\", name = \"anywhere\" }, { cidr = \"10.0.0.0/8\" }]\n",
+            "t.toml",
+        )
+        .expect("TOML");
+        assert_eq!(
+            existing_networks(&inline),
+            vec!["anywhere=0.0.0.0/0", "10.0.0.0/8"]
+        );
+        let tables = Draft::parse(
+            "[[cluster.authorized_networks]]\ncidr = \"10.0.0.0/8\"\nname = \"corp\"\n",
+            "t.toml",
+        )
+        .expect("TOML");
+        assert_eq!(existing_networks(&tables), vec!["corp=10.0.0.0/8"]);
+        assert!(existing_networks(&Draft::new("t.toml")).is_empty());
+    }
+
+    #[test]
+    fn each_family_gets_its_own_capacity_advice() {
+        let mega = capacity_advice(Some(MachineFamily::A3Mega));
+        let high = capacity_advice(Some(MachineFamily::A3High));
+        assert!(mega.contains("A3 Mega") && !mega.contains("A3 High"));
+        assert!(high.contains("A3 High") && !high.contains("A3 Mega"));
+    }
 }

@@ -31,6 +31,7 @@ pub const ORDER: &[&str] = &[
     "bucket",
     "software.kueue",
     "identity",
+    "cluster.authorized_networks",
     "state",
     "network",
 ];
@@ -50,7 +51,13 @@ pub struct Question<'a> {
     /// Writes the answer when more than the key changes with it; by default the answer is
     /// written to the key.
     pub write: Option<&'a Writer>,
+    /// A check of the typed text before it is written, for answers the blueprint's rules
+    /// cannot see whole (a list whose empty entries are dropped).
+    pub check: Option<&'a Check>,
 }
+
+/// Says why a typed answer cannot be used.
+pub type Check = dyn Fn(&str) -> Option<String>;
 
 /// How a typed answer becomes a TOML value.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -72,9 +79,25 @@ pub struct Choice {
     pub label: String,
 }
 
-/// An error from the terminal (closed, interrupted): the run stops and writes nothing.
+/// An error from the terminal (closed, or Ctrl-C): the run stops and writes nothing.
 #[derive(Debug)]
-pub struct Interrupted(pub String);
+pub struct Interrupted {
+    pub reason: String,
+    /// The user pressed Ctrl-C.
+    pub cancelled: bool,
+}
+
+impl From<dialoguer::Error> for Interrupted {
+    fn from(error: dialoguer::Error) -> Interrupted {
+        let dialoguer::Error::IO(io) = &error;
+        Interrupted {
+            reason: error.to_string(),
+            // console reads Ctrl-C as an interrupted read (and raises SIGINT, which
+            // `super::run` catches so that this error is seen).
+            cancelled: io.kind() == std::io::ErrorKind::Interrupted,
+        }
+    }
+}
 
 pub struct Wizard {
     pub draft: Draft,
@@ -85,6 +108,8 @@ pub struct Wizard {
     pub missing: Vec<String>,
     /// Flags whose value breaks a rule, with the reason.
     pub rejected: Vec<String>,
+    /// Warnings about accepted answers, for a run without a terminal to print at the end.
+    pub warnings: Vec<String>,
 }
 
 /// The value a typed answer is written as.
@@ -126,6 +151,7 @@ impl Wizard {
             theme: ColorfulTheme::default(),
             missing: Vec::new(),
             rejected: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -137,6 +163,13 @@ impl Wizard {
     pub fn say(&self, text: &str) {
         if self.interactive {
             let _ = self.term.write_line(text);
+        }
+    }
+
+    /// Shows the cursor again: a prompt stopped by Ctrl-C leaves it hidden.
+    pub fn restore_cursor(&self) {
+        if self.interactive {
+            let _ = self.term.show_cursor();
         }
     }
 
@@ -158,9 +191,31 @@ impl Wizard {
         (!problems.is_empty()).then(|| reason(&problems))
     }
 
+    /// Warns about an answer that is accepted: at once on a terminal, else kept for the end.
+    pub fn warn(&mut self, text: &str) {
+        if self.interactive {
+            self.say(&format!("  {} {text}", style("⚠").yellow()));
+        } else {
+            self.warnings.push(text.to_string());
+        }
+    }
+
     fn problem_of(&self, q: &Question<'_>, kind: Kind, text: &str) -> Option<String> {
         if q.key.is_empty() {
             return None;
+        }
+        let trimmed = text.trim();
+        if trimmed.is_empty() && kind != Kind::Optional {
+            return Some(required(q));
+        }
+        if let Some(why) = q.check.and_then(|check| check(trimmed)) {
+            return Some(why);
+        }
+        if kind == Kind::Number && trimmed.parse::<i64>().is_err() {
+            let name = q.key.rsplit('.').next().unwrap_or(q.key);
+            return Some(format!(
+                "`{name}` must be a whole number, written in digits (such as 4), found `{trimmed}`"
+            ));
         }
         self.problem(&keys(q.key, kind, text), |draft| {
             write(draft, q, kind, text)
@@ -259,11 +314,10 @@ impl Wizard {
                 }
                 (Kind::Optional, None) => input = input.allow_empty(true),
                 (_, Some(default)) => input = input.default(default),
-                (_, None) => {}
+                // An empty answer reaches the validator, which says why one is needed.
+                (_, None) => input = input.allow_empty(true),
             }
-            input
-                .interact_text_on(&self.term)
-                .map_err(|e| Interrupted(e.to_string()))?
+            input.interact_text_on(&self.term)?
         };
         write(&mut self.draft, q, kind, &answer);
         Ok(Some(answer.trim().to_string()))
@@ -321,8 +375,7 @@ impl Wizard {
                 .with_prompt(q.prompt)
                 .items(&labels)
                 .default(index)
-                .interact_on(&self.term)
-                .map_err(|e| Interrupted(e.to_string()))?;
+                .interact_on(&self.term)?;
             let Some(choice) = choices.get(index) else {
                 continue;
             };
@@ -351,17 +404,32 @@ impl Wizard {
             None if !self.interactive => default,
             None => {
                 self.help(q.help);
+                // Typing `y` alone must not answer: the Enter that follows would otherwise
+                // answer the next question with its default.
                 Confirm::with_theme(&self.theme)
                     .with_prompt(q.prompt)
                     .default(default)
-                    .interact_on(&self.term)
-                    .map_err(|e| Interrupted(e.to_string()))?
+                    .wait_for_newline(true)
+                    .interact_on(&self.term)?
             }
         };
         if !q.key.is_empty() {
             self.draft.set(q.key, answer, None);
         }
         Ok(answer)
+    }
+}
+
+/// Why an empty answer is not one.
+fn required(q: &Question<'_>) -> String {
+    match q.key {
+        "project" => "a project id is required: the Google Cloud project that holds everything (6 to 30 lowercase letters, digits and hyphens)".into(),
+        "name" => "a deployment name is required: it names the GKE cluster and prefixes every resource".into(),
+        "gpu_pool.0.nodes" => "a node count is required: how many GPU nodes the pool starts with".into(),
+        "gpu_pool.0.reservation" => "a reservation is required with capacity `reservation`: its name, or projects/<project>/reservations/<name>".into(),
+        "cluster.authorized_networks" => "at least one network is required: the CIDRs (such as 203.0.113.0/24, your office or VPN) allowed to reach the control plane".into(),
+        "state.bucket" => "a bucket is required for a GCS state: an existing bucket's name".into(),
+        _ => format!("an answer is required: {}", q.prompt.to_lowercase()),
     }
 }
 
