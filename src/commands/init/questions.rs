@@ -33,8 +33,13 @@ pub fn template(draft: &mut Draft) {
         Some("# A minor version, resolved to the newest build; a3ctl refuses builds below the\n# GPUDirect minimum of the machine family.\n"),
     );
     draft.set("cluster.private_nodes", true, None);
-    // a3ctl refuses to destroy a protected cluster; turn it off in the file to allow that.
-    draft.set("cluster.deletion_protection", true, None);
+    draft.set(
+        "cluster.deletion_protection",
+        true,
+        Some("# a3ctl refuses to destroy or replace the cluster and its Filestore instance while this is
+# true; to tear the deployment down, set it to false and apply, then destroy.
+"),
+    );
     draft.set("system_pool.machine_type", "e2-standard-4", None);
     draft.set("software.driver", "default", None);
     draft.set("software.nccl", true, None);
