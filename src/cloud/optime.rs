@@ -103,6 +103,22 @@ mod tests {
     }
 
     #[test]
+    fn extreme_but_valid_times_do_not_panic() {
+        assert!(
+            between(
+                Some("0000-01-01T00:00:00Z"),
+                Some("9999-12-31T23:59:59.999999999+23:59")
+            )
+            .is_some()
+        );
+        // A leap second.
+        assert_eq!(
+            between(Some("2016-12-31T23:59:59Z"), Some("2016-12-31T23:59:60.5Z")),
+            ms(1_500)
+        );
+    }
+
+    #[test]
     fn fields_of_an_operation() {
         let op = json!({"startTime": "2026-11-25T17:00:00Z", "endTime": "2026-11-25T17:06:00Z"});
         assert_eq!(between_fields(&op, "startTime", "endTime"), ms(360_000));
