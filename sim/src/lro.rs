@@ -72,15 +72,22 @@ impl Operation {
         self.outcome.is_none() && self.done_at <= now
     }
 
+    /// When an operation ending at `now` ended, for its `endTime`: when it was due, however much
+    /// later a tick (run when a request comes) got to it; `now` if it ends early (a scripted
+    /// failure at the call, a cancellation).
+    fn end_time(&self, now: SimTime) -> SimTime {
+        self.done_at.min(now)
+    }
+
     /// Ends the operation with a response (`None` for `google.protobuf.Empty`).
     pub fn succeed(&mut self, now: SimTime, response: Option<Value>) {
-        self.ended = Some(now);
+        self.ended = Some(self.end_time(now));
         self.outcome = Some(Outcome::Response(response));
     }
 
     /// Ends the operation with an error.
     pub fn fail(&mut self, now: SimTime, code: i32, message: impl Into<String>) {
-        self.ended = Some(now);
+        self.ended = Some(self.end_time(now));
         self.outcome = Some(Outcome::Error {
             code,
             message: message.into(),
@@ -372,6 +379,34 @@ mod tests {
             mask_paths("file_shares, deletion_protection_enabled"),
             vec!["fileShares", "deletionProtectionEnabled"]
         );
+    }
+
+    fn operation(created: u64, done_at: u64) -> Operation {
+        Operation {
+            name: "projects/p/locations/l/operations/operation-1".into(),
+            target: "projects/p/locations/l/instances/i".into(),
+            verb: "create".into(),
+            created: SimTime(created),
+            done_at: SimTime(done_at),
+            ended: None,
+            cancel_requested: false,
+            outcome: None,
+        }
+    }
+
+    #[test]
+    fn an_operation_ends_when_it_was_due_not_when_it_was_polled() {
+        // Created at 10 s, due 600 s later; the tick that finishes it runs at 900 s.
+        let mut op = operation(10_000, 610_000);
+        op.succeed(SimTime(900_000), None);
+        assert_eq!(op.ended, Some(SimTime(610_000)));
+        let mut op = operation(10_000, 610_000);
+        op.fail(SimTime(900_000), 8, "quota");
+        assert_eq!(op.ended, Some(SimTime(610_000)));
+        // A scripted failure at the call ends it at once.
+        let mut op = operation(10_000, 610_000);
+        op.fail(SimTime(10_000), 8, "quota");
+        assert_eq!(op.ended, Some(SimTime(10_000)));
     }
 
     #[test]

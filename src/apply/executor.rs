@@ -17,7 +17,7 @@ use super::sink::StateSink;
 use super::{ApplyReport, Options, Outcome, Reporter, StepReport};
 use crate::cloud::retry::{Jitter, Look, Poller, Waited};
 use crate::cloud::{
-    CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target,
+    CloudError, CloudResult, ErrorClass, OpStatus, Polled, Provider, Settle, Started, Target,
 };
 use crate::plan::{Action, Change, Plan};
 use crate::resource::{Addr, Api, Observed};
@@ -53,6 +53,9 @@ pub struct Executor {
     jitter: Jitter,
     started: Instant,
     state_error: Mutex<Option<String>>,
+    /// How long the operations of each running step ran by the cloud's timestamps, summed
+    /// ([`Reporter::step_operations`]). A resource has one step running at a time.
+    operations_ran: Mutex<BTreeMap<Addr, Duration>>,
 }
 
 /// How one journaled call and its operation ended ([`Executor::operate`]).
@@ -111,6 +114,7 @@ impl Executor {
             jitter,
             started: Instant::now(),
             state_error: Mutex::new(None),
+            operations_ran: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -289,9 +293,14 @@ impl Executor {
                     let step = steps[i].clone();
                     tasks.spawn(async move {
                         let start = this.started.elapsed();
+                        this.operations_ran.lock().remove(&step.addr);
                         this.reporter.step_started(&step.addr, step.kind);
                         let outcome = this.run_step(&step, &change).await;
                         let end = this.started.elapsed();
+                        let ran = this.operations_ran.lock().remove(&step.addr);
+                        if let Some(ran) = ran {
+                            this.reporter.step_operations(&step.addr, ran);
+                        }
                         this.reporter
                             .step_finished(&step.addr, step.kind, &outcome, end - start);
                         (
@@ -846,13 +855,23 @@ impl Executor {
     // ----- plumbing -------------------------------------------------------------------------
 
     /// Waits for an operation, polling with backoff, without holding an API lane between polls.
+    /// How long it ran by the cloud's timestamps, when the last poll tells, is added to the step's
+    /// sum ([`Reporter::step_operations`]).
     async fn wait(&self, target: &Target, op: &OperationRef) -> Waited<()> {
         // Errors in a row; a running operation resets the count.
         let errors = AtomicU32::new(0);
         let errors = &errors;
         self.poller(target)
             .until(true, |_| async move {
-                match self.with_lane(target, self.provider.poll(op)).await {
+                let polled = self.with_lane(target, self.provider.poll_timed(op)).await;
+                if let Ok(Polled { ran: Some(ran), .. }) = &polled {
+                    *self
+                        .operations_ran
+                        .lock()
+                        .entry(target.addr.clone())
+                        .or_default() += *ran;
+                }
+                match polled.map(|p| p.status) {
                     Ok(OpStatus::Done) => Look::Done(()),
                     Ok(OpStatus::Failed(e)) => Look::Failed(e),
                     Ok(OpStatus::Running { progress }) => {

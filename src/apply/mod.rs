@@ -202,6 +202,14 @@ pub trait Reporter: Send + Sync {
     /// The operation's status, e.g. `RUNNING`.
     fn step_progress(&self, _addr: &Addr, _status: &str) {}
     fn step_retry(&self, _addr: &Addr, _error: &CloudError, _attempt: u32, _delay: Duration) {}
+    /// How long the step's long-running operations ran by the cloud's own timestamps
+    /// ([`crate::cloud::Polled::ran`]), not by a3ctl's clock: the sum over every operation of the
+    /// step that reported its start and end (a step may wait on several: one per call of an
+    /// update, an interrupted run's operation and then its own). Sent once, just before
+    /// [`Reporter::step_finished`], and only when at least one operation reported its times: a
+    /// step of synchronous calls (Kubernetes objects, buckets, IAM members), or of operations
+    /// without times (Artifact Registry, Service Usage), sends none.
+    fn step_operations(&self, _addr: &Addr, _ran: Duration) {}
     fn step_finished(&self, _addr: &Addr, _kind: StepKind, _outcome: &Outcome, _elapsed: Duration) {
     }
     fn warning(&self, _message: &str) {}
@@ -236,6 +244,10 @@ impl Reporter for Traced {
             error.message
         );
         self.0.step_retry(addr, error, attempt, delay);
+    }
+    fn step_operations(&self, addr: &Addr, ran: Duration) {
+        tracing::info!(addr = %addr, ran_ms = ran.as_millis() as u64, "operations ran (cloud's times)");
+        self.0.step_operations(addr, ran);
     }
     fn step_finished(&self, addr: &Addr, kind: StepKind, outcome: &Outcome, elapsed: Duration) {
         let elapsed_ms = elapsed.as_millis() as u64;

@@ -3,7 +3,7 @@
 
 use super::executor::{Executor, Stop};
 use super::sink::{Discard, StateSink};
-use super::{Backoff, Options, Outcome, Silent};
+use super::{Backoff, Options, Outcome, Reporter, Silent, StepKind};
 use crate::cloud::fake::FakeProvider;
 use crate::cloud::{CloudError, ErrorClass};
 use crate::plan::planner::{Refreshed, plan};
@@ -79,12 +79,22 @@ async fn run(
     desired: &[Desired],
     destroy: bool,
 ) -> (super::ApplyReport, State) {
+    run_reporting(fake, state, desired, destroy, Arc::new(Silent)).await
+}
+
+async fn run_reporting(
+    fake: &FakeProvider,
+    state: State,
+    desired: &[Desired],
+    destroy: bool,
+    reporter: Arc<dyn Reporter>,
+) -> (super::ApplyReport, State) {
     let p = plan(desired, &state, &Refreshed::new(), destroy).unwrap();
     let sink = Arc::new(StateSink::new(state, Box::new(Discard)));
     let exec = Executor::new(
         Arc::new(fake.clone()),
         sink.clone(),
-        Arc::new(Silent),
+        reporter,
         options(),
         Stop::default(),
     );
@@ -454,4 +464,74 @@ async fn a_destroy_interrupted_after_the_cluster_went_forgets_its_pools_without_
         "{:?}",
         fake.log()
     );
+}
+
+/// Records the operation times and the ends of steps, in order, as `addr ran 90s` and
+/// `addr finished`.
+#[derive(Default)]
+struct OperationTimes(parking_lot::Mutex<Vec<String>>);
+
+impl Reporter for OperationTimes {
+    fn step_operations(&self, addr: &Addr, ran: Duration) {
+        self.0.lock().push(format!("{addr} ran {}s", ran.as_secs()));
+    }
+    fn step_finished(&self, addr: &Addr, _kind: StepKind, _outcome: &Outcome, _took: Duration) {
+        self.0.lock().push(format!("{addr} finished"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_step_reports_the_sum_of_its_operations_times_just_before_it_finishes() {
+    let mut fake = FakeProvider::new(2);
+    fake.operation_time = Some(Duration::from_secs(90));
+    let times = Arc::new(OperationTimes::default());
+    let (report, state) = run_reporting(
+        &fake,
+        State::new("bp", "l".into()),
+        &blueprint(),
+        false,
+        times.clone(),
+    )
+    .await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    let events = std::mem::take(&mut *times.0.lock());
+    // One operation each: its time, then the step's end.
+    for addr in ["network.a", "subnetwork.a", "cluster.c", "node_pool.p1"] {
+        let ran = events.iter().position(|e| *e == format!("{addr} ran 90s"));
+        let finished = events.iter().position(|e| *e == format!("{addr} finished"));
+        assert!(
+            ran.is_some() && ran.map(|r| r + 1) == finished,
+            "{addr}: {events:?}"
+        );
+    }
+    assert_eq!(events.len(), 12, "{events:?}");
+
+    // An update of two fields (two calls in the fake) waits on two operations: their sum.
+    let mut desired = blueprint();
+    let pool = desired
+        .iter_mut()
+        .find(|d| d.addr == Addr::new(Kind::NodePool, "p1"))
+        .unwrap();
+    pool.spec["node_count"] = json!(4);
+    pool.spec["disk_size_gb"] = json!(200);
+    let (report, _) = run_reporting(&fake, state, &desired, false, times.clone()).await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    assert_eq!(
+        *times.0.lock(),
+        ["node_pool.p1 ran 180s", "node_pool.p1 finished"]
+    );
+
+    // Operations without times: no event at all.
+    let fake = FakeProvider::new(2);
+    let times = Arc::new(OperationTimes::default());
+    let (report, _) = run_reporting(
+        &fake,
+        State::new("bp", "l".into()),
+        &blueprint(),
+        false,
+        times.clone(),
+    )
+    .await;
+    assert!(report.succeeded(), "{:?}", report.steps);
+    assert!(times.0.lock().iter().all(|e| e.ends_with(" finished")));
 }

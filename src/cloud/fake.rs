@@ -3,7 +3,8 @@
 //! `deploytest` provider: each test overrides only what it needs).
 
 use super::{
-    CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target, UpdateStep,
+    CloudError, CloudResult, ErrorClass, OpStatus, Polled, Provider, Settle, Started, Target,
+    UpdateStep,
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
@@ -59,6 +60,9 @@ pub struct FakeProvider {
     pub fail_operation: Option<Hook>,
     /// Simulated latency of each poll.
     pub poll_delay: Duration,
+    /// How long every ended operation ran by its timestamps ([`Provider::poll_timed`]); `None`:
+    /// operations without times.
+    pub operation_time: Option<Duration>,
 }
 
 impl FakeProvider {
@@ -206,6 +210,15 @@ impl Provider for FakeProvider {
             return Err(err);
         }
         self.start("delete", target, Effect::Remove)
+    }
+
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<Polled> {
+        let status = self.poll(operation).await?;
+        let ran = match status {
+            OpStatus::Running { .. } => None,
+            OpStatus::Done | OpStatus::Failed(_) => self.operation_time,
+        };
+        Ok(Polled { status, ran })
     }
 
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {

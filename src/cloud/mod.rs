@@ -10,6 +10,7 @@
 pub mod fake;
 pub mod gcp;
 pub mod kube;
+pub mod optime;
 pub mod retry;
 
 use crate::resource::FieldDiff;
@@ -49,6 +50,23 @@ pub enum OpStatus {
     Running { progress: Option<String> },
     Done,
     Failed(CloudError),
+}
+
+/// One poll's answer ([`Provider::poll_timed`]): the operation's status and, once it has ended,
+/// how long it ran by the cloud's own timestamps ([`optime`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Polled {
+    pub status: OpStatus,
+    /// From the operation's start to its end as the API recorded them; `None` while it runs, and
+    /// when the API gives no times or times a3ctl cannot read.
+    pub ran: Option<std::time::Duration>,
+}
+
+impl From<OpStatus> for Polled {
+    /// A status without times.
+    fn from(status: OpStatus) -> Polled {
+        Polled { status, ran: None }
+    }
 }
 
 /// Whether a resource that exists has reached a usable state.
@@ -252,6 +270,13 @@ pub trait Provider: Send + Sync {
     async fn delete(&self, target: &Target) -> CloudResult<Started>;
 
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus>;
+
+    /// [`Provider::poll`], with how long an ended operation ran by the cloud's own record. The
+    /// executor polls through this; an adapter whose API stamps its operations with times
+    /// implements it (and `poll` as its status alone); the default reports no time.
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<Polled> {
+        self.poll(operation).await.map(Polled::from)
+    }
 
     /// Whether an existing resource has become usable (used after adopting one whose creation
     /// may still be running).

@@ -119,7 +119,7 @@ pub async fn run(
     let (state, existed) = session.load_state()?;
     let (initial_lineage, initial_serial) = (state.lineage.clone(), state.serial);
     let sink = Arc::new(StateSink::new(state, Box::new(session.store.clone())));
-    let progress = Arc::new(Progress::new(printer).with_clock(session.simulated_clock()));
+    let progress = Arc::new(Progress::new(printer).simulated(session.sandbox.is_some()));
     let executor = Executor::new(
         session.provider.clone(),
         sink.clone(),

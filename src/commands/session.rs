@@ -117,16 +117,6 @@ impl Session {
         })
     }
 
-    /// In the sandbox, the simulator's clock (simulated time since its epoch), so progress shows
-    /// how long each step took in the simulated world rather than the few real milliseconds it
-    /// took; `None` against Google Cloud, where wall time is the truth.
-    pub fn simulated_clock(&self) -> Option<crate::ui::progress::SimulatedClock> {
-        let shared = self.sandbox.as_ref()?.shared.clone();
-        Some(Arc::new(move || {
-            Duration::from_millis(shared.clock.now().0)
-        }))
-    }
-
     /// The recorded state, or a new one (with a fresh lineage) when there is none yet.
     pub fn load_state(&self) -> Result<(State, bool), Failure> {
         match self.store.load() {

@@ -1,9 +1,14 @@
 //! Apply progress: one line per resource. On a terminal each running step has a spinner with its
 //! elapsed time and the cloud operation's status (indicatif); elsewhere (CI, pipes, tests) plain
 //! lines in Terraform's style: `network.primary: Creating...`, `... Still creating... [RUNNING]`
-//! (at most every 10 s per resource), `... Creation complete after 32s`. In the sandbox the
-//! durations are the simulated world's ([`Progress::with_clock`]): `... Creation complete after
-//! 7m12s (simulated)`.
+//! (at most every 10 s per resource), `... Creation complete after 32s`.
+//!
+//! In the sandbox ([`Progress::simulated`]) the wall clock means nothing (the simulator runs 2000
+//! times faster, and a3ctl's own work would be sped up with it), so a step's duration is the
+//! simulated time its cloud operations ran by their own timestamps
+//! ([`Reporter::step_operations`]): `... Creation complete after 7m12s (simulated)`. A step the
+//! cloud reported no operation time for (synchronous calls: Kubernetes objects, buckets, IAM
+//! members) says so: `... Creation complete (simulated; no operation time reported)`.
 
 use super::Printer;
 use crate::apply::{Outcome, Reporter, StepKind};
@@ -14,19 +19,16 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// A clock other than the wall's: how much simulated time has passed since some origin.
-pub type SimulatedClock = std::sync::Arc<dyn Fn() -> Duration + Send + Sync>;
-
 /// The indicatif / plain-line implementation of [`Reporter`].
 pub struct Progress {
     printer: Printer,
     multi: Option<MultiProgress>,
     bars: Mutex<BTreeMap<String, ProgressBar>>,
     last_line: Mutex<BTreeMap<String, Instant>>,
-    /// With a simulated clock, each step's duration is measured on it.
-    clock: Option<SimulatedClock>,
-    /// When each running step started, on `clock`.
-    started: Mutex<BTreeMap<String, Duration>>,
+    /// In the sandbox: durations are the cloud's operation times, marked `(simulated)`.
+    simulated: bool,
+    /// How long each finishing step's operations ran, by the cloud's timestamps.
+    operations_ran: Mutex<BTreeMap<String, Duration>>,
 }
 
 fn verb(kind: StepKind) -> (&'static str, &'static str, &'static str) {
@@ -71,26 +73,27 @@ impl Progress {
             multi,
             bars: Mutex::new(BTreeMap::new()),
             last_line: Mutex::new(BTreeMap::new()),
-            clock: None,
-            started: Mutex::new(BTreeMap::new()),
+            simulated: false,
+            operations_ran: Mutex::new(BTreeMap::new()),
         }
     }
 
-    /// Measures each step on `clock` (the sandbox's simulated time) instead of the wall clock,
-    /// marking the durations `(simulated)`; `None` keeps wall time.
-    pub fn with_clock(mut self, clock: Option<SimulatedClock>) -> Progress {
-        self.clock = clock;
+    /// In the sandbox (`true`), shows each step's simulated operation time instead of the wall
+    /// clock's.
+    pub fn simulated(mut self, simulated: bool) -> Progress {
+        self.simulated = simulated;
         self
     }
 
-    /// `7m12s`, or `7m12s (simulated)`: how long the step of `addr` took, `took` by the wall.
-    fn took(&self, addr: &Addr, took: Duration) -> String {
-        let started = self.started.lock().remove(&addr.to_string());
-        match (&self.clock, started) {
-            (Some(clock), Some(start)) => {
-                format!("{} (simulated)", elapsed(clock().saturating_sub(start)))
-            }
-            _ => elapsed(took),
+    /// How long the step of `addr` took, to follow `Creation complete` or `failed`: ` after 32s`
+    /// by the wall (`wall`), or in the sandbox ` after 7m12s (simulated)` by its operations'
+    /// times, ` (simulated; no operation time reported)` without any.
+    fn took(&self, addr: &Addr, wall: Duration) -> String {
+        let ran = self.operations_ran.lock().remove(&addr.to_string());
+        match (self.simulated, ran) {
+            (false, _) => format!(" after {}", elapsed(wall)),
+            (true, Some(ran)) => format!(" after {} (simulated)", elapsed(ran)),
+            (true, None) => " (simulated; no operation time reported)".to_string(),
         }
     }
 
@@ -120,9 +123,6 @@ impl Reporter for Progress {
             return;
         }
         let (starting, _, _) = verb(kind);
-        if let Some(clock) = &self.clock {
-            self.started.lock().insert(addr.to_string(), clock());
-        }
         if let Some(multi) = &self.multi {
             let bar = multi.add(ProgressBar::new_spinner());
             let style = ProgressStyle::with_template("{spinner} {prefix} {msg} [{elapsed}]")
@@ -175,6 +175,10 @@ impl Reporter for Progress {
         }
     }
 
+    fn step_operations(&self, addr: &Addr, ran: Duration) {
+        self.operations_ran.lock().insert(addr.to_string(), ran);
+    }
+
     fn step_finished(&self, addr: &Addr, kind: StepKind, outcome: &Outcome, took: Duration) {
         if let Some(bar) = self.bars.lock().remove(&addr.to_string()) {
             bar.finish_and_clear();
@@ -182,13 +186,13 @@ impl Reporter for Progress {
         let (_, _, done) = verb(kind);
         let took = self.took(addr, took);
         let text = match outcome {
-            Outcome::Done => format!("{addr}: {done} after {took}"),
+            Outcome::Done => format!("{addr}: {done}{took}"),
             Outcome::Adopted => {
                 format!("{addr}: found existing resource created by this blueprint; adopted")
             }
             Outcome::Subsumed if kind == StepKind::Forget => format!("{addr}: {done}"),
             Outcome::Subsumed => format!("{addr}: {done} (deleted with its cluster)"),
-            Outcome::Failed(e) => format!("{addr}: failed after {took}: {}", e.message),
+            Outcome::Failed(e) => format!("{addr}: failed{took}: {}", e.message),
             Outcome::Skipped { because } => format!("{addr}: skipped because `{because}` failed"),
             Outcome::Interrupted => format!(
                 "{addr}: interrupted; its operation stays recorded and resumes on the next apply"
@@ -205,5 +209,38 @@ impl Reporter for Progress {
 
     fn warning(&self, message: &str) {
         self.line(&format!("warning: {message}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::Kind;
+
+    fn progress(simulated: bool) -> Progress {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: true,
+        };
+        Progress::new(printer).simulated(simulated)
+    }
+
+    #[test]
+    fn the_sandbox_shows_operation_times_and_real_runs_the_wall_clock() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let wall = Duration::from_millis(1_700);
+        let sandbox = progress(true);
+        sandbox.step_operations(&cluster, Duration::from_millis(432_900));
+        assert_eq!(sandbox.took(&cluster, wall), " after 7m12s (simulated)");
+        // Taken once: the next step of the same resource had no operation time.
+        assert_eq!(
+            sandbox.took(&cluster, wall),
+            " (simulated; no operation time reported)"
+        );
+        let real = progress(false);
+        real.step_operations(&cluster, Duration::from_secs(432));
+        assert_eq!(real.took(&cluster, wall), " after 1s");
+        assert_eq!(real.took(&cluster, Duration::from_secs(75)), " after 1m15s");
     }
 }

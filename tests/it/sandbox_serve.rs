@@ -312,6 +312,71 @@ async fn the_served_sandbox_answers_kubectl_and_gcloud_and_keeps_their_changes()
     );
 }
 
+/// The simulator's realistic latency of `key` (`container.cluster.create`), in whole seconds as
+/// progress prints them: `[min, max]`.
+fn profile(key: &str) -> (u64, u64) {
+    let (_, min, max) = a3ctl_sim::latency::defaults()
+        .into_iter()
+        .find(|(k, _, _)| k == key)
+        .unwrap_or_else(|| panic!("latency key {key}"));
+    (min.floor() as u64, max.ceil() as u64)
+}
+
+/// Sandbox progress shows what the cloud's operations took by their own timestamps: a cluster,
+/// its GPU node pool, a Filestore instance and a network each within the simulator's latency
+/// profile for their create, however loaded the machine; Kubernetes objects, made by synchronous
+/// calls, say that no operation time was reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox_durations_are_the_operations_own_simulated_times() {
+    let cx = TestContext::new().await;
+    let apply = sandbox(&cx, &["apply", MEGA, "--auto-approve"])
+        .await
+        .expect(0);
+    let complete: Vec<&str> = apply
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": Creation complete"))
+        .collect();
+    assert!(complete.len() > 40, "{}", apply.stderr);
+    let took = |addr: &str| -> u64 {
+        let prefix = format!("{addr}: Creation complete after ");
+        let line = complete
+            .iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{prefix} in\n{}", apply.stderr));
+        let text = line[prefix.len()..]
+            .strip_suffix(" (simulated)")
+            .unwrap_or_else(|| panic!("{line}"));
+        seconds(text)
+    };
+    for (addr, key) in [
+        ("cluster.main", "container.cluster.create"),
+        ("node_pool.a3mega", "container.nodePool.create.gpu"),
+        ("filestore.shared", "file.instance.create"),
+        ("network.primary", "compute.network.insert"),
+    ] {
+        let (min, max) = profile(key);
+        let seconds = took(addr);
+        assert!(
+            (min..=max).contains(&seconds),
+            "{addr} took {seconds} s, outside {key}'s {min}..={max} s:\n{}",
+            apply.stderr
+        );
+    }
+    let kubernetes: Vec<&&str> = complete.iter().filter(|l| l.starts_with("k8s.")).collect();
+    assert!(kubernetes.len() > 20, "{}", apply.stderr);
+    for line in kubernetes {
+        assert!(
+            line.ends_with(": Creation complete (simulated; no operation time reported)"),
+            "{line}"
+        );
+    }
+    // Every step says its time is simulated; none shows the wall clock.
+    for line in &complete {
+        assert!(line.contains("(simulated"), "{line}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_help_has_examples() {
     let cx = TestContext::new().await;

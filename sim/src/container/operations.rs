@@ -286,6 +286,14 @@ pub fn finish_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
     changed
 }
 
+/// When an operation that ends at `now` ended, for its `endTime`: when it was due (its start plus
+/// its duration, or its capacity deadline), however much later the world was brought up to date
+/// (a tick runs when a request comes, not when an operation is due); a cancelled one ends when
+/// it is cancelled.
+fn end_time(done_at: SimTime, now: SimTime, cancelled: bool) -> SimTime {
+    if cancelled { now } else { done_at.min(now) }
+}
+
 /// Ends operation `index`: with its scripted failure or `forced` (cancel), else with its effect.
 /// An operation still short of capacity waits (its `done_at` moves to its deadline) until its
 /// deadline, then fails with `GCE_STOCKOUT`.
@@ -314,13 +322,7 @@ fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
         let stored = &mut world.container.operations[index];
         stored.status = "DONE".to_string();
         stored.waiting = false;
-        stored.end = Some(
-            if stored.done_at < cx.now && (failure.is_none() || keeps_nodes) {
-                stored.done_at
-            } else {
-                cx.now
-            },
-        );
+        stored.end = Some(end_time(stored.done_at, cx.now, cancelled));
         stored.error = failure.clone();
     }
     let key = op.cluster_key.clone();
@@ -591,4 +593,28 @@ pub async fn post_method(
         capacity::retry(world, cx, cx.now);
         Ok(http::json(json!({})))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_ends_when_it_was_due_not_when_the_world_caught_up() {
+        // Due at 400 s, finished by a tick at 1000 s (the next request): it ended at 400 s,
+        // whether it succeeded or failed.
+        assert_eq!(
+            end_time(SimTime(400_000), SimTime(1_000_000), false),
+            SimTime(400_000)
+        );
+        assert_eq!(
+            end_time(SimTime(400_000), SimTime(400_000), false),
+            SimTime(400_000)
+        );
+        // Cancelled at 100 s, before it was due: it ended then.
+        assert_eq!(
+            end_time(SimTime(400_000), SimTime(100_000), true),
+            SimTime(100_000)
+        );
+    }
 }

@@ -182,7 +182,7 @@ impl crate::cloud::Provider for ArtifactRegistryAdapter {
             .await
             .map_err(|e| classify_gax(&e))?;
         // Artifact Registry's operation metadata is an empty message: nothing to show.
-        super::lro::status("Artifact Registry", &op, |_| "RUNNING".into())
+        Ok(super::lro::status("Artifact Registry", &op, |_| "RUNNING".into())?.status)
     }
 
     fn settle(&self, _target: &Target, _observed: &Observed) -> Settle {

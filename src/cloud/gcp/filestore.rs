@@ -186,6 +186,10 @@ impl crate::cloud::Provider for FilestoreAdapter {
     }
 
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        Ok(self.poll_timed(operation).await?.status)
+    }
+
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<crate::cloud::Polled> {
         let op = self
             .client
             .get_operation()

@@ -50,7 +50,8 @@ pub mod storage;
 pub use hints::{Subject, hint, refine};
 
 use super::{
-    CloudError, CloudResult, ErrorClass, OpStatus, Provider, Settle, Started, Target, UpdateStep,
+    CloudError, CloudResult, ErrorClass, OpStatus, Polled, Provider, Settle, Started, Target,
+    UpdateStep,
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
@@ -320,7 +321,10 @@ impl Provider for GcpProvider {
         self.started(target, result)
     }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
-        let polled = self.for_api(operation.api)?.poll(operation).await;
+        Ok(self.poll_timed(operation).await?.status)
+    }
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<Polled> {
+        let polled = self.for_api(operation.api)?.poll_timed(operation).await;
         let subject = || {
             self.operations
                 .lock()
@@ -329,14 +333,25 @@ impl Provider for GcpProvider {
                 .unwrap_or_else(|| Subject::of_api(operation.api))
         };
         match polled {
-            Ok(OpStatus::Failed(e)) => {
+            Ok(Polled {
+                status: OpStatus::Failed(e),
+                ran,
+            }) => {
                 let subject = subject();
                 self.operations.lock().remove(&operation.name);
-                Ok(OpStatus::Failed(refine(&subject, e)))
+                Ok(Polled {
+                    status: OpStatus::Failed(refine(&subject, e)),
+                    ran,
+                })
             }
-            Ok(OpStatus::Done) => {
+            Ok(
+                done @ Polled {
+                    status: OpStatus::Done,
+                    ..
+                },
+            ) => {
                 self.operations.lock().remove(&operation.name);
-                Ok(OpStatus::Done)
+                Ok(done)
             }
             Ok(running) => Ok(running),
             Err(e) => Err(refine(&subject(), e)),

@@ -48,7 +48,7 @@ impl ServiceAdapter {
             .await
             .map_err(|e| classify_gax(&e))?;
         if op.done {
-            return match super::lro::status("Service Usage", &op, |_| String::new())? {
+            return match super::lro::status("Service Usage", &op, |_| String::new())?.status {
                 OpStatus::Failed(e) => Err(e),
                 _ => Ok(Started::Done),
             };
@@ -111,7 +111,7 @@ impl Provider for ServiceAdapter {
             .send()
             .await
             .map_err(|e| classify_gax(&e))?;
-        super::lro::status("Service Usage", &op, |_| "enabling".into())
+        Ok(super::lro::status("Service Usage", &op, |_| "enabling".into())?.status)
     }
 
     /// An enabled service is usable; one still disabled is waited for (the enable operation is

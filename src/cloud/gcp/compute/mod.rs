@@ -11,7 +11,9 @@
 //! Every mutation returns a Compute operation. [`OperationRef::name`] holds the operation's
 //! relative path (`projects/p/global/operations/op` or `projects/p/regions/r/operations/op`), which
 //! [`ComputeAdapter::poll_operation`] turns back into one GET on `GlobalOperations` or `RegionOperations`.
-//! A failed operation is `DONE` with `error`; it becomes [`OpStatus::Failed`].
+//! A failed operation is `DONE` with `error`; it becomes [`OpStatus::Failed`]. A `DONE` operation's
+//! `insertTime` (or, without one, `startTime`) and `endTime` tell how long it ran
+//! ([`crate::cloud::optime`]).
 //!
 //! Mutations carry a `requestId` (a UUID) that stays the same for every retry of the same call in
 //! this process, so a retried insert whose first answer was lost is deduplicated by Compute
@@ -25,7 +27,7 @@ mod router;
 use super::{GcpConfig, classify_gax, classify_status};
 use crate::cloud::Provider;
 use crate::cloud::{
-    CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
+    CloudError, CloudResult, ErrorClass, OpStatus, Polled, Settle, Started, Target, UpdateStep,
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
@@ -327,7 +329,7 @@ pub(crate) fn no_update(target: &Target, step: &UpdateStep) -> CloudError {
 
 impl ComputeAdapter {
     /// Reads a global, regional or zonal operation once.
-    pub(crate) async fn poll_operation(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+    pub(crate) async fn poll_operation(&self, operation: &OperationRef) -> CloudResult<Polled> {
         let rel = relative(&operation.name);
         let parts: Vec<&str> = rel.split('/').collect();
         let op = match parts.as_slice() {
@@ -379,11 +381,16 @@ impl ComputeAdapter {
             }
             return Ok(OpStatus::Running {
                 progress: Some(progress),
-            });
+            }
+            .into());
         }
-        Ok(match operation_error(&op) {
+        let status = match operation_error(&op) {
             Some(e) => OpStatus::Failed(e),
             None => OpStatus::Done,
+        };
+        Ok(Polled {
+            status,
+            ran: ran(&op),
         })
     }
 
@@ -401,6 +408,18 @@ impl ComputeAdapter {
         let op = call(&loc, request_id).await?;
         started(op, &loc)
     }
+}
+
+/// How long a `DONE` operation took, as the user waited for it: from `insertTime` ("the time that
+/// this operation was requested"), which counts the time it was `PENDING`, or `startTime` ("the
+/// time that this operation was started by the server") when it has none, to `endTime` ("the time
+/// that this operation was completed"), all "in RFC3339 text format"
+/// (<https://cloud.google.com/compute/docs/reference/rest/v1/globalOperations>).
+fn ran(op: &Value) -> Option<std::time::Duration> {
+    let end = op.get("endTime").and_then(Value::as_str);
+    ["insertTime", "startTime"]
+        .iter()
+        .find_map(|start| crate::cloud::optime::between(op.get(*start)?.as_str(), end))
 }
 
 /// Compute resources are usable once their insert is DONE; policies and reservations also report a
@@ -573,6 +592,9 @@ impl<K: ComputeKind> Provider for K {
             .await
     }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        Ok(self.compute().poll_operation(operation).await?.status)
+    }
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<Polled> {
         self.compute().poll_operation(operation).await
     }
     fn settle(&self, _target: &Target, observed: &Observed) -> Settle {

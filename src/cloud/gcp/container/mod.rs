@@ -18,7 +18,7 @@ pub(crate) use operations::rpc_code_name;
 use super::{GcpConfig, classify_gax};
 use crate::cloud::Provider;
 use crate::cloud::{
-    CloudError, CloudResult, ErrorClass, OpStatus, Settle, Started, Target, UpdateStep,
+    CloudError, CloudResult, ErrorClass, OpStatus, Polled, Settle, Started, Target, UpdateStep,
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
@@ -256,6 +256,9 @@ impl Provider for ClusterAdapter {
         self.0.delete_cluster(target).await
     }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        Ok(self.0.poll_operation(operation).await?.status)
+    }
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<Polled> {
         self.0.poll_operation(operation).await
     }
     fn settle(&self, _target: &Target, observed: &Observed) -> Settle {
@@ -287,6 +290,9 @@ impl Provider for NodePoolAdapter {
         self.0.delete_pool(target).await
     }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+        Ok(self.0.poll_operation(operation).await?.status)
+    }
+    async fn poll_timed(&self, operation: &OperationRef) -> CloudResult<Polled> {
         self.0.poll_operation(operation).await
     }
     fn settle(&self, _target: &Target, observed: &Observed) -> Settle {

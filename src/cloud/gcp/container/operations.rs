@@ -7,11 +7,15 @@
 //! poll looks at the cluster, starts the delete of [`BOOTSTRAP_POOL`] if it is still there and
 //! reports `Running` until it is gone. Polling stays idempotent, so a resumed apply finishes the
 //! job the same way.
+//!
+//! A `DONE` operation's `startTime` and `endTime` tell how long it ran ([`ran`]). A cluster create
+//! reports its `CREATE_CLUSTER` operation's time: the bootstrap pool's removal after it is not
+//! polled by name and not counted.
 
 use super::cluster::BOOTSTRAP_POOL;
 use super::{ClusterPath, ContainerAdapter, absent_or};
 use crate::cloud::gcp::{classify_gax, classify_status};
-use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Started};
+use crate::cloud::{CloudError, CloudResult, ErrorClass, OpStatus, Polled, Started};
 use crate::resource::Api;
 use crate::resource::OperationRef;
 use google_cloud_container_v1::model::Operation;
@@ -98,7 +102,7 @@ fn cluster_of_target(link: &str) -> Option<ClusterPath> {
 }
 
 impl ContainerAdapter {
-    pub(super) async fn poll_operation(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+    pub(super) async fn poll_operation(&self, operation: &OperationRef) -> CloudResult<Polled> {
         let op = self
             .client
             .get_operation()
@@ -110,15 +114,21 @@ impl ContainerAdapter {
         if status != "DONE" {
             return Ok(OpStatus::Running {
                 progress: Some(progress(&op)),
-            });
+            }
+            .into());
         }
-        if let Some(error) = failure(&op) {
-            return Ok(OpStatus::Failed(error));
-        }
-        if op.operation_type.name() == Some("CREATE_CLUSTER") {
-            return self.remove_bootstrap_pool(&op).await;
-        }
-        Ok(OpStatus::Done)
+        let status = if let Some(error) = failure(&op) {
+            OpStatus::Failed(error)
+        } else if op.operation_type.name() == Some("CREATE_CLUSTER") {
+            self.remove_bootstrap_pool(&op).await?
+        } else {
+            OpStatus::Done
+        };
+        let ran = match &status {
+            OpStatus::Running { .. } => None,
+            _ => ran(&op),
+        };
+        Ok(Polled { status, ran })
     }
 
     /// The follow-up of a cluster create: delete the bootstrap pool, report `Running` until gone.
@@ -154,6 +164,13 @@ impl ContainerAdapter {
             }
         }
     }
+}
+
+/// How long a `DONE` operation ran, from `startTime` ("the time the operation started") to
+/// `endTime` ("the time the operation completed"), both "in RFC3339 text format"
+/// (<https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.operations#Operation>).
+fn ran(op: &Operation) -> Option<std::time::Duration> {
+    crate::cloud::optime::between(Some(&op.start_time), Some(&op.end_time))
 }
 
 /// A short progress line: the operation type and status, with GKE's stage counters if any.
