@@ -478,8 +478,8 @@ mod tests {
         let params = get(&g, "k8s.gkenetworkparamset/-/vpc3");
         assert_eq!(params.spec["cluster"], "a3mega");
         let spec = &params.spec["object"]["spec"];
-        assert_eq!(spec["vpc"], "a3mega-gpunet-2");
-        assert_eq!(spec["vpcSubnet"], "a3mega-gpunet-2-subnet");
+        assert_eq!(spec["vpc"], "a3mega-gpunet-3");
+        assert_eq!(spec["vpcSubnet"], "a3mega-gpunet-3-subnet");
         assert_eq!(spec["deviceMode"], "NetDevice");
         assert!(params.dependencies.contains(&addr::gpu_subnet(2)));
         let network = get(&g, "k8s.network/-/vpc8");

@@ -105,8 +105,8 @@ fn expectations_come_from_the_blueprint_and_its_graph() {
     assert_eq!(mega.networks.len(), 8);
     assert_eq!(mega.min_networks, 8);
     assert_eq!(mega.networks[2].name, "vpc3");
-    assert_eq!(mega.networks[2].vpc, "a3mega-gpunet-2");
-    assert_eq!(mega.networks[2].subnet, "a3mega-gpunet-2-subnet");
+    assert_eq!(mega.networks[2].vpc, "a3mega-gpunet-3");
+    assert_eq!(mega.networks[2].subnet, "a3mega-gpunet-3-subnet");
     assert_eq!(mega.daemonsets, ["device-injector", "nccl-tcpxo-installer"]);
     assert_eq!(mega.kueue.as_ref().unwrap().gpus, 32 * 8);
     let mut bp = shipped("a3-high.toml");
@@ -209,7 +209,7 @@ fn wrong_fields_of_a_network_pair_are_each_named() {
     assert_eq!(failed[0].name, "network/vpc2");
     assert_eq!(
         failed[0].message,
-        "Network `vpc2` does not reference GKENetworkParamSet `vpc2` (parametersRef is `{\"group\":\"networking.gke.io\",\"kind\":\"GKENetworkParamSet\",\"name\":\"vpc1\"}`); GKENetworkParamSet `vpc2` has vpcSubnet `elsewhere` instead of `a3high-gpunet-1-subnet`; GKENetworkParamSet `vpc2` has deviceMode `RDMA` instead of `NetDevice`"
+        "Network `vpc2` does not reference GKENetworkParamSet `vpc2` (parametersRef is `{\"group\":\"networking.gke.io\",\"kind\":\"GKENetworkParamSet\",\"name\":\"vpc1\"}`); GKENetworkParamSet `vpc2` has vpcSubnet `elsewhere` instead of `a3high-gpunet-2-subnet`; GKENetworkParamSet `vpc2` has deviceMode `RDMA` instead of `NetDevice`"
     );
     assert!(
         failed[0]

@@ -152,7 +152,7 @@ async fn the_a3_mega_compute_resources_round_trip_update_and_delete() {
     let networks = inventory["compute"]["networks"].as_array().unwrap();
     assert_eq!(networks.len(), 9);
     assert!(networks.iter().all(|n| n["state"] == "READY"));
-    for i in 0..8 {
+    for i in 1..=8 {
         let net = get_raw(
             &sim,
             &format!("projects/{PROJECT}/global/networks/a3mega-gpunet-{i}"),
@@ -193,7 +193,7 @@ async fn the_a3_mega_compute_resources_round_trip_update_and_delete() {
                 .unwrap(),
         )
     };
-    let mut net = find(Kind::Network, "gpu-0");
+    let mut net = find(Kind::Network, "gpu-1");
     update(&adapter, &mut net, json!({"mtu": 8896}), &["patch"]).await;
     update(
         &adapter,

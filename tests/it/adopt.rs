@@ -66,7 +66,7 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
             "compute resource-policies create group-placement a3high-a3high-placement --collocation=collocated --region={R}"
         )),
     ];
-    first.extend((0..4).map(|i| network(&format!("a3high-gpunet-{i}"), 8244)));
+    first.extend((1..=4).map(|i| network(&format!("a3high-gpunet-{i}"), 8244)));
     all(g, first).await;
     let mut second = vec![
         cmd(&format!(
@@ -81,12 +81,14 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
             "compute routers create a3high-router --network=a3high-net --region={R}"
         )),
     ];
-    for i in 0..4 {
-        second.push(gpu_subnet(i, &format!("192.168.{i}.0/24")));
+    // GPU NICs count from 1 (`vpc1`, `eth1`); their ranges are carved from 192.168.0.0/24 on.
+    for i in 1..=4 {
+        let range = format!("192.168.{}.0/24", i - 1);
+        second.push(gpu_subnet(i, &range));
         second.push(internal_firewall(
             &format!("a3high-gpunet-{i}-allow-internal"),
             &format!("a3high-gpunet-{i}"),
-            &format!("192.168.{i}.0/24"),
+            &range,
         ));
     }
     all(g, second).await;
@@ -121,7 +123,7 @@ async fn build_a3_high_by_hand(g: &Gcloud) {
         ))],
     )
     .await;
-    let networks: Vec<String> = (0..4)
+    let networks: Vec<String> = (1..=4)
         .map(|i| {
             format!(
                 "--additional-node-network=network=a3high-gpunet-{i},subnetwork=a3high-gpunet-{i}-subnet"
@@ -195,8 +197,8 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
             format!("projects/{P}/global/networks/a3high-net"),
         ),
         (
-            "subnetwork.gpu-3",
-            format!("projects/{P}/regions/{R}/subnetworks/a3high-gpunet-3-subnet"),
+            "subnetwork.gpu-4",
+            format!("projects/{P}/regions/{R}/subnetworks/a3high-gpunet-4-subnet"),
         ),
         (
             "firewall.primary-internal",
@@ -250,10 +252,10 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     has(&apply.stderr, "Resources: 22 adopted,");
     let recorded = state(&cx, "a3high");
     assert_eq!(
-        recorded["resources"]["network.gpu-0"]["id"],
-        format!("projects/{P}/global/networks/a3high-gpunet-0")
+        recorded["resources"]["network.gpu-1"]["id"],
+        format!("projects/{P}/global/networks/a3high-gpunet-1")
     );
-    assert_eq!(recorded["resources"]["network.gpu-0"]["spec"]["mtu"], 8244);
+    assert_eq!(recorded["resources"]["network.gpu-1"]["spec"]["mtu"], 8244);
     assert_eq!(
         recorded["resources"]["node_pool.a3high"]["dependencies"]
             .as_array()
@@ -289,30 +291,30 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
     all(
         &g,
         vec![
-            network("a3high-gpunet-0", 1460),
-            network("a3high-gpunet-1", 8244),
+            network("a3high-gpunet-1", 1460),
+            network("a3high-gpunet-2", 8244),
         ],
     )
     .await;
-    all(&g, vec![gpu_subnet(1, "192.168.11.0/24")]).await;
+    all(&g, vec![gpu_subnet(2, "192.168.11.0/24")]).await;
 
     let plan = cx
         .run(&["plan", "--adopt", "--detailed-exitcode", BLUEPRINT])
         .await
         .expect(2);
     let out = &plan.stdout;
-    has(out, "network.gpu-0: adopted existing");
-    has(out, "subnetwork.gpu-1: adopted existing");
-    has(out, "# network.gpu-0 will be updated in-place");
+    has(out, "network.gpu-1: adopted existing");
+    has(out, "subnetwork.gpu-2: adopted existing");
+    has(out, "# network.gpu-1 will be updated in-place");
     has(out, "~ mtu = 1460 -> 8244\n");
-    has(out, "# subnetwork.gpu-1 must be replaced");
+    has(out, "# subnetwork.gpu-2 must be replaced");
     has(
         out,
         "~ ip_cidr_range = \"192.168.11.0/24\" -> \"192.168.1.0/24\" # forces replacement",
     );
-    // network.gpu-1 matches: adopted, no action.
-    assert!(!out.contains("# network.gpu-1 "), "{out}");
-    has(out, "# network.gpu-2 will be created");
+    // network.gpu-2 matches: adopted, no action.
+    assert!(!out.contains("# network.gpu-2 "), "{out}");
+    has(out, "# network.gpu-3 will be created");
 
     // The saved plan carries the adoptions; applying it records them before anything else.
     cx.run(&["plan", "--adopt", "--out", "adopt.plan", BLUEPRINT])
@@ -328,7 +330,7 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
         .collect();
     assert_eq!(
         adopted,
-        ["network.gpu-0", "network.gpu-1", "subnetwork.gpu-1"]
+        ["network.gpu-1", "network.gpu-2", "subnetwork.gpu-2"]
     );
     let refused = cx
         .run(&["apply", "--adopt", "--auto-approve", "adopt.plan"])
@@ -341,10 +343,10 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
         .run(&["apply", "--adopt", "--auto-approve", BLUEPRINT])
         .await
         .expect(0);
-    has(&apply.stderr, "subnetwork.gpu-1: adopted existing");
+    has(&apply.stderr, "subnetwork.gpu-2: adopted existing");
     has(&apply.stderr, "Resources: 3 adopted,");
     let net = g
-        .json(&["compute", "networks", "describe", "a3high-gpunet-0"])
+        .json(&["compute", "networks", "describe", "a3high-gpunet-1"])
         .await;
     assert_eq!(net["mtu"], 8244);
     let subnet = g
@@ -353,7 +355,7 @@ async fn adopting_resources_that_differ_shows_the_precise_fields() {
             "networks",
             "subnets",
             "describe",
-            "a3high-gpunet-1-subnet",
+            "a3high-gpunet-2-subnet",
             &format!("--region={R}"),
         ])
         .await;
@@ -371,7 +373,7 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         &g,
         vec![
             network("a3high-net", 8244),
-            network("a3high-gpunet-0", 1460),
+            network("a3high-gpunet-1", 1460),
         ],
     )
     .await;
@@ -417,13 +419,13 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
 
     // Nothing under that name.
     let missing = cx
-        .run(&["import", "network.gpu-1", "a3high-gpunet-1", BLUEPRINT])
+        .run(&["import", "network.gpu-2", "a3high-gpunet-2", BLUEPRINT])
         .await
         .expect(1);
     has(
         &missing.stderr,
         &format!(
-            "`projects/{P}/global/networks/a3high-gpunet-1` does not exist, so there is nothing to import"
+            "`projects/{P}/global/networks/a3high-gpunet-2` does not exist, so there is nothing to import"
         ),
     );
     assert!(!cx.path("state/a3high.a3state.json").exists());
@@ -455,7 +457,7 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         .expect(1);
     has(&again.stderr, "`network.primary` is already managed");
 
-    cx.run(&["import", "network.gpu-0", "a3high-gpunet-0", BLUEPRINT])
+    cx.run(&["import", "network.gpu-1", "a3high-gpunet-1", BLUEPRINT])
         .await
         .expect(0);
     let plan = cx.run(&["plan", BLUEPRINT]).await.expect(0);
@@ -465,9 +467,9 @@ async fn import_takes_over_one_resource_and_refuses_what_it_cannot() {
         "{}",
         plan.stdout
     );
-    has(&plan.stdout, "# network.gpu-0 will be updated in-place");
+    has(&plan.stdout, "# network.gpu-1 will be updated in-place");
     has(&plan.stdout, "~ mtu = 1460 -> 8244\n");
-    has(&plan.stdout, "# network.gpu-1 will be created");
+    has(&plan.stdout, "# network.gpu-2 will be created");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,7 +485,7 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
                 "container clusters resize a3mini --node-pool=system --num-nodes=3 --location={R} --quiet"
             )),
             cmd("compute firewall-rules update a3mini-net-allow-internal --source-ranges=10.0.0.0/8"),
-            cmd("compute firewall-rules delete a3mini-gpunet-0-allow-internal --quiet"),
+            cmd("compute firewall-rules delete a3mini-gpunet-1-allow-internal --quiet"),
         ],
     )
     .await;
@@ -496,7 +498,7 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
     has(out, "# node_pool.system has changed");
     has(out, "~ node_count = 2 -> 3");
     has(out, "# firewall.primary-internal has changed");
-    has(out, "# firewall.gpu-0-internal has been deleted");
+    has(out, "# firewall.gpu-1-internal has been deleted");
     has(out, "forgets the 1 deleted resource(s)");
     assert!(
         !out.contains("will be"),
@@ -517,7 +519,7 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
     let clean = std::fs::read(&path).unwrap();
     let mut journaled: Value = serde_json::from_slice(&clean).unwrap();
     journaled["pending"] = serde_json::json!([{
-        "addr": "network.gpu-1", "action": "update", "id": "x", "operation": null,
+        "addr": "network.gpu-2", "action": "update", "id": "x", "operation": null,
         "started_at": "2026-11-21T00:00:00Z"
     }]);
     std::fs::write(&path, serde_json::to_vec(&journaled).unwrap()).unwrap();
@@ -538,7 +540,7 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         .expect(0);
     has(
         &apply.stderr,
-        "Forgot 1 resource(s) that no longer exist: `firewall.gpu-0-internal`",
+        "Forgot 1 resource(s) that no longer exist: `firewall.gpu-1-internal`",
     );
     let log = requests(&cx).await;
     assert!(!log.is_empty());
@@ -556,7 +558,7 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
     let recorded = state(&cx, "a3mini");
     assert!(
         recorded["resources"]
-            .get("firewall.gpu-0-internal")
+            .get("firewall.gpu-1-internal")
             .is_none()
     );
     assert_eq!(
@@ -575,7 +577,7 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
     let plan = cx.run(&["plan", bp]).await.expect(0);
     assert!(!plan.stdout.contains("changed outside"), "{}", plan.stdout);
     has(&plan.stdout, "# node_pool.system will be updated in-place");
-    has(&plan.stdout, "# firewall.gpu-0-internal will be created");
+    has(&plan.stdout, "# firewall.gpu-1-internal will be created");
     has(
         &plan.stdout,
         "# firewall.primary-internal will be updated in-place",

@@ -106,7 +106,7 @@ fn expected_mega() -> Vec<String> {
         "repository/training".into(),
         "bucket/my-project-a3mega-ckpt".into(),
     ];
-    for i in 0..8 {
+    for i in 1..=8 {
         v.push(format!("network/a3mega-gpunet-{i}"));
         v.push(format!("subnetwork/a3mega-gpunet-{i}-subnet"));
         v.push(format!("firewall/a3mega-gpunet-{i}-allow-internal"));

@@ -2,7 +2,8 @@
 //! a3ctl wrote (state format 1, plan format 1) for `blueprints/a3-high.toml`, with the simulator's
 //! world they describe: the state after an apply, and a saved plan of a node-count change made on
 //! top of it. Whatever the state's in-memory shape becomes, these files must load, plan no changes
-//! against their world, carry out the saved plan, and destroy everything.
+//! against their world, carry out the saved plan, and destroy everything. Format 2 renumbered the
+//! GPU NIC addresses (`network.gpu-0` → `network.gpu-1`); the deployment keeps its cloud names.
 //!
 //! The fixtures are rewritten (only when the format changes on purpose, which needs a migration)
 //! by `A3CTL_WRITE_FIXTURES=1 cargo test --test it compat::write_format1_fixtures -- --ignored`.
@@ -83,11 +84,29 @@ async fn state_and_plan_files_of_format_1_still_work() {
         "{}",
         apply.stderr
     );
-    // Written again by this a3ctl; still format 1 (a new format must migrate, not refuse).
+    // Written again by this a3ctl, in format 2: GPU NIC addresses count from 1 like the cluster's
+    // `vpc1`, while the VPCs keep the names they were created with (from 0).
     let rewritten: serde_json::Value =
         serde_json::from_slice(&std::fs::read(cx.path(STATE)).unwrap()).unwrap();
     assert_ne!(rewritten.to_string(), written);
-    assert_eq!(rewritten["version"], 1);
+    assert_eq!(rewritten["version"], 2);
+    let resources = &rewritten["resources"];
+    assert!(resources.get("network.gpu-0").is_none(), "{resources}");
+    assert_eq!(
+        resources["network.gpu-1"]["id"],
+        "projects/my-project/global/networks/a3high-gpunet-0"
+    );
+    assert_eq!(
+        resources["firewall.gpu-4-internal"]["id"],
+        "projects/my-project/global/firewalls/a3high-gpunet-3-allow-internal"
+    );
+    assert!(
+        resources["subnetwork.gpu-4"]["dependencies"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("network.gpu-4")),
+        "{resources}"
+    );
     cx.run(&["plan", BLUEPRINT, "--detailed-exitcode"])
         .await
         .expect(0);

@@ -293,7 +293,25 @@ async fn validate_json_gives_diagnostics_and_the_summary() {
     assert_eq!(value["deployment"], "a3mini");
     assert_eq!(value["summary"]["gpu_nodes"], 1);
     assert_eq!(value["summary"]["gpus"], 8);
-    assert_eq!(value["diagnostics"], serde_json::json!([]));
+    // The minimal blueprint names no authorized networks: valid, with that warning located.
+    let diagnostics = value["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["severity"], "warning");
+    assert_eq!(diagnostics[0]["file"], BP);
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The control plane is open to every address"),
+        "{diagnostics:?}"
+    );
+    assert!(diagnostics[0]["line"].as_u64().is_some());
+    let shipped = cx
+        .run(&["validate", "--json", "blueprints/a3-mega.toml"])
+        .await
+        .expect(0);
+    let shipped: Value = serde_json::from_str(&shipped.stdout).unwrap();
+    assert_eq!(shipped["diagnostics"], serde_json::json!([]));
 
     cx.write(
         "bad.toml",

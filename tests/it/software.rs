@@ -64,11 +64,9 @@ async fn a3_mega_gets_eight_gpu_networks_and_the_tcpxo_stack_drift_is_repaired_d
     for p in &params {
         let name = p["metadata"]["name"].as_str().unwrap();
         let i: usize = name.trim_start_matches("vpc").parse().unwrap();
-        assert_eq!(p["spec"]["vpc"], format!("a3mega-gpunet-{}", i - 1));
-        assert_eq!(
-            p["spec"]["vpcSubnet"],
-            format!("a3mega-gpunet-{}-subnet", i - 1)
-        );
+        // One numbering: the cluster's vpc<i> is the cloud's gpunet-<i>.
+        assert_eq!(p["spec"]["vpc"], format!("a3mega-gpunet-{i}"));
+        assert_eq!(p["spec"]["vpcSubnet"], format!("a3mega-gpunet-{i}-subnet"));
         assert_eq!(p["spec"]["deviceMode"], "NetDevice");
     }
     // Exactly the objects the recipe needs carry the blueprint's label, nothing more or less.
@@ -246,7 +244,7 @@ async fn a3_high_gets_four_gpu_networks_the_tcpx_installer_and_the_nccl_configma
     assert_eq!(params.len(), 4);
     assert!(
         params.iter().any(|p| p["metadata"]["name"] == "vpc4"
-            && p["spec"]["vpcSubnet"] == "a3high-gpunet-3-subnet")
+            && p["spec"]["vpcSubnet"] == "a3high-gpunet-4-subnet")
     );
     let daemonsets = kubectl.items(&["daemonsets", "-n", "kube-system"]).await;
     let tcpx = daemonsets

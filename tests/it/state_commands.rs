@@ -141,20 +141,20 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
         addrs.len(),
         recorded["resources"].as_object().unwrap().len()
     );
-    assert!(addrs.contains(&"network.gpu-0") && addrs.contains(&"cluster.main"));
+    assert!(addrs.contains(&"network.gpu-1") && addrs.contains(&"cluster.main"));
 
-    let show = in_bucket(&cx, &["state", "show", "network.gpu-7"])
+    let show = in_bucket(&cx, &["state", "show", "network.gpu-8"])
         .await
         .expect(0);
     let shown: Value = serde_json::from_str(&show.stdout).unwrap();
-    assert_eq!(shown["address"], "network.gpu-7");
+    assert_eq!(shown["address"], "network.gpu-8");
     assert_eq!(shown["kind"], "network");
     let id = shown["id"].as_str().unwrap().to_string();
     let typo = in_bucket(&cx, &["state", "show", "network.gpu-O"])
         .await
         .expect(1);
     assert!(
-        typo.stderr.contains("did you mean `network.gpu-0`?"),
+        typo.stderr.contains("did you mean `network.gpu-1`?"),
         "{}",
         typo.stderr
     );
@@ -162,17 +162,17 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
     assert!(nonsense.stderr.contains("is not a resource address"));
 
     // mv renames the record and what depends on it, under the lock, bumping the serial.
-    let moved = in_bucket(&cx, &["state", "mv", "network.gpu-0", "network.renamed"])
+    let moved = in_bucket(&cx, &["state", "mv", "network.gpu-1", "network.renamed"])
         .await
         .expect(0);
     assert!(
         moved
             .stderr
-            .contains("Moved `network.gpu-0` to `network.renamed`")
+            .contains("Moved `network.gpu-1` to `network.renamed`")
     );
     let after = remote_state(&cx).await;
     assert_eq!(after["serial"].as_u64().unwrap(), serial + 1);
-    assert!(after["resources"].get("network.gpu-0").is_none());
+    assert!(after["resources"].get("network.gpu-1").is_none());
     assert!(after["resources"].get("network.renamed").is_some());
     assert!(
         after["resources"]
@@ -193,7 +193,7 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
         "{}",
         kind.stderr
     );
-    let taken = in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-1"])
+    let taken = in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-2"])
         .await
         .expect(1);
     assert!(
@@ -201,7 +201,7 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
         "{}",
         taken.stderr
     );
-    in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-0"])
+    in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-1"])
         .await
         .expect(0);
     in_bucket(&cx, &["plan", "--detailed-exitcode"])
@@ -209,7 +209,7 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
         .expect(0);
 
     // rm forgets: the network stays in the cloud, and the next plan wants to create it.
-    let removed = in_bucket(&cx, &["state", "rm", "network.gpu-7"])
+    let removed = in_bucket(&cx, &["state", "rm", "network.gpu-8"])
         .await
         .expect(0);
     assert!(
@@ -230,7 +230,7 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
         .await
         .expect(2);
     assert!(
-        plan.stdout.contains("network.gpu-7 will be created"),
+        plan.stdout.contains("network.gpu-8 will be created"),
         "{}",
         plan.stdout
     );

@@ -113,7 +113,7 @@ async fn a_targeted_apply_creates_the_target_and_its_dependencies_and_a_later_pl
     // The whole plan shows the rest, and nothing of what exists.
     let plan = cx.run(&["plan", BP]).await.expect(0);
     assert!(
-        plan.stdout.contains("# network.gpu-0 will be created"),
+        plan.stdout.contains("# network.gpu-1 will be created"),
         "{}",
         plan.stdout
     );
@@ -144,14 +144,14 @@ async fn a_targeted_destroy_removes_the_target_and_its_dependents_only() {
         "--target",
         "subnetwork.primary",
         "--target",
-        "network.gpu-0",
+        "network.gpu-1",
         "--auto-approve",
     ])
     .await
     .expect(0);
     assert_eq!(
         recorded(&cx).await,
-        ["network.gpu-0", "network.primary", "subnetwork.primary"]
+        ["network.gpu-1", "network.primary", "subnetwork.primary"]
     );
 
     // Keeping the subnet while destroying its network is refused, with the reason.
@@ -191,8 +191,8 @@ async fn a_targeted_destroy_removes_the_target_and_its_dependents_only() {
         "{}",
         run.stderr
     );
-    assert_eq!(recorded(&cx).await, ["network.gpu-0"]);
-    assert_eq!(names(&cx, "networks"), ["a3mini-gpunet-0"]);
+    assert_eq!(recorded(&cx).await, ["network.gpu-1"]);
+    assert_eq!(names(&cx, "networks"), ["a3mini-gpunet-1"]);
     assert!(names(&cx, "subnetworks").is_empty());
 
     // --exclude on destroy keeps the address (and what it depends on).
@@ -200,12 +200,12 @@ async fn a_targeted_destroy_removes_the_target_and_its_dependents_only() {
         "destroy",
         BP,
         "--exclude",
-        "network.gpu-0",
+        "network.gpu-1",
         "--auto-approve",
     ])
     .await
     .expect(0);
-    assert_eq!(recorded(&cx).await, ["network.gpu-0"]);
+    assert_eq!(recorded(&cx).await, ["network.gpu-1"]);
 }
 
 #[tokio::test]
@@ -307,7 +307,7 @@ async fn a_kind_glob_and_an_exclusion_narrow_the_plan() {
         .iter()
         .map(|c| c["address"].as_str().unwrap())
         .collect();
-    assert!(addresses.contains(&"network.gpu-0"), "{addresses:?}");
+    assert!(addresses.contains(&"network.gpu-1"), "{addresses:?}");
     for gone in [
         "network.primary",
         "subnetwork.primary",
@@ -381,7 +381,7 @@ async fn replace_replaces_exactly_the_named_resource() {
         "--target",
         "subnetwork.primary",
         "--target",
-        "network.gpu-0",
+        "network.gpu-1",
         "--auto-approve",
     ])
     .await
@@ -449,7 +449,7 @@ async fn replace_replaces_exactly_the_named_resource() {
     assert_eq!(count(&cx, "DELETE", "/networks"), networks);
     assert_eq!(
         recorded(&cx).await,
-        ["network.gpu-0", "network.primary", "subnetwork.primary"]
+        ["network.gpu-1", "network.primary", "subnetwork.primary"]
     );
 }
 
@@ -469,7 +469,8 @@ async fn the_flags_are_refused_where_they_cannot_apply() {
         ][..],
     ] {
         let run = cx.run(args).await;
-        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        // A usage error exits 1, never `--detailed-exitcode`'s 2.
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
     }
     assert_eq!(mutations(&cx), 0);
@@ -488,7 +489,7 @@ async fn the_flags_are_refused_where_they_cannot_apply() {
     let mut state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     state["pending"] = serde_json::json!([{
-        "addr": "network.gpu-1", "action": "create", "id": "x", "operation": null,
+        "addr": "network.gpu-2", "action": "create", "id": "x", "operation": null,
         "started_at": "2026-11-21T00:00:00Z"
     }]);
     std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();

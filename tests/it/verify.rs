@@ -87,7 +87,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
     for line in [
         "nodes/a3high                         ok    4/4 node(s) Ready with 8 allocatable nvidia.com/gpu each",
         "daemonset/kube-system/device-injector  ok    ready on 4/4 GPU node(s)",
-        "network/vpc4                         ok    Device network on `a3high-gpunet-3` / `a3high-gpunet-3-subnet`",
+        "network/vpc4                         ok    Device network on `a3high-gpunet-4` / `a3high-gpunet-4-subnet`",
         "networks/count                       ok    4 device Network object(s), 4 needed on A3 High",
         "kueue/clusterqueue/a3-queue          ok    Active with a quota of 32 nvidia.com/gpu",
     ] {
