@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 /// The format version of saved plan files. 2: a plan may carry adoptions, which an a3ctl that
 /// reads format 1 would silently drop (and then try to create what exists). 3: a plan may be
 /// partial (`selection`, from `--target`/`--exclude`), which an a3ctl that reads format 2 would
-/// apply without saying so. Files of formats 1 and 2 are still read.
+/// apply without saying so. Files of formats 1 and 2 are still read; their GPU NIC addresses
+/// (counted from 0, like state format 1) are renumbered as they are read
+/// ([`crate::state::migrate::renumber_plan`]).
 pub const PLAN_FILE_FORMAT: u32 = 3;
 
 /// A saved plan: the plan plus what it was made from, so `apply` can refuse it when any of that
@@ -158,6 +160,10 @@ pub fn read_plan_file(path: &Path) -> Result<Option<PlanFile>, Failure> {
             "Plan file `{}` was written by a newer a3ctl",
             path.display()
         )));
+    }
+    let mut file = file;
+    if file.format <= 2 {
+        crate::state::migrate::renumber_plan(&mut file.plan);
     }
     Ok(Some(file))
 }

@@ -33,6 +33,36 @@ fn renumbered(addr: &Addr) -> Addr {
     }
 }
 
+/// A plan saved against a format-1 state (plan files of formats 1 and 2), its addresses as
+/// [`upgrade`] renumbers the state's, so it applies to the upgraded state.
+pub fn renumber_plan(plan: &mut crate::plan::Plan) {
+    for change in &mut plan.changes {
+        change.addr = renumbered(&change.addr);
+        for dep in &mut change.dependencies {
+            *dep = renumbered(dep);
+        }
+        if let Some(with) = &mut change.lifecycle.deleted_with {
+            *with = renumbered(with);
+        }
+    }
+    for drift in &mut plan.drift {
+        drift.addr = renumbered(&drift.addr);
+    }
+    for adoption in &mut plan.adoptions {
+        adoption.addr = renumbered(&adoption.addr);
+        for dep in &mut adoption.dependencies {
+            *dep = renumbered(dep);
+        }
+    }
+    if let Some(preflight) = &mut plan.preflight {
+        for check in &mut preflight.checks {
+            for addr in &mut check.for_resources {
+                *addr = renumbered(addr);
+            }
+        }
+    }
+}
+
 /// Brings a state read in format `version` up to the current one.
 pub fn upgrade(state: &mut State, version: u32) {
     if version < 2 {

@@ -100,6 +100,24 @@ async fn state_and_plan_files_of_format_1_still_work() {
         resources["firewall.gpu-4-internal"]["id"],
         "projects/my-project/global/firewalls/a3high-gpunet-3-allow-internal"
     );
+    // The saved plan's addresses were renumbered too: every dependency recorded by its apply
+    // (the GPU pool's on the GPU subnets among them) names a resource in state.
+    for (addr, record) in resources.as_object().unwrap() {
+        for dep in record["dependencies"].as_array().unwrap() {
+            let dep = dep.as_str().unwrap();
+            assert!(
+                resources.get(dep).is_some(),
+                "{addr} depends on unknown {dep}"
+            );
+        }
+    }
+    assert!(
+        resources["node_pool.a3high"]["dependencies"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("subnetwork.gpu-4")),
+        "{resources}"
+    );
     assert!(
         resources["subnetwork.gpu-4"]["dependencies"]
             .as_array()

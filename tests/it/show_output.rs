@@ -166,12 +166,38 @@ async fn show_refuses_what_is_not_a_plan_file_and_reads_older_formats() {
     let run = cx.run(&["show", "missing.plan"]).await.expect(1);
     assert!(run.stderr.contains("missing.plan"), "{}", run.stderr);
 
-    // A plan file of format 2 (before partial plans) is still shown.
+    // A plan file of format 2 (before partial plans, when GPU NIC addresses counted from 0) is
+    // still shown, with its addresses as they are counted now.
     let plan = cx.run(&["plan", BP, "--out", "new.plan"]).await.expect(0);
     let mut file: Value =
         serde_json::from_str(&std::fs::read_to_string(cx.path("new.plan")).unwrap()).unwrap();
     assert_eq!(file["format"], 3);
     file["format"] = 2.into();
+    fn count_from_zero(value: &mut Value) {
+        match value {
+            Value::String(text) => {
+                for (prefix, suffix) in [
+                    ("network.gpu-", ""),
+                    ("subnetwork.gpu-", ""),
+                    ("firewall.gpu-", "-internal"),
+                ] {
+                    let n = text
+                        .strip_prefix(prefix)
+                        .and_then(|rest| rest.strip_suffix(suffix))
+                        .and_then(|n| n.parse::<usize>().ok());
+                    if let Some(n) = n {
+                        *text = format!("{prefix}{}{suffix}", n - 1);
+                        return;
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(count_from_zero),
+            Value::Object(map) => map.values_mut().for_each(count_from_zero),
+            _ => {}
+        }
+    }
+    count_from_zero(&mut file);
+    assert!(file.to_string().contains("\"network.gpu-0\""));
     cx.write("old.plan", &file.to_string());
     let show = cx.run(&["show", "old.plan"]).await.expect(0);
     assert_eq!(show.stdout, plan.stdout);
