@@ -10,19 +10,6 @@ use common::{Run, TestContext};
 
 const MEGA: &str = "blueprints/a3-mega.toml";
 
-/// Requests that change something (anything but GET), over every API.
-fn mutations(cx: &TestContext) -> u64 {
-    cx.sim
-        .request_counts()
-        .iter()
-        .filter(|(endpoint, _)| {
-            let (method, path) = endpoint.split_once(' ').unwrap_or(("", endpoint));
-            common::is_mutation(method, path)
-        })
-        .map(|(_, n)| n)
-        .sum()
-}
-
 /// The shipped A3 Mega blueprint consuming reservation `name` instead.
 fn mega_with(cx: &TestContext, name: &str) -> String {
     let text = std::fs::read_to_string(cx.path(MEGA)).unwrap().replace(
@@ -63,7 +50,7 @@ async fn refused_on(
     problem: &str,
     fix: &str,
 ) -> Run {
-    let before = mutations(cx);
+    let before = common::mutations(cx);
     let plan = cx.run(&["plan", blueprint]).await.expect(1);
     assert!(plan.stdout.contains("\nPreflight:\n"), "{}", plan.stdout);
     assert!(
@@ -99,7 +86,7 @@ async fn refused_on(
         "{}",
         apply.stdout
     );
-    assert_eq!(mutations(cx), before, "no mutating request");
+    assert_eq!(common::mutations(cx), before, "no mutating request");
     apply
 }
 
@@ -244,7 +231,7 @@ async fn a_saved_plan_is_checked_again_when_applied() {
         ])
         .await;
     assert!(ok, "{out}\n{err}");
-    let before = mutations(&cx);
+    let before = common::mutations(&cx);
     let apply = cx.run(&["apply", "p.plan"]).await.expect(1);
     assert!(
         apply
@@ -253,7 +240,7 @@ async fn a_saved_plan_is_checked_again_when_applied() {
         "{}",
         apply.stderr
     );
-    assert_eq!(mutations(&cx), before, "no mutating request");
+    assert_eq!(common::mutations(&cx), before, "no mutating request");
 }
 
 #[tokio::test]
@@ -364,7 +351,7 @@ async fn a_check_that_cannot_be_read_stops_the_plan_naming_the_read() {
         },
     );
     cx.sim.set_faults(faults);
-    let before = mutations(&cx);
+    let before = common::mutations(&cx);
     for args in [&["plan", MEGA][..], &["apply", MEGA, "--auto-approve"][..]] {
         let run = cx.run(args).await.expect(1);
         assert!(
@@ -374,7 +361,7 @@ async fn a_check_that_cannot_be_read_stops_the_plan_naming_the_read() {
         );
         assert!(run.stderr.contains("503"), "{}", run.stderr);
     }
-    assert_eq!(mutations(&cx), before, "no mutating request");
+    assert_eq!(common::mutations(&cx), before, "no mutating request");
 }
 
 /// The shipped A3 High blueprint's on-demand H100 nodes against the Cloud Quotas GPU family

@@ -6,19 +6,6 @@ use crate::common::{self, TestContext};
 
 const MEGA: &str = "blueprints/a3-mega.toml";
 
-/// Requests that change something, over every API.
-fn mutations(cx: &TestContext) -> u64 {
-    cx.sim
-        .request_counts()
-        .iter()
-        .filter(|(endpoint, _)| {
-            let (method, path) = endpoint.split_once(' ').unwrap_or(("", endpoint));
-            common::is_mutation(method, path)
-        })
-        .map(|(_, n)| n)
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_protected_cluster_is_not_destroyed_until_an_apply_lifts_the_protection() {
     let cx = TestContext::new().await;
@@ -42,7 +29,7 @@ async fn a_protected_cluster_is_not_destroyed_until_an_apply_lifts_the_protectio
     assert!(err.contains("deletion protection enabled"), "{err}");
 
     // destroy refuses before any call, naming what and how to lift it.
-    let before = mutations(&cx);
+    let before = common::mutations(&cx);
     let refused = cx.run(&["destroy", MEGA, "--auto-approve"]).await.expect(1);
     assert!(
         refused.stderr.contains(
@@ -65,7 +52,11 @@ async fn a_protected_cluster_is_not_destroyed_until_an_apply_lifts_the_protectio
         "{}",
         refused.stderr
     );
-    assert_eq!(mutations(&cx), before, "a refused destroy made a call");
+    assert_eq!(
+        common::mutations(&cx),
+        before,
+        "a refused destroy made a call"
+    );
     assert_eq!(cx.inventory_text(), built);
 
     // A replacement is refused too: a new network name forces a new cluster.

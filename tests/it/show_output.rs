@@ -10,18 +10,6 @@ use serde_json::Value;
 
 const BP: &str = "blueprints/minimal.toml";
 
-fn mutations(cx: &TestContext) -> u64 {
-    cx.sim
-        .request_counts()
-        .iter()
-        .filter(|(endpoint, _)| {
-            let (method, path) = endpoint.split_once(' ').unwrap_or(("", endpoint));
-            common::is_mutation(method, path)
-        })
-        .map(|(_, n)| n)
-        .sum()
-}
-
 #[tokio::test]
 async fn show_prints_a_saved_plan_as_plan_printed_it() {
     let cx = TestContext::new().await;
@@ -58,7 +46,7 @@ async fn show_prints_a_saved_plan_as_plan_printed_it() {
         "{}",
         show.stdout
     );
-    assert_eq!(mutations(&cx), 0);
+    assert_eq!(common::mutations(&cx), 0);
 }
 
 #[tokio::test]
@@ -220,7 +208,7 @@ async fn show_refuses_what_is_not_a_plan_file_and_reads_older_formats() {
         "{}",
         run.stderr
     );
-    assert_eq!(mutations(&cx), 0);
+    assert_eq!(common::mutations(&cx), 0);
 }
 
 #[tokio::test]
@@ -410,5 +398,5 @@ async fn a_sandbox_plan_is_applied_with_sandbox_and_a_real_one_without() {
         "{}",
         run.stderr
     );
-    assert_eq!(mutations(&cx), 0);
+    assert_eq!(common::mutations(&cx), 0);
 }

@@ -10,19 +10,6 @@ use common::{Run, TestContext};
 
 const BP: &str = "blueprints/minimal.toml";
 
-/// Requests that change something, over every API.
-fn mutations(cx: &TestContext) -> u64 {
-    cx.sim
-        .request_counts()
-        .iter()
-        .filter(|(endpoint, _)| {
-            let (method, path) = endpoint.split_once(' ').unwrap_or(("", endpoint));
-            common::is_mutation(method, path)
-        })
-        .map(|(_, n)| n)
-        .sum()
-}
-
 /// Requests of `method` whose endpoint contains `part`.
 fn count(cx: &TestContext, method: &str, part: &str) -> u64 {
     cx.sim
@@ -54,7 +41,7 @@ async fn recorded(cx: &TestContext) -> Vec<String> {
 
 /// Runs `args`, expects exit 1 with `message` on stderr, and no mutating request.
 async fn refused(cx: &TestContext, args: &[&str], message: &str) -> Run {
-    let before = mutations(cx);
+    let before = common::mutations(cx);
     let run = cx.run(args).await.expect(1);
     assert!(
         run.stderr.contains(message),
@@ -62,7 +49,7 @@ async fn refused(cx: &TestContext, args: &[&str], message: &str) -> Run {
         run.stderr
     );
     assert_eq!(
-        mutations(cx),
+        common::mutations(cx),
         before,
         "a refused {args:?} made a mutating request"
     );
@@ -318,7 +305,7 @@ async fn a_kind_glob_and_an_exclusion_narrow_the_plan() {
     }
     let left_out = plan["selection"]["left_out"].as_array().unwrap();
     assert!(left_out.iter().any(|a| a == "cluster.main"), "{left_out:?}");
-    assert_eq!(mutations(&cx), 0);
+    assert_eq!(common::mutations(&cx), 0);
 }
 
 #[tokio::test]
@@ -473,7 +460,7 @@ async fn the_flags_are_refused_where_they_cannot_apply() {
         assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
     }
-    assert_eq!(mutations(&cx), 0);
+    assert_eq!(common::mutations(&cx), 0);
 
     // An interrupted apply must be finished by a whole apply first.
     cx.run(&[

@@ -56,6 +56,20 @@ pub fn is_mutation(method: &str, endpoint: &str) -> bool {
         && !endpoint.ends_with(":testIamPermissions")
 }
 
+/// How many requests that change something (see [`is_mutation`]) the simulator has answered, over
+/// every API: what a refusal must leave at its value.
+pub fn mutations(cx: &TestContext) -> u64 {
+    cx.sim
+        .request_counts()
+        .iter()
+        .filter(|(endpoint, _)| {
+            let (method, path) = endpoint.split_once(' ').unwrap_or(("", endpoint));
+            is_mutation(method, path)
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
 /// Like the sandbox, the test world holds the reservations the shipped blueprints name
 /// (`a3ctl::commands::session::provide_reservations`), as a project that bought its capacity
 /// would. Their inserts finish by moving the clock a minute (a reservation takes at most 30
