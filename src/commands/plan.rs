@@ -94,10 +94,11 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         args.json,
         global.verbose > 0,
     ));
-    if !args.json && !printer.quiet {
-        if let Some(warning) = crate::ui::destroy_warning::warning(&plan) {
-            printer.err(&format!("\n{warning}"));
-        }
+    if !args.json
+        && !printer.quiet
+        && let Some(warning) = crate::ui::destroy_warning::warning(&plan)
+    {
+        printer.err(&format!("\n{warning}"));
     }
     // After the plan is shown; an unsatisfiable plan is not saved.
     preflight?;

@@ -137,7 +137,7 @@ fn event(events: &[Value], pod: &str, reason: &str) -> Option<String> {
         .iter()
         .filter(|e| e["involvedObject"]["name"] == pod && e["reason"] == reason)
         .filter_map(|e| e["message"].as_str())
-        .last()
+        .next_back()
         .map(str::to_string)
 }
 

@@ -967,7 +967,7 @@ fn without_a_terminal_the_control_plane_networks_are_required_and_words_are_not_
     let stderr = home.init_fails(
         "cp.toml",
         &[
-            &MEGA_FLAGS[..],
+            MEGA_FLAGS,
             &["--authorized-network", "10.0.0.0/8", "--nodes", "two"],
         ]
         .concat(),
@@ -978,11 +978,7 @@ fn without_a_terminal_the_control_plane_networks_are_required_and_words_are_not_
     );
     let stderr = home.init_fails(
         "cp.toml",
-        &[
-            &MEGA_FLAGS[..],
-            &["--authorized-network", "office=10.0.0.1"],
-        ]
-        .concat(),
+        &[MEGA_FLAGS, &["--authorized-network", "office=10.0.0.1"]].concat(),
     );
     assert!(
         stderr.contains("--authorized-network office=10.0.0.1:"),
