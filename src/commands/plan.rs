@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// partial (`selection`, from `--target`/`--exclude`), which an a3ctl that reads format 2 would
 /// apply without saying so. Files of formats 1 and 2 are still read; their GPU NIC addresses
 /// (counted from 0, like state format 1) are renumbered as they are read
-/// ([`crate::state::migrate::renumber_plan`]).
+/// ([`crate::plan::renumber_gpu_addresses`]).
 pub const PLAN_FILE_FORMAT: u32 = 3;
 
 /// A saved plan: the plan plus what it was made from, so `apply` can refuse it when any of that
@@ -164,7 +164,7 @@ pub fn read_plan_file(path: &Path) -> Result<Option<PlanFile>, Failure> {
     }
     let mut file = file;
     if file.format <= 2 {
-        crate::state::migrate::renumber_plan(&mut file.plan);
+        crate::plan::renumber_gpu_addresses(&mut file.plan);
     }
     Ok(Some(file))
 }

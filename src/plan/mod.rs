@@ -188,3 +188,33 @@ impl Plan {
         self.changes.iter().find(|c| &c.addr == addr)
     }
 }
+
+/// A plan saved against a format-1 state (plan files of formats 1 and 2), its addresses as
+/// [`crate::state::migrate::upgrade`] renumbers the state's, so it applies to the upgraded state.
+pub fn renumber_gpu_addresses(plan: &mut Plan) {
+    for change in &mut plan.changes {
+        change.addr = crate::state::migrate::renumbered(&change.addr);
+        for dep in &mut change.dependencies {
+            *dep = crate::state::migrate::renumbered(dep);
+        }
+        if let Some(with) = &mut change.lifecycle.deleted_with {
+            *with = crate::state::migrate::renumbered(with);
+        }
+    }
+    for drift in &mut plan.drift {
+        drift.addr = crate::state::migrate::renumbered(&drift.addr);
+    }
+    for adoption in &mut plan.adoptions {
+        adoption.addr = crate::state::migrate::renumbered(&adoption.addr);
+        for dep in &mut adoption.dependencies {
+            *dep = crate::state::migrate::renumbered(dep);
+        }
+    }
+    if let Some(preflight) = &mut plan.preflight {
+        for check in &mut preflight.checks {
+            for addr in &mut check.for_resources {
+                *addr = crate::state::migrate::renumbered(addr);
+            }
+        }
+    }
+}

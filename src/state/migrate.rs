@@ -10,8 +10,8 @@
 use super::State;
 use crate::resource::{Addr, Kind};
 
-/// `addr` as format 2 names it.
-fn renumbered(addr: &Addr) -> Addr {
+/// `addr` as format 2 names it (an address that format 1 and 2 name alike is returned as it is).
+pub fn renumbered(addr: &Addr) -> Addr {
     let bump = |n: &str| n.parse::<usize>().ok().map(|n| (n + 1).to_string());
     let name = match addr.kind {
         Kind::Network | Kind::Subnetwork => addr
@@ -30,36 +30,6 @@ fn renumbered(addr: &Addr) -> Addr {
     match name {
         Some(name) => Addr::new(addr.kind, name),
         None => addr.clone(),
-    }
-}
-
-/// A plan saved against a format-1 state (plan files of formats 1 and 2), its addresses as
-/// [`upgrade`] renumbers the state's, so it applies to the upgraded state.
-pub fn renumber_plan(plan: &mut crate::plan::Plan) {
-    for change in &mut plan.changes {
-        change.addr = renumbered(&change.addr);
-        for dep in &mut change.dependencies {
-            *dep = renumbered(dep);
-        }
-        if let Some(with) = &mut change.lifecycle.deleted_with {
-            *with = renumbered(with);
-        }
-    }
-    for drift in &mut plan.drift {
-        drift.addr = renumbered(&drift.addr);
-    }
-    for adoption in &mut plan.adoptions {
-        adoption.addr = renumbered(&adoption.addr);
-        for dep in &mut adoption.dependencies {
-            *dep = renumbered(dep);
-        }
-    }
-    if let Some(preflight) = &mut plan.preflight {
-        for check in &mut preflight.checks {
-            for addr in &mut check.for_resources {
-                *addr = renumbered(addr);
-            }
-        }
     }
 }
 
