@@ -24,7 +24,7 @@ use crate::resource::{Addr, Api, Observed};
 use crate::state::{OperationRef, PendingAction, PendingOperation, Record, State};
 use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -268,6 +268,7 @@ impl Executor {
     /// unrelated steps ([`Executor::settle_journal`]).
     pub async fn apply(self: &Arc<Self>, plan: &Plan) -> ApplyReport {
         let plan = &self.settle_journal(plan).await;
+        self.refresh_containers(plan).await;
         let state = self.sink.snapshot().await;
         let steps = Arc::new(schedule::steps(plan, &state));
         let mut outcomes: Vec<Option<StepReport>> = vec![None; steps.len()];
@@ -429,6 +430,47 @@ impl Executor {
                 .unwrap_or(serde_json::Value::Null),
             context: state.context(&deps),
             lifecycle: change.lifecycle.clone(),
+        }
+    }
+
+    /// Reads again each recorded container (a cluster) that the plan keeps and that something
+    /// the plan acts on lives in, and records its outputs: what lives inside is reached through
+    /// them (a cluster's endpoint and CA), and they may have moved since they were recorded —
+    /// even a saved plan, carried out without a refresh, then reaches the cluster where it is. A
+    /// read that fails leaves the record as it is; the step that needs it says what failed.
+    async fn refresh_containers(&self, plan: &Plan) {
+        let state = self.sink.snapshot().await;
+        let touched = |addr: &Addr| {
+            plan.changes.iter().any(|c| {
+                &c.addr == addr
+                    && matches!(c.action, Action::Create | Action::Replace | Action::Delete)
+            })
+        };
+        let containers: BTreeSet<Addr> = plan
+            .actions()
+            .filter_map(|c| c.lifecycle.deleted_with.clone())
+            .filter(|container| state.resources.contains_key(container) && !touched(container))
+            .collect();
+        for container in containers {
+            let record = &state.resources[&container];
+            let target = Target {
+                addr: container.clone(),
+                id: record.id.clone(),
+                spec: record.spec.clone(),
+                outputs: record.outputs.clone(),
+                context: state.context(&record.dependencies),
+                lifecycle: record.lifecycle.clone(),
+            };
+            if let Ok(Some(observed)) = self.read(&target).await
+                && observed.outputs != record.outputs
+            {
+                self.save(|s| {
+                    if let Some(r) = s.resources.get_mut(&container) {
+                        r.outputs = observed.outputs;
+                    }
+                })
+                .await;
+            }
         }
     }
 

@@ -31,6 +31,7 @@
 use super::{Action, Plan};
 use crate::cloud::{CloudError, Provider, Target};
 use crate::resource::kinds::from_spec;
+use crate::resource::kinds::gke_versions::{self, GkeVersionsSpec, minor_step};
 use crate::resource::kinds::node_pool::NodePoolSpec;
 use crate::resource::kinds::quotas::{
     GPU_FAMILY_QUOTA_ID, GpuFamilyQuotaSpec, MachineTypeSpec, QuotasSpec, gpu_family,
@@ -202,7 +203,7 @@ pub async fn run(
     let families_readable = ["cloudquotas.googleapis.com", "container.googleapis.com"]
         .into_iter()
         .find(|s| pending.contains(*s));
-    let (quotas, reservations) = futures_util::future::join(
+    let (quotas, reservations, versions) = futures_util::future::join3(
         quotas(
             provider,
             plan,
@@ -212,10 +213,12 @@ pub async fn run(
             families_readable,
         ),
         reservations(provider, &demands),
+        gke_versions(provider, plan, project, &pending),
     )
     .await;
     checks.extend(quotas?);
     checks.extend(reservations?);
+    checks.extend(versions?);
     for check in &checks {
         tracing::debug!(
             subject = %check.subject,
@@ -391,6 +394,108 @@ fn not_yet_enabled(service: &str, subject: &str, project: &str) -> Check {
         "apply, then plan again to check them; or first enable it alone: gcloud services enable {service} --project={project}"
     ));
     check
+}
+
+/// The GKE version of a cluster the plan creates, replaces or moves to another version or
+/// channel: offered by its release channel in its location (`getServerConfig`), and, for a
+/// cluster that exists, one GKE moves its control plane to (one minor up at a time, no minor
+/// down: [`minor_step`]). Without this, a version the channel does not offer fails at the
+/// `clusters.update` or `create` call, after everything before it was applied.
+async fn gke_versions(
+    provider: &dyn Provider,
+    plan: &Plan,
+    project: &str,
+    pending: &BTreeSet<String>,
+) -> Result<Vec<Check>, (String, CloudError)> {
+    if pending.contains("container.googleapis.com") {
+        return Ok(vec![]);
+    }
+    let mut checks = Vec::new();
+    for change in plan.actions() {
+        if change.addr.kind != Kind::Cluster {
+            continue;
+        }
+        let existing = match change.action {
+            Action::Create => false,
+            Action::Replace => false,
+            Action::Update
+                if change
+                    .diffs
+                    .iter()
+                    .any(|d| d.field == "version" || d.field == "release_channel") =>
+            {
+                true
+            }
+            _ => continue,
+        };
+        let Some(after) = &change.after else { continue };
+        let text = |field: &str| after[field].as_str().unwrap_or("").to_string();
+        let (wanted, channel, location) =
+            (text("version"), text("release_channel"), text("location"));
+        let offer = match look(
+            provider,
+            Kind::GkeVersions,
+            gke_versions::id(project, &location),
+        )
+        .await?
+        {
+            Some(spec) => from_spec::<GkeVersionsSpec>("GKE versions", &spec)
+                .map_err(|e| (format!("GKE versions of {location}"), CloudError::from(e)))?,
+            None => continue,
+        };
+        let mut check = Check::new(
+            format!("GKE version {wanted} ({channel} channel, {location})"),
+            vec![change.addr.clone()],
+            format!("{wanted} offered by {channel}"),
+        );
+        match offer.resolve(&channel, &wanted) {
+            Err(valid) => {
+                check.available = if valid.is_empty() {
+                    "none".into()
+                } else {
+                    valid
+                };
+                check.problem = Some(format!(
+                    "the {channel} release channel does not offer GKE {wanted} in {location}"
+                ));
+                let elsewhere: Vec<String> = offer
+                    .elsewhere(&channel, &wanted)
+                    .into_iter()
+                    .map(|(c, build)| {
+                        format!("`release_channel = \"{}\"` ({build})", c.to_lowercase())
+                    })
+                    .collect();
+                check.fix = Some(if elsewhere.is_empty() {
+                    "set `[cluster] version` to a version the channel offers (listed above)".into()
+                } else {
+                    format!(
+                        "set `[cluster] version` to one the channel offers, or choose a channel that offers {wanted}: {}",
+                        elsewhere.join(" or ")
+                    )
+                });
+            }
+            Ok(build) => {
+                check.available = build.clone();
+                let live = change
+                    .before
+                    .as_ref()
+                    .and_then(|b| b["version"].as_str())
+                    .filter(|_| existing);
+                match live.and_then(|live| minor_step(live, &build)) {
+                    Some(reason) => {
+                        check.problem = Some(format!(
+                            "the control plane runs {}",
+                            live.unwrap_or_default()
+                        ));
+                        check.fix = Some(reason);
+                    }
+                    None => check.ok = true,
+                }
+            }
+        }
+        checks.push(check);
+    }
+    Ok(checks)
 }
 
 /// Reads one object of a read-only kind (a service, quotas, a machine type) by its id.

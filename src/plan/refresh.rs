@@ -71,10 +71,15 @@ pub async fn refresh(
             None => true,
             Some(o) => matches!(provider.settle(&target, o), Settle::Deleting { .. }),
         };
-        for inner in waiting.remove(&target.addr).unwrap_or_default() {
+        for mut inner in waiting.remove(&target.addr).unwrap_or_default() {
             if gone {
                 refreshed.insert(inner.addr, None);
             } else {
+                // What lives inside reads through what its container is now (a cluster's
+                // endpoint may have moved since it was recorded), not what state last saw.
+                if let Some(o) = &observed {
+                    inner.context.insert(target.addr.clone(), o.outputs.clone());
+                }
                 reads.push(start(inner));
             }
         }

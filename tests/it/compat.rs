@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 const BLUEPRINT: &str = "blueprints/a3-high.toml";
 const STATE: &str = "state/a3high.a3state.json";
 const PLAN: &str = "grow.plan.json";
+/// The port of the cluster's Kubernetes API in the fixtures' world and state.
+const OLD_KUBE_PORT: u16 = 45885;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/format1")
@@ -57,6 +59,17 @@ async fn state_and_plan_files_of_format_1_still_work() {
     let dir = tempfile::tempdir().unwrap();
     let world = dir.path().join("world.json");
     std::fs::copy(fixtures().join("world.json"), &world).unwrap();
+    // Another program holds the cluster's old API port (an HTTP server answering anything with
+    // a 400): the simulator serves the cluster on another port and says so in the cluster's
+    // `endpoint`, and a3ctl must follow the live endpoint, not the recorded one.
+    if let Ok(squatter) = std::net::TcpListener::bind(("127.0.0.1", OLD_KUBE_PORT)) {
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for mut stream in squatter.incoming().flatten() {
+                let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            }
+        });
+    }
     let cx = TestContext::with(SimConfig {
         persist: Some(world),
         ..SimConfig::default()

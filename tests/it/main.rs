@@ -39,6 +39,7 @@ mod software;
 mod state;
 mod state_commands;
 mod targeting;
+mod upgrades;
 mod validate;
 mod validation;
 mod verify;

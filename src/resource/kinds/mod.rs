@@ -11,6 +11,7 @@ pub mod bucket;
 pub mod cluster;
 pub mod filestore;
 pub mod firewall;
+pub mod gke_versions;
 pub mod iam_member;
 pub mod kubernetes;
 pub mod network;
@@ -58,6 +59,8 @@ pub enum Kind {
     MachineType,
     /// Read only: a region's on-demand GPU quota of one family, and its usage.
     GpuFamilyQuota,
+    /// Read only: the GKE versions a location offers, per release channel.
+    GkeVersions,
     /// An IAM service account (the nodes' identity).
     ServiceAccount,
     /// One member of one role in a resource's IAM policy.
@@ -116,6 +119,7 @@ pub const KINDS: &[KindInfo] = &[
     quotas::PROJECT_INFO,
     quotas::MACHINE_TYPE_INFO,
     quotas::GPU_FAMILY_INFO,
+    gke_versions::INFO,
     service_account::INFO,
     iam_member::INFO,
 ];
@@ -152,6 +156,7 @@ impl Kind {
             Kind::Project => &quotas::PROJECT_INFO,
             Kind::MachineType => &quotas::MACHINE_TYPE_INFO,
             Kind::GpuFamilyQuota => &quotas::GPU_FAMILY_INFO,
+            Kind::GkeVersions => &gke_versions::INFO,
             Kind::ServiceAccount => &service_account::INFO,
             Kind::IamMember => &iam_member::INFO,
         }

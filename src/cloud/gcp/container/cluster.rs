@@ -141,68 +141,44 @@ fn check_gpudirect(spec: &ClusterSpec, version: &str) -> CloudResult<()> {
     })
 }
 
+/// A `ServerConfig` as the API's JSON, channels by name (the client's model writes enums as
+/// numbers).
+pub(super) fn server_config_json(config: &google_cloud_container_v1::model::ServerConfig) -> Value {
+    json!({
+        "defaultClusterVersion": config.default_cluster_version,
+        "validMasterVersions": config.valid_master_versions,
+        "channels": config
+            .channels
+            .iter()
+            .map(|c| json!({
+                "channel": c.channel.name().unwrap_or(""),
+                "defaultVersion": c.default_version,
+                "validVersions": c.valid_versions,
+            }))
+            .collect::<Vec<_>>(),
+    })
+}
+
 pub(super) fn resolve_version(
     config: &google_cloud_container_v1::model::ServerConfig,
     channel: &str,
     wanted: &str,
 ) -> CloudResult<String> {
-    let in_channel = config
-        .channels
-        .iter()
-        .find(|c| c.channel.name() == Some(channel));
-    let (default, valid): (&str, Vec<&str>) = match in_channel {
-        Some(c) => (
-            &c.default_version,
-            c.valid_versions.iter().map(String::as_str).collect(),
-        ),
-        None => (
-            &config.default_cluster_version,
-            config
-                .valid_master_versions
-                .iter()
-                .map(String::as_str)
-                .collect(),
-        ),
-    };
-    let newest = |candidates: Vec<&str>| {
-        candidates
-            .into_iter()
-            .max_by_key(|v| version_key(v))
-            .map(str::to_string)
-    };
-    let found = match wanted {
-        "" | "default" | "-" => Some(default.to_string()).filter(|d| !d.is_empty()),
-        "latest" => newest(valid.clone()),
-        exact if exact.contains("-gke.") => valid.contains(&exact).then(|| exact.to_string()),
-        prefix => newest(
-            valid
-                .iter()
-                .copied()
-                .filter(|v| {
-                    v.starts_with(&format!("{prefix}.")) || v.starts_with(&format!("{prefix}-"))
-                })
-                .collect(),
-        ),
-    };
-    found.ok_or_else(|| {
+    use crate::resource::kinds::gke_versions::GkeVersionsSpec;
+    let live = server_config_json(config);
+    let offer: GkeVersionsSpec = GkeVersionsSpec::project(&live, "")
+        .ok()
+        .and_then(|o| serde_json::from_value(o.spec).ok())
+        .unwrap_or_default();
+    offer.resolve(channel, wanted).map_err(|valid| {
         CloudError::new(
             ErrorClass::Invalid,
             format!("GKE version `{wanted}` is not available in the {channel} release channel"),
         )
         .with_hint(format!(
-            "valid versions in {channel}: {}; change `cluster.version` or `cluster.release_channel`",
-            valid.join(", ")
+            "valid versions in {channel}: {valid}; change `cluster.version` or `cluster.release_channel`"
         ))
     })
-}
-
-/// `1.32.12-gke.1050000` → `[1, 32, 12, 1050000]`.
-fn version_key(version: &str) -> Vec<u64> {
-    version
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .filter_map(|s| s.parse().ok())
-        .collect()
 }
 
 impl ContainerAdapter {

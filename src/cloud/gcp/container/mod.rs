@@ -207,8 +207,42 @@ pub async fn adapters(config: &GcpConfig) -> CloudResult<Vec<(Kind, Arc<dyn Prov
     let shared = Arc::new(ContainerAdapter::new(config).await?);
     Ok(vec![
         (Kind::Cluster, Arc::new(ClusterAdapter(shared.clone()))),
-        (Kind::NodePool, Arc::new(NodePoolAdapter(shared))),
+        (Kind::NodePool, Arc::new(NodePoolAdapter(shared.clone()))),
+        (Kind::GkeVersions, versions_reader(shared)),
     ])
+}
+
+/// `gke_versions`: a location's `serverConfig` (`projects/P/locations/L/serverConfig`).
+fn versions_reader(shared: Arc<ContainerAdapter>) -> Arc<dyn Provider> {
+    use crate::resource::kinds::gke_versions::GkeVersionsSpec;
+    Arc::new(crate::cloud::ReadOnly {
+        read: Box::new(move |target| {
+            let c = shared.clone();
+            Box::pin(async move {
+                let Some(parent) = target.id.strip_suffix("/serverConfig") else {
+                    return Err(CloudError::new(
+                        ErrorClass::Invalid,
+                        format!(
+                            "`{}` is not a location's serverConfig (projects/P/locations/L/serverConfig)",
+                            target.id
+                        ),
+                    ));
+                };
+                let location = parent.rsplit('/').next().unwrap_or("").to_string();
+                let config = c
+                    .client
+                    .get_server_config()
+                    .set_name(parent)
+                    .send()
+                    .await
+                    .map_err(|e| classify_gax(&e))?;
+                let live = cluster::server_config_json(&config);
+                Ok(Some(GkeVersionsSpec::project(&live, &location)?))
+            })
+        }),
+        why: "GKE's versions are its release channels' offer",
+        hint: "choose a version or release channel the location offers",
+    })
 }
 
 /// Whether a cluster or pool is usable, from its `status`: GKE's `RUNNING`; `ERROR`, `DEGRADED`

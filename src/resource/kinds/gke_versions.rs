@@ -1,0 +1,261 @@
+//! The GKE versions a location offers, read only: `projects.locations.getServerConfig`
+//! (<https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations/getServerConfig>),
+//! per release channel its `defaultVersion` and `validVersions`, and without a channel
+//! `defaultClusterVersion` and `validMasterVersions`.
+//!
+//! [`GkeVersionsSpec::resolve`] is what a requested version means there — the one rule the GKE
+//! adapter uses to create a cluster and preflight uses to check a plan before any change.
+//! [`minor_step`] is GKE's control-plane rule: one minor version up at a time, never a minor
+//! down (<https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades>,
+//! "control plane ... upgraded one minor version at a time";
+//! <https://cloud.google.com/kubernetes-engine/versioning>: downgrading a control plane to an
+//! earlier minor version is not supported).
+
+use super::ShapeError;
+use crate::resource::Observed;
+use crate::resource::spec::Change::InPlace;
+use crate::resource::spec::{Field, f};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// One release channel's versions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChannelVersions {
+    pub default: String,
+    pub valid: Vec<String>,
+}
+
+/// What `getServerConfig` says for one location.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GkeVersionsSpec {
+    /// `us-central1`.
+    pub location: String,
+    /// By channel name (`REGULAR` ...).
+    pub channels: BTreeMap<String, ChannelVersions>,
+    /// Without a channel (`UNSPECIFIED`).
+    pub unspecified: ChannelVersions,
+}
+
+/// The id a location's versions are read by: `projects/P/locations/L/serverConfig`.
+pub fn id(project: &str, location: &str) -> String {
+    format!("projects/{project}/locations/{location}/serverConfig")
+}
+
+/// Never diffed: a3ctl does not change GKE's offer.
+pub const FIELDS: &[Field] = &[f("channels", InPlace)];
+
+/// A location's GKE versions (`gke_versions`).
+pub const INFO: super::KindInfo = super::KindInfo {
+    kind: super::Kind::GkeVersions,
+    name: "gke_versions",
+    api: super::Api::Container,
+    fields: FIELDS,
+    deadline_minutes: 5,
+    create_latency: None,
+    service: Some("container.googleapis.com"),
+};
+
+/// `1.32.12-gke.1050000` → `[1, 32, 12, 1050000]`, for ordering.
+pub fn version_key(version: &str) -> Vec<u64> {
+    version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| s.parse().ok())
+        .collect()
+}
+
+/// `(major, minor)` of a version or prefix (`1.33`, `1.33.5-gke.1080000`), if it has both.
+pub fn minor_of(version: &str) -> Option<(u64, u64)> {
+    match version_key(version).as_slice() {
+        [major, minor, ..] => Some((*major, *minor)),
+        _ => None,
+    }
+}
+
+/// Why GKE would refuse to move a control plane from `live` to `target` (both builds or
+/// prefixes), or `None` when it allows it: one minor up at a time, no minor down.
+pub fn minor_step(live: &str, target: &str) -> Option<String> {
+    let ((lmaj, lmin), (tmaj, tmin)) = (minor_of(live)?, minor_of(target)?);
+    if (tmaj, tmin) < (lmaj, lmin) {
+        return Some(format!(
+            "GKE does not downgrade a control plane to an earlier minor version ({lmaj}.{lmin} → {tmaj}.{tmin})"
+        ));
+    }
+    if tmaj == lmaj && tmin > lmin + 1 {
+        let next = format!("{lmaj}.{}", lmin + 1);
+        return Some(format!(
+            "GKE upgrades a control plane one minor version at a time ({lmaj}.{lmin} → {tmaj}.{tmin}); set `version = \"{next}\"` and apply, then the next minor"
+        ));
+    }
+    None
+}
+
+impl GkeVersionsSpec {
+    /// The channel's versions (`UNSPECIFIED` or an unknown channel: the location's).
+    pub fn channel(&self, channel: &str) -> &ChannelVersions {
+        self.channels.get(channel).unwrap_or(&self.unspecified)
+    }
+
+    /// The build `wanted` means in `channel`: `default` (or empty) the channel's default,
+    /// `latest` its newest, a prefix (`1.33`, `1.33.5`) the newest valid build with it, an exact
+    /// build itself if valid. `Err` lists what the channel offers.
+    pub fn resolve(&self, channel: &str, wanted: &str) -> Result<String, String> {
+        let offer = self.channel(channel);
+        let newest = |candidates: Vec<&String>| {
+            candidates
+                .into_iter()
+                .max_by_key(|v| version_key(v))
+                .cloned()
+        };
+        let found = match wanted {
+            "" | "default" | "-" => Some(offer.default.clone()).filter(|d| !d.is_empty()),
+            "latest" => newest(offer.valid.iter().collect()),
+            exact if exact.contains("-gke.") => offer
+                .valid
+                .iter()
+                .any(|v| v == exact)
+                .then(|| exact.to_string()),
+            prefix => newest(
+                offer
+                    .valid
+                    .iter()
+                    .filter(|v| {
+                        v.starts_with(&format!("{prefix}.")) || v.starts_with(&format!("{prefix}-"))
+                    })
+                    .collect(),
+            ),
+        };
+        found.ok_or_else(|| offer.valid.join(", "))
+    }
+
+    /// The channels (other than `channel`) that offer `wanted`, with the build each resolves it
+    /// to, for a hint.
+    pub fn elsewhere(&self, channel: &str, wanted: &str) -> Vec<(String, String)> {
+        self.channels
+            .keys()
+            .filter(|c| c.as_str() != channel)
+            .filter_map(|c| Some((c.clone(), self.resolve(c, wanted).ok()?)))
+            .collect()
+    }
+
+    /// A live `ServerConfig` (its JSON) of `location`.
+    pub fn project(live: &Value, location: &str) -> Result<Observed, ShapeError> {
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        };
+        let channels = live["channels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                Some((
+                    c["channel"].as_str()?.to_string(),
+                    ChannelVersions {
+                        default: c["defaultVersion"].as_str().unwrap_or("").to_string(),
+                        valid: strings(&c["validVersions"]),
+                    },
+                ))
+            })
+            .collect();
+        let spec = GkeVersionsSpec {
+            location: location.to_string(),
+            channels,
+            unspecified: ChannelVersions {
+                default: live["defaultClusterVersion"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                valid: strings(&live["validMasterVersions"]),
+            },
+        };
+        if spec.unspecified.valid.is_empty() && spec.channels.is_empty() {
+            return Err(ShapeError::Live {
+                kind: "GKE server config",
+                name: location.to_string(),
+                field: "validMasterVersions",
+            });
+        }
+        Ok(Observed {
+            spec: super::to_spec(&spec),
+            outputs: json!({}),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offer() -> GkeVersionsSpec {
+        let live = json!({
+            "defaultClusterVersion": "1.33.5-gke.1080000",
+            "validMasterVersions": ["1.34.1-gke.1829001", "1.33.5-gke.1080000", "1.32.12-gke.1050000"],
+            "channels": [
+                {"channel": "RAPID", "defaultVersion": "1.34.1-gke.1829001",
+                 "validVersions": ["1.34.1-gke.1829001", "1.34.0-gke.2201000"]},
+                {"channel": "REGULAR", "defaultVersion": "1.33.5-gke.1080000",
+                 "validVersions": ["1.33.5-gke.1080000", "1.33.4-gke.1245000", "1.32.12-gke.1050000"]}
+            ]
+        });
+        serde_json::from_value(GkeVersionsSpec::project(&live, "us-central1").unwrap().spec)
+            .unwrap()
+    }
+
+    #[test]
+    fn versions_resolve_within_their_channel() {
+        let o = offer();
+        assert_eq!(o.resolve("REGULAR", "1.33").unwrap(), "1.33.5-gke.1080000");
+        assert_eq!(
+            o.resolve("REGULAR", "default").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        assert_eq!(
+            o.resolve("REGULAR", "latest").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        assert_eq!(
+            o.resolve("REGULAR", "1.33.4").unwrap(),
+            "1.33.4-gke.1245000"
+        );
+        assert_eq!(o.resolve("RAPID", "1.34").unwrap(), "1.34.1-gke.1829001");
+        assert_eq!(
+            o.resolve("REGULAR", "1.34").unwrap_err(),
+            "1.33.5-gke.1080000, 1.33.4-gke.1245000, 1.32.12-gke.1050000"
+        );
+        assert!(o.resolve("REGULAR", "1.34.1-gke.1829001").is_err());
+        assert_eq!(
+            o.resolve("UNSPECIFIED", "1.34").unwrap(),
+            "1.34.1-gke.1829001"
+        );
+        assert_eq!(
+            o.elsewhere("REGULAR", "1.34"),
+            [("RAPID".to_string(), "1.34.1-gke.1829001".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_control_plane_moves_one_minor_up_at_a_time_and_never_a_minor_down() {
+        assert_eq!(minor_step("1.33.5-gke.1080000", "1.34.1-gke.1829001"), None);
+        assert_eq!(minor_step("1.33.5-gke.1080000", "1.33.4-gke.1245000"), None);
+        assert_eq!(minor_step("1.33.5-gke.1080000", "1.33"), None);
+        let down = minor_step("1.33.5-gke.1080000", "1.32.12-gke.1050000").unwrap();
+        assert!(
+            down.contains("does not downgrade") && down.contains("1.33 → 1.32"),
+            "{down}"
+        );
+        let jump = minor_step("1.32.12-gke.1050000", "1.34.1-gke.1829001").unwrap();
+        assert!(jump.contains("one minor version at a time"), "{jump}");
+        assert!(jump.contains("`version = \"1.33\"`"), "{jump}");
+        assert_eq!(minor_step("default", "1.34"), None, "nothing to compare");
+    }
+
+    #[test]
+    fn a_config_without_versions_is_an_error() {
+        assert!(GkeVersionsSpec::project(&json!({}), "us-central1").is_err());
+    }
+}
