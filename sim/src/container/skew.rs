@@ -9,7 +9,7 @@
 //!   sequential"; GKE answers a jump of two minors with
 //!   `400 INVALID_ARGUMENT` `Master cannot be upgraded to "1.26.7-gke.500": cannot upgrade the
 //!   master more than a minor version at a time.` — quoted from a real googleapi error in
-//!   nebari-dev/nebari-docs (`docs/how-tos/upgrade-kubernetes-version.md`); the same reason closes
+//!   nebari-dev/nebari-docs (`docs/docs/how-tos/upgrade-kubernetes-version.md`); the same reason closes
 //!   GKE's release-channel variant quoted in kubeflow/code-intelligence#153
 //!   (<https://github.com/kubeflow/code-intelligence/issues/153>).
 //! - **No minor downgrade of the control plane; a patch downgrade within the minor is allowed.**
