@@ -7,6 +7,7 @@ use super::operations::{self, Effect};
 use super::reservations;
 use super::rules::{self, count_of, last_segment};
 use super::server_config::{self, VersionKind};
+use super::skew;
 use super::{
     Cluster, bad_request, cluster_key, enum_tables, fingerprint, is_zone, merge, not_found,
     region_of, self_link, string_list,
@@ -574,11 +575,23 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
     };
     Ok(match key.as_str() {
         "desiredMasterVersion" => {
-            let version = server_config::resolve(
+            let current = resource["currentMasterVersion"].as_str().unwrap_or("");
+            let version = server_config::resolve_upgrade(
                 value.as_str().unwrap_or(""),
                 channel_of(resource).as_deref(),
-                VersionKind::Master,
+                current,
             )?;
+            let pools: Vec<(&str, &str)> = cluster
+                .pools
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.as_str(),
+                        p.resource["version"].as_str().unwrap_or(""),
+                    )
+                })
+                .collect();
+            skew::check_master_change(current, &version, &pools)?;
             (
                 changed("currentMasterVersion", json!(version)),
                 "UPGRADE_MASTER",
@@ -592,8 +605,13 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
                     .to_string(),
                 v => server_config::resolve(v, None, VersionKind::Node)?,
             };
+            let pool = pool()?;
+            skew::check_node_version(
+                &version,
+                resource["currentMasterVersion"].as_str().unwrap_or(""),
+            )?;
             (
-                Change::Pool(pool()?, json!({"version": version})),
+                Change::Pool(pool, json!({"version": version})),
                 "UPGRADE_NODES",
             )
         }

@@ -10,7 +10,8 @@
 //! Files: [`clusters`] (cluster handlers and defaults), [`node_pools`] (pool handlers), [`nodes`]
 //! (GKE-like nodes, the service account they run as), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
 //! [`reservations`] (pools that consume Compute reservations), [`capacity`] (pools that take VMs
-//! from a zone's capacity, and stockouts), [`server_config`] (versions),
+//! from a zone's capacity, and stockouts), [`server_config`] (versions), [`skew`] (the
+//! version-skew rules of upgrades and node pools),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
 mod capacity;
@@ -23,6 +24,7 @@ mod operations;
 mod reservations;
 mod rules;
 pub mod server_config;
+pub mod skew;
 
 use crate::error::GcpError;
 use crate::server::Shared;

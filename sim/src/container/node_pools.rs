@@ -115,6 +115,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         None | Some("") | Some("-") => master.to_string(),
         Some(v) => server_config::resolve(v, None, VersionKind::Node)?,
     };
+    super::skew::check_node_version(&version, master)?;
     pool["version"] = json!(version);
     fill_defaults(&mut pool, cx);
     check_service_account(world, cx.project, &pool["config"])?;
@@ -730,6 +731,7 @@ fn update_patch(pool: &NodePool, request: &Value, master: &Value) -> GcpResult<V
                     "" | "-" => master.as_str().unwrap_or("").to_string(),
                     v => server_config::resolve(v, None, VersionKind::Node)?,
                 };
+                super::skew::check_node_version(&version, master.as_str().unwrap_or(""))?;
                 patch.insert("version".into(), json!(version));
             }
             "locations" => {

@@ -93,24 +93,86 @@ pub enum VersionKind {
 
 /// Resolves a requested version within `channel` (`None` or `UNSPECIFIED` = no channel).
 /// `""`, `"-"` give the default, `"latest"` the newest, `"1.32"` the newest 1.32.x, an exact
-/// version itself; anything else is GKE's 400.
+/// version itself; anything else is GKE's 400: `Master version "X" is unsupported.` for a
+/// version GKE does not offer at all, and, for a cluster in a channel, `Master version must be
+/// one of "STABLE" channel supported versions [a, b, c].` (oldest first) for one offered only
+/// outside it — the text of real answers quoted in
+/// <https://github.com/terraform-google-modules/terraform-google-kubernetes-engine/issues/2177>
+/// and <https://github.com/didier-durand/microservices-on-cloud-kubernetes/pull/1>.
 pub fn resolve(
     requested: &str,
     channel_name: Option<&str>,
     kind: VersionKind,
 ) -> GcpResult<String> {
+    resolve_among(requested, channel_name, kind, &[])
+}
+
+/// [`resolve`] for a control-plane upgrade of a cluster at `current`: a cluster in a channel may
+/// also move to a patch another channel offers for the minor it already runs
+/// (<https://cloud.google.com/kubernetes-engine/docs/how-to/upgrading-a-cluster>, "Supported
+/// versions": e.g. 1.21.12-gke.1700 in Regular → 1.21.13-gke.900 from Rapid).
+pub fn resolve_upgrade(
+    requested: &str,
+    channel_name: Option<&str>,
+    current: &str,
+) -> GcpResult<String> {
+    let minor = |v: &str| version_key(v).into_iter().take(2).collect::<Vec<_>>();
+    let same_minor: Vec<&'static str> = CHANNELS
+        .iter()
+        .flat_map(|(_, _, v)| v.iter().copied())
+        .filter(|v| minor(v) == minor(current))
+        .collect();
+    resolve_among(requested, channel_name, VersionKind::Master, &same_minor)
+}
+
+fn resolve_among(
+    requested: &str,
+    channel_name: Option<&str>,
+    kind: VersionKind,
+    also: &[&'static str],
+) -> GcpResult<String> {
     let chosen = channel_name.and_then(channel);
-    let candidates: Vec<&str> = match chosen {
+    let mut candidates: Vec<&str> = match chosen {
         Some((_, _, valid)) => valid.to_vec(),
         None => master_versions(),
     };
+    for version in also {
+        if !candidates.contains(version) {
+            candidates.push(version);
+        }
+    }
+    candidates.sort_by_key(|v| std::cmp::Reverse(version_key(v)));
     let default = chosen
         .map(|(_, d, _)| *d)
         .unwrap_or(DEFAULT_CLUSTER_VERSION);
-    let found = match requested {
+    if let Some(found) = pick(requested, &candidates, default) {
+        return Ok(found.to_string());
+    }
+    let what = match kind {
+        VersionKind::Master => "Master",
+        VersionKind::Node => "Node",
+    };
+    if let Some((name, _, valid)) = chosen
+        && pick(requested, &master_versions(), default).is_some()
+    {
+        let mut oldest_first = valid.to_vec();
+        oldest_first.sort_by_key(|v| version_key(v));
+        return Err(super::bad_request(format!(
+            "{what} version must be one of \"{name}\" channel supported versions [{}].",
+            oldest_first.join(", ")
+        )));
+    }
+    Err(super::bad_request(format!(
+        "{what} version \"{requested}\" is unsupported."
+    )))
+}
+
+/// The version `requested` names among `candidates` (newest first).
+fn pick<'a>(requested: &str, candidates: &[&'a str], default: &'a str) -> Option<&'a str> {
+    match requested {
         "" | "-" => Some(default),
         "latest" => candidates.first().copied(),
-        exact if candidates.contains(&exact) => Some(exact),
+        exact if candidates.contains(&exact) => candidates.iter().copied().find(|v| *v == exact),
         prefix => candidates
             .iter()
             .copied()
@@ -118,14 +180,7 @@ pub fn resolve(
                 v.starts_with(&format!("{prefix}.")) || v.starts_with(&format!("{prefix}-"))
             })
             .max_by_key(|v| version_key(v)),
-    };
-    found.map(str::to_string).ok_or_else(|| {
-        let what = match kind {
-            VersionKind::Master => "Master",
-            VersionKind::Node => "Node",
-        };
-        super::bad_request(format!("{what} version \"{requested}\" is unsupported."))
-    })
+    }
 }
 
 /// The `ServerConfig` resource.
@@ -205,7 +260,50 @@ mod tests {
         assert_eq!(resolve("1.3", None, m).unwrap_err(), unsupported("1.3"));
         let err = resolve("1.29", Some("REGULAR"), m).unwrap_err();
         assert_eq!((err.code, err.reason.as_str()), (400, "badRequest"));
+        assert_eq!(
+            err.message,
+            "Master version must be one of \"REGULAR\" channel supported versions \
+             [1.32.12-gke.1050000, 1.33.4-gke.1245000, 1.33.5-gke.1080000]."
+        );
         assert_eq!(master_versions()[0], "1.34.1-gke.1829001");
         assert_eq!(master_versions().last(), Some(&"1.29.15-gke.2467000"));
+    }
+
+    #[test]
+    fn an_upgrade_may_take_another_channels_patch_of_the_current_minor() {
+        // REGULAR offers no 1.32.11; STABLE does, and the cluster runs 1.32.
+        assert_eq!(
+            resolve_upgrade(
+                "1.32.11-gke.1174000",
+                Some("REGULAR"),
+                "1.32.12-gke.1050000"
+            )
+            .unwrap(),
+            "1.32.11-gke.1174000"
+        );
+        assert!(
+            resolve_upgrade("1.32.11-gke.1174000", Some("REGULAR"), "1.33.5-gke.1080000").is_err()
+        );
+        assert_eq!(
+            resolve_upgrade("1.33", Some("STABLE"), "1.32.12-gke.1050000")
+                .unwrap_err()
+                .message,
+            "Master version must be one of \"STABLE\" channel supported versions \
+             [1.31.14-gke.1243000, 1.32.11-gke.1174000, 1.32.12-gke.1050000]."
+        );
+        assert_eq!(
+            resolve_upgrade("1.33", Some("RAPID"), "1.33.5-gke.1080000").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        assert_eq!(
+            resolve_upgrade("-", Some("REGULAR"), "1.32.12-gke.1050000").unwrap(),
+            "1.33.5-gke.1080000"
+        );
+        assert_eq!(
+            resolve_upgrade("1.99", None, "1.32.12-gke.1050000")
+                .unwrap_err()
+                .message,
+            "Master version \"1.99\" is unsupported."
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! GKE (container v1) driven by gcloud, and by reqwest where gcloud cannot reach a case, against
 //! the in-process simulator: the A3 Mega multi-network scenario, GKE's checks with their exact
 //! errors, the machine-type catalogue, the one-operation-at-a-time rule, integer enums, scripted
-//! faults (answers lost by scripted drops included), tripwires, simulated time, and node pools that
-//! consume Compute reservations.
+//! faults (answers lost by scripted drops included), tripwires, simulated time, node pools that
+//! consume Compute reservations, and the version-skew rules of upgrades.
 
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault, TripWhen, Tripwire};
 use a3ctl_sim::latency::LatencyProfile;
@@ -2259,4 +2259,260 @@ async fn node_pools_need_an_existing_service_account_and_their_nodes_run_as_it()
         )),
         "{err}"
     );
+}
+
+/// `gcloud container clusters upgrade CLUSTER --quiet` in us-central1 with `extra` flags.
+fn upgrade_args<'a>(cluster: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "container",
+        "clusters",
+        "upgrade",
+        cluster,
+        "--location=us-central1",
+        "--quiet",
+    ];
+    args.extend(extra);
+    args
+}
+
+/// Creates a cluster by reqwest, with its release channel, version and first pool's version
+/// (`None`: the master's), and lets its creation finish.
+async fn versioned_cluster(
+    http: &Http,
+    name: &str,
+    channel: &str,
+    version: &str,
+    pool: Option<&str>,
+) {
+    let mut p = e2_pool("p");
+    if let Some(v) = pool {
+        p["version"] = json!(v);
+    }
+    let mut body = cluster_body(name, false, json!([p]));
+    body["cluster"]["releaseChannel"] = json!({"channel": channel});
+    body["cluster"]["initialClusterVersion"] = json!(version);
+    let (s, op) = http.post(&format!("{REGION}/clusters"), body).await;
+    assert_eq!(s, 200, "{op}");
+    let (_, cluster) = http.get(&format!("{REGION}/clusters/{name}")).await;
+    assert_eq!(cluster["status"], "RUNNING", "{cluster}");
+}
+
+#[tokio::test]
+async fn upgrades_follow_gke_version_skew_with_gcloud() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    networks(&http).await;
+    let cli = Cli::new(&sim);
+    let get = |name: &'static str| {
+        let http = &http;
+        async move { http.get(&format!("{REGION}/clusters/{name}")).await.1 }
+    };
+
+    // REGULAR at 1.32: the master goes one minor up, to the newest 1.33 build.
+    versioned_cluster(&http, "up", "REGULAR", "1.32", None).await;
+    let out = cli
+        .run(&upgrade_args("up", &["--master", "--cluster-version=1.33"]))
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cluster = get("up").await;
+    assert_eq!(cluster["currentMasterVersion"], "1.33.5-gke.1080000");
+    assert_eq!(cluster["nodePools"][0]["version"], "1.32.12-gke.1050000");
+    let ops = cli
+        .json(&["container", "operations", "list", "--location=us-central1"])
+        .await;
+    let last = ops.as_array().and_then(|o| o.last()).cloned().unwrap();
+    assert_eq!(last["operationType"], "UPGRADE_MASTER", "{last}");
+    assert_eq!(last["status"], "DONE", "{last}");
+    // A pool cannot pass the master: 1.34 is a valid node version, but of a newer minor.
+    let err = cli
+        .fails(&upgrade_args(
+            "up",
+            &["--node-pool=p", "--cluster-version=1.34"],
+        ))
+        .await;
+    assert!(
+        err.contains(
+            "Node version \"1.34.1-gke.1829001\" must not have a greater minor version than \
+             master version \"1.33.5-gke.1080000\"."
+        ),
+        "{err}"
+    );
+    // The master may go back to an earlier patch of its minor (reqwest from here to the
+    // channel check: the API's own fields); a pool may then not take the newer patch.
+    let down = json!({"update": {"desiredMasterVersion": "1.33.4-gke.1245000"}});
+    let (s, op) = http.put(&format!("{REGION}/clusters/up"), down).await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("UPGRADE_MASTER")),
+        "{op}"
+    );
+    assert_eq!(
+        get("up").await["currentMasterVersion"],
+        "1.33.4-gke.1245000"
+    );
+    let newer = json!({"nodeVersion": "1.33.5-gke.1080000"});
+    let (s, b) = http
+        .put(&format!("{REGION}/clusters/up/nodePools/p"), newer)
+        .await;
+    assert_eq!(
+        error(s, &b, 400, "INVALID_ARGUMENT", "badRequest"),
+        "desired node version \"1.33.5-gke.1080000\" cannot be greater than current master \
+         version \"1.33.4-gke.1245000\"."
+    );
+    let newer = json!({"update": {"desiredNodePoolId": "p", "desiredNodeVersion": "1.34"}});
+    let (s, b) = http.put(&format!("{REGION}/clusters/up"), newer).await;
+    let m = error(s, &b, 400, "INVALID_ARGUMENT", "badRequest");
+    assert!(m.contains("must not have a greater minor version"), "{m}");
+    let follow = json!({"update": {"desiredNodePoolId": "p", "desiredNodeVersion": "-"}});
+    let (s, op) = http.put(&format!("{REGION}/clusters/up"), follow).await;
+    assert_eq!(
+        (s, op["operationType"].as_str()),
+        (200, Some("UPGRADE_NODES")),
+        "{op}"
+    );
+    assert_eq!(
+        get("up").await["nodePools"][0]["version"],
+        "1.33.4-gke.1245000"
+    );
+    // In its channel a cluster takes only the channel's versions.
+    let err = cli
+        .fails(&upgrade_args("up", &["--master", "--cluster-version=1.34"]))
+        .await;
+    assert!(
+        err.contains(
+            "Master version must be one of \"REGULAR\" channel supported versions \
+             [1.32.12-gke.1050000, 1.33.4-gke.1245000, 1.33.5-gke.1080000]."
+        ),
+        "{err}"
+    );
+
+    // Outside any channel every version is offered, and the skew rules alone decide.
+    versioned_cluster(&http, "pinned", "UNSPECIFIED", "1.32", None).await;
+    let err = cli
+        .fails(&upgrade_args(
+            "pinned",
+            &["--master", "--cluster-version=1.34"],
+        ))
+        .await;
+    assert!(
+        err.contains(
+            "Master cannot be upgraded to \"1.34.1-gke.1829001\": cannot upgrade the master \
+             more than a minor version at a time."
+        ),
+        "{err}"
+    );
+    let err = cli
+        .fails(&upgrade_args(
+            "pinned",
+            &["--master", "--cluster-version=1.31"],
+        ))
+        .await;
+    assert!(
+        err.contains(
+            "Master cannot be upgraded to \"1.31.14-gke.1243000\": specified version is not \
+             newer than the current version."
+        ),
+        "{err}"
+    );
+    // An earlier patch of the same minor is a downgrade GKE allows.
+    let out = cli
+        .run(&upgrade_args(
+            "pinned",
+            &["--master", "--cluster-version=1.32.4-gke.1767000"],
+        ))
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        get("pinned").await["currentMasterVersion"],
+        "1.32.4-gke.1767000"
+    );
+
+    // A pool two minors behind holds the master at its minor until the pool moves.
+    versioned_cluster(&http, "lag", "UNSPECIFIED", "1.31", Some("1.29")).await;
+    let cluster = get("lag").await;
+    assert_eq!(cluster["currentMasterVersion"], "1.31.14-gke.1243000");
+    assert_eq!(cluster["nodePools"][0]["version"], "1.29.15-gke.2467000");
+    let err = cli
+        .fails(&upgrade_args(
+            "lag",
+            &["--master", "--cluster-version=1.32"],
+        ))
+        .await;
+    assert!(
+        err.contains(
+            "Master cannot be upgraded to \"1.32.12-gke.1050000\": node pool \"p\" version \
+             \"1.29.15-gke.2467000\" would be more than 2 minor versions older than the master; \
+             upgrade the node pool first."
+        ),
+        "{err}"
+    );
+    let out = cli
+        .run(&upgrade_args(
+            "lag",
+            &["--node-pool=p", "--cluster-version=1.30"],
+        ))
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ops = cli
+        .json(&["container", "operations", "list", "--location=us-central1"])
+        .await;
+    let last = ops.as_array().and_then(|o| o.last()).cloned().unwrap();
+    assert_eq!(last["operationType"], "UPGRADE_NODES", "{last}");
+    let out = cli
+        .run(&upgrade_args(
+            "lag",
+            &["--master", "--cluster-version=1.32"],
+        ))
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cluster = get("lag").await;
+    assert_eq!(cluster["currentMasterVersion"], "1.32.12-gke.1050000");
+    assert_eq!(cluster["nodePools"][0]["version"], "1.30.14-gke.1922000");
+
+    // A new pool with an explicit version obeys the same rules.
+    let pool = |version: &'static str| {
+        vec![
+            "container",
+            "node-pools",
+            "create",
+            "extra",
+            "--cluster=lag",
+            "--location=us-central1",
+            "--node-locations=us-central1-a",
+            "--machine-type=e2-standard-4",
+            "--num-nodes=1",
+            version,
+        ]
+    };
+    let err = cli.fails(&pool("--node-version=1.29")).await;
+    assert!(
+        err.contains(
+            "Node version \"1.29.15-gke.2467000\" must not be more than 2 minor versions older \
+             than master version \"1.32.12-gke.1050000\"."
+        ),
+        "{err}"
+    );
+    let err = cli.fails(&pool("--node-version=1.33")).await;
+    assert!(
+        err.contains("must not have a greater minor version than master version"),
+        "{err}"
+    );
+    let created = cli.json(&pool("--node-version=1.30")).await;
+    assert_eq!(created["version"], "1.30.14-gke.1922000", "{created}");
 }
