@@ -106,8 +106,15 @@ async fn the_shipped_reservation_passes_and_is_shown() {
     let checks = json["preflight"]["checks"].as_array().unwrap();
     assert_eq!(
         checks.len(),
-        15,
-        "seven APIs (IAM and Resource Manager for `[identity]`), seven quotas and the reservation"
+        16,
+        "seven APIs (IAM and Resource Manager for `[identity]`), seven quotas, the reservation and the GKE version"
+    );
+    assert!(
+        plan.stdout.contains(
+            "  ✓ GKE version 1.32 (REGULAR channel, us-central1): need 1.32 offered by REGULAR, available 1.32.12-gke.1050000\n"
+        ),
+        "{}",
+        plan.stdout
     );
     assert!(checks.iter().all(|c| c["ok"] == true));
     let reservation = checks
