@@ -133,6 +133,7 @@ impl Executor {
             versions: vec![],
             adoptions: vec![],
             preflight: None,
+            notes: vec![],
         };
         self.apply(&plan).await.steps
     }

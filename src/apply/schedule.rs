@@ -258,6 +258,7 @@ mod tests {
             versions: vec![],
             adoptions: vec![],
             preflight: None,
+            notes: vec![],
         }
     }
 

@@ -142,6 +142,10 @@ pub struct Plan {
     /// ([`preflight`]); `None` when not checked (`--skip-preflight`, destroy plans).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<preflight::Preflight>,
+    /// What the plan leaves as it is on purpose and the user should know (a control plane GKE's
+    /// channel moved ahead of the blueprint's minor pin).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The counts in "Plan: X to add, Y to change, Z to destroy."

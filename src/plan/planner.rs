@@ -90,6 +90,7 @@ pub fn plan_unprotected(
 ) -> Plan {
     let mut changes: Vec<Change> = Vec::new();
     let mut drift: Vec<Drift> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     let wanted: &[Desired] = if destroy { &[] } else { desired };
     let wanted_addrs: BTreeSet<&Addr> = wanted.iter().map(|d| &d.addr).collect();
 
@@ -114,6 +115,26 @@ pub fn plan_unprotected(
         let fields = spec::fields(d.addr.kind);
         drift.extend(changed_outside(&d.addr, record, live));
         let diffs = field_diffs(fields, live, &d.spec, true);
+        for field in fields
+            .iter()
+            .filter(|f| f.compare == spec::Compare::VersionPrefix)
+        {
+            if let (Some(pin), Some(running)) = (
+                d.spec.get(field.name).and_then(Value::as_str),
+                live.get(field.name).and_then(Value::as_str),
+            ) && spec::moved_ahead(pin, running)
+            {
+                notes.push(format!(
+                    "{} runs {running}, ahead of the blueprint's {} = \"{pin}\": its release channel upgraded it, and GKE does not move a control plane back down a minor version. Not a change; set {} = \"{}\" to pin what runs.",
+                    d.addr,
+                    field.name,
+                    field.name,
+                    crate::resource::kinds::gke_versions::minor_of(running)
+                        .map(|(a, b)| format!("{a}.{b}"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
         let (action, reason) = if record.tainted {
             (
                 Action::Replace,
@@ -181,6 +202,7 @@ pub fn plan_unprotected(
         versions: vec![],
         adoptions: vec![],
         preflight: None,
+        notes,
     }
 }
 

@@ -1041,6 +1041,7 @@ mod tests {
             versions: vec![],
             adoptions: vec![],
             preflight: None,
+            notes: vec![],
         };
         let existing: HashSet<Addr> = [Addr::new(Kind::NodePool, "adopted")].into();
         let demands = demands(&plan, "p", &existing).unwrap();

@@ -141,7 +141,10 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
         Compare::VersionPrefix => match (desired.as_str(), live.as_str()) {
             (Some("latest" | "default" | ""), _) => true,
             (Some(d), Some(l)) => {
-                l == d || l.starts_with(&format!("{d}.")) || l.starts_with(&format!("{d}-"))
+                l == d
+                    || l.starts_with(&format!("{d}."))
+                    || l.starts_with(&format!("{d}-"))
+                    || moved_ahead(d, l)
             }
             _ => desired == live,
         },
@@ -255,6 +258,15 @@ fn walk(path: &str, before: &Value, after: &Value, out: &mut Vec<(String, Value,
     }
 }
 
+/// Whether `live` (a build) is on a later minor than `pin`, a minor pin (`1.32`): what a release
+/// channel's upgrades do to a cluster after it was applied. GKE never moves it back down, so it
+/// is not a change to plan (the plan notes it instead).
+pub fn moved_ahead(pin: &str, live: &str) -> bool {
+    use crate::resource::kinds::gke_versions::minor_of;
+    let is_minor_pin = pin.split('.').count() == 2 && !pin.contains('-');
+    is_minor_pin && matches!((minor_of(pin), minor_of(live)), (Some(p), Some(l)) if l > p)
+}
+
 pub fn forces_replacement(field: &Field, before: &Value, after: &Value) -> bool {
     match field.change {
         Change::InPlace | Change::Local => false,
@@ -286,6 +298,29 @@ fn grows(before: &Value, after: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_channel_moving_past_a_minor_pin_is_not_a_difference() {
+        let version = Field {
+            name: "version",
+            change: Change::InPlace,
+            compare: Compare::VersionPrefix,
+        };
+        let m = |d: &str, l: &str| matches(&version, &Value::from(d), &Value::from(l));
+        assert!(moved_ahead("1.32", "1.33.5-gke.1080000"));
+        assert!(
+            m("1.32", "1.33.5-gke.1080000"),
+            "the channel moved ahead of a minor pin"
+        );
+        assert!(m("1.33", "1.33.5-gke.1080000"));
+        // A pin of a patch or a build is the user's exact ask: what runs differs from it.
+        assert!(!moved_ahead("1.32.12", "1.33.5-gke.1080000"));
+        assert!(!m("1.32.12-gke.1050000", "1.33.5-gke.1080000"));
+        // Behind the pin is a change to plan.
+        assert!(!moved_ahead("1.34", "1.33.5-gke.1080000"));
+        assert!(!m("1.34", "1.33.5-gke.1080000"));
+        assert!(!moved_ahead("default", "1.33.5-gke.1080000"));
+    }
     use serde_json::json;
 
     fn field(kind: Kind, name: &str) -> Field {

@@ -274,6 +274,7 @@ mod tests {
             versions: vec![],
             adoptions: vec![],
             preflight: None,
+            notes: vec![],
         }
     }
 

@@ -31,6 +31,9 @@ pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
         }
         out.push('\n');
     }
+    for note in &plan.notes {
+        let _ = writeln!(out, "{} {note}\n", printer.bold("Note:"));
+    }
     if let Some(preflight) = plan.preflight.as_ref().filter(|p| !p.checks.is_empty()) {
         render_preflight(printer, &mut out, preflight);
     }
@@ -506,6 +509,7 @@ pub fn json(plan: &Plan) -> Value {
             "live": a.spec,
         })).collect::<Vec<_>>(),
         "preflight": plan.preflight,
+        "notes": plan.notes,
     })
 }
 
@@ -527,6 +531,7 @@ mod tests {
             versions: vec![],
             adoptions: vec![],
             preflight: None,
+            notes: vec![],
         }
     }
 

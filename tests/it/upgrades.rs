@@ -72,8 +72,9 @@ async fn a_version_gke_would_refuse_is_refused_before_any_change() {
         apply.stderr
     );
 
-    // A minor downgrade: GKE does not do it.
-    with_cluster(&cx, "regular", "1.32");
+    // A build of an earlier minor, asked for exactly: GKE does not move a control plane there.
+    // (A minor pin below what runs is the channel having moved ahead: a note, see below.)
+    with_cluster(&cx, "regular", "1.32.12-gke.1050000");
     let plan = cx.run(&["plan", "changed.toml"]).await.expect(1);
     assert!(
         plan.stdout.contains(
@@ -133,4 +134,62 @@ async fn two_minors_at_once_are_refused_with_the_next_step() {
         plan.stderr
     );
     assert_eq!(common::mutations(&cx), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_plane_the_channel_moved_ahead_is_noted_not_planned() {
+    let cx = TestContext::new().await;
+    with_cluster(&cx, "regular", "1.32");
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    // The channel's upgrade (here done with gcloud, as GKE's auto-upgrade would) moves the
+    // control plane a minor ahead of the blueprint's pin.
+    let g = common::gcloud::Gcloud::in_project(&cx.sim, "my-project");
+    let (ok, _, err) = g
+        .run(&[
+            "container",
+            "clusters",
+            "upgrade",
+            "a3high",
+            "--master",
+            "--cluster-version=1.33",
+            "--location=us-central1",
+            "--quiet",
+        ])
+        .await;
+    assert!(ok, "{err}");
+    assert_eq!(master_version(&cx).await, "1.33.5-gke.1080000");
+
+    // Not a change (GKE would not move it back), and not drift: a note says what happened.
+    let plan = cx
+        .run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    assert!(
+        plan.stdout.contains(
+            "Note: cluster.main runs 1.33.5-gke.1080000, ahead of the blueprint's version = \"1.32\": its release channel upgraded it"
+        ),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("set version = \"1.33\" to pin what runs"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("~ version"), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("has changed"), "{}", plan.stdout);
+    let json = cx.run(&["plan", "changed.toml", "--json"]).await.expect(0);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(json["notes"].as_array().map(Vec::len), Some(1), "{json}");
+
+    // Pinned to what runs: nothing to note.
+    with_cluster(&cx, "regular", "1.33");
+    let plan = cx
+        .run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    assert!(!plan.stdout.contains("Note:"), "{}", plan.stdout);
 }
