@@ -372,9 +372,11 @@ mod tests {
             &json!("1.32"),
             &json!("1.32.9-gke.1130000")
         ));
+        // A minor pin the channel has moved past matches (issue: a version GKE's channel moved
+        // ahead of a minor pin is not drift); one behind the pin does not.
         assert!(!matches(
             &version,
-            &json!("1.32"),
+            &json!("1.34"),
             &json!("1.33.5-gke.1080000")
         ));
         assert!(!matches(
