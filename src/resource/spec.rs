@@ -379,10 +379,11 @@ mod tests {
             &json!("1.34"),
             &json!("1.33.5-gke.1080000")
         ));
+        // Prefixes end at a dot: `1.32` is not a prefix of `1.3.9` (an earlier minor, so behind).
         assert!(!matches(
             &version,
-            &json!("1.3"),
-            &json!("1.32.9-gke.1130000")
+            &json!("1.32"),
+            &json!("1.3.9-gke.1130000")
         ));
         assert!(matches(
             &version,
