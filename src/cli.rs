@@ -77,23 +77,6 @@ pub struct Global {
     pub state_prefix: Option<String>,
 }
 
-/// The examples at the end of `a3ctl init --help`.
-const INIT_EXAMPLES: &str = "\
-Examples:
-  Answer the questions in a terminal, writing a3ctl.toml:
-    a3ctl init
-
-  Change an existing blueprint (its values become the defaults, comments are kept):
-    a3ctl init a3.toml --edit
-
-  Change one answer without being asked anything else:
-    a3ctl init a3.toml --edit --non-interactive --nodes 16
-
-  Write a blueprint from flags alone, e.g. in CI:
-    a3ctl init a3.toml --non-interactive --project my-project --region us-central1 \\
-      --machine a3-mega --nodes 32 --capacity reservation --reservation a3mega-reservation \\
-      --authorized-network office=203.0.113.0/24";
-
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Write a blueprint by answering questions: project, location, machine family, capacity,
@@ -116,7 +99,7 @@ pub enum Command {
     /// is asked: the defaults fill the rest, and every missing or invalid answer is listed in one
     /// error before anything is written. The defaults named below are a new file's; when editing,
     /// the file's own values come first. Ctrl-C stops without writing anything (exit code 1).
-    #[command(after_help = INIT_EXAMPLES)]
+    #[command(after_help = examples::INIT)]
     Init(Box<InitArgs>),
 
     /// Check a blueprint without calling any cloud API.
@@ -124,7 +107,7 @@ pub enum Command {
     /// Reports every problem at once, each with its file, line and column, the offending text
     /// and a hint. Exits with 1 when there are problems, and with 0 after printing a summary of
     /// what the blueprint would create.
-    #[command(after_help = VALIDATE_EXAMPLES)]
+    #[command(after_help = examples::VALIDATE)]
     Validate {
         /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
         blueprint: PathBuf,
@@ -155,7 +138,7 @@ pub enum Command {
     ///
     /// `--target`/`--exclude` narrow the plan to some resources (a partial plan says so);
     /// `--replace` forces the replacement of a recorded resource.
-    #[command(after_help = PLAN_EXAMPLES)]
+    #[command(after_help = examples::PLAN)]
     Plan(PlanArgs),
 
     /// Create or update everything the blueprint declares.
@@ -165,7 +148,7 @@ pub enum Command {
     /// failure stops only what depends on it. Ctrl-C stops starting new steps and waits for the
     /// running ones; a second Ctrl-C stops waiting (operations stay recorded and resume on the
     /// next apply).
-    #[command(after_help = APPLY_EXAMPLES)]
+    #[command(after_help = examples::APPLY)]
     Apply(ApplyArgs),
 
     /// Delete everything recorded in the blueprint's state, in reverse dependency order.
@@ -174,7 +157,7 @@ pub enum Command {
     /// the blueprint sets `force_destroy`; resources with `prevent_destroy` stop the destroy.
     /// Nothing outside the state is touched. `--target` destroys only some resources (and what
     /// depends on them); `--exclude` keeps some (and what they depend on).
-    #[command(after_help = DESTROY_EXAMPLES)]
+    #[command(after_help = examples::DESTROY)]
     Destroy(DestroyArgs),
 
     /// Print the deployment's outputs, from state (no cloud call).
@@ -185,7 +168,7 @@ pub enum Command {
     /// is printed, raw: a string as it is, a list one item per line, anything else as JSON, so a
     /// script can use it directly. Exits with 1 for an unknown NAME (listing the names) or when
     /// no apply has recorded state yet.
-    #[command(after_help = OUTPUT_EXAMPLES)]
+    #[command(after_help = examples::OUTPUT)]
     Output(OutputArgs),
 
     /// Print a plan saved with `a3ctl plan --out`, as plan printed it.
@@ -193,7 +176,7 @@ pub enum Command {
     /// As text, exactly what `a3ctl plan` printed; with `--json`, what `plan --json` prints. Only
     /// the file is read: no state, no cloud call. Every replacement keeps its reason (the field that forces it, a replaced dependency, a
     /// taint, or `--replace`), and a partial plan (`--target`/`--exclude`) says so.
-    #[command(after_help = SHOW_EXAMPLES)]
+    #[command(after_help = examples::SHOW)]
     Show(ShowArgs),
 
     /// Check that the cluster is ready for GPU training, and optionally measure its GPU network.
@@ -309,13 +292,7 @@ pub enum SandboxCommand {
     /// token: no plugin, no login. What you change through gcloud and kubectl is saved on Ctrl-C
     /// (or SIGTERM) and seen by the next `--sandbox` command, as drift. While it serves, other
     /// `--sandbox` commands that need the simulator are refused (`kubeconfig --sandbox` works).
-    #[command(after_help = "Examples:
-  a3ctl apply --sandbox blueprints/a3-mega.toml --auto-approve
-  a3ctl sandbox serve                      # keep it running; in another shell:
-  source state/sandbox/env.sh              # gcloud now talks to the sandbox
-  gcloud container clusters list
-  a3ctl kubeconfig --sandbox blueprints/a3-mega.toml
-  kubectl get nodes")]
+    #[command(after_help = examples::SANDBOX_SERVE)]
     Serve(ServeArgs),
 }
 
@@ -428,40 +405,6 @@ pub enum GraphFormat {
     Dot,
     Mermaid,
 }
-
-const VALIDATE_EXAMPLES: &str = "Examples:
-  a3ctl validate blueprints/a3-mega.toml
-  a3ctl validate --json blueprints/a3-mega.toml | jq -r '.diagnostics[].message'";
-
-const PLAN_EXAMPLES: &str = "Examples:
-  a3ctl plan blueprints/a3-mega.toml
-  a3ctl plan blueprints/a3-mega.toml --out a3.plan          # then: a3ctl apply a3.plan
-  a3ctl plan blueprints/a3-mega.toml --target cluster.main  # the cluster and what it needs
-  a3ctl plan blueprints/a3-mega.toml --exclude 'bucket.*'   # everything but the buckets
-  a3ctl plan blueprints/a3-mega.toml --replace node_pool.a3mega
-  a3ctl plan --sandbox blueprints/a3-mega.toml --out a3.plan  # then: a3ctl apply --sandbox a3.plan";
-
-const APPLY_EXAMPLES: &str = "Examples:
-  a3ctl apply blueprints/a3-mega.toml
-  a3ctl apply a3.plan                                          # a plan saved by `plan --out`
-  a3ctl apply blueprints/a3-mega.toml --target network.primary --auto-approve
-  a3ctl apply blueprints/a3-mega.toml --replace node_pool.a3mega
-  a3ctl apply --sandbox blueprints/a3-mega.toml";
-
-const DESTROY_EXAMPLES: &str = "Examples:
-  a3ctl destroy blueprints/a3-mega.toml
-  a3ctl destroy blueprints/a3-mega.toml --target node_pool.a3mega   # the GPU pool only
-  a3ctl destroy blueprints/a3-mega.toml --exclude 'bucket.*'        # keep the buckets";
-
-const OUTPUT_EXAMPLES: &str = "Examples:
-  a3ctl output blueprints/a3-mega.toml
-  a3ctl output blueprints/a3-mega.toml kueue_queue
-  a3ctl output blueprints/a3-mega.toml --json
-  QUEUE=$(a3ctl output blueprints/a3-mega.toml kueue_queue)   # raw value, for scripts";
-
-const SHOW_EXAMPLES: &str = "Examples:
-  a3ctl plan blueprints/a3-mega.toml --out a3.plan && a3ctl show a3.plan
-  a3ctl show --json a3.plan | jq '.resource_changes[] | select(.action == \"replace\")'";
 
 #[derive(Args, Debug)]
 pub struct OutputArgs {
@@ -884,4 +827,68 @@ Examples:
 Examples:
   a3ctl man | man -l -
   sudo a3ctl man --out /usr/local/share/man/man1";
+    pub const INIT: &str = "\
+Examples:
+  Answer the questions in a terminal, writing a3ctl.toml:
+    a3ctl init
+
+  Change an existing blueprint (its values become the defaults, comments are kept):
+    a3ctl init a3.toml --edit
+
+  Change one answer without being asked anything else:
+    a3ctl init a3.toml --edit --non-interactive --nodes 16
+
+  Write a blueprint from flags alone, e.g. in CI:
+    a3ctl init a3.toml --non-interactive --project my-project --region us-central1 \\
+      --machine a3-mega --nodes 32 --capacity reservation --reservation a3mega-reservation \\
+      --authorized-network office=203.0.113.0/24";
+
+    pub const VALIDATE: &str = "\
+Examples:
+  a3ctl validate blueprints/a3-mega.toml
+  a3ctl validate --json blueprints/a3-mega.toml | jq -r '.diagnostics[].message'";
+
+    pub const PLAN: &str = "\
+Examples:
+  a3ctl plan blueprints/a3-mega.toml
+  a3ctl plan blueprints/a3-mega.toml --out a3.plan          # then: a3ctl apply a3.plan
+  a3ctl plan blueprints/a3-mega.toml --target cluster.main  # the cluster and what it needs
+  a3ctl plan blueprints/a3-mega.toml --exclude 'bucket.*'   # everything but the buckets
+  a3ctl plan blueprints/a3-mega.toml --replace node_pool.a3mega
+  a3ctl plan --sandbox blueprints/a3-mega.toml --out a3.plan  # then: a3ctl apply --sandbox a3.plan";
+
+    pub const APPLY: &str = "\
+Examples:
+  a3ctl apply blueprints/a3-mega.toml
+  a3ctl apply a3.plan                                          # a plan saved by `plan --out`
+  a3ctl apply blueprints/a3-mega.toml --target network.primary --auto-approve
+  a3ctl apply blueprints/a3-mega.toml --replace node_pool.a3mega
+  a3ctl apply --sandbox blueprints/a3-mega.toml";
+
+    pub const DESTROY: &str = "\
+Examples:
+  a3ctl destroy blueprints/a3-mega.toml
+  a3ctl destroy blueprints/a3-mega.toml --target node_pool.a3mega   # the GPU pool only
+  a3ctl destroy blueprints/a3-mega.toml --exclude 'bucket.*'        # keep the buckets";
+
+    pub const OUTPUT: &str = "\
+Examples:
+  a3ctl output blueprints/a3-mega.toml
+  a3ctl output blueprints/a3-mega.toml kueue_queue
+  a3ctl output blueprints/a3-mega.toml --json
+  QUEUE=$(a3ctl output blueprints/a3-mega.toml kueue_queue)   # raw value, for scripts";
+
+    pub const SHOW: &str = "\
+Examples:
+  a3ctl plan blueprints/a3-mega.toml --out a3.plan && a3ctl show a3.plan
+  a3ctl show --json a3.plan | jq '.resource_changes[] | select(.action == \"replace\")'";
+
+    pub const SANDBOX_SERVE: &str = "\
+Examples:
+  a3ctl apply --sandbox blueprints/a3-mega.toml --auto-approve
+  a3ctl sandbox serve                      # keep it running; in another shell:
+  source state/sandbox/env.sh              # gcloud now talks to the sandbox
+  gcloud container clusters list
+  a3ctl kubeconfig --sandbox blueprints/a3-mega.toml
+  kubectl get nodes";
 }
