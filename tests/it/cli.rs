@@ -331,3 +331,27 @@ async fn quiet_plan_and_apply_print_one_line_each() {
         both.stderr
     );
 }
+
+#[test]
+fn whatever_reaches_the_log_file_is_redacted_on_its_way_out() {
+    // The command line is logged (debug), so a secret-looking argument goes through the file's
+    // writer: what is written must carry the redaction, not the value.
+    let dir = tempfile::tempdir().unwrap();
+    let blueprint = dir.path().join("access_token=s3cr3tTOKENvalue.toml");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/minimal.toml"),
+        &blueprint,
+    )
+    .unwrap();
+    let log = dir.path().join("a3ctl.log");
+    a3ctl(&[
+        "validate",
+        blueprint.to_str().unwrap(),
+        "--log-file",
+        log.to_str().unwrap(),
+    ])
+    .expect(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("access_token=[redacted]"), "{text}");
+    assert!(!text.contains("s3cr3tTOKENvalue"), "{text}");
+}
