@@ -145,29 +145,12 @@ impl Session {
 
     /// A plan refused by [`planner::protect`], with what to do about it in this blueprint.
     pub fn protection_failure(&self, e: &planner::PlanError) -> Failure {
-        let hint = match e {
-            planner::PlanError::DeletionProtection(protected) => {
-                let path = self.blueprint_path.display();
-                let sandbox = if self.sandbox.is_some() {
-                    " --sandbox"
-                } else {
-                    ""
-                };
-                let filestore = if protected
-                    .iter()
-                    .any(|(a, _)| a.kind == crate::resource::Kind::Filestore)
-                {
-                    " (that apply also turns off Filestore's own `deletionProtectionEnabled`)"
-                } else {
-                    ""
-                };
-                format!(
-                    "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {path}, run `a3ctl apply{sandbox} {path}`{filestore}, then run this again"
-                )
-            }
-            _ => e.hint(),
+        let flags = if self.sandbox.is_some() {
+            " --sandbox"
+        } else {
+            ""
         };
-        Failure::new(e.to_string()).hint(hint)
+        Failure::new(e.to_string()).hint(e.hint(&self.blueprint_path.display().to_string(), flags))
     }
 
     /// Reads every recorded resource from the cloud, up to 32 at once (an A3 Mega deployment

@@ -16,7 +16,7 @@
 
 use super::{Action, Change, Drift, FieldDiff, PLAN_FORMAT, Plan};
 use crate::resource::spec::{self, Field};
-use crate::resource::{Addr, Desired, Observed};
+use crate::resource::{Addr, Desired, Kind, Observed};
 use crate::state::{Record, State};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,15 +45,22 @@ fn protected_list(items: &[(Addr, String)]) -> String {
 }
 
 impl PlanError {
-    pub fn hint(&self) -> String {
+    /// What to do, in terms of the blueprint at `blueprint` and the command that applies it
+    /// (`a3ctl apply` plus `apply_flags`, e.g. ` --sandbox`).
+    pub fn hint(&self, blueprint: &str, apply_flags: &str) -> String {
         match self {
-            PlanError::PreventDestroy(_) => {
-                "set `prevent_destroy = false` for it in the blueprint and apply that first, if destroying it is really intended"
-                    .to_string()
-            }
-            PlanError::DeletionProtection(_) => {
-                "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in the blueprint and run `a3ctl apply` (that also turns off Filestore's own `deletionProtectionEnabled`), then run this again"
-                    .to_string()
+            PlanError::PreventDestroy(_) => format!(
+                "set `prevent_destroy = false` for it in {blueprint} and apply that first, if destroying it is really intended"
+            ),
+            PlanError::DeletionProtection(protected) => {
+                let filestore = if protected.iter().any(|(a, _)| a.kind == Kind::Filestore) {
+                    " (that apply also turns off Filestore's own `deletionProtectionEnabled`)"
+                } else {
+                    ""
+                };
+                format!(
+                    "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {blueprint}, run `a3ctl apply{apply_flags} {blueprint}`{filestore}, then run this again"
+                )
             }
         }
     }

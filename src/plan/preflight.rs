@@ -416,8 +416,7 @@ async fn gke_versions(
             continue;
         }
         let existing = match change.action {
-            Action::Create => false,
-            Action::Replace => false,
+            Action::Create | Action::Replace => false,
             Action::Update
                 if change
                     .diffs

@@ -198,7 +198,7 @@ fn gaining_capacity(plan: &Plan) -> Vec<(String, u64)> {
 
 /// What an apply would change (against the local state when there is one) and how long it
 /// should take; `None` when the blueprint has no graph.
-pub fn outlook(printer: &Printer, blueprint: &Blueprint) -> Option<String> {
+pub fn outlook(printer: &Printer, blueprint: &Blueprint, path: &std::path::Path) -> Option<String> {
     let graph = ResourceGraph::from_blueprint(blueprint).ok()?;
     let (baseline, state, note) = recorded(blueprint);
     let state = state.unwrap_or_else(|| State::new(&blueprint.name, "init".into()));
@@ -219,7 +219,10 @@ pub fn outlook(printer: &Printer, blueprint: &Blueprint) -> Option<String> {
     let plan = match plan(graph.resources(), &state, &Refreshed::new(), false) {
         Ok(plan) => plan,
         Err(e) => {
-            out.push_str(&format!("An apply would stop: {e}; {}.\n", e.hint()));
+            out.push_str(&format!(
+                "An apply would stop: {e}; {}.\n",
+                e.hint(&path.display().to_string(), "")
+            ));
             return Some(out);
         }
     };

@@ -291,7 +291,7 @@ fn write(path: &Path, text: &str) -> Result<(), Failure> {
 /// run.
 fn report(printer: &Printer, blueprint: &Blueprint, path: &Path) -> String {
     let mut out = format!("\n{}", super::validate::summary(blueprint, path));
-    if let Some(outlook) = estimate::outlook(printer, blueprint) {
+    if let Some(outlook) = estimate::outlook(printer, blueprint, path) {
         out.push_str(&outlook);
     }
     let shown = path.display();
