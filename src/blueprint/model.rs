@@ -200,6 +200,9 @@ pub struct SystemPool {
     pub name: String,
     pub machine_type: String,
     pub nodes: u32,
+    /// The pool's GKE version; `None` follows the control plane's (`[cluster] version`).
+    #[serde(default)]
+    pub version: Option<VersionSpec>,
 }
 
 /// How a GPU pool gets its capacity.
@@ -261,6 +264,9 @@ pub struct GpuPool {
     pub placement: Placement,
     pub host_maintenance: Option<HostMaintenance>,
     pub prevent_destroy: bool,
+    /// The pool's GKE version; `None` follows the control plane's (`[cluster] version`).
+    #[serde(default)]
+    pub version: Option<VersionSpec>,
 }
 
 impl GpuPool {

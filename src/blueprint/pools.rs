@@ -382,6 +382,9 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
             placement: placement?,
             host_maintenance: host_maintenance?,
             prevent_destroy: raw.prevent_destroy.as_ref().is_some_and(|v| v.value),
+            // Checked against the control plane's once `[cluster]` is read
+            // ([`super::cluster::pool_version`]).
+            version: None,
         })
     })();
     CheckedPool {
@@ -674,6 +677,7 @@ pub(crate) fn system_pool(
         name: name?,
         machine_type: machine_type?,
         nodes: nodes?,
+        version: None,
     })
 }
 

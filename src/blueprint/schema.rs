@@ -46,7 +46,7 @@ const CLUSTER_KEYS: &[&str] = &[
     "prevent_destroy",
 ];
 const AUTHORIZED_NETWORK_KEYS: &[&str] = &["cidr", "name"];
-const SYSTEM_POOL_KEYS: &[&str] = &["name", "machine_type", "nodes"];
+const SYSTEM_POOL_KEYS: &[&str] = &["name", "machine_type", "nodes", "version"];
 const GPU_POOL_KEYS: &[&str] = &[
     "name",
     "machine_type",
@@ -58,6 +58,7 @@ const GPU_POOL_KEYS: &[&str] = &[
     "placement",
     "host_maintenance",
     "prevent_destroy",
+    "version",
 ];
 const FILESTORE_KEYS: &[&str] = &["tier", "capacity_gb", "share", "prevent_destroy"];
 const ARTIFACT_REGISTRY_KEYS: &[&str] = &["name", "format"];
@@ -155,6 +156,7 @@ pub(crate) struct RawSystemPool {
     pub name: Str,
     pub machine_type: Str,
     pub nodes: Int,
+    pub version: Str,
 }
 
 #[derive(Debug, Default)]
@@ -172,6 +174,7 @@ pub(crate) struct RawGpuPool {
     pub placement: Str,
     pub host_maintenance: Str,
     pub prevent_destroy: Bool,
+    pub version: Str,
 }
 
 #[derive(Debug, Default)]
@@ -292,6 +295,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             name: t.str("name", f),
             machine_type: t.str("machine_type", f),
             nodes: t.int("nodes", f),
+            version: t.str("version", f),
         };
     }
 
@@ -314,6 +318,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             placement: t.str("placement", f),
             host_maintenance: t.str("host_maintenance", f),
             prevent_destroy: t.bool("prevent_destroy", f),
+            version: t.str("version", f),
         });
     }
 

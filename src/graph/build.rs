@@ -330,6 +330,11 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             auto_repair: true,
             auto_upgrade: true,
             service_account: service_account.clone(),
+            version: bp
+                .system_pool
+                .version
+                .unwrap_or(bp.cluster.version)
+                .to_string(),
         }),
         pool_deps.clone(),
         with_cluster(false),
@@ -396,6 +401,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 auto_repair: true,
                 auto_upgrade: false,
                 service_account: service_account.clone(),
+                version: pool.version.unwrap_or(bp.cluster.version).to_string(),
             }),
             deps,
             with_cluster(pool.prevent_destroy),

@@ -1,9 +1,14 @@
 //! A change of a cluster's GKE version or release channel is checked against GKE's offer before
 //! anything changes (preflight reads the location's `getServerConfig`): a version the channel
-//! does not offer, a minor downgrade and a jump of two minors are refused with what to do, and no
-//! mutating request is made; one minor up is planned with the build it resolves to, and applied.
+//! does not offer, a minor downgrade and a move through a minor the channel does not offer are
+//! refused with what to do, and no mutating request is made. An upgrade is planned and applied in
+//! GKE's order: the control plane one minor at a time, then its node pools (whose versions follow
+//! `[cluster] version`), each step recorded as it is reached, so a killed apply resumes.
 
 use crate::common::{self, TestContext};
+use a3ctl_sim::faults::{FaultConfig, TripWhen, Tripwire};
+use serde_json::Value;
+use std::time::Duration;
 
 const HIGH: &str = "blueprints/a3-high.toml";
 
@@ -109,31 +114,206 @@ async fn a_version_gke_would_refuse_is_refused_before_any_change() {
         .expect(0);
 }
 
+/// `name version` of each node pool of the cluster, sorted.
+async fn pool_versions(cx: &TestContext) -> Vec<String> {
+    let g = common::gcloud::Gcloud::in_project(&cx.sim, "my-project");
+    let (ok, out, err) = g
+        .run(&[
+            "container",
+            "node-pools",
+            "list",
+            "--cluster=a3high",
+            "--location=us-central1",
+            "--format=value(name,version)",
+        ])
+        .await;
+    assert!(ok, "{err}");
+    let mut pools: Vec<String> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    pools.sort();
+    pools
+}
+
+/// `METHOD path` of every mutating GKE request so far, in order.
+async fn gke_mutations(cx: &TestContext) -> Vec<String> {
+    let log: Value = reqwest::get(format!("{}/_sim/requests", cx.sim.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["api"] == "container" && e["method"] != "GET")
+        .map(|e| {
+            let path = e["path"].as_str().unwrap();
+            let short = path.rsplit("/clusters/").next().unwrap_or(path);
+            format!("{} {short}", e["method"].as_str().unwrap())
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_minors_at_once_are_refused_with_the_next_step() {
+async fn a_move_through_a_minor_the_channel_does_not_offer_is_refused() {
     let cx = TestContext::new().await;
     with_cluster(&cx, "regular", "1.32");
     cx.run(&["apply", "changed.toml", "--auto-approve"])
         .await
         .expect(0);
     assert_eq!(master_version(&cx).await, "1.32.12-gke.1050000");
+    // RAPID offers only 1.34 builds: the control plane cannot pass through 1.33 in it.
     with_cluster(&cx, "rapid", "1.34");
     let before = common::mutations(&cx);
     let plan = cx.run(&["plan", "changed.toml"]).await.expect(1);
     assert!(
-        plan.stdout
-            .contains("the control plane runs 1.32.12-gke.1050000"),
+        plan.stdout.contains(
+            "GKE upgrades a control plane one minor version at a time, and the RAPID channel offers no 1.33 build to pass through from 1.32.12-gke.1050000"
+        ),
         "{}",
         plan.stdout
     );
     assert!(
-        plan.stderr.contains(
-            "GKE upgrades a control plane one minor version at a time (1.32 → 1.34); set `version = \"1.33\"` and apply, then the next minor"
-        ),
+        plan.stderr
+            .contains("choose a release channel that offers 1.33"),
         "{}",
         plan.stderr
     );
     assert_eq!(common::mutations(&cx), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_minor_upgrade_moves_the_control_plane_then_its_pools() {
+    let cx = TestContext::new().await;
+    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.33.5-gke.1080000", "system 1.33.5-gke.1080000"]
+    );
+    let applied = gke_mutations(&cx).await.len();
+
+    with_cluster(&cx, "rapid", "1.34");
+    let plan = cx.run(&["plan", "changed.toml"]).await.expect(0);
+    for line in [
+        "Upgrade order:",
+        "  1. cluster.main: control plane 1.33.5-gke.1080000 → 1.34 (the blueprint's `[cluster] version`)",
+        "node_pool.a3high: nodes 1.33.5-gke.1080000 → 1.34 (after the control plane: a node pool is never newer than it)",
+        "node_pool.system: nodes 1.33.5-gke.1080000 → 1.34",
+        "  ✓ GKE version 1.34 of node_pool.a3high: need 1.34 within two minors below the control plane, available control plane 1.34.1-gke.1829001",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+    let json = cx.run(&["plan", "changed.toml", "--json"]).await.expect(0);
+    let json: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        json["upgrade_order"].as_array().map(Vec::len),
+        Some(3),
+        "{json}"
+    );
+
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(master_version(&cx).await, "1.34.1-gke.1829001");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.34.1-gke.1829001", "system 1.34.1-gke.1829001"]
+    );
+    // The channel, then the control plane, then the pools, one operation at a time.
+    let upgrade = gke_mutations(&cx).await.split_off(applied);
+    assert_eq!(upgrade.len(), 4, "{upgrade:?}");
+    assert_eq!(upgrade[..2], ["PUT a3high", "PUT a3high"], "{upgrade:?}");
+    let mut pools = upgrade[2..].to_vec();
+    pools.sort();
+    assert_eq!(
+        pools,
+        ["PUT a3high/nodePools/a3high", "PUT a3high/nodePools/system"]
+    );
+    cx.run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_minor_upgrade_is_two_control_plane_steps_and_resumes_after_a_kill() {
+    let cx = TestContext::new().await;
+    with_cluster(&cx, "stable", "1.31");
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(master_version(&cx).await, "1.31.14-gke.1243000");
+    let applied = gke_mutations(&cx).await.len();
+
+    with_cluster(&cx, "regular", "1.33");
+    let plan = cx.run(&["plan", "changed.toml"]).await.expect(0);
+    for line in [
+        "  1. cluster.main: control plane 1.31.14-gke.1243000 → 1.32 (GKE upgrades a control plane one minor version at a time)",
+        "  2. cluster.main: control plane 1.32 → 1.33 (the blueprint's `[cluster] version`)",
+        "need 1.33 offered by REGULAR, available 1.32.12-gke.1050000 then 1.33.5-gke.1080000 (one minor at a time)",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+
+    // The third cluster update (channel, 1.32, then 1.33) is made and its answer lost: the
+    // process dies with the control plane on its way to 1.33.
+    cx.sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "container".into(),
+            method: Some("PUT".into()),
+            path: Some("/clusters/a3high".into()),
+            nth: 3,
+            when: TripWhen::After,
+        }],
+        ..Default::default()
+    });
+    let mut child = cx
+        .command(&["apply", "changed.toml", "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    tokio::time::timeout(Duration::from_secs(120), cx.sim.wait_tripped())
+        .await
+        .expect("the apply reaches the last control-plane step");
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    cx.sim.set_faults(FaultConfig::default());
+    // State holds the step it saw through: the control plane reached 1.32.
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(cx.path("state/a3high.a3state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        state["resources"]["cluster.main"]["spec"]["version"],
+        "1.32"
+    );
+    assert_eq!(
+        state["resources"]["cluster.main"]["spec"]["release_channel"],
+        "REGULAR"
+    );
+
+    // The next apply finishes the upgrade without asking for a step twice.
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(master_version(&cx).await, "1.33.5-gke.1080000");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.33.5-gke.1080000", "system 1.33.5-gke.1080000"]
+    );
+    // The log holds answered requests: the channel and 1.32 steps. The 1.33 step was made by the
+    // killed run (held unanswered by the tripwire), and the resumed run asked for no step again.
+    let upgrade = gke_mutations(&cx).await.split_off(applied);
+    let cluster_updates = upgrade.iter().filter(|m| *m == "PUT a3high").count();
+    assert_eq!(cluster_updates, 2, "{upgrade:?}");
+    assert_eq!(upgrade.len(), 4, "and one upgrade per pool: {upgrade:?}");
+    cx.run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,11 +365,25 @@ async fn a_control_plane_the_channel_moved_ahead_is_noted_not_planned() {
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(json["notes"].as_array().map(Vec::len), Some(1), "{json}");
 
-    // Pinned to what runs: nothing to note.
+    // Pinned to what runs: nothing to note; the pools, which follow the pin, catch up with the
+    // control plane (gcloud moved only the control plane).
     with_cluster(&cx, "regular", "1.33");
     let plan = cx
         .run(&["plan", "changed.toml", "--detailed-exitcode"])
         .await
-        .expect(0);
+        .expect(2);
     assert!(!plan.stdout.contains("Note:"), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("cluster.main:"), "{}", plan.stdout);
+    assert!(
+        plan.stdout
+            .contains("node_pool.a3high: nodes 1.32.12-gke.1050000 → 1.33"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "{}",
+        plan.stdout
+    );
 }

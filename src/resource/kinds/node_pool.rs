@@ -17,7 +17,7 @@
 use super::ShapeError;
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, labels, set};
+use crate::resource::spec::{Compare, Field, f, labels, set};
 use google_cloud_container_v1::model::NodePool;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -129,6 +129,11 @@ pub struct NodePoolSpec {
     /// also what records made before this field read as).
     #[serde(default = "default_account")]
     pub service_account: String,
+    /// `default`, `latest`, a prefix (`1.33`) or an exact build, as `[cluster] version`; live,
+    /// the pool's build. Records made before pool versions were managed have none, which never
+    /// differs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
 }
 
 fn default_account() -> String {
@@ -170,6 +175,13 @@ pub const FIELDS: &[Field] = &[
     f("disk_size_gb", InPlace),
     f("auto_repair", InPlace),
     f("auto_upgrade", InPlace),
+    // `nodePools.update` with `nodeVersion`: GKE upgrades the nodes in place (surge or
+    // blue-green), never a new pool.
+    Field {
+        name: "version",
+        change: InPlace,
+        compare: Compare::VersionPrefix,
+    },
 ];
 
 fn last(value: &str) -> String {
@@ -286,6 +298,7 @@ impl NodePoolSpec {
                 "" => default_account(),
                 email => email.to_string(),
             },
+            version: pool.version.clone(),
         };
         let outputs = json!({
             "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),

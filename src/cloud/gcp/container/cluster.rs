@@ -20,6 +20,7 @@ use crate::resource::Observed;
 pub use crate::resource::kinds::cluster::BOOTSTRAP_POOL;
 use crate::resource::kinds::cluster::{AuthorizedNetwork, ClusterSpec};
 use crate::resource::kinds::from_spec;
+use crate::resource::kinds::gke_versions::{minor_of, minors_between};
 use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
 use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
 use serde_json::{Value, json};
@@ -104,9 +105,34 @@ const STEPS: &[(&str, &[&str])] = &[
     ("deleteNodePool(a3ctl-bootstrap)", &["bootstrap_pool"]),
 ];
 
-/// One `clusters.update` per field group, labels last (GKE takes one field per update).
+/// One `clusters.update` per field group, labels last (GKE takes one field per update). A
+/// control-plane upgrade of more than one minor version is one update per minor, each step
+/// reaching its minor ([`minors_between`]): GKE refuses a jump.
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-    UpdateStep::per_call(diffs, STEPS)
+    let mut steps = Vec::new();
+    for step in UpdateStep::per_call(diffs, STEPS) {
+        let version = diffs.iter().find(|d| d.field == "version");
+        if let (true, Some(diff)) = (step.fields == ["version"], version) {
+            let (live, target) = (
+                diff.before.as_str().unwrap_or(""),
+                diff.after.as_str().unwrap_or(""),
+            );
+            for minor in minors_between(live, target) {
+                steps.push(UpdateStep {
+                    name: format!("updateCluster(desiredMasterVersion {minor})"),
+                    fields: step.fields.clone(),
+                    reaches: Some(Value::from(minor)),
+                });
+            }
+            steps.push(UpdateStep {
+                name: format!("updateCluster(desiredMasterVersion {target})"),
+                ..step
+            });
+        } else {
+            steps.push(step);
+        }
+    }
+    steps
 }
 
 /// Picks the build a requested version means in `channel`, from the location's serverConfig.
@@ -304,9 +330,27 @@ impl ContainerAdapter {
                 json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
             }
             "version" => {
-                let version = self
-                    .resolve(&path, &spec.release_channel, &spec.version)
-                    .await?;
+                let wanted = step
+                    .reaches
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .unwrap_or(&spec.version);
+                let version = self.resolve(&path, &spec.release_channel, wanted).await?;
+                // A step an earlier, interrupted run already carried out (its operation ended
+                // while no one waited): nothing to ask again.
+                let live = self
+                    .client
+                    .get_cluster()
+                    .set_name(path.id())
+                    .send()
+                    .await
+                    .map_err(|e| classify_gax(&e))?;
+                if live.current_master_version == version
+                    || (step.reaches.is_some()
+                        && minor_of(&live.current_master_version) >= minor_of(wanted))
+                {
+                    return Ok(Started::Done);
+                }
                 json!({"desiredMasterVersion": version})
             }
             "authorized_networks" => json!({
@@ -436,5 +480,38 @@ mod tests {
             ["updateCluster(desiredAddonsConfig)", "setResourceLabels"]
         );
         assert_eq!(steps[0].fields, ["filestore_csi", "gcsfuse_csi"]);
+    }
+
+    #[test]
+    fn a_control_plane_upgrade_is_one_step_per_minor() {
+        let diff = |f: &str, before: &str, after: &str| FieldDiff {
+            field: f.into(),
+            before: json!(before),
+            after: json!(after),
+            forces_replacement: false,
+        };
+        let steps = update_steps(&[
+            diff("release_channel", "REGULAR", "RAPID"),
+            diff("version", "1.31.14-gke.1243000", "1.34"),
+        ]);
+        let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "updateCluster(desiredReleaseChannel)",
+                "updateCluster(desiredMasterVersion 1.32)",
+                "updateCluster(desiredMasterVersion 1.33)",
+                "updateCluster(desiredMasterVersion 1.34)",
+            ]
+        );
+        assert_eq!(steps[1].reaches, Some(json!("1.32")));
+        assert_eq!(steps[2].reaches, Some(json!("1.33")));
+        assert_eq!(
+            steps[3].reaches, None,
+            "the last step reaches the blueprint's"
+        );
+        let one = update_steps(&[diff("version", "1.33.5-gke.1080000", "1.34")]);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].fields, ["version"]);
     }
 }
