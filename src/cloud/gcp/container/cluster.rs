@@ -330,28 +330,11 @@ impl ContainerAdapter {
                 json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
             }
             "version" => {
-                let wanted = step
-                    .reaches
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .unwrap_or(&spec.version);
-                let version = self.resolve(&path, &spec.release_channel, wanted).await?;
-                // A step an earlier, interrupted run already carried out (its operation ended
-                // while no one waited): nothing to ask again.
-                let live = self
-                    .client
-                    .get_cluster()
-                    .set_name(path.id())
-                    .send()
-                    .await
-                    .map_err(|e| classify_gax(&e))?;
-                if live.current_master_version == version
-                    || (step.reaches.is_some()
-                        && minor_of(&live.current_master_version) >= minor_of(wanted))
-                {
-                    return Ok(Started::Done);
+                // Boxed: the client futures are large, and this path runs deep in the executor.
+                match Box::pin(self.master_version_step(&path, &spec, step)).await? {
+                    Some(version) => json!({"desiredMasterVersion": version}),
+                    None => return Ok(Started::Done),
                 }
-                json!({"desiredMasterVersion": version})
             }
             "authorized_networks" => json!({
                 "desiredMasterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
@@ -377,6 +360,34 @@ impl ContainerAdapter {
             .await
             .map_err(|e| classify_gax(&e))?;
         Ok(started(&path, &op))
+    }
+
+    /// The build a control-plane version step asks for, or `None` when the control plane is
+    /// there already: a step an earlier, interrupted run carried out (its operation ended while
+    /// no one waited).
+    async fn master_version_step(
+        &self,
+        path: &ClusterPath,
+        spec: &ClusterSpec,
+        step: &UpdateStep,
+    ) -> CloudResult<Option<String>> {
+        let wanted = step
+            .reaches
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or(&spec.version);
+        let version = self.resolve(path, &spec.release_channel, wanted).await?;
+        let live = self
+            .client
+            .get_cluster()
+            .set_name(path.id())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let reached = live.current_master_version == version
+            || (step.reaches.is_some()
+                && minor_of(&live.current_master_version) >= minor_of(wanted));
+        Ok((!reached).then_some(version))
     }
 
     /// Deletes the pool the cluster was created with; done at once when it is already gone.

@@ -306,7 +306,8 @@ impl ContainerAdapter {
                     .await
             }
             "update(nodeVersion)" => {
-                let (master, live, valid) = self.versions_for(&path, &target.id).await?;
+                // Boxed: the client futures are large, and this path runs deep in the executor.
+                let (master, live, valid) = Box::pin(self.versions_for(&path, &target.id)).await?;
                 let version = node_version(&spec.version, &master, &valid)?;
                 // An upgrade an earlier, interrupted run already saw through.
                 if live == version {
