@@ -61,6 +61,9 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
     let artifact_registries = storage::artifact_registries(&raw.artifact_registries, &mut ctx);
     let buckets = storage::buckets(&raw.buckets, &mut ctx);
     let software = software::software(&raw.software, &mut ctx);
+    if let (Some(family), Some(software)) = (ctx.family, &software) {
+        software::stack_fits_versions(raw, family, &software.stack, &mut ctx.f);
+    }
     let identity_section = super::accounts::identity(&raw.identity, &mut ctx);
     let state = state::state(&raw.state, &mut ctx);
 

@@ -14,14 +14,50 @@ const HIGH: &str = "blueprints/a3-high.toml";
 
 fn with_cluster(cx: &TestContext, channel: &str, version: &str) {
     let text = std::fs::read_to_string(cx.path(HIGH)).unwrap();
-    let changed = text
+    let mut changed = text
         .replace(
             "release_channel = \"regular\"",
             &format!("release_channel = \"{channel}\""),
         )
         .replace("version = \"1.33\"", &format!("version = \"{version}\""));
     assert!(changed.contains(&format!("version = \"{version}\"")));
+    if version.starts_with("1.34") {
+        // A3 High's NCCL stack is not tested on 1.34 (validate refuses it unless forced, see
+        // `an_untested_stack_is_refused_before_any_request`); these tests are about GKE's rules.
+        changed = changed.replace(
+            "stack = \"2026-01\"",
+            "stack = \"2026-01\"\nforce_stack = true",
+        );
+    }
     cx.write("changed.toml", &changed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untested_stack_is_refused_before_any_request() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path(HIGH))
+        .unwrap()
+        .replace("version = \"1.33\"", "version = \"1.34\"");
+    cx.write("changed.toml", &text);
+    let before = cx.sim.request_total();
+    let plan = cx.run(&["plan", "changed.toml"]).await.expect(1);
+    assert!(
+        plan.stderr
+            .contains("Stack `2026-01` is not tested on GKE 1.34 for A3 High"),
+        "{}",
+        plan.stderr
+    );
+    assert!(plan.stderr.contains("changed.toml:"), "{}", plan.stderr);
+    assert!(
+        plan.stderr.contains("force_stack = true"),
+        "{}",
+        plan.stderr
+    );
+    assert_eq!(
+        cx.sim.request_total(),
+        before,
+        "validation makes no request"
+    );
 }
 
 async fn master_version(cx: &TestContext) -> String {
@@ -386,4 +422,119 @@ async fn a_control_plane_the_channel_moved_ahead_is_noted_not_planned() {
         "{}",
         plan.stdout
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stack_bump_with_an_upgrade_rolls_the_installer_after_the_pools() {
+    let cx = TestContext::new().await;
+    const MEGA: &str = "blueprints/a3-mega.toml";
+    let text = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("nodes = 32", "nodes = 4")
+        .replace("stack = \"2026-01\"", "stack = \"2025-11\"");
+    cx.write("mega.toml", &text);
+    cx.run(&["apply", "mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    cx.run(&["verify", "mega.toml"]).await.expect(0);
+    let kubectl = common::kubectl::Kubectl::for_cluster(&cx, "a3mega").await;
+    // The installer DaemonSet's plugin image, and on how many nodes its current template runs
+    // (the simulator computes DaemonSet status; it makes no DaemonSet pods).
+    let installer = || async {
+        let ds = kubectl
+            .items(&[
+                "daemonsets",
+                "-n",
+                "kube-system",
+                "--field-selector",
+                "metadata.name=nccl-tcpxo-installer",
+            ])
+            .await;
+        let ds = ds.first().cloned().expect("the installer DaemonSet");
+        let image = ds["spec"]["template"]["spec"]["initContainers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["image"].as_str())
+            .find(|i| i.contains("nccl-plugin"))
+            .unwrap_or_default()
+            .to_string();
+        (image, ds["status"]["updatedNumberScheduled"].as_u64())
+    };
+    assert_eq!(
+        installer().await,
+        (
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14"
+                .to_string(),
+            Some(4)
+        )
+    );
+    let log_len = |cx: &TestContext| cx.sim.request_total();
+    let before = log_len(&cx);
+
+    // GKE 1.32 → 1.33 and the stack 2025-11 → 2026-01 in one plan.
+    let bumped = text
+        .replace("version = \"1.32\"", "version = \"1.33\"")
+        .replace("stack = \"2025-11\"", "stack = \"2026-01\"");
+    cx.write("mega.toml", &bumped);
+    let plan = cx.run(&["plan", "mega.toml"]).await.expect(0);
+    let order = plan
+        .stdout
+        .split("Upgrade order:")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("{}", plan.stdout))
+        .to_string();
+    let position = |what: &str| {
+        order
+            .find(what)
+            .unwrap_or_else(|| panic!("{what} not in the order:{order}"))
+    };
+    assert!(position("cluster.main: control plane") < position("node_pool.a3mega: nodes"));
+    assert!(
+        position("node_pool.a3mega: nodes")
+            < position("nccl-tcpxo-installer: updated on the upgraded nodes")
+    );
+
+    cx.run(&["apply", "mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    // The installer's new template reached the API server after the last pool upgrade was
+    // asked for (and waited on).
+    let log: Value = reqwest::get(format!("{}/_sim/requests", cx.sim.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let entries = &log["entries"].as_array().unwrap()[before..];
+    let last_pool = entries
+        .iter()
+        .rposition(|e| e["method"] == "PUT" && e["path"].as_str().unwrap().contains("/nodePools/"))
+        .expect("the pools were upgraded");
+    let changed = entries
+        .iter()
+        .position(|e| {
+            e["method"] == "PATCH"
+                && e["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("/daemonsets/nccl-tcpxo-installer")
+        })
+        .expect("the installer was changed");
+    assert!(last_pool < changed, "{last_pool} < {changed}");
+    assert_eq!(
+        installer().await.0,
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15"
+    );
+    // Nodes on the new version, the installer rolled out everywhere, the queue active.
+    let verify = cx.run(&["verify", "mega.toml"]).await.expect(0);
+    assert!(
+        verify.stdout.contains("on GKE 1.33.5-gke.1080000"),
+        "{}",
+        verify.stdout
+    );
+    cx.run(&["plan", "mega.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
 }
