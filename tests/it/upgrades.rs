@@ -174,15 +174,8 @@ async fn pool_versions(cx: &TestContext) -> Vec<String> {
 
 /// `METHOD path` of every mutating GKE request so far, in order.
 async fn gke_mutations(cx: &TestContext) -> Vec<String> {
-    let log: Value = reqwest::get(format!("{}/_sim/requests", cx.sim.base_url()))
+    common::request_log(cx)
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    log["entries"]
-        .as_array()
-        .unwrap()
         .iter()
         .filter(|e| e["api"] == "container" && e["method"] != "GET")
         .map(|e| {
@@ -501,13 +494,8 @@ async fn a_stack_bump_with_an_upgrade_rolls_the_installer_after_the_pools() {
         .expect(0);
     // The installer's new template reached the API server after the last pool upgrade was
     // asked for (and waited on).
-    let log: Value = reqwest::get(format!("{}/_sim/requests", cx.sim.base_url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let entries = &log["entries"].as_array().unwrap()[before..];
+    let log = common::request_log(&cx).await;
+    let entries = &log[before..];
     let last_pool = entries
         .iter()
         .rposition(|e| e["method"] == "PUT" && e["path"].as_str().unwrap().contains("/nodePools/"))
