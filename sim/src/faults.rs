@@ -304,7 +304,7 @@ pub const APIS: &[&str] = &[
     "kube",
 ];
 
-const VERBS: &[&str] = &["create", "update", "delete", "patch"];
+const VERBS: &[&str] = &["create", "update", "delete", "patch", "upgrade"];
 
 impl FaultConfig {
     pub fn load(path: &str) -> Result<FaultConfig, String> {
@@ -348,11 +348,17 @@ impl FaultConfig {
             }
             if !VERBS.contains(&s.verb.as_str()) {
                 return Err(format!(
-                    "scripted fault verb must be create, update, patch or delete, got `{}`",
+                    "scripted fault verb must be create, update, patch, delete or upgrade, got `{}`",
                     s.verb
                 ));
             }
             let kube = s.kind.starts_with("kube.");
+            if s.verb == "upgrade" && s.kind != "container.nodePool" {
+                return Err(format!(
+                    "scripted fault verb `upgrade` (a batch of a node-pool upgrade) is for `container.nodePool`, not `{}`",
+                    s.kind
+                ));
+            }
             if s.verb == "patch" && !kube {
                 return Err(format!(
                     "scripted fault verb `patch` is for Kubernetes kinds (`kube.<Kind>`), not `{}`",
