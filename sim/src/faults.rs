@@ -211,7 +211,8 @@ pub struct ScriptedFault {
     /// `file.instance`, `artifactregistry.repository`, `storage.bucket`, `kube.Deployment`.
     pub kind: String,
     /// `create`, `update`, `delete`, or (Kubernetes only) `patch`: any PATCH request, server-side
-    /// apply included, also when the apply creates the object.
+    /// apply included, also when the apply creates the object; or (`container.nodePool` only)
+    /// `upgrade`: a batch of a node-pool upgrade creating its VMs.
     pub verb: String,
     /// Fire on the Nth matching call (1-based).
     pub nth: u32,

@@ -1098,6 +1098,11 @@ pub fn ended(world: &mut World, cx: &Ctx, key: &str, op: &Operation, error: Opti
         None => {
             pool.node_versions.clear();
             pool.cordoned.clear();
+            // A pool a failed upgrade left RUNNING_WITH_ERROR is whole again.
+            if let Some(obj) = pool.resource.as_object_mut() {
+                obj.remove("statusMessage");
+                obj.remove("conditions");
+            }
         }
         Some(error) => {
             // Undo the batch in flight: surplus nodes go (cordoned old ones first), the rest
