@@ -239,8 +239,14 @@ pub fn check_settings(settings: &Value) -> GcpResult<()> {
         )));
     }
     for (value, field) in [
-        (&policy["batchSoakDuration"], "standard_rollout_policy.batch_soak_duration"),
-        (&blue_green["nodePoolSoakDuration"], "node_pool_soak_duration"),
+        (
+            &policy["batchSoakDuration"],
+            "standard_rollout_policy.batch_soak_duration",
+        ),
+        (
+            &blue_green["nodePoolSoakDuration"],
+            "node_pool_soak_duration",
+        ),
     ] {
         if let Some(text) = value.as_str()
             && parse_duration(text).is_none()
@@ -265,7 +271,10 @@ pub fn strategy_of(settings: &Value, nodes: u32) -> Strategy {
     if settings["strategy"] == json!("BLUE_GREEN") {
         let blue_green = &settings["blueGreenSettings"];
         let policy = &blue_green["standardRolloutPolicy"];
-        let batch = match (int(&policy["batchNodeCount"]), policy["batchPercentage"].as_f64()) {
+        let batch = match (
+            int(&policy["batchNodeCount"]),
+            policy["batchPercentage"].as_f64(),
+        ) {
             (Some(n), _) if n > 0 => n.min(i64::from(u32::MAX)) as u32,
             (_, Some(p)) if p > 0.0 => ((f64::from(nodes) * p).ceil() as u32).max(1),
             _ => 1,
@@ -567,13 +576,18 @@ fn release(world: &mut World, key: &str, pool_name: &str, zone: &str, n: u32) {
     }
     if pool.reserved.is_empty() {
         let held = pool.held_in(zone);
-        pool.granted.insert(zone.to_string(), held.saturating_sub(n));
+        pool.granted
+            .insert(zone.to_string(), held.saturating_sub(n));
     }
 }
 
 /// The failure a scripted `upgrade` fault on a batch asks for, if any.
 fn batch_fault(cx: &Ctx, project: &str, zone: &str, node: &str, vms: u32) -> Option<OpError> {
-    let action = cx.shared.faults.lock().scripted("container.nodePool", "upgrade")?;
+    let action = cx
+        .shared
+        .faults
+        .lock()
+        .scripted("container.nodePool", "upgrade")?;
     match action {
         FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter) => None,
         FaultAction::Named(NamedFault::Stockout) => Some(super::node_pools::stockout_error(
@@ -722,8 +736,16 @@ pub fn step(world: &mut World, cx: &Ctx, index: usize) {
                 batch_soak_ms,
                 pool_soak_ms,
             } => {
-                (next, failure) =
-                    blue_green_step(world, cx, &key, &mut run, at, batch, batch_soak_ms, pool_soak_ms)
+                (next, failure) = blue_green_step(
+                    world,
+                    cx,
+                    &key,
+                    &mut run,
+                    at,
+                    batch,
+                    batch_soak_ms,
+                    pool_soak_ms,
+                )
             }
         }
     }
@@ -952,7 +974,8 @@ fn blue_green_step(
                 .map(|c| c.project.clone())
                 .unwrap_or_default();
             if run.deadline.is_none()
-                && let Some(error) = batch_fault(cx, &project, &old[0].0, &old[0].1, old.len() as u32)
+                && let Some(error) =
+                    batch_fault(cx, &project, &old[0].0, &old[0].1, old.len() as u32)
             {
                 return (at, Some(error));
             }
@@ -1177,12 +1200,19 @@ mod tests {
         assert_eq!(parse_duration("-1s"), None);
         assert!(check_settings(&json!({"maxSurge": 1})).is_ok());
         let both = check_settings(&json!({"maxSurge": 0, "maxUnavailable": 0})).unwrap_err();
-        assert!(both.message.contains("cannot both be 0"), "{}", both.message);
+        assert!(
+            both.message.contains("cannot both be 0"),
+            "{}",
+            both.message
+        );
         assert!(check_settings(&json!({"maxSurge": -1, "maxUnavailable": 1})).is_err());
-        let bg = |policy: Value| {
-            json!({"strategy": "BLUE_GREEN", "blueGreenSettings": {"standardRolloutPolicy": policy}})
-        };
-        assert!(check_settings(&bg(json!({"batchNodeCount": 1, "batchSoakDuration": "10s"}))).is_ok());
+        let bg = |policy: Value| json!({"strategy": "BLUE_GREEN", "blueGreenSettings": {"standardRolloutPolicy": policy}});
+        assert!(
+            check_settings(&bg(
+                json!({"batchNodeCount": 1, "batchSoakDuration": "10s"})
+            ))
+            .is_ok()
+        );
         assert!(check_settings(&bg(json!({"batchNodeCount": 1, "batchPercentage": 0.5}))).is_err());
         assert!(check_settings(&bg(json!({"batchPercentage": 1.5}))).is_err());
         assert!(check_settings(&bg(json!({"batchSoakDuration": "ten"}))).is_err());

@@ -320,7 +320,10 @@ async fn watch(
         let available = nodes.iter().filter(|n| n.ready && !n.cordoned).count();
         seen.min_available = seen.min_available.min(available);
         seen.max_nodes = seen.max_nodes.max(nodes.len());
-        let new = nodes.iter().filter(|n| n.version == format!("v{NEW}")).count();
+        let new = nodes
+            .iter()
+            .filter(|n| n.version == format!("v{NEW}"))
+            .count();
         seen.mixed |= new > 0 && new < nodes.len();
         seen.cordoned |= nodes.iter().any(|n| n.cordoned);
         let described = operation(cli, op).await;
@@ -331,7 +334,10 @@ async fn watch(
             return (seen, described);
         }
         assert_eq!(metric(&described, "NODES_TOTAL"), 4, "{described}");
-        assert!(elapsed < limit, "still running after {limit} s: {described}");
+        assert!(
+            elapsed < limit,
+            "still running after {limit} s: {described}"
+        );
         sim.advance_secs(step);
         elapsed += step;
         seen.steps += 1;
@@ -351,10 +357,8 @@ async fn a_surge_upgrade_replaces_one_node_at_a_time_keeping_four_ready() {
     let (sim, cli, kubectl) = setup(CapacityConfig::default()).await;
     let created = work_pool(&cli, &[]).await;
     assert_eq!(created["version"], OLD, "{created}");
-    assert_eq!(
-        created["upgradeSettings"],
-        json!({"maxSurge": 1, "strategy": "SURGE"})
-    );
+    // gcloud sends GKE's defaults itself (maxUnavailable 0 is left out, as proto3 JSON does).
+    assert_eq!(created["upgradeSettings"], json!({"maxSurge": 1}));
     let ds = r#"{"apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": "agent", "namespace": "default"},
         "spec": {"selector": {"matchLabels": {"app": "agent"}},
@@ -386,7 +390,11 @@ async fn a_surge_upgrade_replaces_one_node_at_a_time_keeping_four_ready() {
         "{described}"
     );
     // The one-operation-per-cluster rule holds while it runs.
-    let (ok, _, err) = update_pool(&cli, &["--max-surge-upgrade=2"]).await;
+    let (ok, _, err) = update_pool(
+        &cli,
+        &["--max-surge-upgrade=2", "--max-unavailable-upgrade=0"],
+    )
+    .await;
     assert!(!ok && err.contains("incompatible operation"), "{err}");
 
     let (seen, done) = watch(&sim, &cli, &kubectl, &op, 15.0, 1200.0).await;
@@ -550,7 +558,10 @@ async fn a_surge_upgrade_in_a_full_reservation_waits_then_fails_keeping_the_pool
     assert_eq!(metric(&described, "NODES_DONE"), 0);
     let nodes = kubectl.nodes().await;
     assert!(
-        nodes.len() == 4 && nodes.iter().all(|n| n.version == format!("v{OLD}") && !n.cordoned),
+        nodes.len() == 4
+            && nodes
+                .iter()
+                .all(|n| n.version == format!("v{OLD}") && !n.cordoned),
         "{nodes:?}"
     );
     sim.advance_secs(400.0);
@@ -559,9 +570,7 @@ async fn a_surge_upgrade_in_a_full_reservation_waits_then_fails_keeping_the_pool
     let message = failed["statusMessage"].as_str().unwrap_or("");
     assert!(
         message.contains("Expected 1, running 0")
-            && message.contains(
-                "[CONDITION_NOT_MET]: Instance 'gke-c1-work-"
-            )
+            && message.contains("[CONDITION_NOT_MET]: Instance 'gke-c1-work-")
             && message.ends_with(
                 "creation failed: Specified reservation 'full' does not have available \
                  resources for the request."
@@ -633,7 +642,8 @@ async fn upgrade_settings_are_checked() {
             "--enable-blue-green-upgrade",
             "--standard-rollout-policy=batch-node-count=1,batch-percent=0.5",
         ],
-        "Only one of batch_percentage and batch_node_count can be set",
+        // gcloud's own check (the API's is a unit test of `upgrades::check_settings`).
+        "StandardRolloutPolicy must contain only one of: batch-node-count, batch-percent",
     )
     .await;
     refused(
@@ -645,10 +655,7 @@ async fn upgrade_settings_are_checked() {
     )
     .await;
     // Nothing was stored.
-    assert_eq!(
-        pool(&cli).await["upgradeSettings"],
-        json!({"maxSurge": 1, "strategy": "SURGE"})
-    );
+    assert_eq!(pool(&cli).await["upgradeSettings"], json!({"maxSurge": 1}));
 }
 
 #[tokio::test]
