@@ -518,7 +518,7 @@ fn book(world: &mut World, cx: &Ctx, key: &str, pool_name: &str, zone: &str, wan
     if let Some(held) = pool.reserved.get(zone).cloned() {
         let free = compute_reservations::find(&world.compute, &held.reservation)
             .filter(|r| r.id == held.id && r.status == "READY")
-            .map_or(0, |r| r.free.max(0));
+            .map_or(0, |r| r.free);
         let take = want.min(u32::try_from(free).unwrap_or(u32::MAX));
         if take > 0 {
             compute_reservations::add_in_use(
