@@ -53,12 +53,15 @@
 //! reading of "the version of Kubernetes running on this NodePool's nodes" for a pool of mixed
 //! nodes; no capture of a running upgrade's pool was found); each Node object shows its own
 //! `status.nodeInfo.kubeletVersion`. The operation carries `progress.metrics` `NODES_TOTAL`,
-//! `NODES_FAILED`, `NODES_COMPLETE`, `NODES_DONE`, `NODE_PDB_DELAY_SECONDS` (the names an
-//! `UPGRADE_NODES` operation carries in nais/api's `cluster_upgrade` code, which reads them from
-//! GKE's `containerpb.Operation`; the v1 discovery document's `OperationProgress` only says
-//! metrics are "nodes done"/"nodes total" pairs), and a `detail` of the form `Updating P, done
-//! with 3 out of 8 nodes (37.5%): 1 being processed` (modelled on the detail quoted there; not
-//! verified against a capture).
+//! `NODES_FAILED`, `NODES_COMPLETE`, `NODES_DONE`, `NODE_PDB_DELAY_SECONDS` — the names public Go
+//! code that tracks GKE upgrades reads from an `UPGRADE_NODES` `containerpb.Operation`'s
+//! `progress.metrics` (found with the code search; its repository could not be identified), which
+//! a public incident write-up also quotes ("0 out of 2 nodes complete and a
+//! NODE_PDB_DELAY_SECONDS metric present"); the v1 discovery document's `OperationProgress` only
+//! says metrics are name/value pairs such as "nodes done"/"nodes total". The operation's `detail`
+//! reads `Updating P, done with 3 out of 8 nodes (37.5%): 1 being processed`, modelled on the
+//! detail that code quotes (`... done with 18 out of 44 nodes (40.9%): 2 being processed, 6
+//! succeeded`); not verified against a capture.
 //!
 //! **Failures.** A batch is where the instance groups create VMs, so that is where faults land:
 //! a scripted fault of kind `container.nodePool`, verb `upgrade` fires on the Nth batch started
