@@ -526,3 +526,88 @@ async fn a_stack_bump_with_an_upgrade_rolls_the_installer_after_the_pools() {
         .await
         .expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_throughout() {
+    use a3ctl_sim::SimConfig;
+    use a3ctl_sim::latency::{LatencyProfile, Span};
+    // A surge VM takes 60 simulated seconds to come up, a node 30 to drain: a batch spans
+    // several of the test's 20-second steps of the manual clock.
+    let mut latency = LatencyProfile::zero();
+    for (key, secs) in [
+        ("container.nodePool.upgrade.create", 60.0),
+        ("container.nodePool.upgrade.drain", 30.0),
+    ] {
+        latency.spans.insert(key.to_string(), Span::Fixed(secs));
+    }
+    let cx = TestContext::with(SimConfig {
+        latency,
+        ..SimConfig::default()
+    })
+    .await;
+    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let kubectl = common::kubectl::Kubectl::for_cluster(&cx, "a3high").await;
+
+    with_cluster(&cx, "rapid", "1.34");
+    let mut child = cx
+        .command(&["apply", "changed.toml", "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    let (mut fewest, mut mixed, mut samples) = (usize::MAX, false, 0);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the apply's status") {
+            break status;
+        }
+        samples += 1;
+        assert!(samples < 2000, "the upgrade did not end");
+        let nodes = kubectl
+            .items(&["nodes", "-l", "cloud.google.com/gke-nodepool=a3high"])
+            .await;
+        let serving = nodes
+            .iter()
+            .filter(|n| {
+                n["spec"]["unschedulable"] != true
+                    && n["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+            .count();
+        fewest = fewest.min(serving);
+        let mut versions: Vec<&str> = nodes
+            .iter()
+            .filter_map(|n| n["status"]["nodeInfo"]["kubeletVersion"].as_str())
+            .collect();
+        versions.sort();
+        versions.dedup();
+        mixed |= versions.len() > 1;
+        let queue = kubectl
+            .items(&["clusterqueues.kueue.x-k8s.io"])
+            .await
+            .into_iter()
+            .next()
+            .expect("the ClusterQueue");
+        let active = queue["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Active" && c["status"] == "True");
+        assert!(active, "the queue stopped admitting: {queue}");
+        cx.sim.advance_secs(20.0);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "the apply failed");
+    // GKE's default surge (one new node, none taken away first) never had fewer than 4 nodes
+    // serving, and the nodes were replaced one batch at a time.
+    assert_eq!(fewest, 4);
+    assert!(mixed, "no sample saw old and new nodes together");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.34.1-gke.1829001", "system 1.34.1-gke.1829001"]
+    );
+    cx.run(&["verify", "changed.toml"]).await.expect(0);
+}
