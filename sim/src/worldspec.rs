@@ -63,6 +63,7 @@
 
 use crate::capacity::{self, CapacityConfig, Model};
 use crate::compute::{self, Life, Resource};
+use crate::container;
 use crate::iam::{self, policy};
 use crate::quotas::{self, QuotaConfig, QuotaLimit};
 use crate::serviceusage;
@@ -96,6 +97,14 @@ pub struct WorldSpec {
     /// Bindings added to projects' IAM policies in a fresh world (`[[iam]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub iam: Vec<IamBindingSpec>,
+    /// The wall-clock instant (RFC 3339) simulated time zero stands for in a fresh world;
+    /// unset: the moment it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    /// GKE's release schedule and ends of support (`[gke]`, `[[gke.releases]]`), seeded into a
+    /// fresh world; with it, clusters auto-upgrade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gke: Option<container::server_config::Schedule>,
 }
 
 /// A service account, as `gcloud iam service-accounts create` would make it.
@@ -269,6 +278,9 @@ enum Entry {
     Reservation(usize),
     ServiceAccount(usize),
     Iam(usize),
+    StartTime,
+    Gke,
+    Release(usize),
 }
 
 /// A problem the simulator's checks find, in an entry.
@@ -365,6 +377,12 @@ impl WorldSpec {
                 self.service_accounts[i].account_id
             ),
             Entry::Iam(i) => format!("[[iam]] #{} ({})", i + 1, self.iam[i].role),
+            Entry::StartTime => "start_time".to_string(),
+            Entry::Gke => "[gke]".to_string(),
+            Entry::Release(i) => {
+                let releases = self.gke.as_ref().map_or(&[][..], |g| &g.releases[..]);
+                format!("[[gke.releases]] #{} ({})", i + 1, releases[i].version)
+            }
         }
     }
 
@@ -448,6 +466,19 @@ impl WorldSpec {
                     push(Entry::CapacityZone(i), message);
                     break;
                 }
+            }
+        }
+        if let Some(start) = &self.start_time
+            && chrono::DateTime::parse_from_rfc3339(start).is_err()
+        {
+            push(
+                Entry::StartTime,
+                format!("`{start}` is not an RFC 3339 time"),
+            );
+        }
+        if let Some(gke) = &self.gke {
+            for (index, message) in gke.problems() {
+                push(index.map_or(Entry::Gke, Entry::Release), message);
             }
         }
         let mut paths = BTreeSet::new();
@@ -561,6 +592,14 @@ struct Spans {
     service_accounts: Vec<toml::Spanned<toml::Value>>,
     #[serde(default)]
     iam: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    gke: Option<toml::Spanned<GkeSpans>>,
+}
+
+#[derive(Deserialize)]
+struct GkeSpans {
+    #[serde(default)]
+    releases: Vec<toml::Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -583,6 +622,11 @@ fn locate(text: &str, entry: Entry) -> Option<usize> {
         Entry::CapacityZone(i) => spans
             .capacity
             .and_then(|c| c.into_inner().zones.get(i).map(|z| z.span().start)),
+        Entry::StartTime => text.find("start_time"),
+        Entry::Gke => spans.gke.map(|g| g.span().start),
+        Entry::Release(i) => spans
+            .gke
+            .and_then(|g| g.into_inner().releases.get(i).map(|r| r.span().start)),
     }
 }
 
@@ -591,6 +635,7 @@ fn locate(text: &str, entry: Entry) -> Option<usize> {
 /// (one that does not fit is an error), the service accounts, and the IAM bindings added to their
 /// projects' default policies. Never called for a world loaded from a persist file.
 pub fn seed(world: &mut World, cx: &Ctx, spec: &WorldSpec) -> Result<(), String> {
+    world.container.schedule = spec.gke.clone();
     for project in &spec.projects {
         if let Some(services) = &project.services {
             let set = services.iter().cloned().collect();
