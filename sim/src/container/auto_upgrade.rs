@@ -117,7 +117,8 @@ fn step_at(world: &World, schedule: &Schedule, cluster: &Cluster, t: SimTime) ->
 }
 
 /// The first instant in `[from, until]` (`from` itself only for operation ends) at which a step
-/// may start for `cluster`, with that step.
+/// may start for `cluster`, with that step, judged on the world as it is (an operation that ends
+/// before that instant but is not finished yet holds it back: its end is an instant too).
 fn first_step(
     world: &World,
     schedule: &Schedule,
@@ -125,8 +126,22 @@ fn first_step(
     from: SimTime,
     until: SimTime,
 ) -> Option<(SimTime, Step)> {
+    candidates(world, schedule, cluster, from, until)
+        .into_iter()
+        .find_map(|t| step_at(world, schedule, cluster, t).map(|step| (t, step)))
+}
+
+/// The instants in `(from, until]`, and operation ends in `[from, until]`, at which what an
+/// auto-upgrade may do changes: releases, window openings, exclusion starts and ends.
+fn candidates(
+    world: &World,
+    schedule: &Schedule,
+    cluster: &Cluster,
+    from: SimTime,
+    until: SimTime,
+) -> Vec<SimTime> {
     if until < from {
-        return None;
+        return vec![];
     }
     let key = cluster.key();
     let mut candidates: Vec<SimTime> = schedule
@@ -160,8 +175,6 @@ fn first_step(
     candidates.sort();
     candidates.dedup();
     candidates
-        .into_iter()
-        .find_map(|t| step_at(world, schedule, cluster, t).map(|step| (t, step)))
 }
 
 /// The earliest time, not after `now`, at which an auto-upgrade is to start.
@@ -176,8 +189,10 @@ pub fn next_due(world: &World, now: SimTime) -> Option<SimTime> {
         .min()
 }
 
-/// Starts the auto-upgrades due by `at` (each at the instant it became possible); returns true
-/// if it started any.
+/// Starts the auto-upgrades due at `at`, once the operations due by then have finished; returns
+/// true if it started any. Earlier instants were judged by [`next_due`] (which made `at` the
+/// earliest due time), so only `at` itself is looked at here: a later state must not decide an
+/// earlier instant.
 pub fn start_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
     let Some(schedule) = world.container.schedule.clone() else {
         return false;
@@ -189,9 +204,14 @@ pub fn start_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
         let Some(cluster) = world.container.clusters.get(&key) else {
             continue;
         };
-        let Some((t, step)) = first_step(world, &schedule, cluster, from, at) else {
+        let due = candidates(world, &schedule, cluster, from, at).contains(&at);
+        let Some(step) = due
+            .then(|| step_at(world, &schedule, cluster, at))
+            .flatten()
+        else {
             continue;
         };
+        let t = at;
         let (project, location, name) = (
             cluster.project.clone(),
             cluster.location.clone(),
