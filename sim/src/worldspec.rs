@@ -1,6 +1,7 @@
 //! The world file: a TOML description of the Google Cloud a simulator starts with — project
 //! numbers, each project's enabled services, Compute quota limits, zone capacity and the stockout
-//! wait, and reservations that exist from the start (`a3ctl-sim --world FILE`, env
+//! wait, GKE's release schedule (`[gke]`, see [`crate::container::server_config::Schedule`]) and
+//! the instant time zero stands for (`start_time`), and reservations that exist from the start (`a3ctl-sim --world FILE`, env
 //! `A3CTL_SIM_WORLD`, or `SimConfig::world` in-process; `sim/worlds/example.toml` is a complete
 //! example, `docs/simulator.md` documents it).
 //!
@@ -54,7 +55,7 @@
 //!
 //! **What applies when.** Project numbers, quotas and capacity are configuration: they apply at
 //! every start, also to a world loaded from a `--persist` file. Services, reservations, service
-//! accounts and IAM bindings are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
+//! accounts, IAM bindings, `start_time` and `[gke]` are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
 //! file (which has its own, possibly changed since). Seeded reservations are READY from the start
 //! and count against quota and zone capacity like any other; one that does not fit stops the
 //! start. A project number replaces the simulator's derived number everywhere a project is named
@@ -729,6 +730,37 @@ mod tests {
         assert!(spec.reservations.iter().all(|r| r.specific_required));
         assert!(!spec.service_accounts.is_empty());
         assert!(!spec.iam.is_empty());
+    }
+
+    #[test]
+    fn the_upgrades_world_parses_and_its_schedule_is_checked() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/worlds/upgrades.toml");
+        let spec = WorldSpec::load(path).expect("the upgrades example is valid");
+        let gke = spec.gke.as_ref().expect("[gke]");
+        assert_eq!(gke.releases.len(), 2);
+        assert_eq!(spec.start_time.as_deref(), Some("2026-03-02T00:00:00Z"));
+        let err = parse(
+            "[gke]\n[[gke.releases]]\nchannel = \"NIGHTLY\"\nversion = \"1.35\"\n\
+             default_after_secs = 0\nvalid_after_secs = 5\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "world.toml:2:1: [[gke.releases]] #1 (1.35): unknown channel `NIGHTLY` (RAPID, \
+             REGULAR, STABLE or EXTENDED)"
+        );
+        let err = parse("start_time = \"yesterday\"\n").unwrap_err();
+        assert_eq!(
+            err,
+            "world.toml:1:1: start_time: `yesterday` is not an RFC 3339 time"
+        );
+        let err = parse("[gke]\nend_of_support = { \"1.33\" = \"soon\" }\n").unwrap_err();
+        assert!(
+            err.contains("[gke]: end_of_support of 1.33: `soon`"),
+            "{err}"
+        );
+        let err = parse("[gke]\nauto = true\n").unwrap_err();
+        assert!(err.contains("unknown field `auto`"), "{err}");
     }
 
     #[test]

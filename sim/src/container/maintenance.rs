@@ -246,7 +246,7 @@ pub fn parse_rrule(text: &str) -> GcpResult<Rule> {
 
 fn parse_byday(text: &str) -> Option<(Option<i32>, Weekday)> {
     let text = text.trim().to_ascii_uppercase();
-    if text.len() < 2 {
+    if text.len() < 2 || !text.is_ascii() {
         return None;
     }
     let (ordinal, day) = text.split_at(text.len() - 2);
@@ -667,6 +667,14 @@ fn check_exclusions(window: &mut Value, master: &str, support: &Support) -> GcpR
         .map(|v| format!("{}.{}", v.major, v.minor))
         .unwrap_or_else(|| master.to_string());
     for (name, x) in exclusions.iter_mut() {
+        if !x.is_object()
+            || !(x["maintenanceExclusionOptions"].is_object()
+                || x["maintenanceExclusionOptions"].is_null())
+        {
+            return Err(bad_request(format!(
+                "Invalid maintenance exclusion \"{name}\": expected a TimeWindow."
+            )));
+        }
         let options = &x["maintenanceExclusionOptions"];
         let scope = Scope::parse(&options["scope"])?;
         let until_eos = match options["endTimeBehavior"].as_str() {
@@ -761,6 +769,7 @@ mod tests {
         assert!(parse_rrule("FREQ=WEEKLY;BYDAY=XX").is_err());
         assert!(parse_rrule("FREQ=WEEKLY;INTERVAL=0").is_err());
         assert!(parse_rrule("FREQ=DAILY;COUNT=3").is_err());
+        assert!(parse_rrule("FREQ=WEEKLY;BYDAY=aéb").is_err());
     }
 
     #[test]
@@ -903,6 +912,13 @@ mod tests {
                 )
             })
             .collect();
+        let odd = with(
+            json!({"startTime": "2026-03-02T00:00:00Z", "endTime": "2026-03-03T00:00:00Z",
+            "maintenanceExclusionOptions": "NO_UPGRADES"}),
+        );
+        assert!(check_policy(&odd, master, &s).is_err());
+        assert!(check_policy(&with(json!(5)), master, &s).is_err());
+        assert!(check_policy(&json!({"window": "x"}), master, &s).is_ok());
         let many = json!({"window": {"maintenanceExclusions": many}});
         assert_eq!(
             check_policy(&many, master, &s).unwrap_err().message,
