@@ -643,3 +643,88 @@ async fn a_saved_world_keeps_its_policies_and_release_schedule() {
         "1.33.6-gke.1100000"
     );
 }
+
+#[tokio::test]
+async fn a_pool_too_far_behind_holds_the_control_planes_minor_until_it_is_upgraded() {
+    let sim = start().await;
+    let cli = Gcloud::new(&sim);
+    cluster(&cli, "skew", &[]).await;
+    // A pool two minors behind, not auto-upgraded.
+    cli.ok(&[
+        "container",
+        "node-pools",
+        "create",
+        "old",
+        "--cluster=skew",
+        "--location=us-central1",
+        "--node-version=1.31.14-gke.1243000",
+        "--no-enable-autoupgrade",
+        "--num-nodes=1",
+        "--machine-type=e2-standard-4",
+        "--quiet",
+    ])
+    .await;
+    // Day 11: the patch of day 2 went through (no window: at once), the control plane and the
+    // default pool; 1.34 (day 10) would leave `old` three minors behind, so it waits.
+    sim.advance_secs(11.0 * DAY);
+    let skew = describe(&cli, "skew").await;
+    assert_eq!(skew["currentMasterVersion"], "1.33.6-gke.1100000", "{skew}");
+    let version = |cluster: &Value, pool: &str| {
+        cluster["nodePools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == pool)
+            .map(|p| p["version"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(version(&skew, "default-pool"), "1.33.6-gke.1100000");
+    assert_eq!(version(&skew, "old"), "1.31.14-gke.1243000");
+    let day2 = "2026-03-04T00:00:00.000Z";
+    let expected_day2 = vec![
+        (
+            "UPGRADE_MASTER".to_string(),
+            day2.to_string(),
+            "skew".to_string(),
+        ),
+        (
+            "UPGRADE_NODES".to_string(),
+            day2.to_string(),
+            "skew/nodePools/default-pool".to_string(),
+        ),
+    ];
+    assert_eq!(upgrades(&operations(&cli).await), expected_day2);
+
+    // Auto-upgrade on for `old`: it catches up with the control plane, which then takes 1.34,
+    // and both pools follow.
+    cli.ok(&[
+        "container",
+        "node-pools",
+        "update",
+        "old",
+        "--cluster=skew",
+        "--location=us-central1",
+        "--enable-autoupgrade",
+        "--quiet",
+    ])
+    .await;
+    let day11 = "2026-03-13T00:00:00.000Z";
+    let ops = upgrades(&operations(&cli).await);
+    let later: Vec<(&str, &str, &str)> = ops[2..]
+        .iter()
+        .map(|(t, s, x)| (t.as_str(), s.as_str(), x.as_str()))
+        .collect();
+    assert_eq!(
+        later,
+        vec![
+            ("UPGRADE_NODES", day11, "skew/nodePools/old"),
+            ("UPGRADE_MASTER", day11, "skew"),
+            ("UPGRADE_NODES", day11, "skew/nodePools/default-pool"),
+            ("UPGRADE_NODES", day11, "skew/nodePools/old"),
+        ]
+    );
+    let skew = describe(&cli, "skew").await;
+    assert_eq!(skew["currentMasterVersion"], "1.34.1-gke.1829001");
+    assert_eq!(version(&skew, "default-pool"), "1.34.1-gke.1829001");
+    assert_eq!(version(&skew, "old"), "1.34.1-gke.1829001");
+}
