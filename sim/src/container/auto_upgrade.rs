@@ -223,8 +223,20 @@ pub fn start_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
         };
         match step {
             Step::Master(version) => {
+                let mut patch = json!({"currentMasterVersion": version});
                 if let Some(c) = world.container.clusters.get_mut(&key) {
                     c.set_status("RECONCILING");
+                    let support = Support {
+                        schedule: schedule.clone(),
+                        epoch: world.epoch,
+                    };
+                    if let Some(policy) = maintenance::follow_minor(
+                        &c.resource["maintenancePolicy"],
+                        &version,
+                        &support,
+                    ) {
+                        patch["maintenancePolicy"] = policy;
+                    }
                 }
                 operations::start(
                     world,
@@ -233,9 +245,7 @@ pub fn start_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
                     &location,
                     "UPGRADE_MASTER",
                     key.clone(),
-                    Effect::UpdateCluster {
-                        patch: json!({"currentMasterVersion": version}),
-                    },
+                    Effect::UpdateCluster { patch },
                     "container.cluster.update",
                     None,
                 );

@@ -552,6 +552,7 @@ const NETWORK_FIELDS: &[&str] = &[
 /// The change a `ClusterUpdate` with exactly one field makes, and its operation type.
 fn plan_update(
     offer: &server_config::Offer,
+    support: &maintenance::Support,
     cluster: &Cluster,
     update: &Value,
 ) -> GcpResult<(Change, &'static str)> {
@@ -613,10 +614,13 @@ fn plan_update(
                 })
                 .collect();
             skew::check_master_change(current, &version, &pools)?;
-            (
-                changed("currentMasterVersion", json!(version)),
-                "UPGRADE_MASTER",
-            )
+            let mut patch = json!({"currentMasterVersion": version});
+            if let Some(policy) =
+                maintenance::follow_minor(&resource["maintenancePolicy"], &version, support)
+            {
+                patch["maintenancePolicy"] = policy;
+            }
+            (Change::Cluster(patch), "UPGRADE_MASTER")
         }
         "desiredNodeVersion" => {
             let version = match value.as_str().unwrap_or("") {
@@ -728,7 +732,8 @@ pub async fn update(
     let op = shared.with_world(|world, cx| {
         let cluster = node_pools::cluster(world, &project, &location, &name)?.clone();
         let offer = server_config::offer(world);
-        let (change, op_type) = plan_update(&offer, &cluster, &update)?;
+        let support = maintenance::Support::of(world);
+        let (change, op_type) = plan_update(&offer, &support, &cluster, &update)?;
         start_change(world, cx, (&project, &location, &name), op_type, |_| {
             Ok(change)
         })
@@ -817,11 +822,11 @@ fn set_method(
         "setNetworkPolicy" => json!({"networkPolicy": request["networkPolicy"]}),
         "setLocations" => {
             let update = json!({"desiredLocations": request["locations"]});
-            return plan_update(offer, cluster, &update).map(|(change, _)| change);
+            return plan_update(offer, support, cluster, &update).map(|(change, _)| change);
         }
         "updateMaster" => {
             let update = json!({"desiredMasterVersion": request["masterVersion"]});
-            return plan_update(offer, cluster, &update).map(|(change, _)| change);
+            return plan_update(offer, support, cluster, &update).map(|(change, _)| change);
         }
         _ => json!({}),
     };

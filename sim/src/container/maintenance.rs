@@ -562,6 +562,34 @@ pub fn policy_of(stored: &Value, master: &str, support: &Support) -> Policy {
     }
 }
 
+/// The stored policy of a cluster whose control plane moves to `master`, when it has
+/// UNTIL_END_OF_SUPPORT exclusions: their `endTime` follows the new minor's end of support (and
+/// the `resourceVersion` changes). `None` when nothing changes.
+pub fn follow_minor(stored: &Value, master: &str, support: &Support) -> Option<Value> {
+    let mut policy = stored.clone();
+    let end = json!(rfc3339(support.end_of(master)));
+    let mut changed = false;
+    let exclusions = policy["window"]["maintenanceExclusions"].as_object_mut()?;
+    for x in exclusions.values_mut() {
+        if x["maintenanceExclusionOptions"]["endTimeBehavior"] == json!("UNTIL_END_OF_SUPPORT")
+            && x.is_object()
+            && x["endTime"] != end
+        {
+            x["endTime"] = end.clone();
+            changed = true;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    if let Some(obj) = policy.as_object_mut() {
+        obj.remove("resourceVersion");
+    }
+    let version = super::fingerprint(&policy.to_string());
+    policy["resourceVersion"] = json!(version);
+    Some(policy)
+}
+
 /// Checks a `resourceVersion` a request carries against the stored policy's.
 pub fn check_resource_version(given: &Value, stored: &Value) -> GcpResult<()> {
     let Some(version) = given["resourceVersion"].as_str().filter(|v| !v.is_empty()) else {
@@ -886,6 +914,20 @@ mod tests {
         let x = &stored["window"]["maintenanceExclusions"]["x"];
         assert_eq!(x["startTime"], "2026-03-02T00:00:00Z");
         assert_eq!(x["endTime"], json!(rfc3339(s.end_of(master))));
+        // The end follows the minor when the control plane moves.
+        let mut later = s.clone();
+        later
+            .schedule
+            .end_of_support
+            .insert("1.34".into(), "2027-02-28T00:00:00Z".into());
+        let moved = follow_minor(&stored, "1.34.1-gke.1829001", &later).expect("changed");
+        assert_eq!(
+            moved["window"]["maintenanceExclusions"]["x"]["endTime"],
+            "2027-02-28T00:00:00Z"
+        );
+        assert_ne!(moved["resourceVersion"], stored["resourceVersion"]);
+        assert_eq!(follow_minor(&stored, master, &s), None);
+        assert_eq!(follow_minor(&json!({}), master, &s), None);
         let eos_all = with(json!({"startTime": "2026-03-02T00:00:00Z",
             "maintenanceExclusionOptions": {"endTimeBehavior": "UNTIL_END_OF_SUPPORT"}}));
         assert!(
