@@ -20,7 +20,9 @@
 //! ([`super::maintenance::Policy::allows`]): inside the window if one is set, outside every
 //! active exclusion whose scope covers it. Steps start at the simulated instant they become
 //! possible (a release, a window opening, an exclusion ending, an operation ending), however
-//! late the next request comes: [`next_due`] and [`start_until`] join the world's tick.
+//! late the next request comes: [`next_due`] and [`start_until`] join the world's tick. A node
+//! step counts as a `container.nodePool` `update` for scripted faults; one refused by a fault is
+//! tried again an hour later.
 
 use super::maintenance::{self, Support, Upgrade};
 use super::operations::{self, Effect};
@@ -31,6 +33,9 @@ use crate::clock::SimTime;
 use crate::world::{Ctx, World};
 use chrono::{DateTime, Utc};
 use serde_json::json;
+
+/// How long after a refused step (a scripted fault on the pool update) it is tried again.
+const RETRY_MS: u64 = 3_600_000;
 
 /// What an auto-upgrade does next to one cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,8 +161,18 @@ fn candidates(
             .iter()
             .filter(|o| o.cluster_key == key)
             .filter_map(|o| o.end)
-            .filter(|t| *t >= from && *t <= until),
+            .filter(|t| *t <= until)
+            .filter(|t| {
+                *t > from || (*t == from && world.container.auto_failed.get(&key) != Some(&from))
+            }),
     );
+    // A step a scripted fault refused is tried again an hour later.
+    if let Some(failed) = world.container.auto_failed.get(&key) {
+        let retry = failed.plus_ms(RETRY_MS);
+        if retry > from && retry <= until {
+            candidates.push(retry);
+        }
+    }
     let master = cluster.resource["currentMasterVersion"]
         .as_str()
         .unwrap_or("");
@@ -252,13 +267,19 @@ pub fn start_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
                 started = true;
             }
             Step::Pool(pool) => {
-                started |= node_pools::start_node_upgrade(
+                let result = node_pools::start_node_upgrade(
                     world,
                     &cx_t,
                     (&project, &location, &name),
                     &pool,
-                )
-                .is_ok();
+                );
+                match result {
+                    Ok(_) => started = true,
+                    // A scripted fault refused it: not again at this instant.
+                    Err(_) => {
+                        world.container.auto_failed.insert(key.clone(), t);
+                    }
+                }
             }
         }
     }

@@ -28,14 +28,18 @@
 //! - **An exclusion ends after it starts** (`TimeWindow.endTime`: "should take place after the
 //!   start time"; gcloud's `--add-maintenance-exclusion-end` help).
 //! - **The scope defaults to NO_UPGRADES, and a NO_UPGRADES exclusion lasts at most 30 days**
-//!   (GKE's concepts page, "Scope of maintenance to exclude"; Google's terraform samples note
-//!   "NO_UPGRADES exclusions are limited to 30 days").
+//!   (`MaintenanceExclusionOptions.scope` in the discovery document for the default; the 30 days
+//!   from GKE's maintenance-exclusions documentation, as a public Terraform sample for GKE
+//!   exclusions repeats it: "NO_UPGRADES exclusions are limited to 30 days", found by text
+//!   search).
 //! - **`endTimeBehavior: UNTIL_END_OF_SUPPORT` only with the NO_MINOR_UPGRADES or
 //!   NO_MINOR_OR_NODE_UPGRADES scopes**, and its end is the end of support of the cluster's
 //!   minor, following the minor when it changes (the enum's description in the discovery
 //!   document; GoogleCloudPlatform/cluster-toolkit#4989).
-//! - **No exclusion ends after the end of support of the cluster's minor** (GKE's concepts page,
-//!   "Limitations of maintenance exclusions").
+//! - **No exclusion ends after the end of support of the cluster's minor** (GKE's
+//!   maintenance-exclusions documentation; the simulator's reading, not checked against a stored
+//!   copy of the page). End-of-support dates are the world file's (`[gke] end_of_support`), else
+//!   14 months after time zero ([`super::server_config::DEFAULT_SUPPORT_DAYS`]).
 //! - **`resourceVersion`** is a fingerprint of the stored policy; a request that carries one
 //!   must carry the current one (the field's description in the discovery document).
 //!

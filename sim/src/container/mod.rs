@@ -59,6 +59,10 @@ pub struct State {
     /// Auto-upgrades were decided up to this time.
     #[serde(default)]
     pub auto_checked: crate::clock::SimTime,
+    /// Clusters whose auto-upgrade step could not start at that instant (a scripted fault on the
+    /// pool update): not retried at the same instant, so the tick ends.
+    #[serde(skip)]
+    pub auto_failed: BTreeMap<String, crate::clock::SimTime>,
 }
 
 /// One cluster.

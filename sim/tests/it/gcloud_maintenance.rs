@@ -728,3 +728,53 @@ async fn a_pool_too_far_behind_holds_the_control_planes_minor_until_it_is_upgrad
     assert_eq!(version(&skew, "default-pool"), "1.34.1-gke.1829001");
     assert_eq!(version(&skew, "old"), "1.34.1-gke.1829001");
 }
+
+#[tokio::test]
+async fn a_node_auto_upgrade_refused_by_a_fault_is_tried_again_an_hour_later() {
+    use a3ctl_sim::faults::{FaultAction, FaultConfig, ScriptedFault};
+    let sim = start_with(SimConfig {
+        world: world(),
+        faults: FaultConfig {
+            scripted: vec![ScriptedFault {
+                kind: "container.nodePool".into(),
+                verb: "update".into(),
+                nth: 1,
+                action: FaultAction::Http {
+                    status: 503,
+                    reason: "backendError".into(),
+                    message: "scripted".into(),
+                },
+            }],
+            ..FaultConfig::default()
+        },
+        ..SimConfig::default()
+    })
+    .await;
+    let cli = Gcloud::new(&sim);
+    cluster(&cli, "retry", &[]).await;
+    // Day 2 00:00: the control plane moves; its pool's upgrade is refused, then runs at 01:00.
+    sim.advance_secs(2.0 * DAY + 30.0 * 60.0);
+    let ops = upgrades(&operations(&cli).await);
+    assert_eq!(ops.len(), 1, "{ops:?}");
+    assert_eq!(
+        describe(&cli, "retry").await["nodePools"][0]["version"],
+        "1.33.5-gke.1080000"
+    );
+    sim.advance_secs(HOUR);
+    let ops = upgrades(&operations(&cli).await);
+    let got: Vec<(&str, &str)> = ops
+        .iter()
+        .map(|(t, s, _)| (t.as_str(), s.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("UPGRADE_MASTER", "2026-03-04T00:00:00.000Z"),
+            ("UPGRADE_NODES", "2026-03-04T01:00:00.000Z"),
+        ]
+    );
+    assert_eq!(
+        describe(&cli, "retry").await["nodePools"][0]["version"],
+        "1.33.6-gke.1100000"
+    );
+}
