@@ -630,7 +630,13 @@ pub async fn start(mut config: SimConfig) -> Result<SimHandle, StartError> {
         None => None,
     };
     let fresh = loaded.is_none();
-    let mut world = loaded.unwrap_or_else(|| World::new(config.seed, chrono::Utc::now()));
+    let epoch = config
+        .world
+        .start_time
+        .as_deref()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map_or_else(chrono::Utc::now, |t| t.with_timezone(&chrono::Utc));
+    let mut world = loaded.unwrap_or_else(|| World::new(config.seed, epoch));
     world.project_numbers = config.world.project_numbers();
     let clock = Clock::new(config.clock, world.saved_at);
     let bind = SocketAddr::new(config.host, config.port);

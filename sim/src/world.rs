@@ -190,6 +190,7 @@ impl World {
             changed |= container::tick_until(self, cx, at);
         }
         compute::ticked(self, cx.now);
+        container::ticked(self, cx.now);
         changed |= filestore::tick(self, cx);
         changed |= artifactregistry::tick(self, cx);
         changed |= kube::tick(self, cx);

@@ -1,6 +1,7 @@
 //! The world file: a TOML description of the Google Cloud a simulator starts with — project
 //! numbers, each project's enabled services, Compute quota limits, zone capacity and the stockout
-//! wait, and reservations that exist from the start (`a3ctl-sim --world FILE`, env
+//! wait, GKE's release schedule (`[gke]`, see [`crate::container::server_config::Schedule`]) and
+//! the instant time zero stands for (`start_time`), and reservations that exist from the start (`a3ctl-sim --world FILE`, env
 //! `A3CTL_SIM_WORLD`, or `SimConfig::world` in-process; `sim/worlds/example.toml` is a complete
 //! example, `docs/simulator.md` documents it).
 //!
@@ -54,7 +55,7 @@
 //!
 //! **What applies when.** Project numbers, quotas and capacity are configuration: they apply at
 //! every start, also to a world loaded from a `--persist` file. Services, reservations, service
-//! accounts and IAM bindings are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
+//! accounts, IAM bindings, `start_time` and `[gke]` are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
 //! file (which has its own, possibly changed since). Seeded reservations are READY from the start
 //! and count against quota and zone capacity like any other; one that does not fit stops the
 //! start. A project number replaces the simulator's derived number everywhere a project is named
@@ -63,6 +64,7 @@
 
 use crate::capacity::{self, CapacityConfig, Model};
 use crate::compute::{self, Life, Resource};
+use crate::container;
 use crate::iam::{self, policy};
 use crate::quotas::{self, QuotaConfig, QuotaLimit};
 use crate::serviceusage;
@@ -96,6 +98,14 @@ pub struct WorldSpec {
     /// Bindings added to projects' IAM policies in a fresh world (`[[iam]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub iam: Vec<IamBindingSpec>,
+    /// The wall-clock instant (RFC 3339) simulated time zero stands for in a fresh world;
+    /// unset: the moment it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    /// GKE's release schedule and ends of support (`[gke]`, `[[gke.releases]]`), seeded into a
+    /// fresh world; with it, clusters auto-upgrade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gke: Option<container::server_config::Schedule>,
 }
 
 /// A service account, as `gcloud iam service-accounts create` would make it.
@@ -269,6 +279,9 @@ enum Entry {
     Reservation(usize),
     ServiceAccount(usize),
     Iam(usize),
+    StartTime,
+    Gke,
+    Release(usize),
 }
 
 /// A problem the simulator's checks find, in an entry.
@@ -365,6 +378,12 @@ impl WorldSpec {
                 self.service_accounts[i].account_id
             ),
             Entry::Iam(i) => format!("[[iam]] #{} ({})", i + 1, self.iam[i].role),
+            Entry::StartTime => "start_time".to_string(),
+            Entry::Gke => "[gke]".to_string(),
+            Entry::Release(i) => {
+                let releases = self.gke.as_ref().map_or(&[][..], |g| &g.releases[..]);
+                format!("[[gke.releases]] #{} ({})", i + 1, releases[i].version)
+            }
         }
     }
 
@@ -448,6 +467,19 @@ impl WorldSpec {
                     push(Entry::CapacityZone(i), message);
                     break;
                 }
+            }
+        }
+        if let Some(start) = &self.start_time
+            && chrono::DateTime::parse_from_rfc3339(start).is_err()
+        {
+            push(
+                Entry::StartTime,
+                format!("`{start}` is not an RFC 3339 time"),
+            );
+        }
+        if let Some(gke) = &self.gke {
+            for (index, message) in gke.problems() {
+                push(index.map_or(Entry::Gke, Entry::Release), message);
             }
         }
         let mut paths = BTreeSet::new();
@@ -561,6 +593,14 @@ struct Spans {
     service_accounts: Vec<toml::Spanned<toml::Value>>,
     #[serde(default)]
     iam: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    gke: Option<toml::Spanned<GkeSpans>>,
+}
+
+#[derive(Deserialize)]
+struct GkeSpans {
+    #[serde(default)]
+    releases: Vec<toml::Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -583,6 +623,11 @@ fn locate(text: &str, entry: Entry) -> Option<usize> {
         Entry::CapacityZone(i) => spans
             .capacity
             .and_then(|c| c.into_inner().zones.get(i).map(|z| z.span().start)),
+        Entry::StartTime => text.find("start_time"),
+        Entry::Gke => spans.gke.map(|g| g.span().start),
+        Entry::Release(i) => spans
+            .gke
+            .and_then(|g| g.into_inner().releases.get(i).map(|r| r.span().start)),
     }
 }
 
@@ -591,6 +636,7 @@ fn locate(text: &str, entry: Entry) -> Option<usize> {
 /// (one that does not fit is an error), the service accounts, and the IAM bindings added to their
 /// projects' default policies. Never called for a world loaded from a persist file.
 pub fn seed(world: &mut World, cx: &Ctx, spec: &WorldSpec) -> Result<(), String> {
+    world.container.schedule = spec.gke.clone();
     for project in &spec.projects {
         if let Some(services) = &project.services {
             let set = services.iter().cloned().collect();
@@ -684,6 +730,37 @@ mod tests {
         assert!(spec.reservations.iter().all(|r| r.specific_required));
         assert!(!spec.service_accounts.is_empty());
         assert!(!spec.iam.is_empty());
+    }
+
+    #[test]
+    fn the_upgrades_world_parses_and_its_schedule_is_checked() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/worlds/upgrades.toml");
+        let spec = WorldSpec::load(path).expect("the upgrades example is valid");
+        let gke = spec.gke.as_ref().expect("[gke]");
+        assert_eq!(gke.releases.len(), 2);
+        assert_eq!(spec.start_time.as_deref(), Some("2026-03-02T00:00:00Z"));
+        let err = parse(
+            "[gke]\n[[gke.releases]]\nchannel = \"NIGHTLY\"\nversion = \"1.35\"\n\
+             default_after_secs = 0\nvalid_after_secs = 5\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "world.toml:2:1: [[gke.releases]] #1 (1.35): unknown channel `NIGHTLY` (RAPID, \
+             REGULAR, STABLE or EXTENDED)"
+        );
+        let err = parse("start_time = \"yesterday\"\n").unwrap_err();
+        assert_eq!(
+            err,
+            "world.toml:1:1: start_time: `yesterday` is not an RFC 3339 time"
+        );
+        let err = parse("[gke]\nend_of_support = { \"1.33\" = \"soon\" }\n").unwrap_err();
+        assert!(
+            err.contains("[gke]: end_of_support of 1.33: `soon`"),
+            "{err}"
+        );
+        let err = parse("[gke]\nauto = true\n").unwrap_err();
+        assert!(err.contains("unknown field `auto`"), "{err}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! pool), get, list, update (exactly one `desired*` field), delete, and the `:set*` methods.
 
 use super::capacity;
+use super::maintenance;
 use super::node_pools::{self, PoolContext, create_fault};
 use super::operations::{self, Effect};
 use super::reservations;
@@ -315,7 +316,9 @@ fn build(
         cluster["releaseChannel"] = json!({"channel": "REGULAR"});
     }
     let channel = channel_of(&cluster);
-    let version = server_config::resolve(
+    let offer = server_config::offer(world);
+    let version = server_config::resolve_in(
+        &offer,
         cluster["initialClusterVersion"].as_str().unwrap_or(""),
         channel.as_deref(),
         VersionKind::Master,
@@ -323,6 +326,11 @@ fn build(
     cluster["initialClusterVersion"] = json!(version);
     cluster["currentMasterVersion"] = json!(version);
     cluster["currentNodeVersion"] = json!(version);
+    if !cluster["maintenancePolicy"].is_null() {
+        let support = maintenance::Support::of(world);
+        cluster["maintenancePolicy"] =
+            maintenance::check_policy(&cluster["maintenancePolicy"], &version, &support)?;
+    }
     // Locations.
     let mut zones = string_list(&cluster["locations"]);
     if zones.is_empty() {
@@ -542,7 +550,12 @@ const NETWORK_FIELDS: &[&str] = &[
 ];
 
 /// The change a `ClusterUpdate` with exactly one field makes, and its operation type.
-fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static str)> {
+fn plan_update(
+    offer: &server_config::Offer,
+    support: &maintenance::Support,
+    cluster: &Cluster,
+    update: &Value,
+) -> GcpResult<(Change, &'static str)> {
     let fields: Vec<(&String, &Value)> = update
         .as_object()
         .into_iter()
@@ -559,6 +572,14 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
             )
         }));
     };
+    if key.as_str() == "desiredMaintenancePolicy" {
+        // Not a field of `ClusterUpdate` (container v1 discovery document): the policy is set
+        // with `clusters.setMaintenancePolicy`; ESF refuses unknown names so.
+        return Err(bad_request(
+            "Invalid JSON payload received. Unknown name \"desiredMaintenancePolicy\" at \
+             'update': Cannot find field.",
+        ));
+    }
     let resource = &cluster.resource;
     let pool_id = update["desiredNodePoolId"].as_str().unwrap_or("");
     let pool = || {
@@ -576,7 +597,8 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
     Ok(match key.as_str() {
         "desiredMasterVersion" => {
             let current = resource["currentMasterVersion"].as_str().unwrap_or("");
-            let version = server_config::resolve_upgrade(
+            let version = server_config::resolve_upgrade_in(
+                offer,
                 value.as_str().unwrap_or(""),
                 channel_of(resource).as_deref(),
                 current,
@@ -592,10 +614,13 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
                 })
                 .collect();
             skew::check_master_change(current, &version, &pools)?;
-            (
-                changed("currentMasterVersion", json!(version)),
-                "UPGRADE_MASTER",
-            )
+            let mut patch = json!({"currentMasterVersion": version});
+            if let Some(policy) =
+                maintenance::follow_minor(&resource["maintenancePolicy"], &version, support)
+            {
+                patch["maintenancePolicy"] = policy;
+            }
+            (Change::Cluster(patch), "UPGRADE_MASTER")
         }
         "desiredNodeVersion" => {
             let version = match value.as_str().unwrap_or("") {
@@ -603,7 +628,7 @@ fn plan_update(cluster: &Cluster, update: &Value) -> GcpResult<(Change, &'static
                     .as_str()
                     .unwrap_or("")
                     .to_string(),
-                v => server_config::resolve(v, None, VersionKind::Node)?,
+                v => server_config::resolve_in(offer, v, None, VersionKind::Node)?,
             };
             let pool = pool()?;
             skew::check_node_version(
@@ -706,7 +731,9 @@ pub async fn update(
     let update = request["update"].clone();
     let op = shared.with_world(|world, cx| {
         let cluster = node_pools::cluster(world, &project, &location, &name)?.clone();
-        let (change, op_type) = plan_update(&cluster, &update)?;
+        let offer = server_config::offer(world);
+        let support = maintenance::Support::of(world);
+        let (change, op_type) = plan_update(&offer, &support, &cluster, &update)?;
         start_change(world, cx, (&project, &location, &name), op_type, |_| {
             Ok(change)
         })
@@ -748,15 +775,23 @@ pub async fn post_method(
         }
     };
     let op = shared.with_world(|world, cx| {
+        let offer = server_config::offer(world);
+        let support = maintenance::Support::of(world);
         start_change(world, cx, (&project, &location, name), op_type, |cluster| {
-            set_method(cluster, method, &request)
+            set_method(&offer, &support, cluster, method, &request)
         })
     })?;
     Ok(http::proto_json(op, enum_tables::OPERATION, &query))
 }
 
 /// The change one of the `:set*` methods makes.
-fn set_method(cluster: &Cluster, method: &str, request: &Value) -> GcpResult<Change> {
+fn set_method(
+    offer: &server_config::Offer,
+    support: &maintenance::Support,
+    cluster: &Cluster,
+    method: &str,
+    request: &Value,
+) -> GcpResult<Change> {
     let resource = &cluster.resource;
     let patch = match method {
         "setResourceLabels" => {
@@ -773,9 +808,10 @@ fn set_method(cluster: &Cluster, method: &str, request: &Value) -> GcpResult<Cha
             json!({"labelFingerprint": label_fingerprint(&labels), "resourceLabels": labels})
         }
         "setMaintenancePolicy" => {
-            let mut policy = request["maintenancePolicy"].clone();
-            policy["resourceVersion"] = json!(fingerprint(&policy.to_string()));
-            json!({ "maintenancePolicy": policy })
+            let given = &request["maintenancePolicy"];
+            maintenance::check_resource_version(given, &resource["maintenancePolicy"])?;
+            let master = resource["currentMasterVersion"].as_str().unwrap_or("");
+            json!({ "maintenancePolicy": maintenance::check_policy(given, master, support)? })
         }
         "setAddons" => {
             json!({ "addonsConfig": replace_addons(&resource["addonsConfig"], &request["addonsConfig"]) })
@@ -786,11 +822,11 @@ fn set_method(cluster: &Cluster, method: &str, request: &Value) -> GcpResult<Cha
         "setNetworkPolicy" => json!({"networkPolicy": request["networkPolicy"]}),
         "setLocations" => {
             let update = json!({"desiredLocations": request["locations"]});
-            return plan_update(cluster, &update).map(|(change, _)| change);
+            return plan_update(offer, support, cluster, &update).map(|(change, _)| change);
         }
         "updateMaster" => {
             let update = json!({"desiredMasterVersion": request["masterVersion"]});
-            return plan_update(cluster, &update).map(|(change, _)| change);
+            return plan_update(offer, support, cluster, &update).map(|(change, _)| change);
         }
         _ => json!({}),
     };

@@ -13,12 +13,17 @@
 //! from a zone's capacity, and stockouts), [`server_config`] (versions), [`skew`] (the
 //! version-skew rules of upgrades and node pools), [`upgrades`] (node-pool upgrades batch by
 //! batch: surge and blue-green),
+//! [`maintenance`] (maintenance policies: their
+//! checks, and when they let an upgrade run), [`auto_upgrade`] (the upgrades GKE starts when a
+//! channel's target moves),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
+mod auto_upgrade;
 mod capacity;
 mod clusters;
 pub mod enum_tables;
 pub mod enums;
+pub mod maintenance;
 mod node_pools;
 mod nodes;
 mod operations;
@@ -47,6 +52,20 @@ pub struct State {
     pub clusters: BTreeMap<String, Cluster>,
     /// Every operation, oldest first.
     pub operations: Vec<Operation>,
+    /// The world file's `[gke]` schedule of releases (seeded into a fresh world, kept with it);
+    /// `None`: the fixed offer of time zero and no auto-upgrades.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<server_config::Schedule>,
+    /// Simulated time of the last tick (the offer's time for handlers).
+    #[serde(default)]
+    pub last_tick: crate::clock::SimTime,
+    /// Auto-upgrades were decided up to this time.
+    #[serde(default)]
+    pub auto_checked: crate::clock::SimTime,
+    /// Clusters whose auto-upgrade step could not start at that instant (a scripted fault on the
+    /// pool update): not retried at the same instant, so the tick ends.
+    #[serde(skip)]
+    pub auto_failed: BTreeMap<String, crate::clock::SimTime>,
 }
 
 /// One cluster.
@@ -339,14 +358,31 @@ pub fn router() -> Router<Arc<Shared>> {
         )
 }
 
-/// The earliest time, not after `now`, at which an operation is due.
+/// The earliest time, not after `now`, at which an operation is due or an auto-upgrade is to
+/// start.
 pub fn next_due(world: &World, now: crate::clock::SimTime) -> Option<crate::clock::SimTime> {
-    operations::next_due(world, now)
+    [
+        operations::next_due(world, now),
+        auto_upgrade::next_due(world, now),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
 }
 
-/// Finishes the operations due by `at`; returns true if anything changed.
+/// Finishes the operations due by `at`, then starts the auto-upgrades due by then; returns true
+/// if anything changed.
 pub fn tick_until(world: &mut World, cx: &Ctx, at: crate::clock::SimTime) -> bool {
-    operations::finish_until(world, cx, at)
+    let mut changed = operations::finish_until(world, cx, at);
+    changed |= auto_upgrade::start_until(world, cx, at);
+    changed
+}
+
+/// Records that the world is up to date at `now` (after every due time was ticked).
+pub fn ticked(world: &mut World, now: crate::clock::SimTime) {
+    let state = &mut world.container;
+    state.last_tick = state.last_tick.max(now);
+    state.auto_checked = state.auto_checked.max(now);
 }
 
 /// This API's part of the admin inventory.

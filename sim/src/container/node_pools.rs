@@ -113,7 +113,10 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
     let master = cx.cluster["currentMasterVersion"].as_str().unwrap_or("");
     let version = match pool["version"].as_str() {
         None | Some("") | Some("-") => master.to_string(),
-        Some(v) => server_config::resolve(v, None, VersionKind::Node)?,
+        Some(v) => {
+            let offer = server_config::offer(world);
+            server_config::resolve_in(&offer, v, None, VersionKind::Node)?
+        }
     };
     super::skew::check_node_version(&version, master)?;
     pool["version"] = json!(version);
@@ -681,6 +684,7 @@ pub async fn update(
         let master =
             cluster(world, &project, &location, &cluster_name)?.resource["currentMasterVersion"]
                 .clone();
+        let offer = server_config::offer(world);
         start_change(
             world,
             cx,
@@ -708,7 +712,7 @@ pub async fn update(
                 Ok((
                     Effect::UpdateNodePool {
                         pool: p.name.clone(),
-                        patch: update_patch(p, &request, &master)?,
+                        patch: update_patch(&offer, p, &request, &master)?,
                     },
                     "container.nodePool.update",
                 ))
@@ -719,8 +723,47 @@ pub async fn update(
     Ok(http::proto_json(op, enum_tables::OPERATION, &query))
 }
 
+/// Starts what `nodePools.update` with `nodeVersion: "-"` starts (an `UPGRADE_NODES` operation
+/// moving the pool to the control plane's version), for GKE's node auto-upgrades
+/// ([`super::auto_upgrade`]).
+pub fn start_node_upgrade(
+    world: &mut World,
+    cx: &Ctx,
+    (project, location, cluster_name): (&str, &str, &str),
+    pool_name: &str,
+) -> GcpResult<Value> {
+    let master =
+        cluster(world, project, location, cluster_name)?.resource["currentMasterVersion"].clone();
+    let offer = server_config::offer(world);
+    let request = json!({"nodeVersion": "-"});
+    start_change(
+        world,
+        cx,
+        project,
+        location,
+        cluster_name,
+        pool_name,
+        "UPGRADE_NODES",
+        |p| {
+            Ok((
+                Effect::UpdateNodePool {
+                    pool: p.name.clone(),
+                    patch: update_patch(&offer, p, &request, &master)?,
+                },
+                "container.nodePool.update",
+            ))
+        },
+        "update",
+    )
+}
+
 /// The pool's top-level fields after an `UpdateNodePoolRequest`.
-fn update_patch(pool: &NodePool, request: &Value, master: &Value) -> GcpResult<Value> {
+fn update_patch(
+    offer: &server_config::Offer,
+    pool: &NodePool,
+    request: &Value,
+    master: &Value,
+) -> GcpResult<Value> {
     let mut config = pool.resource["config"].clone();
     let mut patch = serde_json::Map::new();
     for (key, _) in UPDATABLE {
@@ -732,7 +775,7 @@ fn update_patch(pool: &NodePool, request: &Value, master: &Value) -> GcpResult<V
             "nodeVersion" => {
                 let version = match value.as_str().unwrap_or("") {
                     "" | "-" => master.as_str().unwrap_or("").to_string(),
-                    v => server_config::resolve(v, None, VersionKind::Node)?,
+                    v => server_config::resolve_in(offer, v, None, VersionKind::Node)?,
                 };
                 super::skew::check_node_version(&version, master.as_str().unwrap_or(""))?;
                 patch.insert("version".into(), json!(version));

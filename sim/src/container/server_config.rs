@@ -1,14 +1,24 @@
 //! GKE versions: the simulated `serverConfig` (valid master and node versions, each release
 //! channel's default and valid versions) and the resolution of requested versions ("1.32",
 //! "latest", "-", exact) the way GKE does it.
+//!
+//! The offer of time zero is fixed ([`CHANNELS`]); a world file's `[gke]` table ([`Schedule`])
+//! adds builds that become valid in a channel, and the channel's default (its
+//! `upgradeTargetVersion` too), at given simulated times. [`Offer::at`] is the offer at one
+//! time; `getServerConfig` answers the offer of the current simulated time.
 
 use super::enum_tables;
+use crate::clock::SimTime;
 use crate::error::GcpResult;
 use crate::http::{self, Query};
 use crate::server::Shared;
+use crate::world::World;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `(channel, default version, valid versions newest first)`.
@@ -68,20 +78,223 @@ fn version_key(version: &str) -> Vec<u64> {
         .collect()
 }
 
-/// Every valid master version, newest first.
-pub fn master_versions() -> Vec<&'static str> {
-    let mut all: Vec<&str> = CHANNELS
-        .iter()
-        .flat_map(|(_, _, v)| v.iter().copied())
-        .chain(EXTRA_MASTER_VERSIONS.iter().copied())
-        .collect();
-    all.sort_by_key(|v| std::cmp::Reverse(version_key(v)));
-    all.dedup();
-    all
+/// Every valid master version at time zero, newest first.
+pub fn master_versions() -> Vec<String> {
+    Offer::at_zero().master_versions()
 }
 
-fn channel(name: &str) -> Option<&'static (&'static str, &'static str, &'static [&'static str])> {
+/// One release of a [`Schedule`]: a build that becomes valid in a channel, and optionally its
+/// default (and auto-upgrade target), at given simulated times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Release {
+    /// `RAPID`, `REGULAR`, `STABLE` or `EXTENDED`.
+    pub channel: String,
+    /// A GKE build, `1.33.6-gke.1100000`.
+    pub version: String,
+    /// Simulated seconds after time zero from which the channel offers the build.
+    #[serde(default)]
+    pub valid_after_secs: u64,
+    /// Simulated seconds after time zero from which the build is the channel's default and
+    /// `upgradeTargetVersion`; unset: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_after_secs: Option<u64>,
+}
+
+/// The `[gke]` table of the world file: builds that release channels publish over simulated
+/// time, and each minor's end of support. A world with a schedule (even an empty one) also
+/// auto-upgrades its clusters ([`super::auto_upgrade`]); a world without one keeps the fixed
+/// offer of time zero and never auto-upgrades.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub releases: Vec<Release>,
+    /// Per minor (`"1.33"`), the RFC 3339 instant its support ends; a minor not listed ends
+    /// [`DEFAULT_SUPPORT_DAYS`] after the world's time zero.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub end_of_support: BTreeMap<String, String>,
+}
+
+/// GKE supports a minor for 14 months in the standard channels
+/// (<https://cloud.google.com/kubernetes-engine/versioning>, "Support period"); the simulator
+/// counts that from the world's time zero for a minor the schedule does not date.
+pub const DEFAULT_SUPPORT_DAYS: i64 = 426;
+
+impl Schedule {
+    /// The problems of a schedule, for the world file's checks.
+    pub fn problems(&self) -> Vec<(Option<usize>, String)> {
+        let mut out = vec![];
+        for (i, r) in self.releases.iter().enumerate() {
+            if channel_at_zero(&r.channel).is_none() {
+                out.push((
+                    Some(i),
+                    format!(
+                        "unknown channel `{}` (RAPID, REGULAR, STABLE or EXTENDED)",
+                        r.channel
+                    ),
+                ));
+            }
+            let parsed = super::skew::Version::parse(&r.version);
+            if parsed.is_none_or(|v| v.build == 0) {
+                out.push((
+                    Some(i),
+                    format!(
+                        "version `{}` is not a GKE build (MAJOR.MINOR.PATCH-gke.N)",
+                        r.version
+                    ),
+                ));
+            }
+            if r.default_after_secs.is_some_and(|d| d < r.valid_after_secs) {
+                out.push((
+                    Some(i),
+                    "default_after_secs comes before valid_after_secs".to_string(),
+                ));
+            }
+        }
+        for (minor, at) in &self.end_of_support {
+            let digits = minor.split('.').collect::<Vec<_>>();
+            if digits.len() != 2 || digits.iter().any(|d| d.parse::<u64>().is_err()) {
+                out.push((
+                    None,
+                    format!("end_of_support key `{minor}` is not a minor (\"1.33\")"),
+                ));
+            }
+            if DateTime::parse_from_rfc3339(at).is_err() {
+                out.push((
+                    None,
+                    format!("end_of_support of {minor}: `{at}` is not an RFC 3339 time"),
+                ));
+            }
+        }
+        out
+    }
+
+    /// When support of `minor` (`"1.33"`) ends, in a world whose time zero is `epoch`.
+    pub fn end_of_support(&self, minor: &str, epoch: DateTime<Utc>) -> DateTime<Utc> {
+        self.end_of_support
+            .get(minor)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or(epoch + chrono::Duration::days(DEFAULT_SUPPORT_DAYS))
+    }
+
+    /// The simulated times at which the offer changes, in order.
+    pub fn change_times(&self) -> Vec<SimTime> {
+        let mut out: Vec<SimTime> = self
+            .releases
+            .iter()
+            .flat_map(|r| [Some(r.valid_after_secs), r.default_after_secs])
+            .flatten()
+            .map(|s| SimTime(s.saturating_mul(1000)))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// A channel's offer at one time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelOffer {
+    pub name: String,
+    /// The default for new clusters, and the auto-upgrade target (`upgradeTargetVersion`).
+    pub default: String,
+    /// Newest first.
+    pub valid: Vec<String>,
+}
+
+/// What `serverConfig` offers at one simulated time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Offer {
+    pub channels: Vec<ChannelOffer>,
+}
+
+impl Offer {
+    /// The fixed offer of time zero ([`CHANNELS`]).
+    pub fn at_zero() -> Offer {
+        Offer {
+            channels: CHANNELS
+                .iter()
+                .map(|(name, default, valid)| ChannelOffer {
+                    name: name.to_string(),
+                    default: default.to_string(),
+                    valid: valid.iter().map(|v| v.to_string()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The offer at `t`: time zero's, plus the schedule's releases valid by then; a release
+    /// whose default time has come is its channel's default (the latest such time wins).
+    pub fn at(schedule: Option<&Schedule>, t: SimTime) -> Offer {
+        let mut offer = Offer::at_zero();
+        let Some(schedule) = schedule else {
+            return offer;
+        };
+        let mut defaults: BTreeMap<String, (u64, String)> = BTreeMap::new();
+        for r in &schedule.releases {
+            let Some(channel) = offer.channels.iter_mut().find(|c| c.name == r.channel) else {
+                continue;
+            };
+            if r.valid_after_secs.saturating_mul(1000) > t.0 {
+                continue;
+            }
+            if !channel.valid.contains(&r.version) {
+                channel.valid.push(r.version.clone());
+            }
+            if let Some(d) = r.default_after_secs
+                && d.saturating_mul(1000) <= t.0
+                && defaults.get(&r.channel).is_none_or(|(at, _)| *at <= d)
+            {
+                defaults.insert(r.channel.clone(), (d, r.version.clone()));
+            }
+        }
+        for channel in &mut offer.channels {
+            channel
+                .valid
+                .sort_by_key(|v| std::cmp::Reverse(version_key(v)));
+            if let Some((_, version)) = defaults.get(&channel.name) {
+                channel.default = version.clone();
+            }
+        }
+        offer
+    }
+
+    pub fn channel(&self, name: &str) -> Option<&ChannelOffer> {
+        self.channels.iter().find(|c| c.name == name)
+    }
+
+    /// Every valid master version, newest first.
+    pub fn master_versions(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .channels
+            .iter()
+            .flat_map(|c| c.valid.iter().cloned())
+            .chain(EXTRA_MASTER_VERSIONS.iter().map(|v| v.to_string()))
+            .collect();
+        all.sort_by_key(|v| std::cmp::Reverse(version_key(v)));
+        all.dedup();
+        all
+    }
+
+    /// The default for clusters without a channel: REGULAR's, as GKE does.
+    pub fn default_cluster_version(&self) -> String {
+        self.channel("REGULAR")
+            .map(|c| c.default.clone())
+            .unwrap_or_else(|| DEFAULT_CLUSTER_VERSION.to_string())
+    }
+}
+
+fn channel_at_zero(
+    name: &str,
+) -> Option<&'static (&'static str, &'static str, &'static [&'static str])> {
     CHANNELS.iter().find(|(c, _, _)| *c == name)
+}
+
+/// The offer of the world now (its last tick).
+pub fn offer(world: &World) -> Offer {
+    Offer::at(world.container.schedule.as_ref(), world.container.last_tick)
 }
 
 /// Which kind of version is being resolved (only changes the error message).
@@ -89,6 +302,16 @@ fn channel(name: &str) -> Option<&'static (&'static str, &'static str, &'static 
 pub enum VersionKind {
     Master,
     Node,
+}
+
+/// Resolves a requested version within `channel` (`None` or `UNSPECIFIED` = no channel) in the
+/// offer of time zero; see [`resolve_in`].
+pub fn resolve(
+    requested: &str,
+    channel_name: Option<&str>,
+    kind: VersionKind,
+) -> GcpResult<String> {
+    resolve_in(&Offer::at_zero(), requested, channel_name, kind)
 }
 
 /// Resolves a requested version within `channel` (`None` or `UNSPECIFIED` = no channel).
@@ -99,52 +322,74 @@ pub enum VersionKind {
 /// outside it — the text of real answers quoted in
 /// <https://github.com/terraform-google-modules/terraform-google-kubernetes-engine/issues/2177>
 /// and <https://github.com/didier-durand/microservices-on-cloud-kubernetes/pull/1>.
-pub fn resolve(
+pub fn resolve_in(
+    offer: &Offer,
     requested: &str,
     channel_name: Option<&str>,
     kind: VersionKind,
 ) -> GcpResult<String> {
-    resolve_among(requested, channel_name, kind, &[])
+    resolve_among(offer, requested, channel_name, kind, &[])
 }
 
-/// [`resolve`] for a control-plane upgrade of a cluster at `current`: a cluster in a channel may
-/// also move to a patch another channel offers for the minor it already runs
-/// (<https://cloud.google.com/kubernetes-engine/docs/how-to/upgrading-a-cluster>, "Supported
-/// versions": e.g. 1.21.12-gke.1700 in Regular → 1.21.13-gke.900 from Rapid).
+/// [`resolve`] for a control-plane upgrade of a cluster at `current` (offer of time zero).
+#[cfg(test)]
 pub fn resolve_upgrade(
     requested: &str,
     channel_name: Option<&str>,
     current: &str,
 ) -> GcpResult<String> {
+    resolve_upgrade_in(&Offer::at_zero(), requested, channel_name, current)
+}
+
+/// [`resolve_in`] for a control-plane upgrade of a cluster at `current`: a cluster in a channel
+/// may also move to a patch another channel offers for the minor it already runs
+/// (<https://cloud.google.com/kubernetes-engine/docs/how-to/upgrading-a-cluster>, "Supported
+/// versions": e.g. 1.21.12-gke.1700 in Regular → 1.21.13-gke.900 from Rapid).
+pub fn resolve_upgrade_in(
+    offer: &Offer,
+    requested: &str,
+    channel_name: Option<&str>,
+    current: &str,
+) -> GcpResult<String> {
     let minor = |v: &str| version_key(v).into_iter().take(2).collect::<Vec<_>>();
-    let same_minor: Vec<&'static str> = CHANNELS
+    let same_minor: Vec<String> = offer
+        .channels
         .iter()
-        .flat_map(|(_, _, v)| v.iter().copied())
+        .flat_map(|c| c.valid.iter().cloned())
         .filter(|v| minor(v) == minor(current))
         .collect();
-    resolve_among(requested, channel_name, VersionKind::Master, &same_minor)
+    resolve_among(
+        offer,
+        requested,
+        channel_name,
+        VersionKind::Master,
+        &same_minor,
+    )
 }
 
 fn resolve_among(
+    offer: &Offer,
     requested: &str,
     channel_name: Option<&str>,
     kind: VersionKind,
-    also: &[&'static str],
+    also: &[String],
 ) -> GcpResult<String> {
-    let chosen = channel_name.and_then(channel);
+    let chosen = channel_name.and_then(|c| offer.channel(c));
+    let all = offer.master_versions();
     let mut candidates: Vec<&str> = match chosen {
-        Some((_, _, valid)) => valid.to_vec(),
-        None => master_versions(),
+        Some(c) => c.valid.iter().map(String::as_str).collect(),
+        None => all.iter().map(String::as_str).collect(),
     };
     for version in also {
-        if !candidates.contains(version) {
+        if !candidates.contains(&version.as_str()) {
             candidates.push(version);
         }
     }
     candidates.sort_by_key(|v| std::cmp::Reverse(version_key(v)));
+    let default_cluster = offer.default_cluster_version();
     let default = chosen
-        .map(|(_, d, _)| *d)
-        .unwrap_or(DEFAULT_CLUSTER_VERSION);
+        .map(|c| c.default.as_str())
+        .unwrap_or(&default_cluster);
     if let Some(found) = pick(requested, &candidates, default) {
         return Ok(found.to_string());
     }
@@ -152,13 +397,15 @@ fn resolve_among(
         VersionKind::Master => "Master",
         VersionKind::Node => "Node",
     };
-    if let Some((name, _, valid)) = chosen
-        && pick(requested, &master_versions(), default).is_some()
+    let all_refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    if let Some(c) = chosen
+        && pick(requested, &all_refs, default).is_some()
     {
-        let mut oldest_first = valid.to_vec();
+        let mut oldest_first = c.valid.clone();
         oldest_first.sort_by_key(|v| version_key(v));
         return Err(super::bad_request(format!(
-            "{what} version must be one of \"{name}\" channel supported versions [{}].",
+            "{what} version must be one of \"{}\" channel supported versions [{}].",
+            c.name,
             oldest_first.join(", ")
         )));
     }
@@ -183,22 +430,23 @@ fn pick<'a>(requested: &str, candidates: &[&'a str], default: &'a str) -> Option
     }
 }
 
-/// The `ServerConfig` resource.
-pub fn server_config() -> Value {
-    let versions = master_versions();
-    let channels: Vec<Value> = CHANNELS
+/// The `ServerConfig` resource for `offer`.
+pub fn server_config(offer: &Offer) -> Value {
+    let versions = offer.master_versions();
+    let channels: Vec<Value> = offer
+        .channels
         .iter()
-        .map(|(name, default, valid)| {
+        .map(|c| {
             json!({
-                "channel": name,
-                "defaultVersion": default,
-                "validVersions": valid,
-                "upgradeTargetVersion": valid[0],
+                "channel": c.name,
+                "defaultVersion": c.default,
+                "validVersions": c.valid,
+                "upgradeTargetVersion": c.default,
             })
         })
         .collect();
     json!({
-        "defaultClusterVersion": DEFAULT_CLUSTER_VERSION,
+        "defaultClusterVersion": offer.default_cluster_version(),
         "validNodeVersions": versions,
         "defaultImageType": "COS_CONTAINERD",
         "validImageTypes": VALID_IMAGE_TYPES,
@@ -207,16 +455,16 @@ pub fn server_config() -> Value {
     })
 }
 
-/// `GET .../locations/{location}/serverConfig`.
+/// `GET .../locations/{location}/serverConfig`: the offer at the current simulated time.
 pub async fn get_server_config(
     State(shared): State<Arc<Shared>>,
     Path((_project, location)): Path<(String, String)>,
     query: Query,
 ) -> GcpResult<Response> {
     super::rules::check_location(&location)?;
-    shared.read_world(|_, _| ());
+    let offer = shared.read_world(|world, cx| Offer::at(world.container.schedule.as_ref(), cx.now));
     Ok(http::proto_json(
-        server_config(),
+        server_config(&offer),
         enum_tables::SERVER_CONFIG,
         &query,
     ))
@@ -266,7 +514,11 @@ mod tests {
              [1.32.12-gke.1050000, 1.33.4-gke.1245000, 1.33.5-gke.1080000]."
         );
         assert_eq!(master_versions()[0], "1.34.1-gke.1829001");
-        assert_eq!(master_versions().last(), Some(&"1.29.15-gke.2467000"));
+        assert_eq!(Offer::at(None, SimTime(1 << 40)), Offer::at_zero());
+        assert_eq!(
+            master_versions().last().map(String::as_str),
+            Some("1.29.15-gke.2467000")
+        );
     }
 
     #[test]

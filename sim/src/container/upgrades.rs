@@ -5,7 +5,7 @@
 //! `clusters.update` with `desiredNodeVersion` + `desiredNodePoolId` (gcloud `container clusters
 //! upgrade C --node-pool P [--cluster-version V]`) — gets a [`Run`] when it starts
 //! ([`attach`], called by `operations::start`). Other code (auto-upgrades) upgrades a pool the
-//! same way with [`start_node_upgrade`]. The operation's `done_at` is the time of the run's next
+//! same way with [`super::node_pools::start_node_upgrade`]. The operation's `done_at` is the time of the run's next
 //! step; `operations::finish_until` calls [`step`] until the run is over, then ends the operation
 //! as usual (the version patch on success), and [`ended`] tidies the pool.
 //!
@@ -293,59 +293,6 @@ pub fn strategy_of(settings: &Value, nodes: u32) -> Strategy {
         max_surge: clamp(&settings["maxSurge"]),
         max_unavailable: clamp(&settings["maxUnavailable"]),
     }
-}
-
-/// Upgrades pool `pool` of cluster `cluster_key` to `version` the way a `nodePools.update` with
-/// `nodeVersion` does: the one-operation rule, the skew rules, RECONCILING, an `UPGRADE_NODES`
-/// operation replacing the nodes batch by batch. Returns the operation as the API shows it.
-pub fn start_node_upgrade(
-    world: &mut World,
-    cx: &Ctx,
-    cluster_key: &str,
-    pool: &str,
-    version: &str,
-) -> GcpResult<Value> {
-    let cluster = world
-        .container
-        .clusters
-        .get(cluster_key)
-        .cloned()
-        .ok_or_else(|| super::not_found(cluster_key))?;
-    if cluster.pool(pool).is_none() {
-        return Err(super::not_found(&format!("{cluster_key}/nodePools/{pool}")));
-    }
-    super::rules::check_no_running_operation(world, &cluster)?;
-    let master = cluster.resource["currentMasterVersion"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    let version = match version {
-        "" | "-" => master.clone(),
-        v => super::server_config::resolve(v, None, super::server_config::VersionKind::Node)?,
-    };
-    super::skew::check_node_version(&version, &master)?;
-    if let Some(p) = world
-        .container
-        .clusters
-        .get_mut(cluster_key)
-        .and_then(|c| c.pool_mut(pool))
-    {
-        p.set_status("RECONCILING");
-    }
-    Ok(super::operations::start(
-        world,
-        cx,
-        &cluster.project,
-        &cluster.location,
-        "UPGRADE_NODES",
-        format!("{cluster_key}/nodePools/{pool}"),
-        super::operations::Effect::UpdateNodePool {
-            pool: pool.to_string(),
-            patch: json!({"version": version}),
-        },
-        "container.nodePool.update",
-        None,
-    ))
 }
 
 /// Gives a starting `UPGRADE_NODES` operation its run: the first step is due at once.
