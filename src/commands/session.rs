@@ -28,6 +28,32 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Day-two settings a3ctl learned to manage after a deployment was applied (the cluster's
+/// maintenance policy, the pools' upgrade strategies) stay as they are in the cloud until the
+/// blueprint declares them: their records hold no value for them, and the defaults would
+/// otherwise change a running cluster the user did not ask to change.
+pub fn leave_unmanaged(blueprint: &mut Blueprint, state: &State) {
+    use crate::resource::Addr;
+    let cluster = Addr::new(Kind::Cluster, "main");
+    if !blueprint.cluster.maintenance.as_ref().is_some_and(|m| m.declared)
+        && state.predates(&cluster, "maintenance_policy")
+    {
+        blueprint.cluster.maintenance = None;
+    }
+    let pool = Addr::new(Kind::NodePool, blueprint.system_pool.name.clone());
+    if !blueprint.system_pool.upgrade.as_ref().is_some_and(|u| u.declared)
+        && state.predates(&pool, "upgrade_settings")
+    {
+        blueprint.system_pool.upgrade = None;
+    }
+    for gpu in &mut blueprint.gpu_pools {
+        let pool = Addr::new(Kind::NodePool, gpu.name.clone());
+        if !gpu.upgrade.as_ref().is_some_and(|u| u.declared) && state.predates(&pool, "upgrade_settings") {
+            gpu.upgrade = None;
+        }
+    }
+}
+
 /// Where the sandbox keeps its world and its states.
 pub const SANDBOX_DIR: &str = "state/sandbox";
 
@@ -57,10 +83,11 @@ impl Session {
         let connection = Connection::open(global, &blueprint, path, true).await?;
         // A deployment an earlier a3ctl created names its GPU VPCs from 0: keep its names. A state
         // that cannot be read is reported by whoever loads it next.
-        if let Ok(Some(state)) = connection.store.load()
-            && let Some(base) = state.gpu_name_base()
-        {
-            blueprint.network.gpu_name_base = base;
+        if let Ok(Some(state)) = connection.store.load() {
+            if let Some(base) = state.gpu_name_base() {
+                blueprint.network.gpu_name_base = base;
+            }
+            leave_unmanaged(&mut blueprint, &state);
         }
         let graph = ResourceGraph::from_blueprint(&blueprint).map_err(|e| {
             Failure::new(format!(
