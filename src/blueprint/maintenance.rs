@@ -552,3 +552,323 @@ pub(crate) fn upgrade(raw: Option<&RawUpgrade>, reservation: bool, f: &mut Findi
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::testing::{BASE, one_problem, problems, with};
+    use crate::blueprint::{UpgradeStrategy, parse};
+
+    /// `[cluster.maintenance.<table>]` (or the table itself with `table = ""`) at line 6, `lines`
+    /// from line 7.
+    fn table(table: &str, lines: &str) -> String {
+        BASE.replace("[[gpu_pool]]", &format!("{table}\n{lines}\n\n[[gpu_pool]]"))
+    }
+
+    fn window(lines: &str) -> String {
+        table("[cluster.maintenance.window]", lines)
+    }
+
+    fn exclusion(lines: &str) -> String {
+        table("[[cluster.maintenance.exclusion]]", lines)
+    }
+
+    #[test]
+    fn a_gpu_cluster_defaults_to_no_minor_or_node_upgrades_until_end_of_support() {
+        let bp = parse(BASE, "t").unwrap();
+        let m = bp.cluster.maintenance.unwrap();
+        assert_eq!(m.exclusions, [default_exclusion()]);
+        assert_eq!(m.exclusions[0].scope.api_value(), "NO_MINOR_OR_NODE_UPGRADES");
+        assert!(m.window.is_none() && !m.declared);
+        let off = table("[cluster.maintenance]", "default_exclusion = false");
+        let m = parse(&off, "t").unwrap().cluster.maintenance.unwrap();
+        assert!(m.exclusions.is_empty() && m.declared);
+    }
+
+    #[test]
+    fn a_window_and_exclusions_are_read_in_utc() {
+        let text = format!(
+            "{}\n[[cluster.maintenance.exclusion]]\nname = \"launch\"\nstart = \"2026-03-01T01:00:00+01:00\"\nend = 2026-03-08T00:00:00Z\n",
+            window("start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=WEEKLY;BYDAY=SA,SU\"")
+                .replace("\n[[gpu_pool]]\nname = \"a3mega\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n", "")
+        ) + "\n[[gpu_pool]]\nname = \"a3mega\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
+        let m = parse(&text, "t").unwrap().cluster.maintenance.unwrap();
+        let w = m.window.unwrap();
+        assert_eq!((w.start.as_str(), w.end.as_str()), ("2026-01-03T02:00:00Z", "2026-01-03T10:00:00Z"));
+        assert_eq!(m.exclusions.len(), 2);
+        let launch = &m.exclusions[1];
+        assert_eq!(launch.start.as_deref(), Some("2026-03-01T00:00:00Z"));
+        assert_eq!(launch.scope, ExclusionScope::NoUpgrades);
+        // `end` instead of `duration`.
+        let m = parse(&window("start = 2026-01-03T02:00:00Z\nend = 2026-01-03T06:00:00Z\nrecurrence = \"FREQ=DAILY\""), "t").unwrap();
+        assert_eq!(m.cluster.maintenance.unwrap().window.unwrap().end, "2026-01-03T06:00:00Z");
+    }
+
+    #[test]
+    fn rrules_are_parsed_and_counted() {
+        let weekend = parse_rrule("FREQ=WEEKLY;BYDAY=SA,SU").unwrap();
+        assert_eq!(hours_in_rolling_window(&weekend, 8 * 3600), 64);
+        assert_eq!(hours_in_rolling_window(&parse_rrule("FREQ=DAILY").unwrap(), 4 * 3600), 128);
+        assert_eq!(hours_in_rolling_window(&parse_rrule("FREQ=DAILY").unwrap(), 3 * 3600), 0);
+        assert_eq!(hours_in_rolling_window(&parse_rrule("FREQ=WEEKLY;INTERVAL=2").unwrap(), 24 * 3600), 48);
+        for (bad, why) in [
+            ("FREQ=HOURLY", "FREQ=HOURLY is not supported"),
+            ("BYDAY=SA", "it has no FREQ"),
+            ("FREQ=WEEKLY;BYDAY=SAT", "`SAT` in BYDAY"),
+            ("FREQ=DAILY;FREQ=DAILY", "FREQ is given twice"),
+            ("FREQ=DAILY;COUNT=3", "`COUNT` is not supported"),
+            ("FREQ=DAILY;INTERVAL=0", "INTERVAL=0"),
+            ("WEEKLY", "not KEY=VALUE"),
+        ] {
+            let err = parse_rrule(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        assert_eq!(parse_duration("4h30m"), Some(16200));
+        assert_eq!(parse_duration("2d"), Some(172800));
+        for bad in ["", "4", "h", "4x", "-1h", "99999999999999999999h"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn window_rules_point_at_the_key() {
+        let p = one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=HOURLY\""),
+            "`recurrence` `FREQ=HOURLY` is not a recurrence GKE accepts: FREQ=HOURLY is not supported; use FREQ=DAILY or FREQ=WEEKLY",
+            9,
+            14,
+        );
+        assert!(p.help.unwrap().contains("FREQ=WEEKLY;BYDAY=SA,SU"));
+        let p = one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=WEEKLY;BYDAY=SA\""),
+            "The maintenance window leaves 32 hours in 32 days; GKE needs at least 48",
+            8,
+            12,
+        );
+        assert!(p.help.unwrap().contains("leaves 64 hours"));
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nduration = \"3h\"\nrecurrence = \"FREQ=DAILY\""),
+            "The maintenance window is shorter than 4 hours",
+            8,
+            12,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nend = 2026-01-03T01:00:00Z\nrecurrence = \"FREQ=DAILY\""),
+            "The maintenance window ends before it starts",
+            8,
+            7,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nend = 2026-01-03T10:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\""),
+            "The maintenance window has both `end` and `duration`",
+            9,
+            12,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nrecurrence = \"FREQ=DAILY\""),
+            "The maintenance window has neither `end` nor `duration`",
+            6,
+            22,
+        );
+        one_problem(
+            &window("start = \"Saturday 2am\"\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\""),
+            "`start` `Saturday 2am` is not an RFC 3339 date-time",
+            7,
+            9,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\""),
+            "`start` `2026-01-03T02:00:00` is not an RFC 3339 date-time",
+            7,
+            9,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nduration = \"eight hours\"\nrecurrence = \"FREQ=DAILY\""),
+            "`duration` `eight hours` is not a duration",
+            8,
+            12,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nduration = \"0h\"\nrecurrence = \"FREQ=DAILY\""),
+            "The maintenance window lasts no time",
+            8,
+            12,
+        );
+        one_problem(
+            &window("start = 2026-01-03T02:00:00Z\nduration = \"8h\""),
+            "Missing required key `recurrence` in [cluster.maintenance.window]",
+            6,
+            22,
+        );
+    }
+
+    #[test]
+    fn exclusion_rules_point_at_the_key() {
+        let p = one_problem(
+            &exclusion("name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-04-01T00:00:00Z"),
+            "Exclusion `launch` of scope `no_upgrades` lasts 31 days; GKE allows at most 30",
+            9,
+            7,
+        );
+        assert!(p.help.unwrap().contains("end it by 2026-03-31T00:00:00Z"));
+        // Thirty days exactly is allowed; a longer scope may last longer.
+        assert!(problems(&exclusion("name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-03-31T00:00:00Z")).is_empty());
+        assert!(problems(&exclusion("name = \"q2\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-06-01T00:00:00Z\nscope = \"no_minor_upgrades\"")).is_empty());
+        one_problem(
+            &exclusion("name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-02-01T00:00:00Z"),
+            "Exclusion `launch` ends before it starts",
+            9,
+            7,
+        );
+        let p = one_problem(
+            &exclusion("name = \"run\"\nuntil_end_of_support = true\nscope = \"no_upgrades\""),
+            "Exclusion `run` cannot last until end of support with scope `no_upgrades`",
+            8,
+            24,
+        );
+        assert!(p.help.unwrap().contains("no_minor_or_node_upgrades"));
+        // GKE's default scope is no_upgrades: the same rule without a scope.
+        one_problem(
+            &exclusion("name = \"run\"\nuntil_end_of_support = true"),
+            "cannot last until end of support with scope `no_upgrades`",
+            8,
+            24,
+        );
+        assert!(problems(&exclusion("name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"")).is_empty());
+        one_problem(
+            &exclusion("name = \"run\"\nend = 2026-03-01T00:00:00Z\nstart = 2026-02-01T00:00:00Z\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\""),
+            "Exclusion `run` has both `end` and `until_end_of_support`",
+            10,
+            24,
+        );
+        one_problem(
+            &exclusion("name = \"run\"\nstart = 2026-02-01T00:00:00Z"),
+            "Exclusion `run` has no end",
+            6,
+            1,
+        );
+        one_problem(
+            &exclusion("name = \"run\"\nend = 2026-02-01T00:00:00Z"),
+            "Exclusion `run` has an `end` but no `start`",
+            6,
+            1,
+        );
+        one_problem(
+            &exclusion("name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor\""),
+            "`scope` must be `no_upgrades`, `no_minor_upgrades` or `no_minor_or_node_upgrades`, found `no_minor`",
+            9,
+            9,
+        );
+        one_problem(
+            &exclusion("name = \"\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\""),
+            "An exclusion's `name` is empty",
+            7,
+            8,
+        );
+        one_problem(
+            &exclusion(&format!("name = \"{DEFAULT_EXCLUSION}\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"")),
+            "is the name of a3ctl's default exclusion",
+            7,
+            8,
+        );
+        let two = exclusion("name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"\n\n[[cluster.maintenance.exclusion]]\nname = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"");
+        let p = one_problem(&two, "Two maintenance exclusions are named `run`", 12, 8);
+        assert_eq!(p.help.as_deref(), Some("exclusion names are keys of the cluster's exclusions: rename one"));
+        one_problem(
+            &table("[cluster.maintenance]", "windows = {}"),
+            "Unknown key `windows` in [cluster.maintenance]",
+            7,
+            1,
+        );
+    }
+
+    fn pool_upgrade(pool_extra: &str, lines: &str) -> String {
+        with(&format!("{pool_extra}\n[gpu_pool.upgrade]\n{lines}\n"))
+    }
+
+    const RESERVED: &str = "capacity = \"reservation\"\nreservation = \"res\"\n";
+
+    #[test]
+    fn upgrade_settings_default_by_capacity() {
+        let upgrade = |text: &str| parse(text, "t").unwrap().gpu_pools[0].upgrade.clone().unwrap();
+        let on_demand = upgrade(BASE);
+        assert_eq!((on_demand.max_surge, on_demand.max_unavailable), (1, 0));
+        let reserved = upgrade(&with(RESERVED));
+        assert_eq!((reserved.max_surge, reserved.max_unavailable), (0, 1));
+        assert!(!reserved.declared);
+        // The user's numbers win; the other keeps its default.
+        let more = upgrade(&pool_upgrade(RESERVED, "max_surge = 2"));
+        assert_eq!((more.max_surge, more.max_unavailable), (2, 1));
+        assert!(more.declared);
+        let bg = upgrade(&pool_upgrade("", "strategy = \"blue-green\"\nbatch_percent = 25\nbatch_soak = \"10m\""));
+        assert_eq!(bg.strategy, UpgradeStrategy::BlueGreen);
+        let settings = bg.blue_green.unwrap();
+        assert_eq!((settings.batch_nodes, settings.batch_percent), (None, Some(25)));
+        assert_eq!((settings.batch_soak_secs, settings.pool_soak_secs), (600, 3600));
+        let system = parse(&with("\n[system_pool.upgrade]\nmax_surge = 3\n"), "t").unwrap().system_pool.upgrade.unwrap();
+        assert_eq!((system.max_surge, system.max_unavailable), (3, 0));
+    }
+
+    #[test]
+    fn upgrade_rules_point_at_the_key() {
+        // BASE's pool ends on line 9; the table's header is on line 11.
+        let p = one_problem(
+            &pool_upgrade("", "max_surge = 0\nmax_unavailable = 0"),
+            "`max_surge` and `max_unavailable` are both 0",
+            13,
+            19,
+        );
+        assert!(p.help.unwrap().contains("max_surge = 1"));
+        // On a reservation, max_unavailable defaults to 1: setting it to 0 leaves nothing.
+        let p = one_problem(&pool_upgrade(RESERVED, "max_unavailable = 0"), "are both 0", 14, 19);
+        assert!(p.help.unwrap().contains("no extra VM from the reservation"));
+        one_problem(
+            &pool_upgrade("", "max_surge = 1001"),
+            "`max_surge` must be between 0 and 1000, found 1001",
+            12,
+            13,
+        );
+        one_problem(
+            &pool_upgrade("", "strategy = \"bluegreen\""),
+            "`strategy` must be `surge` or `blue-green`, found `bluegreen`",
+            12,
+            12,
+        );
+        one_problem(
+            &pool_upgrade("", "batch_nodes = 2"),
+            "`batch_nodes` is a setting of the blue-green strategy",
+            12,
+            15,
+        );
+        one_problem(
+            &pool_upgrade("", "strategy = \"blue-green\"\nmax_surge = 2"),
+            "`max_surge` is a setting of the surge strategy",
+            13,
+            13,
+        );
+        one_problem(
+            &pool_upgrade("", "strategy = \"blue-green\"\nbatch_nodes = 2\nbatch_percent = 50"),
+            "`batch_nodes` and `batch_percent` are both set",
+            14,
+            17,
+        );
+        one_problem(
+            &pool_upgrade("", "strategy = \"blue-green\"\nbatch_percent = 0"),
+            "`batch_percent` must be between 1 and 100, found 0",
+            13,
+            17,
+        );
+        one_problem(
+            &pool_upgrade("", "strategy = \"blue-green\"\npool_soak = \"an hour\""),
+            "`pool_soak` `an hour` is not a duration",
+            13,
+            13,
+        );
+        one_problem(
+            &with("\n[system_pool.upgrade]\nmax_surge = 0\nmax_unavailable = 0\n"),
+            "are both 0",
+            13,
+            19,
+        );
+    }
+}
