@@ -493,4 +493,60 @@ mod tests {
             "the GKE cluster `a3mega` the API returned has no `network`"
         );
     }
+
+    #[test]
+    fn a_live_policy_equal_in_meaning_is_no_difference() {
+        let desired = json!({
+            "window": {"start": "2026-01-03T02:00:00Z", "end": "2026-01-03T10:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"},
+            "exclusions": {
+                "a3ctl-no-minor-or-node-upgrades": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "until_end_of_support": true},
+                "launch": {"scope": "NO_UPGRADES", "start": "2026-03-01T00:00:00Z", "end": "2026-03-08T00:00:00Z", "until_end_of_support": false},
+            },
+        });
+        let mut cluster = live();
+        cluster.maintenance_policy = serde_json::from_value(json!({
+            "resourceVersion": "abc",
+            "window": {
+                "recurringWindow": {
+                    "window": {"startTime": "2026-01-03T03:00:00+01:00", "endTime": "2026-01-03T10:00:00.000Z"},
+                    "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+                },
+                "maintenanceExclusions": {
+                    // GKE filled in the start (when it was set) and the end (end of support).
+                    "a3ctl-no-minor-or-node-upgrades": {
+                        "startTime": "2026-11-26T10:00:00Z", "endTime": "2027-10-01T00:00:00Z",
+                        "maintenanceExclusionOptions": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"},
+                    },
+                    // No options: GKE's default scope.
+                    "launch": {"startTime": "2026-03-01T00:00:00Z", "endTime": "2026-03-08T00:00:00Z"},
+                },
+            },
+        }))
+        .unwrap();
+        let observed = ClusterSpec::project(&cluster).unwrap();
+        let live_policy = &observed.spec["maintenance_policy"];
+        assert_eq!(live_policy["window"]["start"], "2026-01-03T02:00:00Z");
+        assert_eq!(live_policy["exclusions"]["launch"]["scope"], "NO_UPGRADES");
+        assert_eq!(observed.outputs["maintenance_resource_version"], "abc");
+        assert!(policy_matches(&desired, live_policy));
+        // What the blueprint fixes differs: a window moved by an hour, an exclusion's scope, a
+        // missing or extra exclusion.
+        let mut moved = desired.clone();
+        moved["window"]["start"] = json!("2026-01-03T01:00:00Z");
+        assert!(!policy_matches(&moved, live_policy));
+        let mut scope = desired.clone();
+        scope["exclusions"]["launch"]["scope"] = json!("NO_MINOR_UPGRADES");
+        assert!(!policy_matches(&scope, live_policy));
+        let mut fewer = desired.clone();
+        fewer["exclusions"].as_object_mut().unwrap().remove("launch");
+        assert!(!policy_matches(&fewer, live_policy));
+        let mut ends = desired.clone();
+        ends["exclusions"]["launch"]["end"] = json!("2026-03-09T00:00:00Z");
+        assert!(!policy_matches(&ends, live_policy));
+        // A cluster without a policy reads as none, which the default exclusion is not.
+        let bare = ClusterSpec::project(&live()).unwrap().spec["maintenance_policy"].clone();
+        assert_eq!(bare, json!({"exclusions": {}}));
+        assert!(!policy_matches(&desired, &bare));
+        assert!(policy_matches(&json!({"exclusions": {}}), &bare));
+    }
 }

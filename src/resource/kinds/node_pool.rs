@@ -496,4 +496,37 @@ mod tests {
             "the GKE node pool `a3mega` the API returned has no `config`"
         );
     }
+
+    #[test]
+    fn upgrade_settings_project_and_compare_by_strategy() {
+        // Absent: GKE's default surge.
+        let observed = NodePoolSpec::project("p", "c", "r", &live(), None).unwrap();
+        assert_eq!(
+            observed.spec["upgrade_settings"],
+            json!({"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0})
+        );
+        let mut pool = live();
+        pool.upgrade_settings = serde_json::from_value(json!({
+            "maxUnavailable": 1, "strategy": "BLUE_GREEN",
+            "blueGreenSettings": {"standardRolloutPolicy": {"batchPercentage": 0.25, "batchSoakDuration": "600s"}, "nodePoolSoakDuration": "3600s"},
+        }))
+        .unwrap();
+        let live_settings = NodePoolSpec::project("p", "c", "r", &pool, None).unwrap().spec["upgrade_settings"].clone();
+        let desired = json!({"strategy": "BLUE_GREEN", "max_surge": 0, "max_unavailable": 1,
+            "blue_green": {"batch_percent": 25, "batch_soak_seconds": 600, "pool_soak_seconds": 3600}});
+        assert!(upgrade_matches(&desired, &live_settings), "{live_settings}");
+        // Surge numbers do not matter to blue-green, the batches do.
+        let mut other = desired.clone();
+        other["max_surge"] = json!(3);
+        assert!(upgrade_matches(&other, &live_settings));
+        other["blue_green"]["batch_soak_seconds"] = json!(0);
+        assert!(!upgrade_matches(&other, &live_settings));
+        let surge = json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1});
+        assert!(!upgrade_matches(&surge, &live_settings));
+        assert!(upgrade_matches(&surge, &json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1, "blue_green": {"batch_soak_seconds": 1, "pool_soak_seconds": 1}})));
+        let settings: UpgradeSettings = serde_json::from_value(surge).unwrap();
+        assert_eq!(settings.batches(4), (1, 4));
+        let bg: UpgradeSettings = serde_json::from_value(desired).unwrap();
+        assert_eq!(bg.batches(32), (8, 4));
+    }
 }
