@@ -54,6 +54,40 @@ pub fn leave_unmanaged(blueprint: &mut Blueprint, state: &State) {
     }
 }
 
+/// The day-two fields of `addr` whose desired value is a3ctl's default rather than the
+/// blueprint's (`[cluster.maintenance]`, a pool's `upgrade` table not declared). A cluster or pool
+/// a3ctl did not create (adopted, imported) keeps its own values for them: they are left out of
+/// what is desired and recorded, so later plans leave them alone too ([`leave_unmanaged`]).
+pub fn undeclared_defaults(blueprint: &Blueprint, addr: &crate::resource::Addr) -> &'static [&'static str] {
+    let declared = match addr.kind {
+        Kind::Cluster => blueprint.cluster.maintenance.as_ref().map(|m| m.declared),
+        Kind::NodePool if addr.name == blueprint.system_pool.name => {
+            blueprint.system_pool.upgrade.as_ref().map(|u| u.declared)
+        }
+        Kind::NodePool => blueprint
+            .gpu_pools
+            .iter()
+            .find(|p| p.name == addr.name)
+            .and_then(|p| p.upgrade.as_ref())
+            .map(|u| u.declared),
+        _ => None,
+    };
+    match (addr.kind, declared) {
+        (Kind::Cluster, Some(false)) => &["maintenance_policy"],
+        (Kind::NodePool, Some(false)) => &["upgrade_settings"],
+        _ => &[],
+    }
+}
+
+/// `spec` without the fields [`undeclared_defaults`] names for `addr`.
+pub fn without_undeclared_defaults(blueprint: &Blueprint, addr: &crate::resource::Addr, spec: &mut serde_json::Value) {
+    if let Some(map) = spec.as_object_mut() {
+        for field in undeclared_defaults(blueprint, addr) {
+            map.remove(*field);
+        }
+    }
+}
+
 /// Where the sandbox keeps its world and its states.
 pub const SANDBOX_DIR: &str = "state/sandbox";
 
@@ -224,7 +258,7 @@ impl Session {
         adopt: bool,
     ) -> Result<Plan, Failure> {
         let mut refreshed = self.refresh(state).await?;
-        let adoptions = if adopt && !destroy {
+        let mut adoptions = if adopt && !destroy {
             discover(self.provider.as_ref(), self.graph.resources(), state, 16)
                 .await
                 .map_err(|(addr, e)| {
@@ -241,6 +275,11 @@ impl Session {
         } else {
             Vec::new()
         };
+        // What a3ctl adopts keeps its own maintenance policy and upgrade settings unless the
+        // blueprint declares them: neither desired nor recorded.
+        for a in &mut adoptions {
+            without_undeclared_defaults(&self.blueprint, &a.addr, &mut a.spec);
+        }
         let mut with_adopted = state.clone();
         for a in &adoptions {
             with_adopted
@@ -254,8 +293,13 @@ impl Session {
                 }),
             );
         }
-        let mut plan =
-            planner::plan_unprotected(self.graph.resources(), &with_adopted, &refreshed, destroy);
+        let mut desired = self.graph.resources().to_vec();
+        for d in &mut desired {
+            if adoptions.iter().any(|a| a.addr == d.addr) {
+                without_undeclared_defaults(&self.blueprint, &d.addr, &mut d.spec);
+            }
+        }
+        let mut plan = planner::plan_unprotected(&desired, &with_adopted, &refreshed, destroy);
         plan.format = PLAN_FORMAT;
         if !destroy {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);
