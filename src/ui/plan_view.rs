@@ -167,13 +167,13 @@ fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
                 lines.push(format!("{}:", printer.bold(&change.addr.to_string())));
                 lines.push(match &policy.window {
                     Some(w) => format!(
-                        "    window: {} to {} (UTC), repeating {}",
+                        "  window: {} to {} (UTC), repeating {}",
                         w.start, w.end, w.recurrence
                     ),
-                    None => "    window: none (GKE may upgrade at any time no exclusion covers)".into(),
+                    None => "  window: none (GKE may upgrade at any time no exclusion covers)".into(),
                 });
                 if policy.exclusions.is_empty() {
-                    lines.push("    exclusions: none".into());
+                    lines.push("  exclusions: none".into());
                 }
                 for (name, e) in &policy.exclusions {
                     let from = e.start.as_deref().unwrap_or("when applied");
@@ -182,7 +182,12 @@ fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
                     } else {
                         e.end.as_deref().unwrap_or("?")
                     };
-                    lines.push(format!("    exclusion {name}: {} from {from} {}{to}", e.scope, if e.until_end_of_support { "" } else { "to " }));
+                    let to = if e.until_end_of_support {
+                        to.to_string()
+                    } else {
+                        format!("to {to}")
+                    };
+                    lines.push(format!("  exclusion {name}: {} from {from} {to}", e.scope));
                 }
             }
             Kind::NodePool if touches(change, &["upgrade_settings", "version"]) => {
@@ -195,22 +200,27 @@ fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
                 let zones = spec.locations.len().max(1) as u64;
                 let (at_once, batches) = settings.batches(spec.node_count);
                 let batches = batches * zones;
+                let nodes = spec.node_count * zones;
                 let how = match &settings.blue_green {
                     Some(bg) if settings.strategy == "BLUE_GREEN" => format!(
-                        "blue-green: {} new nodes first (the whole pool again), then {at_once} old node(s) drained at a time, {}s between batches, old pool kept {}s",
-                        spec.node_count * zones,
+                        "blue-green, {} first (the whole pool again), then {} drained at a time, {}s between batches, the old pool kept {}s",
+                        count(nodes, "new node"),
+                        count(at_once, "old node"),
                         bg.batch_soak_seconds,
                         bg.pool_soak_seconds
                     ),
                     _ => format!(
-                        "surge: {at_once} node(s) at a time per zone ({} extra, {} down)",
-                        settings.max_surge, settings.max_unavailable
+                        "surge, {} at a time per zone ({} extra, {} down)",
+                        count(at_once, "node"),
+                        settings.max_surge,
+                        settings.max_unavailable
                     ),
                 };
                 lines.push(format!(
-                    "{}: {how}; {} nodes in {batches} batch(es), about {} per node upgrade (estimate)",
+                    "{}: {how}: {} in {}, about {} (estimate)",
                     printer.bold(&change.addr.to_string()),
-                    spec.node_count * zones,
+                    count(nodes, "node"),
+                    count(batches, "batch"),
                     crate::apply::estimate::human(batches as f64 * per_batch_secs())
                 ));
             }
@@ -226,9 +236,18 @@ fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
     }
     let _ = writeln!(
         out,
-        "  (estimate: {} per batch, the mean of the simulator's `container.nodePool.update`)\n",
+        "  (a node upgrade's estimate: {} per batch, the mean of the simulator's `container.nodePool.update`; GKE's own time varies with drains and image pulls)\n",
         crate::apply::estimate::human(per_batch_secs())
     );
+}
+
+/// `1 node`, `32 nodes`, `1 batch`, `4 batches`.
+fn count(n: u64, what: &str) -> String {
+    match (n, what.ends_with("ch")) {
+        (1, _) => format!("1 {what}"),
+        (_, true) => format!("{n} {what}es"),
+        _ => format!("{n} {what}s"),
+    }
 }
 
 /// Seconds one batch of a node upgrade takes: the mean of the realistic latency profile's
