@@ -62,6 +62,10 @@ pub struct Check {
     /// The check could not be made (its API is disabled, or not readable): shown, not failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unknown: bool,
+    /// Passed for this plan, but says what will go wrong later (a reservation without room for
+    /// the surge nodes of a future upgrade): shown with its problem and fix, not failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
 }
 
 impl Check {
@@ -76,6 +80,7 @@ impl Check {
             problem: None,
             fix: None,
             unknown: false,
+            warning: false,
         }
     }
 }
@@ -218,6 +223,10 @@ pub async fn run(
     .await;
     checks.extend(quotas?);
     checks.extend(reservations?);
+    checks.extend(
+        surge(provider, plan, project, &demands)
+            .await?,
+    );
     checks.extend(versions?);
     for check in &checks {
         tracing::debug!(
@@ -285,6 +294,136 @@ async fn reservations(
                 "set the pool's `zones` to [\"{}\"] in the blueprint (a reservation serves only its own zone), or create one in {}",
                 found.zone, demand.zone
             ));
+        }
+        checks.push(check);
+    }
+    Ok(checks)
+}
+
+/// The extra VMs one pool's upgrades take from its reservation in one zone.
+struct Surge {
+    pool: Addr,
+    project: String,
+    zone: String,
+    name: String,
+    /// `max_surge`, or the whole zone's nodes again for blue-green.
+    extra: u64,
+    blue_green: bool,
+    /// The plan upgrades the pool (changes its `version`): no room fails the plan.
+    upgrading: bool,
+}
+
+/// Upgrade headroom of reservation pools: a surge upgrade creates `max_surge` extra VMs per zone
+/// before it drains old ones, and blue-green the whole pool again; a reservation rarely has them
+/// spare (<https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies>).
+/// Checked for pools the plan creates or whose upgrade settings it changes (a warning: the
+/// upgrade is later) and for pools whose `version` it changes (a failure: the upgrade is this
+/// plan's). The room is what the reservation has free after the plan's own nodes (`demands`).
+async fn surge(
+    provider: &dyn Provider,
+    plan: &Plan,
+    project: &str,
+    demands: &[Demand],
+) -> Result<Vec<Check>, (String, CloudError)> {
+    let mut surges = Vec::new();
+    for change in plan.actions() {
+        if change.addr.kind != Kind::NodePool {
+            continue;
+        }
+        let touched = |f: &str| change.diffs.iter().any(|d| d.field == f);
+        let upgrading = change.action == Action::Update && touched("version");
+        if !(upgrading
+            || matches!(change.action, Action::Create | Action::Replace)
+            || touched("upgrade_settings"))
+        {
+            continue;
+        }
+        let Some(spec) = change
+            .after
+            .as_ref()
+            .and_then(|a| from_spec::<NodePoolSpec>("node pool", a).ok())
+        else {
+            continue;
+        };
+        let (Some(reservation), Some(settings)) =
+            (spec.consumed_reservation(), spec.upgrade_settings.as_ref())
+        else {
+            continue;
+        };
+        let blue_green = settings.strategy == "BLUE_GREEN";
+        let extra = if blue_green {
+            spec.node_count
+        } else {
+            u64::from(settings.max_surge)
+        };
+        if extra == 0 {
+            continue;
+        }
+        let (owner, name) = reservation.owner_and_name(project);
+        for zone in &spec.locations {
+            surges.push(Surge {
+                pool: change.addr.clone(),
+                project: owner.clone(),
+                zone: zone.clone(),
+                name: name.clone(),
+                extra,
+                blue_green,
+                upgrading,
+            });
+        }
+    }
+    let reads = surges.iter().map(|s| async move {
+        let target = reservation_target(&s.project, &s.zone, &s.name);
+        super::refresh::read(provider, &target)
+            .await
+            .map_err(|e| (format!("reservation `{}` ({})", s.name, target.id), e))
+    });
+    let mut checks = Vec::new();
+    for (s, read) in surges.iter().zip(join_all(reads).await) {
+        let Some(observed) = read? else {
+            // The capacity check of the same reservation says it is missing.
+            continue;
+        };
+        let count = observed.spec["count"].as_u64().unwrap_or(0);
+        let in_use = observed.outputs["in_use_count"].as_u64().unwrap_or(0);
+        let planned: u64 = demands
+            .iter()
+            .filter(|d| d.project == s.project && d.zone == s.zone && d.name == s.name)
+            .map(|d| d.nodes)
+            .sum();
+        let free = count.saturating_sub(in_use).saturating_sub(planned);
+        let what = if s.blue_green {
+            "blue-green upgrade (the whole pool again)"
+        } else {
+            "surge upgrade (max_surge)"
+        };
+        let mut check = Check::new(
+            format!("upgrade headroom of {} on reservation {} ({})", s.pool, s.name, s.zone),
+            vec![s.pool.clone()],
+            format!("{} extra VM(s) during a {what}", s.extra),
+        );
+        check.available = format!("{free} free after this plan");
+        check.ok = true;
+        if free < s.extra {
+            check.problem = Some(format!(
+                "reservation `{}` has {free} free VM(s) after this plan; {}{} needs {} more, so the upgrade would stall waiting for capacity",
+                s.name,
+                s.pool,
+                if s.upgrading { "'s upgrade in this plan" } else { "'s next upgrade" },
+                s.extra
+            ));
+            check.fix = Some(format!(
+                "set `max_surge = 0` and `max_unavailable = 1` in the pool's `upgrade` table (nodes are replaced in place, one down at a time), or resize the reservation: gcloud compute reservations update {} --zone={} --vm-count={} --project={}",
+                s.name,
+                s.zone,
+                count + (s.extra - free),
+                s.project
+            ));
+            if s.upgrading {
+                check.ok = false;
+            } else {
+                check.warning = true;
+            }
         }
         checks.push(check);
     }

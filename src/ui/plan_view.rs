@@ -311,13 +311,15 @@ pub fn json_refresh_only(blueprint: &str, lineage: &str, serial: u64, drift: &[D
     })
 }
 
-/// `Preflight:` and one line per check: ✓, ✗ or ? (could not be checked), what it is, need and
-/// available; a failed or unknown check adds its problem and fix.
+/// `Preflight:` and one line per check: ✓, ✗, ? (could not be checked) or ! (a warning), what it
+/// is, need and available; a failed, unknown or warning check adds its problem and fix.
 fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) {
     let _ = writeln!(out, "{}", printer.bold("Preflight:"));
     for check in &preflight.checks {
         let mark = if check.unknown {
             "?".to_string()
+        } else if check.warning {
+            "!".to_string()
         } else {
             printer.check_mark(check.ok)
         };
