@@ -217,7 +217,12 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// A required [`Table::time`].
-    pub fn req_time(&self, key: &str, example: &str, findings: &mut Findings) -> Option<Sp<String>> {
+    pub fn req_time(
+        &self,
+        key: &str,
+        example: &str,
+        findings: &mut Findings,
+    ) -> Option<Sp<String>> {
         if !self.has(key) {
             self.missing(key, example, findings);
             return None;

@@ -258,8 +258,12 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
             let seconds = match (&w.end, &w.duration) {
                 (Some(_), Some(d)) => {
                     f.push(
-                        Finding::new(d.span.clone(), "The maintenance window has both `end` and `duration`", "give one")
-                            .help("remove `duration` or `end`: the window's length is one of them"),
+                        Finding::new(
+                            d.span.clone(),
+                            "The maintenance window has both `end` and `duration`",
+                            "give one",
+                        )
+                        .help("remove `duration` or `end`: the window's length is one of them"),
                     );
                     None
                 }
@@ -272,7 +276,14 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
                 }
                 (None, Some(d)) => duration(f, d, "duration").and_then(|secs| {
                     if secs == 0 {
-                        f.push(Finding::new(d.span.clone(), "The maintenance window lasts no time", "zero").help("give a duration of at least 4h"));
+                        f.push(
+                            Finding::new(
+                                d.span.clone(),
+                                "The maintenance window lasts no time",
+                                "zero",
+                            )
+                            .help("give a duration of at least 4h"),
+                        );
                         None
                     } else {
                         Some(secs)
@@ -337,13 +348,20 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
         let name = e.name.as_ref();
         if let Some(name) = name {
             if name.value.trim().is_empty() {
-                f.push(Finding::new(name.span.clone(), "An exclusion's `name` is empty", "empty").help("name it, e.g. name = \"launch-week\""));
+                f.push(
+                    Finding::new(name.span.clone(), "An exclusion's `name` is empty", "empty")
+                        .help("name it, e.g. name = \"launch-week\""),
+                );
                 ok = false;
             } else if let Some(first) = names.iter().find(|n| n.value == name.value) {
                 f.push(
-                    Finding::new(name.span.clone(), format!("Two maintenance exclusions are named `{}`", name.value), "duplicate name")
-                        .also(first.span.clone(), "first defined here")
-                        .help("exclusion names are keys of the cluster's exclusions: rename one"),
+                    Finding::new(
+                        name.span.clone(),
+                        format!("Two maintenance exclusions are named `{}`", name.value),
+                        "duplicate name",
+                    )
+                    .also(first.span.clone(), "first defined here")
+                    .help("exclusion names are keys of the cluster's exclusions: rename one"),
                 );
                 ok = false;
             } else if with_default && name.value == DEFAULT_EXCLUSION {
@@ -399,8 +417,12 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
         if let (Some(s), Some(t), Some(end_value)) = (start, end, &e.end) {
             if t <= s {
                 f.push(
-                    Finding::new(end_value.span.clone(), format!("Exclusion {label} ends before it starts"), "not after `start`")
-                        .help("set `end` after `start`"),
+                    Finding::new(
+                        end_value.span.clone(),
+                        format!("Exclusion {label} ends before it starts"),
+                        "not after `start`",
+                    )
+                    .help("set `end` after `start`"),
                 );
                 ok = false;
             } else if scope == Some(ExclusionScope::NoUpgrades)
@@ -437,7 +459,11 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
 
 /// The upgrade settings of a pool; `reservation`: it consumes a reservation, which rarely has
 /// spare VMs, so surge defaults to 0 extra nodes and 1 unavailable.
-pub(crate) fn upgrade(raw: Option<&RawUpgrade>, reservation: bool, f: &mut Findings) -> Option<Upgrade> {
+pub(crate) fn upgrade(
+    raw: Option<&RawUpgrade>,
+    reservation: bool,
+    f: &mut Findings,
+) -> Option<Upgrade> {
     let (default_surge, default_unavailable) = if reservation { (0, 1) } else { (1, 0) };
     let Some(raw) = raw else {
         return Some(Upgrade {
@@ -451,17 +477,35 @@ pub(crate) fn upgrade(raw: Option<&RawUpgrade>, reservation: bool, f: &mut Findi
     let mut ok = true;
     let strategy = match &raw.strategy {
         None => Some(UpgradeStrategy::Surge),
-        Some(s) => choice(f, s, "strategy", &UpgradeStrategy::NAMES, UpgradeStrategy::parse),
+        Some(s) => choice(
+            f,
+            s,
+            "strategy",
+            &UpgradeStrategy::NAMES,
+            UpgradeStrategy::parse,
+        ),
     };
     let blue_green_keys = [
-        ("batch_nodes", raw.batch_nodes.as_ref().map(|v| v.span.clone())),
-        ("batch_percent", raw.batch_percent.as_ref().map(|v| v.span.clone())),
-        ("batch_soak", raw.batch_soak.as_ref().map(|v| v.span.clone())),
+        (
+            "batch_nodes",
+            raw.batch_nodes.as_ref().map(|v| v.span.clone()),
+        ),
+        (
+            "batch_percent",
+            raw.batch_percent.as_ref().map(|v| v.span.clone()),
+        ),
+        (
+            "batch_soak",
+            raw.batch_soak.as_ref().map(|v| v.span.clone()),
+        ),
         ("pool_soak", raw.pool_soak.as_ref().map(|v| v.span.clone())),
     ];
     let surge_keys = [
         ("max_surge", raw.max_surge.as_ref().map(|v| v.span.clone())),
-        ("max_unavailable", raw.max_unavailable.as_ref().map(|v| v.span.clone())),
+        (
+            "max_unavailable",
+            raw.max_unavailable.as_ref().map(|v| v.span.clone()),
+        ),
     ];
     let (wrong, other) = match strategy {
         Some(UpgradeStrategy::Surge) => (&blue_green_keys[..], "blue-green"),
@@ -471,8 +515,12 @@ pub(crate) fn upgrade(raw: Option<&RawUpgrade>, reservation: bool, f: &mut Findi
     for (key, span) in wrong {
         if let Some(span) = span {
             f.push(
-                Finding::new(span.clone(), format!("`{key}` is a setting of the {other} strategy"), format!("only with strategy = \"{other}\""))
-                    .help(format!("remove `{key}`, or set strategy = \"{other}\"")),
+                Finding::new(
+                    span.clone(),
+                    format!("`{key}` is a setting of the {other} strategy"),
+                    format!("only with strategy = \"{other}\""),
+                )
+                .help(format!("remove `{key}`, or set strategy = \"{other}\"")),
             );
             ok = false;
         }
@@ -486,9 +534,18 @@ pub(crate) fn upgrade(raw: Option<&RawUpgrade>, reservation: bool, f: &mut Findi
         None => Some(default_unavailable),
         Some(v) => int_in(f, v, "max_unavailable", 0, 1000, limit),
     };
-    if strategy == Some(UpgradeStrategy::Surge) && max_surge == Some(0) && max_unavailable == Some(0) {
+    if strategy == Some(UpgradeStrategy::Surge)
+        && max_surge == Some(0)
+        && max_unavailable == Some(0)
+    {
         let at = match (&raw.max_surge, &raw.max_unavailable) {
-            (Some(s), Some(u)) => if s.span.start > u.span.start { s.span.clone() } else { u.span.clone() },
+            (Some(s), Some(u)) => {
+                if s.span.start > u.span.start {
+                    s.span.clone()
+                } else {
+                    u.span.clone()
+                }
+            }
             (Some(s), None) => s.span.clone(),
             (None, Some(u)) => u.span.clone(),
             (None, None) => raw.anchor.clone(),
@@ -506,24 +563,54 @@ pub(crate) fn upgrade(raw: Option<&RawUpgrade>, reservation: bool, f: &mut Findi
     let blue_green = if strategy == Some(UpgradeStrategy::BlueGreen) {
         if let (Some(_), Some(p)) = (&raw.batch_nodes, &raw.batch_percent) {
             f.push(
-                Finding::new(p.span.clone(), "`batch_nodes` and `batch_percent` are both set", "give one")
-                    .help("a batch is a number of nodes or a percent of the pool: remove one"),
+                Finding::new(
+                    p.span.clone(),
+                    "`batch_nodes` and `batch_percent` are both set",
+                    "give one",
+                )
+                .help("a batch is a number of nodes or a percent of the pool: remove one"),
             );
             ok = false;
         }
-        let batch_nodes = raw.batch_nodes.as_ref().map(|v| int_in(f, v, "batch_nodes", 1, 1000, "nodes drained per batch, at least 1"));
-        let batch_percent = raw.batch_percent.as_ref().map(|v| int_in(f, v, "batch_percent", 1, 100, "GKE's batchPercentage is in (0, 1]: 1 to 100 percent"));
-        let batch_soak = raw.batch_soak.as_ref().map(|v| duration(f, v, "batch_soak"));
+        let batch_nodes = raw.batch_nodes.as_ref().map(|v| {
+            int_in(
+                f,
+                v,
+                "batch_nodes",
+                1,
+                1000,
+                "nodes drained per batch, at least 1",
+            )
+        });
+        let batch_percent = raw.batch_percent.as_ref().map(|v| {
+            int_in(
+                f,
+                v,
+                "batch_percent",
+                1,
+                100,
+                "GKE's batchPercentage is in (0, 1]: 1 to 100 percent",
+            )
+        });
+        let batch_soak = raw
+            .batch_soak
+            .as_ref()
+            .map(|v| duration(f, v, "batch_soak"));
         let pool_soak = raw.pool_soak.as_ref().map(|v| duration(f, v, "pool_soak"));
         match (batch_nodes, batch_percent, batch_soak, pool_soak) {
-            (Some(None), _, _, _) | (_, Some(None), _, _) | (_, _, Some(None), _) | (_, _, _, Some(None)) => {
+            (Some(None), _, _, _)
+            | (_, Some(None), _, _)
+            | (_, _, Some(None), _)
+            | (_, _, _, Some(None)) => {
                 ok = false;
                 None
             }
             (nodes, percent, batch_soak, pool_soak) => {
                 let percent = percent.flatten();
                 Some(BlueGreen {
-                    batch_nodes: nodes.flatten().or(if percent.is_none() { Some(1) } else { None }),
+                    batch_nodes: nodes
+                        .flatten()
+                        .or(if percent.is_none() { Some(1) } else { None }),
                     batch_percent: percent,
                     batch_soak_secs: batch_soak.flatten().unwrap_or(0),
                     pool_soak_secs: pool_soak.flatten().unwrap_or(3600),
@@ -578,7 +665,10 @@ mod tests {
         let bp = parse(BASE, "t").unwrap();
         let m = bp.cluster.maintenance.unwrap();
         assert_eq!(m.exclusions, [default_exclusion()]);
-        assert_eq!(m.exclusions[0].scope.api_value(), "NO_MINOR_OR_NODE_UPGRADES");
+        assert_eq!(
+            m.exclusions[0].scope.api_value(),
+            "NO_MINOR_OR_NODE_UPGRADES"
+        );
         assert!(m.window.is_none() && !m.declared);
         let off = table("[cluster.maintenance]", "default_exclusion = false");
         let m = parse(&off, "t").unwrap().cluster.maintenance.unwrap();
@@ -594,23 +684,38 @@ mod tests {
         ) + "\n[[gpu_pool]]\nname = \"a3mega\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n";
         let m = parse(&text, "t").unwrap().cluster.maintenance.unwrap();
         let w = m.window.unwrap();
-        assert_eq!((w.start.as_str(), w.end.as_str()), ("2026-01-03T02:00:00Z", "2026-01-03T10:00:00Z"));
+        assert_eq!(
+            (w.start.as_str(), w.end.as_str()),
+            ("2026-01-03T02:00:00Z", "2026-01-03T10:00:00Z")
+        );
         assert_eq!(m.exclusions.len(), 2);
         let launch = &m.exclusions[1];
         assert_eq!(launch.start.as_deref(), Some("2026-03-01T00:00:00Z"));
         assert_eq!(launch.scope, ExclusionScope::NoUpgrades);
         // `end` instead of `duration`.
         let m = parse(&window("start = 2026-01-03T02:00:00Z\nend = 2026-01-03T06:00:00Z\nrecurrence = \"FREQ=DAILY\""), "t").unwrap();
-        assert_eq!(m.cluster.maintenance.unwrap().window.unwrap().end, "2026-01-03T06:00:00Z");
+        assert_eq!(
+            m.cluster.maintenance.unwrap().window.unwrap().end,
+            "2026-01-03T06:00:00Z"
+        );
     }
 
     #[test]
     fn rrules_are_parsed_and_counted() {
         let weekend = parse_rrule("FREQ=WEEKLY;BYDAY=SA,SU").unwrap();
         assert_eq!(hours_in_rolling_window(&weekend, 8 * 3600), 64);
-        assert_eq!(hours_in_rolling_window(&parse_rrule("FREQ=DAILY").unwrap(), 4 * 3600), 128);
-        assert_eq!(hours_in_rolling_window(&parse_rrule("FREQ=DAILY").unwrap(), 3 * 3600), 0);
-        assert_eq!(hours_in_rolling_window(&parse_rrule("FREQ=WEEKLY;INTERVAL=2").unwrap(), 24 * 3600), 48);
+        assert_eq!(
+            hours_in_rolling_window(&parse_rrule("FREQ=DAILY").unwrap(), 4 * 3600),
+            128
+        );
+        assert_eq!(
+            hours_in_rolling_window(&parse_rrule("FREQ=DAILY").unwrap(), 3 * 3600),
+            0
+        );
+        assert_eq!(
+            hours_in_rolling_window(&parse_rrule("FREQ=WEEKLY;INTERVAL=2").unwrap(), 24 * 3600),
+            48
+        );
         for (bad, why) in [
             ("FREQ=HOURLY", "FREQ=HOURLY is not supported"),
             ("BYDAY=SA", "it has no FREQ"),
@@ -633,14 +738,18 @@ mod tests {
     #[test]
     fn window_rules_point_at_the_key() {
         let p = one_problem(
-            &window("start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=HOURLY\""),
+            &window(
+                "start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=HOURLY\"",
+            ),
             "`recurrence` `FREQ=HOURLY` is not a recurrence GKE accepts: FREQ=HOURLY is not supported; use FREQ=DAILY or FREQ=WEEKLY",
             9,
             14,
         );
         assert!(p.help.unwrap().contains("FREQ=WEEKLY;BYDAY=SA,SU"));
         let p = one_problem(
-            &window("start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=WEEKLY;BYDAY=SA\""),
+            &window(
+                "start = 2026-01-03T02:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=WEEKLY;BYDAY=SA\"",
+            ),
             "The maintenance window leaves 32 hours in 32 days; GKE needs at least 48",
             8,
             12,
@@ -653,13 +762,17 @@ mod tests {
             12,
         );
         one_problem(
-            &window("start = 2026-01-03T02:00:00Z\nend = 2026-01-03T01:00:00Z\nrecurrence = \"FREQ=DAILY\""),
+            &window(
+                "start = 2026-01-03T02:00:00Z\nend = 2026-01-03T01:00:00Z\nrecurrence = \"FREQ=DAILY\"",
+            ),
             "The maintenance window ends before it starts",
             8,
             7,
         );
         one_problem(
-            &window("start = 2026-01-03T02:00:00Z\nend = 2026-01-03T10:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\""),
+            &window(
+                "start = 2026-01-03T02:00:00Z\nend = 2026-01-03T10:00:00Z\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\"",
+            ),
             "The maintenance window has both `end` and `duration`",
             9,
             12,
@@ -683,7 +796,9 @@ mod tests {
             9,
         );
         one_problem(
-            &window("start = 2026-01-03T02:00:00Z\nduration = \"eight hours\"\nrecurrence = \"FREQ=DAILY\""),
+            &window(
+                "start = 2026-01-03T02:00:00Z\nduration = \"eight hours\"\nrecurrence = \"FREQ=DAILY\"",
+            ),
             "`duration` `eight hours` is not a duration",
             8,
             12,
@@ -705,17 +820,26 @@ mod tests {
     #[test]
     fn exclusion_rules_point_at_the_key() {
         let p = one_problem(
-            &exclusion("name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-04-01T00:00:00Z"),
+            &exclusion(
+                "name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-04-01T00:00:00Z",
+            ),
             "Exclusion `launch` of scope `no_upgrades` lasts 31 days; GKE allows at most 30",
             9,
             7,
         );
         assert!(p.help.unwrap().contains("end it by 2026-03-31T00:00:00Z"));
         // Thirty days exactly is allowed; a longer scope may last longer.
-        assert!(problems(&exclusion("name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-03-31T00:00:00Z")).is_empty());
+        assert!(
+            problems(&exclusion(
+                "name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-03-31T00:00:00Z"
+            ))
+            .is_empty()
+        );
         assert!(problems(&exclusion("name = \"q2\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-06-01T00:00:00Z\nscope = \"no_minor_upgrades\"")).is_empty());
         one_problem(
-            &exclusion("name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-02-01T00:00:00Z"),
+            &exclusion(
+                "name = \"launch\"\nstart = 2026-03-01T00:00:00Z\nend = 2026-02-01T00:00:00Z",
+            ),
             "Exclusion `launch` ends before it starts",
             9,
             7,
@@ -734,9 +858,16 @@ mod tests {
             8,
             24,
         );
-        assert!(problems(&exclusion("name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"")).is_empty());
+        assert!(
+            problems(&exclusion(
+                "name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\""
+            ))
+            .is_empty()
+        );
         one_problem(
-            &exclusion("name = \"run\"\nend = 2026-03-01T00:00:00Z\nstart = 2026-02-01T00:00:00Z\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\""),
+            &exclusion(
+                "name = \"run\"\nend = 2026-03-01T00:00:00Z\nstart = 2026-02-01T00:00:00Z\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"",
+            ),
             "Exclusion `run` has both `end` and `until_end_of_support`",
             10,
             24,
@@ -766,14 +897,21 @@ mod tests {
             8,
         );
         one_problem(
-            &exclusion(&format!("name = \"{DEFAULT_EXCLUSION}\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"")),
+            &exclusion(&format!(
+                "name = \"{DEFAULT_EXCLUSION}\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\""
+            )),
             "is the name of a3ctl's default exclusion",
             7,
             8,
         );
-        let two = exclusion("name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"\n\n[[cluster.maintenance.exclusion]]\nname = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"");
+        let two = exclusion(
+            "name = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"\n\n[[cluster.maintenance.exclusion]]\nname = \"run\"\nuntil_end_of_support = true\nscope = \"no_minor_upgrades\"",
+        );
         let p = one_problem(&two, "Two maintenance exclusions are named `run`", 12, 8);
-        assert_eq!(p.help.as_deref(), Some("exclusion names are keys of the cluster's exclusions: rename one"));
+        assert_eq!(
+            p.help.as_deref(),
+            Some("exclusion names are keys of the cluster's exclusions: rename one")
+        );
         one_problem(
             &table("[cluster.maintenance]", "windows = {}"),
             "Unknown key `windows` in [cluster.maintenance]",
@@ -790,7 +928,12 @@ mod tests {
 
     #[test]
     fn upgrade_settings_default_by_capacity() {
-        let upgrade = |text: &str| parse(text, "t").unwrap().gpu_pools[0].upgrade.clone().unwrap();
+        let upgrade = |text: &str| {
+            parse(text, "t").unwrap().gpu_pools[0]
+                .upgrade
+                .clone()
+                .unwrap()
+        };
         let on_demand = upgrade(BASE);
         assert_eq!((on_demand.max_surge, on_demand.max_unavailable), (1, 0));
         let reserved = upgrade(&with(RESERVED));
@@ -800,12 +943,25 @@ mod tests {
         let more = upgrade(&pool_upgrade(RESERVED, "max_surge = 2"));
         assert_eq!((more.max_surge, more.max_unavailable), (2, 1));
         assert!(more.declared);
-        let bg = upgrade(&pool_upgrade("", "strategy = \"blue-green\"\nbatch_percent = 25\nbatch_soak = \"10m\""));
+        let bg = upgrade(&pool_upgrade(
+            "",
+            "strategy = \"blue-green\"\nbatch_percent = 25\nbatch_soak = \"10m\"",
+        ));
         assert_eq!(bg.strategy, UpgradeStrategy::BlueGreen);
         let settings = bg.blue_green.unwrap();
-        assert_eq!((settings.batch_nodes, settings.batch_percent), (None, Some(25)));
-        assert_eq!((settings.batch_soak_secs, settings.pool_soak_secs), (600, 3600));
-        let system = parse(&with("\n[system_pool.upgrade]\nmax_surge = 3\n"), "t").unwrap().system_pool.upgrade.unwrap();
+        assert_eq!(
+            (settings.batch_nodes, settings.batch_percent),
+            (None, Some(25))
+        );
+        assert_eq!(
+            (settings.batch_soak_secs, settings.pool_soak_secs),
+            (600, 3600)
+        );
+        let system = parse(&with("\n[system_pool.upgrade]\nmax_surge = 3\n"), "t")
+            .unwrap()
+            .system_pool
+            .upgrade
+            .unwrap();
         assert_eq!((system.max_surge, system.max_unavailable), (3, 0));
     }
 
@@ -820,7 +976,12 @@ mod tests {
         );
         assert!(p.help.unwrap().contains("max_surge = 1"));
         // On a reservation, max_unavailable defaults to 1: setting it to 0 leaves nothing.
-        let p = one_problem(&pool_upgrade(RESERVED, "max_unavailable = 0"), "are both 0", 14, 19);
+        let p = one_problem(
+            &pool_upgrade(RESERVED, "max_unavailable = 0"),
+            "are both 0",
+            14,
+            19,
+        );
         assert!(p.help.unwrap().contains("no extra VM from the reservation"));
         one_problem(
             &pool_upgrade("", "max_surge = 1001"),
@@ -847,7 +1008,10 @@ mod tests {
             13,
         );
         one_problem(
-            &pool_upgrade("", "strategy = \"blue-green\"\nbatch_nodes = 2\nbatch_percent = 50"),
+            &pool_upgrade(
+                "",
+                "strategy = \"blue-green\"\nbatch_nodes = 2\nbatch_percent = 50",
+            ),
             "`batch_nodes` and `batch_percent` are both set",
             14,
             17,

@@ -35,20 +35,30 @@ use std::time::Duration;
 pub fn leave_unmanaged(blueprint: &mut Blueprint, state: &State) {
     use crate::resource::Addr;
     let cluster = Addr::new(Kind::Cluster, "main");
-    if !blueprint.cluster.maintenance.as_ref().is_some_and(|m| m.declared)
+    if !blueprint
+        .cluster
+        .maintenance
+        .as_ref()
+        .is_some_and(|m| m.declared)
         && state.predates(&cluster, "maintenance_policy")
     {
         blueprint.cluster.maintenance = None;
     }
     let pool = Addr::new(Kind::NodePool, blueprint.system_pool.name.clone());
-    if !blueprint.system_pool.upgrade.as_ref().is_some_and(|u| u.declared)
+    if !blueprint
+        .system_pool
+        .upgrade
+        .as_ref()
+        .is_some_and(|u| u.declared)
         && state.predates(&pool, "upgrade_settings")
     {
         blueprint.system_pool.upgrade = None;
     }
     for gpu in &mut blueprint.gpu_pools {
         let pool = Addr::new(Kind::NodePool, gpu.name.clone());
-        if !gpu.upgrade.as_ref().is_some_and(|u| u.declared) && state.predates(&pool, "upgrade_settings") {
+        if !gpu.upgrade.as_ref().is_some_and(|u| u.declared)
+            && state.predates(&pool, "upgrade_settings")
+        {
             gpu.upgrade = None;
         }
     }
@@ -58,7 +68,10 @@ pub fn leave_unmanaged(blueprint: &mut Blueprint, state: &State) {
 /// blueprint's (`[cluster.maintenance]`, a pool's `upgrade` table not declared). A cluster or pool
 /// a3ctl did not create (adopted, imported) keeps its own values for them: they are left out of
 /// what is desired and recorded, so later plans leave them alone too ([`leave_unmanaged`]).
-pub fn undeclared_defaults(blueprint: &Blueprint, addr: &crate::resource::Addr) -> &'static [&'static str] {
+pub fn undeclared_defaults(
+    blueprint: &Blueprint,
+    addr: &crate::resource::Addr,
+) -> &'static [&'static str] {
     let declared = match addr.kind {
         Kind::Cluster => blueprint.cluster.maintenance.as_ref().map(|m| m.declared),
         Kind::NodePool if addr.name == blueprint.system_pool.name => {
@@ -80,7 +93,11 @@ pub fn undeclared_defaults(blueprint: &Blueprint, addr: &crate::resource::Addr) 
 }
 
 /// `spec` without the fields [`undeclared_defaults`] names for `addr`.
-pub fn without_undeclared_defaults(blueprint: &Blueprint, addr: &crate::resource::Addr, spec: &mut serde_json::Value) {
+pub fn without_undeclared_defaults(
+    blueprint: &Blueprint,
+    addr: &crate::resource::Addr,
+    spec: &mut serde_json::Value,
+) {
     if let Some(map) = spec.as_object_mut() {
         for field in undeclared_defaults(blueprint, addr) {
             map.remove(*field);

@@ -223,10 +223,7 @@ pub async fn run(
     .await;
     checks.extend(quotas?);
     checks.extend(reservations?);
-    checks.extend(
-        surge(provider, plan, project, &demands)
-            .await?,
-    );
+    checks.extend(surge(provider, plan, project, &demands).await?);
     checks.extend(versions?);
     for check in &checks {
         tracing::debug!(
@@ -391,43 +388,57 @@ async fn surge(
             .filter(|d| d.project == s.project && d.zone == s.zone && d.name == s.name)
             .map(|d| d.nodes)
             .sum();
-        let free = count.saturating_sub(in_use).saturating_sub(planned);
-        let what = if s.blue_green {
-            "blue-green upgrade (the whole pool again)"
-        } else {
-            "surge upgrade (max_surge)"
-        };
-        let mut check = Check::new(
-            format!("upgrade headroom of {} on reservation {} ({})", s.pool, s.name, s.zone),
-            vec![s.pool.clone()],
-            format!("{} extra VM(s) during a {what}", s.extra),
-        );
-        check.available = format!("{free} free after this plan");
-        check.ok = true;
-        if free < s.extra {
-            check.problem = Some(format!(
-                "reservation `{}` has {free} free VM(s) after this plan; {}{} needs {} more, so the upgrade would stall waiting for capacity",
-                s.name,
-                s.pool,
-                if s.upgrading { "'s upgrade in this plan" } else { "'s next upgrade" },
-                s.extra
-            ));
-            check.fix = Some(format!(
-                "set `max_surge = 0` and `max_unavailable = 1` in the pool's `upgrade` table (nodes are replaced in place, one down at a time), or resize the reservation: gcloud compute reservations update {} --zone={} --vm-count={} --project={}",
-                s.name,
-                s.zone,
-                count + (s.extra - free),
-                s.project
-            ));
-            if s.upgrading {
-                check.ok = false;
-            } else {
-                check.warning = true;
-            }
-        }
+        let check = surge_check(s, count, in_use, planned);
         checks.push(check);
     }
     Ok(checks)
+}
+
+/// The check of one pool's upgrade headroom on a reservation of `count` VMs, `in_use` of them
+/// used and `planned` more taken by this plan.
+fn surge_check(s: &Surge, count: u64, in_use: u64, planned: u64) -> Check {
+    let free = count.saturating_sub(in_use).saturating_sub(planned);
+    let what = if s.blue_green {
+        "blue-green upgrade (the whole pool again)"
+    } else {
+        "surge upgrade (max_surge)"
+    };
+    let mut check = Check::new(
+        format!(
+            "upgrade headroom of {} on reservation {} ({})",
+            s.pool, s.name, s.zone
+        ),
+        vec![s.pool.clone()],
+        format!("{} extra VM(s) during a {what}", s.extra),
+    );
+    check.available = format!("{free} free after this plan");
+    check.ok = true;
+    if free < s.extra {
+        check.problem = Some(format!(
+            "reservation `{}` has {free} free VM(s) after this plan; {}{} needs {} more, so the upgrade would stall waiting for capacity",
+            s.name,
+            s.pool,
+            if s.upgrading {
+                "'s upgrade in this plan"
+            } else {
+                "'s next upgrade"
+            },
+            s.extra
+        ));
+        check.fix = Some(format!(
+            "set `max_surge = 0` and `max_unavailable = 1` in the pool's `upgrade` table (nodes are replaced in place, one down at a time), or resize the reservation: gcloud compute reservations update {} --zone={} --vm-count={} --project={}",
+            s.name,
+            s.zone,
+            count + (s.extra - free),
+            s.project
+        ));
+        if s.upgrading {
+            check.ok = false;
+        } else {
+            check.warning = true;
+        }
+    }
+    check
 }
 
 /// The APIs the plan itself enables (its `service` creates and updates, with `enable_services`).
@@ -1245,5 +1256,59 @@ mod tests {
                 .unwrap()
                 .contains("holds VMs with 8 × nvidia-h100-80gb")
         );
+    }
+
+    #[test]
+    fn surge_nodes_need_room_in_the_reservation_after_the_plan() {
+        let surge = |extra: u64, upgrading: bool, blue_green: bool| Surge {
+            pool: Addr::new(Kind::NodePool, "a3mega"),
+            project: "p".into(),
+            zone: "us-central1-a".into(),
+            name: "res".into(),
+            extra,
+            blue_green,
+            upgrading,
+        };
+        // Room: 34 reserved, 32 in use.
+        let ok = surge_check(&surge(2, true, false), 34, 32, 0);
+        assert!(ok.ok && !ok.warning && ok.problem.is_none(), "{ok:?}");
+        assert_eq!(ok.available, "2 free after this plan");
+        // A full reservation, the pool's upgrade in this plan: refused, with the fix.
+        let full = surge_check(&surge(2, true, false), 32, 32, 0);
+        assert!(!full.ok && !full.warning);
+        assert_eq!(
+            full.problem.as_deref(),
+            Some(
+                "reservation `res` has 0 free VM(s) after this plan; node_pool.a3mega's upgrade in this plan needs 2 more, so the upgrade would stall waiting for capacity"
+            )
+        );
+        let fix = full.fix.clone().unwrap();
+        assert!(
+            fix.starts_with("set `max_surge = 0` and `max_unavailable = 1`"),
+            "{fix}"
+        );
+        assert!(fix.contains("--vm-count=34"), "{fix}");
+        // At creation (the plan's own 32 nodes take the room): a warning, the plan goes on.
+        let created = surge_check(&surge(32, false, true), 32, 0, 32);
+        assert!(created.ok && created.warning);
+        assert_eq!(
+            created.need,
+            "32 extra VM(s) during a blue-green upgrade (the whole pool again)"
+        );
+        assert!(
+            created
+                .problem
+                .as_deref()
+                .unwrap()
+                .contains("node_pool.a3mega's next upgrade needs 32 more")
+        );
+        let preflight = Preflight {
+            checks: vec![created.clone()],
+        };
+        assert!(preflight.passed());
+        let preflight = Preflight {
+            checks: vec![created, full],
+        };
+        assert!(!preflight.passed());
     }
 }

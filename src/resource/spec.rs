@@ -155,8 +155,12 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
             _ => desired == live,
         },
         Compare::OwnershipMark => true,
-        Compare::MaintenancePolicy => crate::resource::kinds::cluster::policy_matches(desired, live),
-        Compare::UpgradeSettings => crate::resource::kinds::node_pool::upgrade_matches(desired, live),
+        Compare::MaintenancePolicy => {
+            crate::resource::kinds::cluster::policy_matches(desired, live)
+        }
+        Compare::UpgradeSettings => {
+            crate::resource::kinds::node_pool::upgrade_matches(desired, live)
+        }
         Compare::FirewallRules => {
             let rules = |v: &Value| -> Value {
                 Value::Array(

@@ -170,7 +170,9 @@ fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
                         "  window: {} to {} (UTC), repeating {}",
                         w.start, w.end, w.recurrence
                     ),
-                    None => "  window: none (GKE may upgrade at any time no exclusion covers)".into(),
+                    None => {
+                        "  window: none (GKE may upgrade at any time no exclusion covers)".into()
+                    }
                 });
                 if policy.exclusions.is_empty() {
                     lines.push("  exclusions: none".into());
@@ -254,7 +256,10 @@ fn count(n: u64, what: &str) -> String {
 /// `container.nodePool.update`, the figure the simulator uses for a node pool update.
 fn per_batch_secs() -> f64 {
     use a3ctl_sim::latency::{LatencyProfile, Span};
-    match LatencyProfile::realistic().spans.get("container.nodePool.update") {
+    match LatencyProfile::realistic()
+        .spans
+        .get("container.nodePool.update")
+    {
         Some(Span::Fixed(s)) => *s,
         Some(Span::Range([a, b])) => (a + b) / 2.0,
         None => 180.0,

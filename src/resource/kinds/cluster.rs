@@ -111,8 +111,10 @@ pub fn policy_matches(desired: &serde_json::Value, live: &serde_json::Value) -> 
             live.exclusions.get(name).is_some_and(|l| {
                 d.scope == l.scope
                     && d.until_end_of_support == l.until_end_of_support
-                    && (d.start.is_none() || d.start.as_deref().map(at) == l.start.as_deref().map(at))
-                    && (d.until_end_of_support || d.end.as_deref().map(at) == l.end.as_deref().map(at))
+                    && (d.start.is_none()
+                        || d.start.as_deref().map(at) == l.start.as_deref().map(at))
+                    && (d.until_end_of_support
+                        || d.end.as_deref().map(at) == l.end.as_deref().map(at))
             })
         })
 }
@@ -371,13 +373,25 @@ fn project_policy(cluster: &Cluster) -> MaintenancePolicy {
             .and_then(|t| serde_json::to_value(t).ok())
             .and_then(|v| v.as_str().map(instant))
     };
-    let Some(window) = cluster.maintenance_policy.as_ref().and_then(|p| p.window.as_ref()) else {
+    let Some(window) = cluster
+        .maintenance_policy
+        .as_ref()
+        .and_then(|p| p.window.as_ref())
+    else {
         return MaintenancePolicy::default();
     };
     let recurring = match &window.policy {
         Some(Policy::RecurringWindow(r)) => Some(RecurringWindow {
-            start: r.window.as_ref().and_then(|w| text(&w.start_time)).unwrap_or_default(),
-            end: r.window.as_ref().and_then(|w| text(&w.end_time)).unwrap_or_default(),
+            start: r
+                .window
+                .as_ref()
+                .and_then(|w| text(&w.start_time))
+                .unwrap_or_default(),
+            end: r
+                .window
+                .as_ref()
+                .and_then(|w| text(&w.end_time))
+                .unwrap_or_default(),
             recurrence: r.recurrence.clone(),
         }),
         Some(Policy::DailyMaintenanceWindow(d)) => Some(RecurringWindow {
@@ -405,8 +419,7 @@ fn project_policy(cluster: &Cluster) -> MaintenancePolicy {
                         .to_string(),
                     start: text(&w.start_time),
                     end: text(&w.end_time),
-                    until_end_of_support: options
-                        .and_then(|o| o.end_time_behavior.name())
+                    until_end_of_support: options.and_then(|o| o.end_time_behavior.name())
                         == Some("UNTIL_END_OF_SUPPORT"),
                 },
             )
@@ -538,7 +551,10 @@ mod tests {
         scope["exclusions"]["launch"]["scope"] = json!("NO_MINOR_UPGRADES");
         assert!(!policy_matches(&scope, live_policy));
         let mut fewer = desired.clone();
-        fewer["exclusions"].as_object_mut().unwrap().remove("launch");
+        fewer["exclusions"]
+            .as_object_mut()
+            .unwrap()
+            .remove("launch");
         assert!(!policy_matches(&fewer, live_policy));
         let mut ends = desired.clone();
         ends["exclusions"]["launch"]["end"] = json!("2026-03-09T00:00:00Z");

@@ -128,11 +128,13 @@ impl UpgradeSettings {
     /// drains a batch of old nodes at a time.
     pub fn batches(&self, nodes: u64) -> (u64, u64) {
         let at_once = match &self.blue_green {
-            Some(bg) if self.strategy == "BLUE_GREEN" => match (bg.batch_node_count, bg.batch_percent) {
-                (Some(n), _) => u64::from(n),
-                (None, Some(p)) => (nodes * u64::from(p)).div_ceil(100),
-                (None, None) => 1,
-            },
+            Some(bg) if self.strategy == "BLUE_GREEN" => {
+                match (bg.batch_node_count, bg.batch_percent) {
+                    (Some(n), _) => u64::from(n),
+                    (None, Some(p)) => (nodes * u64::from(p)).div_ceil(100),
+                    (None, None) => 1,
+                }
+            }
             _ => u64::from(self.max_surge) + u64::from(self.max_unavailable),
         }
         .clamp(1, nodes.max(1));
@@ -386,13 +388,17 @@ fn project_upgrade(pool: &NodePool) -> UpgradeSettings {
         Some("BLUE_GREEN") => "BLUE_GREEN",
         _ => "SURGE",
     };
-    let seconds = |d: &Option<google_cloud_wkt::Duration>| d.as_ref().map_or(0, |d| d.seconds().max(0) as u64);
+    let seconds = |d: &Option<google_cloud_wkt::Duration>| {
+        d.as_ref().map_or(0, |d| d.seconds().max(0) as u64)
+    };
     let blue_green = settings.blue_green_settings.as_ref().map(|bg| {
         let standard = match &bg.rollout_policy {
             Some(RolloutPolicy::StandardRolloutPolicy(p)) => Some(p),
             _ => None,
         };
-        let (batch_node_count, batch_percent) = match standard.and_then(|p| p.update_batch_size.as_ref()) {
+        let (batch_node_count, batch_percent) = match standard
+            .and_then(|p| p.update_batch_size.as_ref())
+        {
             Some(UpdateBatchSize::BatchNodeCount(n)) => (Some((*n).max(0) as u32), None),
             Some(UpdateBatchSize::BatchPercentage(p)) => (None, Some((p * 100.0).round() as u32)),
             _ => (None, None),
@@ -511,7 +517,10 @@ mod tests {
             "blueGreenSettings": {"standardRolloutPolicy": {"batchPercentage": 0.25, "batchSoakDuration": "600s"}, "nodePoolSoakDuration": "3600s"},
         }))
         .unwrap();
-        let live_settings = NodePoolSpec::project("p", "c", "r", &pool, None).unwrap().spec["upgrade_settings"].clone();
+        let live_settings = NodePoolSpec::project("p", "c", "r", &pool, None)
+            .unwrap()
+            .spec["upgrade_settings"]
+            .clone();
         let desired = json!({"strategy": "BLUE_GREEN", "max_surge": 0, "max_unavailable": 1,
             "blue_green": {"batch_percent": 25, "batch_soak_seconds": 600, "pool_soak_seconds": 3600}});
         assert!(upgrade_matches(&desired, &live_settings), "{live_settings}");
@@ -523,7 +532,10 @@ mod tests {
         assert!(!upgrade_matches(&other, &live_settings));
         let surge = json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1});
         assert!(!upgrade_matches(&surge, &live_settings));
-        assert!(upgrade_matches(&surge, &json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1, "blue_green": {"batch_soak_seconds": 1, "pool_soak_seconds": 1}})));
+        assert!(upgrade_matches(
+            &surge,
+            &json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1, "blue_green": {"batch_soak_seconds": 1, "pool_soak_seconds": 1}})
+        ));
         let settings: UpgradeSettings = serde_json::from_value(surge).unwrap();
         assert_eq!(settings.batches(4), (1, 4));
         let bg: UpgradeSettings = serde_json::from_value(desired).unwrap();

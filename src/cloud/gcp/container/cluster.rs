@@ -97,7 +97,8 @@ pub(super) fn maintenance_policy(policy: &MaintenancePolicy, now: &str) -> Value
                 "maintenanceExclusionOptions": {"scope": e.scope},
             });
             if e.until_end_of_support {
-                window["maintenanceExclusionOptions"]["endTimeBehavior"] = json!("UNTIL_END_OF_SUPPORT");
+                window["maintenanceExclusionOptions"]["endTimeBehavior"] =
+                    json!("UNTIL_END_OF_SUPPORT");
             } else if let Some(end) = &e.end {
                 window["endTime"] = json!(end);
             }
