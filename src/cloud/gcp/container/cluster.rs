@@ -410,6 +410,30 @@ impl ContainerAdapter {
             .await
             .map_err(|e| classify_gax(&e))?;
         let mut body = maintenance_policy(policy, &now());
+        // An exclusion whose start the blueprint leaves open keeps the start it already has.
+        if let Some(live) = current
+            .maintenance_policy
+            .as_ref()
+            .and_then(|p| p.window.as_ref())
+        {
+            for (name, window) in &live.maintenance_exclusions {
+                let fixed = policy
+                    .exclusions
+                    .get(name)
+                    .is_some_and(|e| e.start.is_some());
+                let start = window
+                    .start_time
+                    .as_ref()
+                    .and_then(|t| serde_json::to_value(t).ok());
+                if let (false, Some(start), Some(sent)) = (
+                    fixed,
+                    start,
+                    body["window"]["maintenanceExclusions"].get_mut(name),
+                ) {
+                    sent["startTime"] = start;
+                }
+            }
+        }
         body["resourceVersion"] = json!(
             current
                 .maintenance_policy
