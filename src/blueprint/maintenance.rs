@@ -313,7 +313,7 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
                         Finding::new(
                             span.span.clone(),
                             if short {
-                                format!("The maintenance window is shorter than 4 hours: GKE counts only stretches of at least 4 hours towards the 48 hours it needs in 32 days")
+                                "The maintenance window is shorter than 4 hours: GKE counts only stretches of at least 4 hours towards the 48 hours it needs in 32 days".to_string()
                             } else {
                                 format!("The maintenance window leaves {hours} hours in 32 days; GKE needs at least {MIN_HOURS}")
                             },
@@ -621,7 +621,7 @@ pub(crate) fn upgrade(
         None
     };
     let (strategy, max_surge, max_unavailable) = (strategy?, max_surge?, max_unavailable?);
-    ok.then(|| match strategy {
+    ok.then_some(match strategy {
         UpgradeStrategy::Surge => Upgrade {
             strategy,
             max_surge,
