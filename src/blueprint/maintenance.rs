@@ -225,7 +225,7 @@ pub fn hours_in_rolling_window(rule: &Rrule, seconds: u64) -> u64 {
     if seconds < MIN_STRETCH_HOURS * 3600 {
         return 0;
     }
-    (rule.occurrences_in_rolling_window() * seconds / 3600).min(ROLLING_DAYS * 24)
+    (rule.occurrences_in_rolling_window().saturating_mul(seconds) / 3600).min(ROLLING_DAYS * 24)
 }
 
 pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Option<Maintenance> {
@@ -275,7 +275,19 @@ pub(crate) fn maintenance(raw: Option<&RawMaintenance>, f: &mut Findings) -> Opt
                     None
                 }
                 (None, Some(d)) => duration(f, d, "duration").and_then(|secs| {
-                    if secs == 0 {
+                    if secs > 366 * 86_400 {
+                        // a3ctl's own bound (a window repeats; one longer than a year means
+                        // nothing), which also keeps the end a representable date.
+                        f.push(
+                            Finding::new(
+                                d.span.clone(),
+                                "The maintenance window lasts more than a year",
+                                "too long",
+                            )
+                            .help("give the length of one occurrence, e.g. duration = \"8h\""),
+                        );
+                        None
+                    } else if secs == 0 {
                         f.push(
                             Finding::new(
                                 d.span.clone(),
@@ -800,6 +812,14 @@ mod tests {
                 "start = 2026-01-03T02:00:00Z\nduration = \"eight hours\"\nrecurrence = \"FREQ=DAILY\"",
             ),
             "`duration` `eight hours` is not a duration",
+            8,
+            12,
+        );
+        one_problem(
+            &window(
+                "start = 9999-12-31T02:00:00Z\nduration = \"99999999999d\"\nrecurrence = \"FREQ=DAILY\"",
+            ),
+            "The maintenance window lasts more than a year",
             8,
             12,
         );
