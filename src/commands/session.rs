@@ -922,3 +922,86 @@ fn sandbox_world(given: Option<&Path>) -> Result<Option<a3ctl_sim::WorldSpec>, F
     }
     Ok(Some(spec))
 }
+
+#[cfg(test)]
+mod day_two_tests {
+    use super::*;
+    use crate::blueprint::testing::{BASE, with};
+    use crate::resource::Addr;
+    use crate::state::Record;
+    use serde_json::json;
+
+    fn recorded(kind: Kind, name: &str, spec: serde_json::Value) -> (Addr, Record) {
+        let addr = Addr::new(kind, name);
+        (
+            addr,
+            Record {
+                kind,
+                id: format!("id/{name}"),
+                spec,
+                outputs: json!({}),
+                dependencies: vec![],
+                tainted: false,
+                lifecycle: Default::default(),
+                updated_at: String::new(),
+            },
+        )
+    }
+
+    fn state_with(records: Vec<(Addr, Record)>) -> State {
+        let mut state = State::new("a3mega", "l".into());
+        state.resources.extend(records);
+        state
+    }
+
+    #[test]
+    fn records_made_before_the_settings_leave_them_unmanaged_until_declared() {
+        let old = state_with(vec![
+            recorded(Kind::Cluster, "main", json!({"name": "a3mega"})),
+            recorded(
+                Kind::NodePool,
+                "a3mega",
+                json!({"name": "a3mega", "upgrade_settings": null}),
+            ),
+        ]);
+        let mut bp = blueprint::parse(BASE, "t").unwrap();
+        leave_unmanaged(&mut bp, &old);
+        assert!(bp.cluster.maintenance.is_none());
+        assert!(bp.gpu_pools[0].upgrade.is_none());
+        // The system pool has no record: it is new, and gets its defaults.
+        assert!(bp.system_pool.upgrade.is_some());
+        // Declared tables are managed, old records or not.
+        let declared = with("\n[gpu_pool.upgrade]\nmax_surge = 2\n\n[cluster.maintenance]\n");
+        let mut bp = blueprint::parse(&declared, "t").unwrap();
+        leave_unmanaged(&mut bp, &old);
+        assert!(bp.cluster.maintenance.as_ref().is_some_and(|m| m.declared));
+        assert_eq!(
+            bp.gpu_pools[0].upgrade.as_ref().map(|u| u.max_surge),
+            Some(2)
+        );
+        // A record that holds the setting keeps it managed.
+        let new = state_with(vec![recorded(
+            Kind::Cluster,
+            "main",
+            json!({"name": "a3mega", "maintenance_policy": {"exclusions": {}}}),
+        )]);
+        let mut bp = blueprint::parse(BASE, "t").unwrap();
+        leave_unmanaged(&mut bp, &new);
+        assert!(bp.cluster.maintenance.is_some());
+    }
+
+    #[test]
+    fn adopted_resources_drop_only_undeclared_defaults() {
+        let bp = blueprint::parse(&with("\n[gpu_pool.upgrade]\nmax_surge = 2\n"), "t").unwrap();
+        let mut spec = json!({"maintenance_policy": {}, "upgrade_settings": {}, "name": "x"});
+        without_undeclared_defaults(&bp, &Addr::new(Kind::Cluster, "main"), &mut spec);
+        assert!(spec.get("maintenance_policy").is_none());
+        // Declared: kept.
+        without_undeclared_defaults(&bp, &Addr::new(Kind::NodePool, "a3mega"), &mut spec);
+        assert!(spec.get("upgrade_settings").is_some());
+        without_undeclared_defaults(&bp, &Addr::new(Kind::NodePool, "system"), &mut spec);
+        assert!(spec.get("upgrade_settings").is_none());
+        assert_eq!(spec["name"], "x");
+        assert!(undeclared_defaults(&bp, &Addr::new(Kind::Network, "primary")).is_empty());
+    }
+}
