@@ -23,6 +23,11 @@
 //!   (`GPUS-PER-GPU-FAMILY-per-project-region`; [`GpuFamilyQuotaSpec`] says how its usage is
 //!   counted); unknown, not failed, when the Cloud Quotas API is off or unreadable.
 //!
+//! - upgrade headroom of pools whose upgrades take extra VMs (`max_surge`, or the whole pool for
+//!   blue-green): the reservation's free VMs, or for on-demand and spot GPU pools the
+//!   `GPUS_ALL_REGIONS` quota, after the plan's own nodes (a warning for a pool created or whose
+//!   settings change, a failure for a pool the plan upgrades).
+//!
 //! Not checked: the cluster's one-node-per-zone bootstrap pool, and zone capacity (Google has no
 //! API that says whether a zone can give N VMs; the create that meets a stockout reports it).
 //!
@@ -310,12 +315,14 @@ struct Surge {
     upgrading: bool,
 }
 
-/// Upgrade headroom of reservation pools: a surge upgrade creates `max_surge` extra VMs per zone
+/// Upgrade headroom: a surge upgrade creates `max_surge` extra VMs per zone
 /// before it drains old ones, and blue-green the whole pool again; a reservation rarely has them
 /// spare (<https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies>).
 /// Checked for pools the plan creates or whose upgrade settings it changes (a warning: the
 /// upgrade is later) and for pools whose `version` it changes (a failure: the upgrade is this
-/// plan's). The room is what the reservation has free after the plan's own nodes (`demands`).
+/// plan's). The room is what the reservation has free after the plan's own nodes (`demands`);
+/// for on-demand and spot GPU pools, what the project's `GPUS_ALL_REGIONS` quota has free after
+/// the plan's own GPUs.
 async fn surge(
     provider: &dyn Provider,
     plan: &Plan,
@@ -323,6 +330,7 @@ async fn surge(
     demands: &[Demand],
 ) -> Result<Vec<Check>, (String, CloudError)> {
     let mut surges = Vec::new();
+    let mut gpu_surges = Vec::new();
     for change in plan.actions() {
         if change.addr.kind != Kind::NodePool {
             continue;
@@ -342,9 +350,7 @@ async fn surge(
         else {
             continue;
         };
-        let (Some(reservation), Some(settings)) =
-            (spec.consumed_reservation(), spec.upgrade_settings.as_ref())
-        else {
+        let Some(settings) = spec.upgrade_settings.as_ref() else {
             continue;
         };
         let blue_green = settings.strategy == "BLUE_GREEN";
@@ -356,6 +362,26 @@ async fn surge(
         if extra == 0 {
             continue;
         }
+        let Some(reservation) = spec.consumed_reservation() else {
+            // On demand or spot: the surge nodes' GPUs come out of the project's GPU quota.
+            if let Some(acc) = spec
+                .accelerator
+                .as_ref()
+                .filter(|_| matches!(spec.capacity.as_str(), "on-demand" | "spot"))
+            {
+                let zones = spec.locations.len().max(1) as u64;
+                gpu_surges.push(Surge {
+                    pool: change.addr.clone(),
+                    project: project.to_string(),
+                    zone: String::new(),
+                    name: GPU_QUOTA.into(),
+                    extra: extra * zones * acc.count.max(0) as u64,
+                    blue_green,
+                    upgrading,
+                });
+            }
+            continue;
+        };
         let (owner, name) = reservation.owner_and_name(project);
         for zone in &spec.locations {
             surges.push(Surge {
@@ -391,7 +417,80 @@ async fn surge(
         let check = surge_check(s, count, in_use, planned);
         checks.push(check);
     }
+    if !gpu_surges.is_empty()
+        && let Some(quota) = look(provider, Kind::Project, format!("projects/{project}"))
+            .await?
+            .and_then(|v| from_spec::<QuotasSpec>("quotas", &v).ok())
+            .and_then(|q| q.quotas.get(GPU_QUOTA).cloned())
+    {
+        let planned = planned_gpus(plan);
+        for s in &gpu_surges {
+            checks.push(gpu_surge_check(s, quota.limit, quota.usage, planned));
+        }
+    }
     Ok(checks)
+}
+
+/// The project-wide GPU quota surge nodes of on-demand and spot pools count against.
+const GPU_QUOTA: &str = "GPUS_ALL_REGIONS";
+
+/// GPUs the plan's node pools outside reservations add (after less before).
+fn planned_gpus(plan: &Plan) -> f64 {
+    let gpus = |spec: &Option<serde_json::Value>| -> f64 {
+        spec.as_ref()
+            .and_then(|v| from_spec::<NodePoolSpec>("node pool", v).ok())
+            .filter(|s| s.consumed_reservation().is_none())
+            .and_then(|s| {
+                let acc = s.accelerator.as_ref()?;
+                Some((s.node_count * s.locations.len() as u64) as f64 * acc.count as f64)
+            })
+            .unwrap_or(0.0)
+    };
+    plan.actions()
+        .filter(|c| c.addr.kind == Kind::NodePool)
+        .map(|c| gpus(&c.after) - gpus(&c.before))
+        .sum()
+}
+
+/// The check of one pool's surge GPUs (`s.extra`) against the project's GPU quota of `limit`,
+/// `usage` used and `planned` more taken by this plan.
+fn gpu_surge_check(s: &Surge, limit: f64, usage: f64, planned: f64) -> Check {
+    let free = (limit - usage - planned).max(0.0);
+    let what = if s.blue_green {
+        "blue-green upgrade (the whole pool again)"
+    } else {
+        "surge upgrade (max_surge)"
+    };
+    let mut check = Check::new(
+        format!("upgrade headroom of {} on quota {GPU_QUOTA}", s.pool),
+        vec![s.pool.clone()],
+        format!("{} GPUs during a {what}", s.extra),
+    );
+    check.available = format!("{free} free after this plan");
+    check.ok = true;
+    if free < s.extra as f64 {
+        check.problem = Some(format!(
+            "{GPU_QUOTA} has {free} GPUs free after this plan; {}{} needs {} more, so the upgrade would stall on quota",
+            s.pool,
+            if s.upgrading {
+                "'s upgrade in this plan"
+            } else {
+                "'s next upgrade"
+            },
+            s.extra
+        ));
+        check.fix = Some(format!(
+            "set `max_surge = 0` and `max_unavailable = 1` in the pool's `upgrade` table (nodes are replaced in place, one down at a time), or ask for a {GPU_QUOTA} limit of at least {} (https://console.cloud.google.com/iam-admin/quotas?project={})",
+            usage + planned + s.extra as f64,
+            s.project
+        ));
+        if s.upgrading {
+            check.ok = false;
+        } else {
+            check.warning = true;
+        }
+    }
+    check
 }
 
 /// The check of one pool's upgrade headroom on a reservation of `count` VMs, `in_use` of them
@@ -1310,5 +1409,39 @@ mod tests {
             checks: vec![created, full],
         };
         assert!(!preflight.passed());
+    }
+
+    #[test]
+    fn surge_gpus_need_room_in_the_gpu_quota_after_the_plan() {
+        let surge = |upgrading: bool| Surge {
+            pool: Addr::new(Kind::NodePool, "a3high"),
+            project: "p".into(),
+            zone: String::new(),
+            name: GPU_QUOTA.into(),
+            extra: 8,
+            blue_green: false,
+            upgrading,
+        };
+        let ok = gpu_surge_check(&surge(false), 64.0, 0.0, 32.0);
+        assert!(ok.ok && !ok.warning, "{ok:?}");
+        assert_eq!(
+            ok.subject,
+            "upgrade headroom of node_pool.a3high on quota GPUS_ALL_REGIONS"
+        );
+        assert_eq!(ok.available, "32 free after this plan");
+        let short = gpu_surge_check(&surge(false), 36.0, 0.0, 32.0);
+        assert!(short.ok && short.warning);
+        assert!(short.problem.as_deref().unwrap().contains(
+            "has 4 GPUs free after this plan; node_pool.a3high's next upgrade needs 8 more"
+        ));
+        assert!(
+            short
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("GPUS_ALL_REGIONS limit of at least 40")
+        );
+        let upgrading = gpu_surge_check(&surge(true), 36.0, 0.0, 32.0);
+        assert!(!upgrading.ok && !upgrading.warning);
     }
 }
