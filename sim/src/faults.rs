@@ -211,7 +211,8 @@ pub struct ScriptedFault {
     /// `file.instance`, `artifactregistry.repository`, `storage.bucket`, `kube.Deployment`.
     pub kind: String,
     /// `create`, `update`, `delete`, or (Kubernetes only) `patch`: any PATCH request, server-side
-    /// apply included, also when the apply creates the object.
+    /// apply included, also when the apply creates the object; or (`container.nodePool` only)
+    /// `upgrade`: a batch of a node-pool upgrade creating its VMs.
     pub verb: String,
     /// Fire on the Nth matching call (1-based).
     pub nth: u32,
@@ -304,7 +305,7 @@ pub const APIS: &[&str] = &[
     "kube",
 ];
 
-const VERBS: &[&str] = &["create", "update", "delete", "patch"];
+const VERBS: &[&str] = &["create", "update", "delete", "patch", "upgrade"];
 
 impl FaultConfig {
     pub fn load(path: &str) -> Result<FaultConfig, String> {
@@ -348,11 +349,17 @@ impl FaultConfig {
             }
             if !VERBS.contains(&s.verb.as_str()) {
                 return Err(format!(
-                    "scripted fault verb must be create, update, patch or delete, got `{}`",
+                    "scripted fault verb must be create, update, patch, delete or upgrade, got `{}`",
                     s.verb
                 ));
             }
             let kube = s.kind.starts_with("kube.");
+            if s.verb == "upgrade" && s.kind != "container.nodePool" {
+                return Err(format!(
+                    "scripted fault verb `upgrade` (a batch of a node-pool upgrade) is for `container.nodePool`, not `{}`",
+                    s.kind
+                ));
+            }
             if s.verb == "patch" && !kube {
                 return Err(format!(
                     "scripted fault verb `patch` is for Kubernetes kinds (`kube.<Kind>`), not `{}`",

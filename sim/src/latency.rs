@@ -47,6 +47,11 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     ("container.nodePool.delete", 120.0, 300.0),
     ("container.nodePool.update", 60.0, 300.0),
     ("container.nodePool.setSize", 60.0, 180.0),
+    // A node upgrade's steps (container/upgrades.rs): a new VM up and its node Ready; a node
+    // cordoned, drained and deleted (guesses: GKE publishes no figures; drains wait for
+    // PodDisruptionBudgets up to an hour, not simulated).
+    ("container.nodePool.upgrade.create", 60.0, 180.0),
+    ("container.nodePool.upgrade.drain", 30.0, 120.0),
     ("container.nodePool.setSize.gpu", 300.0, 600.0),
     ("container.nodePool.setAutoscaling", 10.0, 30.0),
     ("container.nodePool.setManagement", 10.0, 30.0),

@@ -746,13 +746,18 @@ impl Executor {
                 Operated::OperationFailed(e) => return self.failed(target, e).await,
                 Operated::Ended(outcome) => return outcome,
             }
-            // Record what this call changed, so state stays true if a later call fails.
+            // Record what this call changed, so state stays true if a later call fails: the
+            // desired value, or the one a step on the way reached.
             let fields = step.fields.clone();
             let desired = target.spec.clone();
+            let reached = step.reaches.clone();
             self.save(|s| {
                 if let Some(r) = s.resources.get_mut(&target.addr) {
                     for f in &fields {
-                        r.spec[f.as_str()] = desired[f.as_str()].clone();
+                        r.spec[f.as_str()] = match &reached {
+                            Some(value) => value.clone(),
+                            None => desired[f.as_str()].clone(),
+                        };
                     }
                     r.updated_at = now_rfc3339();
                 }

@@ -11,6 +11,11 @@
 //! 3. delete of X that is not part of a replacement: also every create/update of a resource that
 //!    used to depend on X, so references are removed before the referenced thing is deleted.
 //!
+//! 4. create/update of a Kubernetes object inside cluster C: the GKE version upgrade of every
+//!    node pool of C the plan upgrades, so what is installed onto the nodes (the NCCL installer
+//!    of a new stack) rolls out onto upgraded nodes, once (an upgrade order: control plane, pools,
+//!    installers).
+//!
 //! A resource the plan leaves alone but that has an operation journaled by an interrupted run gets
 //! a resume step (waiting on that operation), which the steps of its dependents wait for like a
 //! create; a resource with a step of its own resumes its operation at the start of that step.
@@ -18,7 +23,7 @@
 //! A failed step fails nothing but its transitive dependents, which are skipped.
 
 use crate::plan::{Action, Plan};
-use crate::resource::Addr;
+use crate::resource::{Addr, Kind};
 use crate::state::State;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -120,6 +125,19 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
         }
     }
 
+    // Node pools the plan upgrades, by their cluster.
+    let upgraded_pools: Vec<(usize, &Addr)> = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(j, step)| {
+            let change = &plan.changes[step.change];
+            let upgrade = step.kind == StepKind::Update
+                && change.addr.kind == Kind::NodePool
+                && change.diffs.iter().any(|d| d.field == "version");
+            upgrade.then_some((j, change.lifecycle.deleted_with.as_ref()?))
+        })
+        .collect();
+
     for i in 0..steps.len() {
         let addr = steps[i].addr.clone();
         let change = &plan.changes[steps[i].change];
@@ -128,6 +146,13 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
                 for dep in &change.dependencies {
                     if let Some(&j) = forward.get(dep) {
                         steps[i].after.insert(j);
+                    }
+                }
+                if addr.kind == Kind::Kubernetes
+                    && let Some(cluster) = &change.lifecycle.deleted_with
+                {
+                    for (j, _) in upgraded_pools.iter().filter(|(_, c)| *c == cluster) {
+                        steps[i].after.insert(*j);
                     }
                 }
                 if let Some(&j) = deletes.get(&addr) {
@@ -209,7 +234,7 @@ pub fn critical_path(steps: &[Step], weight: impl Fn(&Step) -> f64) -> f64 {
 mod tests {
     use super::*;
     use crate::plan::{Change, PLAN_FORMAT};
-    use crate::resource::{Kind, Lifecycle};
+    use crate::resource::Lifecycle;
     use crate::state::Record;
     use serde_json::json;
 
@@ -288,6 +313,41 @@ mod tests {
         assert!(
             !s[idx(&cluster)].after.contains(&idx(&pool)),
             "the cluster must not wait for its pools"
+        );
+    }
+
+    #[test]
+    fn an_upgrade_runs_control_plane_then_pools_then_what_lives_on_the_nodes() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let gpu = Addr::new(Kind::NodePool, "gpu");
+        let system = Addr::new(Kind::NodePool, "system");
+        let installer = Addr::new(Kind::Kubernetes, "nccl-installer");
+        let mut state = State::new("bp", "l".into());
+        for addr in [&cluster, &gpu, &system, &installer] {
+            record(&mut state, addr, &[]);
+        }
+        let upgrade = |mut c: Change| {
+            c.diffs.push(crate::resource::FieldDiff {
+                field: "version".into(),
+                before: json!("1.33.5-gke.1080000"),
+                after: json!("1.34"),
+                forces_replacement: false,
+            });
+            c
+        };
+        let p = plan(vec![
+            upgrade(change(&cluster, Action::Update, &[], None)),
+            upgrade(change(&gpu, Action::Update, &[&cluster], Some(&cluster))),
+            // The system pool changes something else: nothing waits for it.
+            change(&system, Action::Update, &[&cluster], Some(&cluster)),
+            change(&installer, Action::Update, &[&cluster], Some(&cluster)),
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert!(s[idx(&gpu)].after.contains(&idx(&cluster)));
+        assert_eq!(
+            s[idx(&installer)].after,
+            BTreeSet::from([idx(&cluster), idx(&gpu)])
         );
     }
 

@@ -330,6 +330,9 @@ pub struct SystemPool {
     /// `None`: not managed (see [`Cluster::maintenance`]).
     #[serde(default)]
     pub upgrade: Option<Upgrade>,
+    /// The pool's GKE version; `None` follows the control plane's (`[cluster] version`).
+    #[serde(default)]
+    pub version: Option<VersionSpec>,
 }
 
 /// How a GPU pool gets its capacity.
@@ -394,6 +397,9 @@ pub struct GpuPool {
     /// `None`: not managed (see [`Cluster::maintenance`]).
     #[serde(default)]
     pub upgrade: Option<Upgrade>,
+    /// The pool's GKE version; `None` follows the control plane's (`[cluster] version`).
+    #[serde(default)]
+    pub version: Option<VersionSpec>,
 }
 
 impl GpuPool {

@@ -388,6 +388,9 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
             host_maintenance: host_maintenance?,
             prevent_destroy: raw.prevent_destroy.as_ref().is_some_and(|v| v.value),
             upgrade: Some(upgrade?),
+            // Checked against the control plane's once `[cluster]` is read
+            // ([`super::cluster::pool_version`]).
+            version: None,
         })
     })();
     CheckedPool {
@@ -682,6 +685,7 @@ pub(crate) fn system_pool(
         machine_type: machine_type?,
         nodes: nodes?,
         upgrade: Some(upgrade?),
+        version: None,
     })
 }
 

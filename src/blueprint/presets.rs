@@ -209,6 +209,9 @@ pub struct Stack {
     pub nccl: Option<&'static str>,
     /// Minimum GKE versions for GPUDirect on this family.
     pub min_gke: &'static GkeMinimums,
+    /// The first GKE minor `(major, minor)` the stack is known not to be tested on, with where
+    /// that is known from; `None` when no ceiling is known.
+    pub untested_from: Option<(u32, u32, &'static str)>,
 }
 
 const TCPX_PLUGIN: &str =
@@ -229,6 +232,14 @@ pub const STACKS: &[Stack] = &[
         rxdm_tag: "v2.0.12",
         nccl: None,
         min_gke: &A3_HIGH_MINIMUMS,
+        // Google's own A3 High CI was pinned back to GKE 1.33 over a COS incompatibility of the
+        // newer release (GoogleCloudPlatform/cluster-toolkit PR #5673, "Fix A3 HighGPU test by
+        // pinning GKE version to 1.33").
+        untested_from: Some((
+            1,
+            34,
+            "Google pinned its own A3 High tests to GKE 1.33 over a COS incompatibility (GoogleCloudPlatform/cluster-toolkit#5673)",
+        )),
     },
     Stack {
         id: "2026-01",
@@ -239,6 +250,7 @@ pub const STACKS: &[Stack] = &[
         rxdm_tag: "v1.0.21",
         nccl: Some("2.28.7-1"),
         min_gke: &A3_MEGA_MINIMUMS,
+        untested_from: None,
     },
     Stack {
         id: "2025-11",
@@ -249,6 +261,7 @@ pub const STACKS: &[Stack] = &[
         rxdm_tag: "v1.0.20",
         nccl: Some("2.28.7-1"),
         min_gke: &A3_MEGA_MINIMUMS,
+        untested_from: None,
     },
     Stack {
         id: "2025-08",
@@ -259,6 +272,7 @@ pub const STACKS: &[Stack] = &[
         rxdm_tag: "v1.0.18",
         nccl: Some("2.26.5"),
         min_gke: &A3_MEGA_MINIMUMS,
+        untested_from: None,
     },
 ];
 

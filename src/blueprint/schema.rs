@@ -59,7 +59,7 @@ const UPGRADE_KEYS: &[&str] = &[
     "pool_soak",
 ];
 const AUTHORIZED_NETWORK_KEYS: &[&str] = &["cidr", "name"];
-const SYSTEM_POOL_KEYS: &[&str] = &["name", "machine_type", "nodes", "upgrade"];
+const SYSTEM_POOL_KEYS: &[&str] = &["name", "machine_type", "nodes", "version", "upgrade"];
 const GPU_POOL_KEYS: &[&str] = &[
     "name",
     "machine_type",
@@ -71,6 +71,7 @@ const GPU_POOL_KEYS: &[&str] = &[
     "placement",
     "host_maintenance",
     "prevent_destroy",
+    "version",
     "upgrade",
 ];
 const FILESTORE_KEYS: &[&str] = &["tier", "capacity_gb", "share", "prevent_destroy"];
@@ -214,6 +215,7 @@ pub(crate) struct RawSystemPool {
     pub machine_type: Str,
     pub nodes: Int,
     pub upgrade: Option<RawUpgrade>,
+    pub version: Str,
 }
 
 #[derive(Debug, Default)]
@@ -232,6 +234,7 @@ pub(crate) struct RawGpuPool {
     pub host_maintenance: Str,
     pub prevent_destroy: Bool,
     pub upgrade: Option<RawUpgrade>,
+    pub version: Str,
 }
 
 #[derive(Debug, Default)]
@@ -358,6 +361,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             upgrade: t
                 .table("upgrade", "[system_pool.upgrade]".into(), f)
                 .map(|u| upgrade(&u, f)),
+            version: t.str("version", f),
         };
     }
 
@@ -383,6 +387,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             upgrade: t
                 .table("upgrade", format!("the `upgrade` table of {}", t.name), f)
                 .map(|u| upgrade(&u, f)),
+            version: t.str("version", f),
         });
     }
 

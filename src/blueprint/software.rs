@@ -45,6 +45,55 @@ pub(crate) fn software(raw: &RawSoftware, ctx: &mut Ctx) -> Option<Software> {
     })
 }
 
+/// The stack against the GKE versions it will run on (`[cluster] version` and each pool's own):
+/// a version the stack is known not to be tested on is an error unless `force_stack = true`.
+/// Versions that need GKE's offer to resolve (`default`, `latest`) are not known offline.
+pub(crate) fn stack_fits_versions(
+    raw: &super::schema::RawBlueprint,
+    family: MachineFamily,
+    stack: &StackVersions,
+    f: &mut Findings,
+) {
+    let Some((major, minor, source)) =
+        presets::stack(family, &stack.id).and_then(|row| row.untested_from)
+    else {
+        return;
+    };
+    if stack.forced || raw.software.force_stack.as_ref().is_some_and(|v| v.value) {
+        return;
+    }
+    let versions = std::iter::once(raw.cluster.version.as_ref())
+        .chain(std::iter::once(raw.system_pool.version.as_ref()))
+        .chain(raw.gpu_pools.iter().map(|p| p.version.as_ref()))
+        .flatten();
+    for value in versions {
+        let Some((vmaj, vmin)) = crate::resource::kinds::gke_versions::minor_of(value.as_str())
+        else {
+            continue;
+        };
+        if (vmaj, vmin) < (u64::from(major), u64::from(minor)) {
+            continue;
+        }
+        let mut finding = Finding::new(
+            value.span.clone(),
+            format!(
+                "Stack `{}` is not tested on GKE {vmaj}.{vmin} for {}",
+                stack.id,
+                family.display_name()
+            ),
+            "untested with the NCCL stack",
+        )
+        .help(format!(
+            "{source}; stay below {major}.{minor} (e.g. `version = \"{major}.{}\"`), or set `force_stack = true` under `[software]` to run it anyway",
+            minor.saturating_sub(1)
+        ));
+        if let Some(id) = &raw.software.stack {
+            finding = finding.also(id.span.clone(), "the stack");
+        }
+        f.push(finding);
+    }
+}
+
 fn stack(
     raw: &RawSoftware,
     family: MachineFamily,
@@ -221,11 +270,48 @@ fn kueue(raw: &RawSoftware, f: &mut Findings) -> Option<Kueue> {
 
 #[cfg(test)]
 mod tests {
-    use crate::blueprint::testing::{BASE, one_problem};
+    use crate::blueprint::testing::{BASE, one_problem, problems};
     use crate::blueprint::{ManifestSource, parse};
 
     fn section(table: &str, lines: &str) -> String {
         BASE.replace("[[gpu_pool]]", &format!("[{table}]\n{lines}\n[[gpu_pool]]"))
+    }
+
+    #[test]
+    fn a_gke_version_the_stack_is_not_tested_on_is_an_error_unless_forced() {
+        let high = |cluster: &str, software: &str| {
+            BASE.replace("a3-megagpu-8g", "a3-highgpu-8g").replace(
+                "[[gpu_pool]]",
+                &format!("[cluster]\n{cluster}\n\n[software]\n{software}\n\n[[gpu_pool]]"),
+            )
+        };
+        let problem = one_problem(
+            &high("version = \"1.34\"", "stack = \"2026-01\""),
+            "Stack `2026-01` is not tested on GKE 1.34 for A3 High",
+            7,
+            11,
+        );
+        let help = problem.help.unwrap();
+        assert!(help.contains("cluster-toolkit#5673"), "{help}");
+        assert!(help.contains("`version = \"1.33\"`"), "{help}");
+        assert!(help.contains("`force_stack = true`"), "{help}");
+        // A pool's own version counts too; 1.33 and the channel's default are fine.
+        let pool = high("version = \"1.33\"", "").replace(
+            "nodes = 2\n",
+            "nodes = 2\nversion = \"1.34.1-gke.1829001\"\n",
+        );
+        assert_eq!(
+            problems(&pool).len(),
+            2,
+            "skew and the stack: {:?}",
+            problems(&pool)
+        );
+        assert!(problems(&high("version = \"1.33\"", "")).is_empty());
+        assert!(problems(&high("version = \"latest\"", "")).is_empty());
+        // Forced: the user takes the untested combination knowingly.
+        assert!(problems(&high("version = \"1.34\"", "force_stack = true")).is_empty());
+        // A3 Mega's stacks have no known ceiling.
+        assert!(problems(&section("cluster", "version = \"1.34\"")).is_empty());
     }
 
     #[test]

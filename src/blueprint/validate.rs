@@ -9,7 +9,7 @@
 
 use super::decode::{Sp, choice_hint, did_you_mean, quoted_list};
 use super::error::{Finding, Findings, Span};
-use super::model::Blueprint;
+use super::model::{Blueprint, GpuPool, SystemPool};
 use super::presets::{self, MachineFamily};
 use super::schema::RawBlueprint;
 use super::{cidr, cluster, names, network, pools, software, state, storage};
@@ -42,10 +42,28 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
     pools::cluster_limits(raw, &mut ctx);
     let network = network::network(&raw.network, &mut ctx);
     let cluster = cluster::cluster(&raw.cluster, &mut ctx);
+    let cluster_version = raw.cluster.version.as_ref();
+    let system_pool_version = cluster::pool_version(
+        raw.system_pool.version.as_ref(),
+        cluster_version,
+        None,
+        &mut ctx.f,
+    );
+    let gpu_pool_versions: Vec<_> = raw
+        .gpu_pools
+        .iter()
+        .map(|pool| {
+            let family = ctx.family;
+            cluster::pool_version(pool.version.as_ref(), cluster_version, family, &mut ctx.f)
+        })
+        .collect();
     let filestore = storage::filestore(raw.filestore.as_ref(), &mut ctx);
     let artifact_registries = storage::artifact_registries(&raw.artifact_registries, &mut ctx);
     let buckets = storage::buckets(&raw.buckets, &mut ctx);
     let software = software::software(&raw.software, &mut ctx);
+    if let (Some(family), Some(software)) = (ctx.family, &software) {
+        software::stack_fits_versions(raw, family, &software.stack, &mut ctx.f);
+    }
     let identity_section = super::accounts::identity(&raw.identity, &mut ctx);
     let state = state::state(&raw.state, &mut ctx);
 
@@ -62,10 +80,19 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
             family: ctx.family?,
             network: network?,
             cluster: cluster?,
-            system_pool: system_pool?,
+            system_pool: SystemPool {
+                version: system_pool_version?,
+                ..system_pool?
+            },
             gpu_pools: gpu_pools
                 .into_iter()
-                .map(|pool| pool.model)
+                .zip(gpu_pool_versions)
+                .map(|(pool, version)| {
+                    Some(GpuPool {
+                        version: version?,
+                        ..pool.model?
+                    })
+                })
                 .collect::<Option<Vec<_>>>()?,
             filestore: filestore?,
             artifact_registries: artifact_registries?,

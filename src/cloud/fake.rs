@@ -185,6 +185,7 @@ impl Provider for FakeProvider {
             .map(|d| UpdateStep {
                 name: format!("set_{}", d.field),
                 fields: vec![d.field.clone()],
+                reaches: None,
             })
             .collect()
     }

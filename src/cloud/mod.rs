@@ -88,12 +88,16 @@ pub enum Settle {
 
 /// One API call of an in-place update (GKE takes one field per `clusters.update`, node pool size
 /// goes through `setSize` ...).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpdateStep {
     /// A short name for progress lines and errors, e.g. `setSize`.
     pub name: String,
     /// The fields this call changes.
     pub fields: Vec<String>,
+    /// For a step on the way to the desired value (a control plane's intermediate minor version:
+    /// GKE moves it one minor at a time), the value its one field reaches, which the executor
+    /// records once the call is done; `None` when the call reaches the desired spec.
+    pub reaches: Option<serde_json::Value>,
 }
 
 impl UpdateStep {
@@ -111,6 +115,7 @@ impl UpdateStep {
                 (!changed.is_empty()).then(|| UpdateStep {
                     name: name.to_string(),
                     fields: changed,
+                    reaches: None,
                 })
             })
             .collect()

@@ -334,6 +334,11 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             auto_upgrade: true,
             service_account: service_account.clone(),
             upgrade_settings: bp.system_pool.upgrade.as_ref().map(upgrade_settings),
+            version: bp
+                .system_pool
+                .version
+                .unwrap_or(bp.cluster.version)
+                .to_string(),
         }),
         pool_deps.clone(),
         with_cluster(false),
@@ -401,6 +406,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 auto_upgrade: false,
                 service_account: service_account.clone(),
                 upgrade_settings: pool.upgrade.as_ref().map(upgrade_settings),
+                version: pool.version.unwrap_or(bp.cluster.version).to_string(),
             }),
             deps,
             with_cluster(pool.prevent_destroy),

@@ -191,6 +191,89 @@ impl Plan {
     pub fn change(&self, addr: &Addr) -> Option<&Change> {
         self.changes.iter().find(|c| &c.addr == addr)
     }
+
+    /// The GKE version upgrades in this plan, in the order apply carries them out: each control
+    /// plane one minor version at a time, then its node pools, then the Kubernetes objects that
+    /// run on the nodes (see [`crate::apply::schedule`]). Empty without a version change.
+    pub fn upgrade_order(&self) -> Vec<UpgradeStep> {
+        use crate::resource::Kind;
+        use crate::resource::kinds::gke_versions::minors_between;
+        let version_diff = |c: &Change| {
+            (c.action == Action::Update)
+                .then(|| c.diffs.iter().find(|d| d.field == "version"))
+                .flatten()
+                .map(|d| {
+                    (
+                        d.before.as_str().unwrap_or("").to_string(),
+                        d.after.as_str().unwrap_or("").to_string(),
+                    )
+                })
+        };
+        let mut out = Vec::new();
+        for cluster in self.changes.iter().filter(|c| c.addr.kind == Kind::Cluster) {
+            let inside = |c: &&Change| c.lifecycle.deleted_with.as_ref() == Some(&cluster.addr);
+            if let Some((live, target)) = version_diff(cluster) {
+                let mut from = live.clone();
+                for minor in minors_between(&live, &target) {
+                    out.push(UpgradeStep {
+                        addr: cluster.addr.clone(),
+                        what: format!("control plane {from} → {minor}"),
+                        why: "GKE upgrades a control plane one minor version at a time".into(),
+                    });
+                    from = minor;
+                }
+                out.push(UpgradeStep {
+                    addr: cluster.addr.clone(),
+                    what: format!("control plane {from} → {target}"),
+                    why: "the blueprint's `[cluster] version`".into(),
+                });
+            }
+            let pools: Vec<&Change> = self
+                .changes
+                .iter()
+                .filter(inside)
+                .filter(|c| c.addr.kind == Kind::NodePool && version_diff(c).is_some())
+                .collect();
+            for pool in &pools {
+                let (live, target) = version_diff(pool).unwrap_or_default();
+                out.push(UpgradeStep {
+                    addr: pool.addr.clone(),
+                    what: format!("nodes {live} → {target}"),
+                    why: "after the control plane: a node pool is never newer than it".into(),
+                });
+            }
+            if pools.is_empty() {
+                continue;
+            }
+            for object in self.changes.iter().filter(inside).filter(|c| {
+                c.addr.kind == Kind::Kubernetes
+                    && matches!(c.action, Action::Create | Action::Update)
+            }) {
+                out.push(UpgradeStep {
+                    addr: object.addr.clone(),
+                    what: format!(
+                        "{} on the upgraded nodes",
+                        if object.action == Action::Create {
+                            "created"
+                        } else {
+                            "updated"
+                        }
+                    ),
+                    why: "after the node pools, so it rolls out once onto the new version".into(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// One step of a plan's upgrade order ([`Plan::upgrade_order`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UpgradeStep {
+    pub addr: Addr,
+    /// `control plane 1.32.12-gke.1050000 → 1.33`, `nodes 1.33.5-gke.1080000 → 1.34`.
+    pub what: String,
+    pub why: String,
 }
 
 /// A plan saved against a format-1 state (plan files of formats 1 and 2), its addresses as

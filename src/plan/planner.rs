@@ -131,8 +131,13 @@ pub fn plan_unprotected(
                 live.get(field.name).and_then(Value::as_str),
             ) && spec::moved_ahead(pin, running)
             {
+                let why = if d.addr.kind == Kind::NodePool {
+                    "GKE's node auto-upgrade moved it"
+                } else {
+                    "its release channel upgraded it, and GKE does not move a control plane back down a minor version"
+                };
                 notes.push(format!(
-                    "{} runs {running}, ahead of the blueprint's {} = \"{pin}\": its release channel upgraded it, and GKE does not move a control plane back down a minor version. Not a change; set {} = \"{}\" to pin what runs.",
+                    "{} runs {running}, ahead of the blueprint's {} = \"{pin}\": {why}. Not a change; set {} = \"{}\" to pin what runs.",
                     d.addr,
                     field.name,
                     field.name,

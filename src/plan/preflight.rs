@@ -36,7 +36,9 @@
 use super::{Action, Plan};
 use crate::cloud::{CloudError, Provider, Target};
 use crate::resource::kinds::from_spec;
-use crate::resource::kinds::gke_versions::{self, GkeVersionsSpec, minor_step};
+use crate::resource::kinds::gke_versions::{
+    self, GkeVersionsSpec, minor_step, minors_between, node_skew,
+};
 use crate::resource::kinds::node_pool::NodePoolSpec;
 use crate::resource::kinds::quotas::{
     GPU_FAMILY_QUOTA_ID, GpuFamilyQuotaSpec, MachineTypeSpec, QuotasSpec, gpu_family,
@@ -647,9 +649,12 @@ fn not_yet_enabled(service: &str, subject: &str, project: &str) -> Check {
 
 /// The GKE version of a cluster the plan creates, replaces or moves to another version or
 /// channel: offered by its release channel in its location (`getServerConfig`), and, for a
-/// cluster that exists, one GKE moves its control plane to (one minor up at a time, no minor
-/// down: [`minor_step`]). Without this, a version the channel does not offer fails at the
-/// `clusters.update` or `create` call, after everything before it was applied.
+/// cluster that exists, a move GKE makes ([`minor_step`]: no minor down): a move of several
+/// minors up is one upgrade per minor, each of which the channel must offer, and none of which
+/// may leave a node pool more than two minors behind ([`node_skew`]; pools are upgraded after
+/// their control plane). A node pool the plan upgrades must fit the control plane it will run
+/// under. Without this, a version the channel does not offer fails at the `clusters.update` or
+/// `create` call, after everything before it was applied.
 async fn gke_versions(
     provider: &dyn Provider,
     plan: &Plan,
@@ -659,22 +664,26 @@ async fn gke_versions(
     if pending.contains("container.googleapis.com") {
         return Ok(vec![]);
     }
+    let version_of = |v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .and_then(|v| v["version"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
     let mut checks = Vec::new();
-    for change in plan.actions() {
-        if change.addr.kind != Kind::Cluster {
-            continue;
-        }
+    for change in plan.changes.iter().filter(|c| c.addr.kind == Kind::Cluster) {
+        let moves = change
+            .diffs
+            .iter()
+            .any(|d| d.field == "version" || d.field == "release_channel");
         let existing = match change.action {
             Action::Create | Action::Replace => false,
-            Action::Update
-                if change
-                    .diffs
-                    .iter()
-                    .any(|d| d.field == "version" || d.field == "release_channel") =>
-            {
-                true
+            Action::Update if moves => true,
+            _ => {
+                // The control plane stays: its pools' upgrades must fit what it runs.
+                checks.extend(pool_checks(plan, change, &version_of(&change.before)));
+                continue;
             }
-            _ => continue,
         };
         let Some(after) = &change.after else { continue };
         let text = |field: &str| after[field].as_str().unwrap_or("").to_string();
@@ -696,7 +705,7 @@ async fn gke_versions(
             vec![change.addr.clone()],
             format!("{wanted} offered by {channel}"),
         );
-        match offer.resolve(&channel, &wanted) {
+        let build = match offer.resolve(&channel, &wanted) {
             Err(valid) => {
                 check.available = if valid.is_empty() {
                     "none".into()
@@ -721,29 +730,117 @@ async fn gke_versions(
                         elsewhere.join(" or ")
                     )
                 });
+                checks.push(check);
+                continue;
             }
-            Ok(build) => {
-                check.available = build.clone();
-                let live = change
-                    .before
-                    .as_ref()
-                    .and_then(|b| b["version"].as_str())
-                    .filter(|_| existing);
-                match live.and_then(|live| minor_step(live, &build)) {
-                    Some(reason) => {
+            Ok(build) => build,
+        };
+        check.available = build.clone();
+        let live = version_of(&change.before);
+        if existing {
+            if let Some(reason) = minor_step(&live, &build) {
+                check.problem = Some(format!("the control plane runs {live}"));
+                check.fix = Some(reason);
+                checks.push(check);
+                continue;
+            }
+            // One upgrade per minor on the way, each offered by the channel.
+            let mut path = Vec::new();
+            for minor in minors_between(&live, &build) {
+                match offer.resolve(&channel, &minor) {
+                    Ok(step) => path.push(step),
+                    Err(valid) => {
                         check.problem = Some(format!(
-                            "the control plane runs {}",
-                            live.unwrap_or_default()
+                            "GKE upgrades a control plane one minor version at a time, and the {channel} channel offers no {minor} build to pass through from {live}"
                         ));
-                        check.fix = Some(reason);
+                        check.available = valid;
+                        check.fix = Some(format!(
+                            "choose a release channel that offers {minor}, or move to it in smaller steps"
+                        ));
+                        break;
                     }
-                    None => check.ok = true,
                 }
             }
+            if check.problem.is_some() {
+                checks.push(check);
+                continue;
+            }
+            if !path.is_empty() {
+                path.push(build.clone());
+                check.available = format!("{} (one minor at a time)", path.join(" then "));
+            }
+            // Pools are upgraded after the control plane: each of its steps must keep them
+            // within GKE's skew.
+            let behind = plan
+                .changes
+                .iter()
+                .filter(|c| {
+                    c.addr.kind == Kind::NodePool
+                        && c.lifecycle.deleted_with.as_ref() == Some(&change.addr)
+                        && c.action != Action::Delete
+                })
+                .find_map(|pool| {
+                    let pool_live = version_of(&pool.before);
+                    path.iter().chain(std::iter::once(&build)).find_map(|step| {
+                        node_skew(&pool_live, step)
+                            .map(|r| (pool, pool_live.clone(), step.clone(), r))
+                    })
+                });
+            if let Some((pool, pool_live, step, reason)) = behind {
+                let next = minors_between(&pool_live, &step)
+                    .into_iter()
+                    .take(gke_versions::MAX_NODE_MINOR_SKEW as usize)
+                    .last()
+                    .unwrap_or_default();
+                check.problem = Some(format!(
+                    "{} runs {pool_live}: the control plane's upgrade to {step} would break GKE's version skew ({reason})",
+                    pool.addr
+                ));
+                check.fix = Some(format!(
+                    "upgrade in two applies: set `[cluster] version = \"{next}\"` and apply (the pools follow it), then the version you want"
+                ));
+                checks.push(check);
+                continue;
+            }
         }
+        check.ok = true;
         checks.push(check);
+        checks.extend(pool_checks(plan, change, &build));
     }
     Ok(checks)
+}
+
+/// The node pools of `cluster` whose version the plan changes, checked against the build its
+/// control plane will run (`control_plane`): never a newer minor, at most two minors behind.
+fn pool_checks(plan: &Plan, cluster: &crate::plan::Change, control_plane: &str) -> Vec<Check> {
+    plan.changes
+        .iter()
+        .filter(|c| {
+            c.addr.kind == Kind::NodePool
+                && c.lifecycle.deleted_with.as_ref() == Some(&cluster.addr)
+                && c.action == Action::Update
+        })
+        .filter_map(|pool| {
+            let diff = pool.diffs.iter().find(|d| d.field == "version")?;
+            let wanted = diff.after.as_str().unwrap_or("");
+            let mut check = Check::new(
+                format!("GKE version {wanted} of {}", pool.addr),
+                vec![pool.addr.clone()],
+                format!("{wanted} within two minors below the control plane"),
+            );
+            check.available = format!("control plane {control_plane}");
+            match node_skew(wanted, control_plane) {
+                Some(reason) => {
+                    check.problem = Some(reason);
+                    check.fix = Some(format!(
+                        "set the pool's `version` within two minors below {control_plane}, or remove it to follow the control plane"
+                    ));
+                }
+                None => check.ok = true,
+            }
+            Some(check)
+        })
+        .collect()
 }
 
 /// Reads one object of a read-only kind (a service, quotas, a machine type) by its id.

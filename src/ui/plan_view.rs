@@ -34,6 +34,21 @@ pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
     for note in &plan.notes {
         let _ = writeln!(out, "{} {note}\n", printer.bold("Note:"));
     }
+    let upgrade = plan.upgrade_order();
+    if !upgrade.is_empty() {
+        let _ = writeln!(out, "{}", printer.bold("Upgrade order:"));
+        for (i, step) in upgrade.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  {}. {}: {} ({})",
+                i + 1,
+                step.addr,
+                step.what,
+                step.why
+            );
+        }
+        out.push('\n');
+    }
     if let Some(preflight) = plan.preflight.as_ref().filter(|p| !p.checks.is_empty()) {
         render_preflight(printer, &mut out, preflight);
     }
@@ -638,6 +653,7 @@ pub fn json(plan: &Plan) -> Value {
         })).collect::<Vec<_>>(),
         "preflight": plan.preflight,
         "notes": plan.notes,
+        "upgrade_order": plan.upgrade_order(),
     })
 }
 

@@ -3,23 +3,21 @@
 //! pairs (and their count), and Kueue's ClusterQueue and LocalQueue.
 
 use super::{
-    Check, Expected, ExpectedNetwork, ExpectedQueue, GPU_RESOURCE, KueueSnapshot,
+    Check, Expected, ExpectedNetwork, ExpectedPool, ExpectedQueue, GPU_RESOURCE, KueueSnapshot,
     LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, Snapshot, integer_quantity,
 };
 use crate::blueprint::DriverMode;
 use crate::graph::software::{ACCELERATOR_LABEL, NAMESPACE};
+use crate::resource::kinds::gke_versions::version_key;
+use crate::resource::spec::{Compare, Field, matches};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Every check, in report order.
 pub fn check(expected: &Expected, snapshot: &Snapshot) -> Vec<Check> {
     let mut out = Vec::new();
     for pool in &expected.pools {
-        out.push(pool_check(
-            expected,
-            &pool.name,
-            pool.nodes,
-            &snapshot.nodes,
-        ));
+        out.push(pool_check(expected, pool, &snapshot.nodes));
     }
     let gpu_nodes = snapshot
         .nodes
@@ -86,8 +84,10 @@ fn listed(names: &[&str]) -> String {
     text
 }
 
-/// `nodes/<pool>`: the pool has its declared node count, every node Ready with the family's GPUs.
-fn pool_check(expected: &Expected, pool: &str, declared: u32, nodes: &[Value]) -> Check {
+/// `nodes/<pool>`: the pool has its declared node count, every node Ready with the family's GPUs,
+/// all on one GKE version, the one the blueprint asks for (after an upgrade: on the new one).
+fn pool_check(expected: &Expected, expected_pool: &ExpectedPool, nodes: &[Value]) -> Check {
+    let (pool, declared) = (expected_pool.name.as_str(), expected_pool.nodes);
     let name = format!("nodes/{pool}");
     let gpus = u64::from(expected.gpus_per_node());
     let members: Vec<&Value> = nodes
@@ -156,9 +156,74 @@ fn pool_check(expected: &Expected, pool: &str, declared: u32, nodes: &[Value]) -
             hint,
         );
     }
+    // `v1.34.1-gke.1829001` → how many nodes run it, in version order.
+    let mut versions: BTreeMap<Vec<u64>, (String, usize)> = BTreeMap::new();
+    for node in &members {
+        let kubelet = node["status"]["nodeInfo"]["kubeletVersion"]
+            .as_str()
+            .unwrap_or("");
+        let version = kubelet.strip_prefix('v').unwrap_or(kubelet).to_string();
+        versions
+            .entry(version_key(&version))
+            .or_insert((version, 0))
+            .1 += 1;
+    }
+    if versions.len() > 1 {
+        let mix: Vec<String> = versions
+            .values()
+            .map(|(v, n)| format!("{n} on {v}"))
+            .collect();
+        return Check::fail(
+            name,
+            format!(
+                "the nodes of pool `{pool}` run different GKE versions ({}): an upgrade is under way or stopped part-way",
+                mix.join(", ")
+            ),
+            format!(
+                "`gcloud container operations list --filter=targetLink~{pool}` shows the upgrade; when it has ended, `a3ctl apply {}` finishes a stopped one",
+                expected.blueprint_path
+            ),
+        );
+    }
+    let running = versions
+        .into_values()
+        .next()
+        .map(|(v, _)| v)
+        .unwrap_or_default();
+    let field = Field {
+        name: "version",
+        change: crate::resource::spec::Change::InPlace,
+        compare: Compare::VersionPrefix,
+    };
+    let wanted = &expected_pool.version;
+    if !running.is_empty()
+        && !matches(
+            &field,
+            &Value::from(wanted.as_str()),
+            &Value::from(running.as_str()),
+        )
+    {
+        return Check::fail(
+            name,
+            format!(
+                "the nodes of pool `{pool}` run GKE {running}, the blueprint asks for {wanted}"
+            ),
+            format!(
+                "`a3ctl plan {}` shows the upgrade still to make",
+                expected.blueprint_path
+            ),
+        );
+    }
+    let on = if running.is_empty() {
+        String::new()
+    } else {
+        format!(", on GKE {running}")
+    };
     Check::pass(
         name,
-        format!("{declared}/{declared} node(s) Ready with {gpus} allocatable {GPU_RESOURCE} each"),
+        format!(
+            "{declared}/{declared} node(s) Ready with {gpus} allocatable {GPU_RESOURCE} each{on}"
+        ),
     )
 }
 
@@ -193,6 +258,22 @@ fn daemonset_check(expected: &Expected, ds: &str, gpu_nodes: usize, daemonsets: 
             format!("DaemonSet `{NAMESPACE}/{ds}` is ready on {ready} of {gpu_nodes} GPU node(s)"),
             format!(
                 "`kubectl -n {NAMESPACE} get pods -l name={ds} -o wide` shows which nodes lag; pods stuck in Init usually could not pull their image"
+            ),
+        );
+    }
+    // After a change of its pod template (a new stack's installer): every pod of the new one.
+    // Kubernetes leaves `updatedNumberScheduled` out when it is zero.
+    let updated = count("updatedNumberScheduled");
+    let generation = live["metadata"]["generation"].as_i64();
+    let observed = live["status"]["observedGeneration"].as_i64();
+    if updated < gpu_nodes || (generation.is_some() && observed < generation) {
+        return Check::fail(
+            name,
+            format!(
+                "DaemonSet `{NAMESPACE}/{ds}` is rolling out its current version: {updated} of {gpu_nodes} GPU node(s) run it"
+            ),
+            format!(
+                "`kubectl -n {NAMESPACE} rollout status daemonset/{ds}` follows the rollout; run verify again when it has finished"
             ),
         );
     }

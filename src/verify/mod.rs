@@ -40,6 +40,9 @@ pub const LOCAL_QUEUE_NAMESPACE: &str = "default";
 pub struct ExpectedPool {
     pub name: String,
     pub nodes: u32,
+    /// The GKE version the blueprint asks of the pool's nodes (`1.34`, `default`, an exact
+    /// build): the pool's own `version`, else `[cluster] version`.
+    pub version: String,
 }
 
 /// One Network + GKENetworkParamSet pair.
@@ -121,6 +124,7 @@ impl Expected {
                 .map(|p| ExpectedPool {
                     name: p.name.clone(),
                     nodes: p.nodes,
+                    version: p.version.unwrap_or(bp.cluster.version).to_string(),
                 })
                 .collect(),
             daemonsets,

@@ -20,8 +20,9 @@ fn node(name: &str, pool: &str, accelerator: &str, gpus: &str) -> Value {
 }
 
 fn daemonset(name: &str, desired: u64, ready: u64) -> Value {
-    json!({"metadata": {"name": name, "namespace": "kube-system"},
-           "status": {"desiredNumberScheduled": desired, "numberReady": ready}})
+    json!({"metadata": {"name": name, "namespace": "kube-system", "generation": 1},
+           "status": {"desiredNumberScheduled": desired, "numberReady": ready,
+                      "updatedNumberScheduled": ready, "observedGeneration": 1}})
 }
 
 fn cluster_queue(name: &str, quota: Value, active: &str) -> Value {
@@ -245,6 +246,70 @@ fn daemonsets_missing_or_not_ready_everywhere_fail() {
         failures(&bp, &snapshot)[0]
             .message
             .contains("is scheduled on 2 node(s), but the cluster has 4 GPU node(s)")
+    );
+}
+
+#[test]
+fn after_an_upgrade_nodes_run_the_blueprints_version_and_installers_their_current_template() {
+    // a3-high.toml asks for `version = "1.33"`.
+    let bp = shipped("a3-high.toml");
+    let on = |snapshot: &mut Snapshot, versions: &[&str]| {
+        for (node, v) in snapshot.nodes.iter_mut().skip(1).zip(versions) {
+            node["status"]["nodeInfo"] = json!({"kubeletVersion": format!("v{v}")});
+        }
+    };
+    let mut snapshot = healthy(&bp);
+    on(&mut snapshot, &["1.33.5-gke.1080000"; 4]);
+    assert_eq!(failures(&bp, &snapshot), vec![]);
+    let passed = check(&expected(&bp), &snapshot);
+    assert_eq!(
+        passed[0].message,
+        "4/4 node(s) Ready with 8 allocatable nvidia.com/gpu each, on GKE 1.33.5-gke.1080000"
+    );
+
+    // Half-way through a surge upgrade.
+    let mut snapshot = healthy(&bp);
+    on(
+        &mut snapshot,
+        &[
+            "1.34.1-gke.1829001",
+            "1.33.5-gke.1080000",
+            "1.34.1-gke.1829001",
+            "1.33.5-gke.1080000",
+        ],
+    );
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(
+        failed[0].message,
+        "the nodes of pool `a3high` run different GKE versions (2 on 1.33.5-gke.1080000, 2 on 1.34.1-gke.1829001): an upgrade is under way or stopped part-way"
+    );
+
+    // Not upgraded yet: the blueprint asks for 1.34.
+    let mut newer = bp.clone();
+    newer.cluster.version = crate::blueprint::VersionSpec::parse("1.34").unwrap();
+    let mut snapshot = healthy(&newer);
+    on(&mut snapshot, &["1.33.5-gke.1080000"; 4]);
+    let failed = failures(&newer, &snapshot);
+    assert_eq!(
+        failed[0].message,
+        "the nodes of pool `a3high` run GKE 1.33.5-gke.1080000, the blueprint asks for 1.34"
+    );
+
+    // An installer whose new template (a stack bump) is still rolling out.
+    let mut snapshot = healthy(&bp);
+    snapshot.daemonsets[1]["status"]["updatedNumberScheduled"] = json!(1);
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(
+        failed[0].message,
+        "DaemonSet `kube-system/nccl-tcpx-installer` is rolling out its current version: 1 of 4 GPU node(s) run it"
+    );
+    let mut snapshot = healthy(&bp);
+    snapshot.daemonsets[1]["metadata"]["generation"] = json!(2);
+    assert_eq!(
+        failures(&bp, &snapshot).len(),
+        1,
+        "a template not yet observed"
     );
 }
 

@@ -92,6 +92,9 @@ fn node(name: &str, pool: &str, gpus: u32) -> NodeSpec {
         managed_driver: true,
         cpu: if gpus > 0 { "208" } else { "8" }.into(),
         memory: if gpus > 0 { "1872Gi" } else { "32Gi" }.into(),
+        // The control plane's version, not cordoned.
+        version: String::new(),
+        unschedulable: false,
     }
 }
 

@@ -6,7 +6,6 @@ use crate::common;
 
 use common::TestContext;
 use common::gcloud::Gcloud;
-use serde_json::Value;
 
 const MEGA: &str = "blueprints/a3-mega.toml";
 
@@ -47,15 +46,8 @@ async fn state_of(cx: &TestContext, service: &str) -> String {
 
 /// The request log, in order: `(method, path)`.
 async fn requests(cx: &TestContext) -> Vec<(String, String)> {
-    let log: Value = reqwest::get(format!("{}/_sim/requests", cx.sim.base_url()))
+    crate::common::request_log(cx)
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    log["entries"]
-        .as_array()
-        .unwrap()
         .iter()
         .map(|e| {
             (

@@ -1,22 +1,63 @@
 //! A change of a cluster's GKE version or release channel is checked against GKE's offer before
 //! anything changes (preflight reads the location's `getServerConfig`): a version the channel
-//! does not offer, a minor downgrade and a jump of two minors are refused with what to do, and no
-//! mutating request is made; one minor up is planned with the build it resolves to, and applied.
+//! does not offer, a minor downgrade and a move through a minor the channel does not offer are
+//! refused with what to do, and no mutating request is made. An upgrade is planned and applied in
+//! GKE's order: the control plane one minor at a time, then its node pools (whose versions follow
+//! `[cluster] version`), each step recorded as it is reached, so a killed apply resumes.
 
 use crate::common::{self, TestContext};
+use a3ctl_sim::faults::{FaultConfig, TripWhen, Tripwire};
+use serde_json::Value;
+use std::time::Duration;
 
 const HIGH: &str = "blueprints/a3-high.toml";
 
 fn with_cluster(cx: &TestContext, channel: &str, version: &str) {
     let text = std::fs::read_to_string(cx.path(HIGH)).unwrap();
-    let changed = text
+    let mut changed = text
         .replace(
             "release_channel = \"regular\"",
             &format!("release_channel = \"{channel}\""),
         )
         .replace("version = \"1.33\"", &format!("version = \"{version}\""));
     assert!(changed.contains(&format!("version = \"{version}\"")));
+    if version.starts_with("1.34") {
+        // A3 High's NCCL stack is not tested on 1.34 (validate refuses it unless forced, see
+        // `an_untested_stack_is_refused_before_any_request`); these tests are about GKE's rules.
+        changed = changed.replace(
+            "stack = \"2026-01\"",
+            "stack = \"2026-01\"\nforce_stack = true",
+        );
+    }
     cx.write("changed.toml", &changed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untested_stack_is_refused_before_any_request() {
+    let cx = TestContext::new().await;
+    let text = std::fs::read_to_string(cx.path(HIGH))
+        .unwrap()
+        .replace("version = \"1.33\"", "version = \"1.34\"");
+    cx.write("changed.toml", &text);
+    let before = cx.sim.request_total();
+    let plan = cx.run(&["plan", "changed.toml"]).await.expect(1);
+    assert!(
+        plan.stderr
+            .contains("Stack `2026-01` is not tested on GKE 1.34 for A3 High"),
+        "{}",
+        plan.stderr
+    );
+    assert!(plan.stderr.contains("changed.toml:"), "{}", plan.stderr);
+    assert!(
+        plan.stderr.contains("force_stack = true"),
+        "{}",
+        plan.stderr
+    );
+    assert_eq!(
+        cx.sim.request_total(),
+        before,
+        "validation makes no request"
+    );
 }
 
 async fn master_version(cx: &TestContext) -> String {
@@ -109,31 +150,199 @@ async fn a_version_gke_would_refuse_is_refused_before_any_change() {
         .expect(0);
 }
 
+/// `name version` of each node pool of the cluster, sorted.
+async fn pool_versions(cx: &TestContext) -> Vec<String> {
+    let g = common::gcloud::Gcloud::in_project(&cx.sim, "my-project");
+    let (ok, out, err) = g
+        .run(&[
+            "container",
+            "node-pools",
+            "list",
+            "--cluster=a3high",
+            "--location=us-central1",
+            "--format=value(name,version)",
+        ])
+        .await;
+    assert!(ok, "{err}");
+    let mut pools: Vec<String> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    pools.sort();
+    pools
+}
+
+/// `METHOD path` of every mutating GKE request so far, in order.
+async fn gke_mutations(cx: &TestContext) -> Vec<String> {
+    common::request_log(cx)
+        .await
+        .iter()
+        .filter(|e| e["api"] == "container" && e["method"] != "GET")
+        .map(|e| {
+            let path = e["path"].as_str().unwrap();
+            let short = path.rsplit("/clusters/").next().unwrap_or(path);
+            format!("{} {short}", e["method"].as_str().unwrap())
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_minors_at_once_are_refused_with_the_next_step() {
+async fn a_move_through_a_minor_the_channel_does_not_offer_is_refused() {
     let cx = TestContext::new().await;
     with_cluster(&cx, "regular", "1.32");
     cx.run(&["apply", "changed.toml", "--auto-approve"])
         .await
         .expect(0);
     assert_eq!(master_version(&cx).await, "1.32.12-gke.1050000");
+    // RAPID offers only 1.34 builds: the control plane cannot pass through 1.33 in it.
     with_cluster(&cx, "rapid", "1.34");
     let before = common::mutations(&cx);
     let plan = cx.run(&["plan", "changed.toml"]).await.expect(1);
     assert!(
-        plan.stdout
-            .contains("the control plane runs 1.32.12-gke.1050000"),
+        plan.stdout.contains(
+            "GKE upgrades a control plane one minor version at a time, and the RAPID channel offers no 1.33 build to pass through from 1.32.12-gke.1050000"
+        ),
         "{}",
         plan.stdout
     );
     assert!(
-        plan.stderr.contains(
-            "GKE upgrades a control plane one minor version at a time (1.32 → 1.34); set `version = \"1.33\"` and apply, then the next minor"
-        ),
+        plan.stderr
+            .contains("choose a release channel that offers 1.33"),
         "{}",
         plan.stderr
     );
     assert_eq!(common::mutations(&cx), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_minor_upgrade_moves_the_control_plane_then_its_pools() {
+    let cx = TestContext::new().await;
+    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.33.5-gke.1080000", "system 1.33.5-gke.1080000"]
+    );
+    let applied = gke_mutations(&cx).await.len();
+
+    with_cluster(&cx, "rapid", "1.34");
+    let plan = cx.run(&["plan", "changed.toml"]).await.expect(0);
+    for line in [
+        "Upgrade order:",
+        "  1. cluster.main: control plane 1.33.5-gke.1080000 → 1.34 (the blueprint's `[cluster] version`)",
+        "node_pool.a3high: nodes 1.33.5-gke.1080000 → 1.34 (after the control plane: a node pool is never newer than it)",
+        "node_pool.system: nodes 1.33.5-gke.1080000 → 1.34",
+        "  ✓ GKE version 1.34 of node_pool.a3high: need 1.34 within two minors below the control plane, available control plane 1.34.1-gke.1829001",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+    let json = cx.run(&["plan", "changed.toml", "--json"]).await.expect(0);
+    let json: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        json["upgrade_order"].as_array().map(Vec::len),
+        Some(3),
+        "{json}"
+    );
+
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(master_version(&cx).await, "1.34.1-gke.1829001");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.34.1-gke.1829001", "system 1.34.1-gke.1829001"]
+    );
+    // The channel, then the control plane, then the pools, one operation at a time.
+    let upgrade = gke_mutations(&cx).await.split_off(applied);
+    assert_eq!(upgrade.len(), 4, "{upgrade:?}");
+    assert_eq!(upgrade[..2], ["PUT a3high", "PUT a3high"], "{upgrade:?}");
+    let mut pools = upgrade[2..].to_vec();
+    pools.sort();
+    assert_eq!(
+        pools,
+        ["PUT a3high/nodePools/a3high", "PUT a3high/nodePools/system"]
+    );
+    cx.run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_minor_upgrade_is_two_control_plane_steps_and_resumes_after_a_kill() {
+    let cx = TestContext::new().await;
+    with_cluster(&cx, "stable", "1.31");
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(master_version(&cx).await, "1.31.14-gke.1243000");
+    let applied = gke_mutations(&cx).await.len();
+
+    with_cluster(&cx, "regular", "1.33");
+    let plan = cx.run(&["plan", "changed.toml"]).await.expect(0);
+    for line in [
+        "  1. cluster.main: control plane 1.31.14-gke.1243000 → 1.32 (GKE upgrades a control plane one minor version at a time)",
+        "  2. cluster.main: control plane 1.32 → 1.33 (the blueprint's `[cluster] version`)",
+        "need 1.33 offered by REGULAR, available 1.32.12-gke.1050000 then 1.33.5-gke.1080000 (one minor at a time)",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+
+    // The third cluster update (channel, 1.32, then 1.33) is made and its answer lost: the
+    // process dies with the control plane on its way to 1.33.
+    cx.sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "container".into(),
+            method: Some("PUT".into()),
+            path: Some("/clusters/a3high".into()),
+            nth: 3,
+            when: TripWhen::After,
+        }],
+        ..Default::default()
+    });
+    let mut child = cx
+        .command(&["apply", "changed.toml", "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    tokio::time::timeout(Duration::from_secs(120), cx.sim.wait_tripped())
+        .await
+        .expect("the apply reaches the last control-plane step");
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    cx.sim.set_faults(FaultConfig::default());
+    // State holds the step it saw through: the control plane reached 1.32.
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(cx.path("state/a3high.a3state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        state["resources"]["cluster.main"]["spec"]["version"],
+        "1.32"
+    );
+    assert_eq!(
+        state["resources"]["cluster.main"]["spec"]["release_channel"],
+        "REGULAR"
+    );
+
+    // The next apply finishes the upgrade without asking for a step twice.
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(master_version(&cx).await, "1.33.5-gke.1080000");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.33.5-gke.1080000", "system 1.33.5-gke.1080000"]
+    );
+    // The log holds answered requests: the channel and 1.32 steps. The 1.33 step was made by the
+    // killed run (held unanswered by the tripwire), and the resumed run asked for no step again.
+    let upgrade = gke_mutations(&cx).await.split_off(applied);
+    let cluster_updates = upgrade.iter().filter(|m| *m == "PUT a3high").count();
+    assert_eq!(cluster_updates, 2, "{upgrade:?}");
+    assert_eq!(upgrade.len(), 4, "and one upgrade per pool: {upgrade:?}");
+    cx.run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,11 +394,220 @@ async fn a_control_plane_the_channel_moved_ahead_is_noted_not_planned() {
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(json["notes"].as_array().map(Vec::len), Some(1), "{json}");
 
-    // Pinned to what runs: nothing to note.
+    // Pinned to what runs: nothing to note; the pools, which follow the pin, catch up with the
+    // control plane (gcloud moved only the control plane).
     with_cluster(&cx, "regular", "1.33");
     let plan = cx
         .run(&["plan", "changed.toml", "--detailed-exitcode"])
         .await
-        .expect(0);
+        .expect(2);
     assert!(!plan.stdout.contains("Note:"), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("cluster.main:"), "{}", plan.stdout);
+    assert!(
+        plan.stdout
+            .contains("node_pool.a3high: nodes 1.32.12-gke.1050000 → 1.33"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "{}",
+        plan.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stack_bump_with_an_upgrade_rolls_the_installer_after_the_pools() {
+    let cx = TestContext::new().await;
+    const MEGA: &str = "blueprints/a3-mega.toml";
+    let text = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("nodes = 32", "nodes = 4")
+        .replace("stack = \"2026-01\"", "stack = \"2025-11\"");
+    cx.write("mega.toml", &text);
+    cx.run(&["apply", "mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    cx.run(&["verify", "mega.toml"]).await.expect(0);
+    let kubectl = common::kubectl::Kubectl::for_cluster(&cx, "a3mega").await;
+    // The installer DaemonSet's plugin image, and on how many nodes its current template runs
+    // (the simulator computes DaemonSet status; it makes no DaemonSet pods).
+    let installer = || async {
+        let ds = kubectl
+            .items(&[
+                "daemonsets",
+                "-n",
+                "kube-system",
+                "--field-selector",
+                "metadata.name=nccl-tcpxo-installer",
+            ])
+            .await;
+        let ds = ds.first().cloned().expect("the installer DaemonSet");
+        let image = ds["spec"]["template"]["spec"]["initContainers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["image"].as_str())
+            .find(|i| i.contains("nccl-plugin"))
+            .unwrap_or_default()
+            .to_string();
+        (image, ds["status"]["updatedNumberScheduled"].as_u64())
+    };
+    assert_eq!(
+        installer().await,
+        (
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14"
+                .to_string(),
+            Some(4)
+        )
+    );
+    let log_len = |cx: &TestContext| cx.sim.request_total();
+    let before = log_len(&cx);
+
+    // GKE 1.32 → 1.33 and the stack 2025-11 → 2026-01 in one plan.
+    let bumped = text
+        .replace("version = \"1.32\"", "version = \"1.33\"")
+        .replace("stack = \"2025-11\"", "stack = \"2026-01\"");
+    cx.write("mega.toml", &bumped);
+    let plan = cx.run(&["plan", "mega.toml"]).await.expect(0);
+    let order = plan
+        .stdout
+        .split("Upgrade order:")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("{}", plan.stdout))
+        .to_string();
+    let position = |what: &str| {
+        order
+            .find(what)
+            .unwrap_or_else(|| panic!("{what} not in the order:{order}"))
+    };
+    assert!(position("cluster.main: control plane") < position("node_pool.a3mega: nodes"));
+    assert!(
+        position("node_pool.a3mega: nodes")
+            < position("nccl-tcpxo-installer: updated on the upgraded nodes")
+    );
+
+    cx.run(&["apply", "mega.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    // The installer's new template reached the API server after the last pool upgrade was
+    // asked for (and waited on).
+    let log = common::request_log(&cx).await;
+    let entries = &log[before..];
+    let last_pool = entries
+        .iter()
+        .rposition(|e| e["method"] == "PUT" && e["path"].as_str().unwrap().contains("/nodePools/"))
+        .expect("the pools were upgraded");
+    let changed = entries
+        .iter()
+        .position(|e| {
+            e["method"] == "PATCH"
+                && e["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("/daemonsets/nccl-tcpxo-installer")
+        })
+        .expect("the installer was changed");
+    assert!(last_pool < changed, "{last_pool} < {changed}");
+    assert_eq!(
+        installer().await.0,
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15"
+    );
+    // Nodes on the new version, the installer rolled out everywhere, the queue active.
+    let verify = cx.run(&["verify", "mega.toml"]).await.expect(0);
+    assert!(
+        verify.stdout.contains("on GKE 1.33.5-gke.1080000"),
+        "{}",
+        verify.stdout
+    );
+    cx.run(&["plan", "mega.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_throughout() {
+    use a3ctl_sim::SimConfig;
+    use a3ctl_sim::latency::{LatencyProfile, Span};
+    // A surge VM takes 60 simulated seconds to come up, a node 30 to drain: a batch spans
+    // several of the test's 20-second steps of the manual clock.
+    let mut latency = LatencyProfile::zero();
+    for (key, secs) in [
+        ("container.nodePool.upgrade.create", 60.0),
+        ("container.nodePool.upgrade.drain", 30.0),
+    ] {
+        latency.spans.insert(key.to_string(), Span::Fixed(secs));
+    }
+    let cx = TestContext::with(SimConfig {
+        latency,
+        ..SimConfig::default()
+    })
+    .await;
+    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    let kubectl = common::kubectl::Kubectl::for_cluster(&cx, "a3high").await;
+
+    with_cluster(&cx, "rapid", "1.34");
+    let mut child = cx
+        .command(&["apply", "changed.toml", "--auto-approve"])
+        .spawn()
+        .expect("a3ctl starts");
+    let (mut fewest, mut mixed, mut samples) = (usize::MAX, false, 0);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the apply's status") {
+            break status;
+        }
+        samples += 1;
+        assert!(samples < 2000, "the upgrade did not end");
+        let nodes = kubectl
+            .items(&["nodes", "-l", "cloud.google.com/gke-nodepool=a3high"])
+            .await;
+        let serving = nodes
+            .iter()
+            .filter(|n| {
+                n["spec"]["unschedulable"] != true
+                    && n["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+            .count();
+        fewest = fewest.min(serving);
+        let mut versions: Vec<&str> = nodes
+            .iter()
+            .filter_map(|n| n["status"]["nodeInfo"]["kubeletVersion"].as_str())
+            .collect();
+        versions.sort();
+        versions.dedup();
+        mixed |= versions.len() > 1;
+        let queue = kubectl
+            .items(&["clusterqueues.kueue.x-k8s.io"])
+            .await
+            .into_iter()
+            .next()
+            .expect("the ClusterQueue");
+        let active = queue["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Active" && c["status"] == "True");
+        assert!(active, "the queue stopped admitting: {queue}");
+        cx.sim.advance_secs(20.0);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "the apply failed");
+    // GKE's default surge (one new node, none taken away first) never had fewer than 4 nodes
+    // serving, and the nodes were replaced one batch at a time.
+    assert_eq!(fewest, 4);
+    assert!(mixed, "no sample saw old and new nodes together");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.34.1-gke.1829001", "system 1.34.1-gke.1829001"]
+    );
+    cx.run(&["verify", "changed.toml"]).await.expect(0);
 }

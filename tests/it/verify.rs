@@ -85,7 +85,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
     // Everything a3ctl installs passes.
     let run = cx.run(&["verify", HIGH]).await.expect(0);
     for line in [
-        "nodes/a3high                         ok    4/4 node(s) Ready with 8 allocatable nvidia.com/gpu each",
+        "nodes/a3high                         ok    4/4 node(s) Ready with 8 allocatable nvidia.com/gpu each, on GKE 1.33.5-gke.1080000",
         "daemonset/kube-system/device-injector  ok    ready on 4/4 GPU node(s)",
         "network/vpc4                         ok    Device network on `a3high-gpunet-4` / `a3high-gpunet-4-subnet`",
         "networks/count                       ok    4 device Network object(s), 4 needed on A3 High",
@@ -330,7 +330,7 @@ async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_
     assert_eq!(names, want);
     assert_eq!(
         checks[0]["message"],
-        "32/32 node(s) Ready with 8 allocatable nvidia.com/gpu each"
+        "32/32 node(s) Ready with 8 allocatable nvidia.com/gpu each, on GKE 1.32.12-gke.1050000"
     );
     assert_eq!(checks[2]["message"], "ready on 32/32 GPU node(s)");
 

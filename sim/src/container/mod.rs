@@ -11,7 +11,8 @@
 //! (GKE-like nodes, the service account they run as), [`operations`] (operations, their completion, the one-operation-at-a-time rule),
 //! [`reservations`] (pools that consume Compute reservations), [`capacity`] (pools that take VMs
 //! from a zone's capacity, and stockouts), [`server_config`] (versions), [`skew`] (the
-//! version-skew rules of upgrades and node pools),
+//! version-skew rules of upgrades and node pools), [`upgrades`] (node-pool upgrades batch by
+//! batch: surge and blue-green),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
 mod capacity;
@@ -25,6 +26,7 @@ mod reservations;
 mod rules;
 pub mod server_config;
 pub mod skew;
+pub mod upgrades;
 
 use crate::error::GcpError;
 use crate::server::Shared;
@@ -79,6 +81,13 @@ pub struct NodePool {
     /// from worlds saved before zone capacity, whose groups hold their nodes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub granted: BTreeMap<String, u32>,
+    /// Nodes (by name) whose version differs from the pool's `version`: those an upgrade has
+    /// replaced so far ([`upgrades`]). Absent from worlds saved before upgrades ran in batches.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_versions: BTreeMap<String, String>,
+    /// Nodes (by name) an upgrade has cordoned.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub cordoned: std::collections::BTreeSet<String>,
 }
 
 /// What a pool's instance group in one zone holds of a Compute reservation.

@@ -117,6 +117,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
     };
     super::skew::check_node_version(&version, master)?;
     pool["version"] = json!(version);
+    super::upgrades::check_settings(&pool["upgradeSettings"])?;
     fill_defaults(&mut pool, cx);
     check_service_account(world, cx.project, &pool["config"])?;
     let path = format!(
@@ -157,6 +158,8 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         generation: 1,
         reserved,
         granted,
+        node_versions: BTreeMap::new(),
+        cordoned: Default::default(),
     })
 }
 
@@ -748,7 +751,11 @@ fn update_patch(pool: &NodePool, request: &Value, master: &Value) -> GcpResult<V
                 }
                 patch.insert("locations".into(), value.clone());
             }
-            "upgradeSettings" | "queuedProvisioning" | "nodeDrainConfig" => {
+            "upgradeSettings" => {
+                super::upgrades::check_settings(value)?;
+                patch.insert((*key).into(), value.clone());
+            }
+            "queuedProvisioning" | "nodeDrainConfig" => {
                 patch.insert((*key).into(), value.clone());
             }
             "nodeNetworkConfig" => {

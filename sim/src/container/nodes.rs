@@ -193,7 +193,7 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
                 label(k, v.as_str().unwrap_or(""));
             }
             nodes.push(NodeSpec {
-                name,
+                name: name.clone(),
                 pool: pool.name.clone(),
                 machine_type: machine.to_string(),
                 zone: zone.clone(),
@@ -203,6 +203,13 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
                 managed_driver,
                 cpu: cpus.to_string(),
                 memory: memory.clone(),
+                version: pool
+                    .node_versions
+                    .get(&name)
+                    .cloned()
+                    .or_else(|| pool.resource["version"].as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                unschedulable: pool.cordoned.contains(&name),
             });
         }
     }

@@ -48,6 +48,11 @@ pub struct Operation {
     /// then the deadline).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub waiting: bool,
+    /// A node-pool upgrade replacing nodes batch by batch: while it has steps left, `done_at` is
+    /// when the next is due ([`super::upgrades`]). Absent from other operations and from worlds
+    /// saved before upgrades ran in batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<super::upgrades::Run>,
 }
 
 /// Why an operation failed (a `google.rpc.Status` plus the deprecated condition code).
@@ -133,7 +138,12 @@ pub fn start(
         keeps_nodes: false,
         capacity_deadline: None,
         waiting: false,
+        upgrade: None,
     };
+    let mut op = op;
+    if op.op_type == "UPGRADE_NODES" {
+        super::upgrades::attach(world, &mut op);
+    }
     let out = to_json(world, &op, cx.now);
     world.container.operations.push(op);
     out
@@ -211,6 +221,10 @@ pub fn to_json(world: &World, op: &Operation, now: SimTime) -> Value {
     if op.op_type == "CREATE_CLUSTER" {
         out["progress"] = progress(op, now);
     }
+    if let Some((progress, detail)) = super::upgrades::progress(op) {
+        out["progress"] = progress;
+        out["detail"] = json!(detail);
+    }
     if let Some(error) = &op.error {
         out["error"] = json!({"code": error.code, "message": error.message, "details": []});
         out["statusMessage"] = json!(error.message);
@@ -280,6 +294,11 @@ pub fn finish_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
         let Some(index) = next else {
             break;
         };
+        if super::upgrades::in_progress(&world.container.operations[index]) {
+            super::upgrades::step(world, cx, index);
+            changed = true;
+            continue;
+        }
         finish(world, cx, index, None);
         changed = true;
     }
@@ -328,9 +347,13 @@ fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
     let key = op.cluster_key.clone();
     // A cancelled operation creates nothing.
     let keeps_nodes = keeps_nodes && !cancelled;
-    match failure {
-        Some(error) => fail(world, cx, &key, &op.effect, &error, keeps_nodes),
+    match &failure {
+        Some(error) => fail(world, cx, &key, &op.effect, error, keeps_nodes),
         None => succeed(world, cx, &key, &op.effect),
+    }
+    if op.upgrade.is_some() {
+        let ended = world.container.operations[index].clone();
+        super::upgrades::ended(world, cx, &key, &ended, failure.as_ref());
     }
     reservations::settle(world, &key);
     capacity::settle(world, &key);

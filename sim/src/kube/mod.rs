@@ -150,6 +150,13 @@ pub struct NodeSpec {
     pub managed_driver: bool,
     pub cpu: String,
     pub memory: String,
+    /// The node's own GKE version (its kubelet's); empty: the control plane's. Absent from worlds
+    /// saved before nodes carried it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
+    /// Cordoned (`spec.unschedulable`), as an upgrade leaves a node it is about to drain.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unschedulable: bool,
 }
 
 /// Cluster add-ons whose Kubernetes side the simulator models.

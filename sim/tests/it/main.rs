@@ -12,6 +12,7 @@ mod gcloud_compute;
 mod gcloud_container;
 mod gcloud_filestore;
 mod gcloud_iam;
+mod gcloud_node_upgrades;
 mod gcloud_quotas;
 mod gcloud_resource_iam;
 mod gcloud_resourcemanager;

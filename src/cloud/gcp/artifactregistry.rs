@@ -137,6 +137,7 @@ impl crate::cloud::Provider for ArtifactRegistryAdapter {
         vec![UpdateStep {
             name: "updateRepository".into(),
             fields,
+            reaches: None,
         }]
     }
 

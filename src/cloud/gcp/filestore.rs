@@ -138,6 +138,7 @@ impl crate::cloud::Provider for FilestoreAdapter {
             .map(|(name, _, fields)| UpdateStep {
                 name: name.to_string(),
                 fields: fields.iter().map(|f| f.to_string()).collect(),
+                reaches: None,
             })
             .collect()
     }

@@ -436,6 +436,7 @@ impl crate::cloud::Provider for StorageAdapter {
         vec![UpdateStep {
             name: "patch".into(),
             fields,
+            reaches: None,
         }]
     }
 

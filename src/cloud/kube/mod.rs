@@ -460,6 +460,7 @@ impl crate::cloud::Provider for KubeAdapter {
         vec![UpdateStep {
             name: "apply".into(),
             fields: diffs.iter().map(|d| d.field.clone()).collect(),
+            reaches: None,
         }]
     }
 

@@ -74,21 +74,49 @@ pub fn minor_of(version: &str) -> Option<(u64, u64)> {
 }
 
 /// Why GKE would refuse to move a control plane from `live` to `target` (both builds or
-/// prefixes), or `None` when it allows it: one minor up at a time, no minor down.
+/// prefixes), or `None` when it allows it: never a minor down. A move of more than one minor up
+/// is allowed as consecutive steps ([`minors_between`]).
 pub fn minor_step(live: &str, target: &str) -> Option<String> {
     let ((lmaj, lmin), (tmaj, tmin)) = (minor_of(live)?, minor_of(target)?);
-    if (tmaj, tmin) < (lmaj, lmin) {
-        return Some(format!(
+    ((tmaj, tmin) < (lmaj, lmin)).then(|| {
+        format!(
             "GKE does not downgrade a control plane to an earlier minor version ({lmaj}.{lmin} → {tmaj}.{tmin})"
-        ));
+        )
+    })
+}
+
+/// The minor versions a control plane passes through on its way from `live` to `target`, each
+/// one an upgrade of its own (GKE upgrades a control plane one minor version at a time):
+/// `1.32.12-gke.1050000` → `1.34` passes `1.33`. Empty for a move within a minor, a move down,
+/// or a version without a minor (`default`, `latest`).
+pub fn minors_between(live: &str, target: &str) -> Vec<String> {
+    match (minor_of(live), minor_of(target)) {
+        (Some((lmaj, lmin)), Some((tmaj, tmin))) if lmaj == tmaj && tmin > lmin + 1 => {
+            (lmin + 1..tmin).map(|m| format!("{lmaj}.{m}")).collect()
+        }
+        _ => vec![],
     }
-    if tmaj == lmaj && tmin > lmin + 1 {
-        let next = format!("{lmaj}.{}", lmin + 1);
+}
+
+/// How many minor versions GKE lets a node pool trail its control plane
+/// (<https://cloud.google.com/kubernetes-engine/versioning>: "Nodes and node pool versions can be
+/// up to two minor versions older than the control plane, but cannot be newer").
+pub const MAX_NODE_MINOR_SKEW: u64 = 2;
+
+/// Why GKE would refuse a node pool on `pool` under a control plane on `control_plane` (builds
+/// or prefixes), or `None`: never a newer minor, at most [`MAX_NODE_MINOR_SKEW`] minors behind.
+pub fn node_skew(pool: &str, control_plane: &str) -> Option<String> {
+    let ((pmaj, pmin), (cmaj, cmin)) = (minor_of(pool)?, minor_of(control_plane)?);
+    if (pmaj, pmin) > (cmaj, cmin) {
         return Some(format!(
-            "GKE upgrades a control plane one minor version at a time ({lmaj}.{lmin} → {tmaj}.{tmin}); set `version = \"{next}\"` and apply, then the next minor"
+            "a node pool cannot run a newer minor version ({pmaj}.{pmin}) than its control plane ({cmaj}.{cmin})"
         ));
     }
-    None
+    (pmaj == cmaj && pmin + MAX_NODE_MINOR_SKEW < cmin).then(|| {
+        format!(
+            "a node pool may trail its control plane by at most {MAX_NODE_MINOR_SKEW} minor versions ({pmaj}.{pmin} under {cmaj}.{cmin})"
+        )
+    })
 }
 
 impl GkeVersionsSpec {
@@ -248,10 +276,35 @@ mod tests {
             down.contains("does not downgrade") && down.contains("1.33 → 1.32"),
             "{down}"
         );
-        let jump = minor_step("1.32.12-gke.1050000", "1.34.1-gke.1829001").unwrap();
-        assert!(jump.contains("one minor version at a time"), "{jump}");
-        assert!(jump.contains("`version = \"1.33\"`"), "{jump}");
+        // Two minors up: allowed, as one step per minor.
+        assert_eq!(
+            minor_step("1.32.12-gke.1050000", "1.34.1-gke.1829001"),
+            None
+        );
+        assert_eq!(minors_between("1.32.12-gke.1050000", "1.34"), ["1.33"]);
+        assert_eq!(
+            minors_between("1.30.14-gke.1922000", "1.33.5-gke.1080000"),
+            ["1.31", "1.32"]
+        );
+        assert!(minors_between("1.33.5-gke.1080000", "1.34").is_empty());
+        assert!(minors_between("1.33.5-gke.1080000", "1.33.4").is_empty());
+        assert!(minors_between("1.34.1-gke.1829001", "1.32").is_empty());
+        assert!(minors_between("1.32.12-gke.1050000", "latest").is_empty());
         assert_eq!(minor_step("default", "1.34"), None, "nothing to compare");
+    }
+
+    #[test]
+    fn node_pools_trail_their_control_plane_by_at_most_two_minors() {
+        assert_eq!(node_skew("1.32.12-gke.1050000", "1.34"), None);
+        assert_eq!(node_skew("1.33", "1.33.5-gke.1080000"), None);
+        let behind = node_skew("1.31.14-gke.1243000", "1.34.1-gke.1829001").unwrap();
+        assert!(
+            behind.contains("at most 2 minor versions (1.31 under 1.34)"),
+            "{behind}"
+        );
+        let ahead = node_skew("1.34", "1.33.5-gke.1080000").unwrap();
+        assert!(ahead.contains("newer minor version (1.34)"), "{ahead}");
+        assert_eq!(node_skew("default", "1.33"), None);
     }
 
     #[test]

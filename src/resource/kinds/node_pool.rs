@@ -193,6 +193,11 @@ pub struct NodePoolSpec {
     /// not managed, never diffed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<UpgradeSettings>,
+    /// `default`, `latest`, a prefix (`1.33`) or an exact build, as `[cluster] version`; live,
+    /// the pool's build. Records made before pool versions were managed have none, which never
+    /// differs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
 }
 
 fn default_account() -> String {
@@ -238,6 +243,13 @@ pub const FIELDS: &[Field] = &[
         name: "upgrade_settings",
         change: InPlace,
         compare: Compare::UpgradeSettings,
+    },
+    // `nodePools.update` with `nodeVersion`: GKE upgrades the nodes in place (surge or
+    // blue-green), never a new pool.
+    Field {
+        name: "version",
+        change: InPlace,
+        compare: Compare::VersionPrefix,
     },
 ];
 
@@ -356,6 +368,7 @@ impl NodePoolSpec {
                 email => email.to_string(),
             },
             upgrade_settings: Some(project_upgrade(pool)),
+            version: pool.version.clone(),
         };
         let outputs = json!({
             "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),

@@ -70,6 +70,18 @@ pub fn mutations(cx: &TestContext) -> u64 {
         .sum()
 }
 
+/// Every request the simulator has answered so far, in order, as `/_sim/requests` lists them
+/// (`seq`, `api`, `method`, `path`, `endpoint`, `status`).
+pub async fn request_log(cx: &TestContext) -> Vec<serde_json::Value> {
+    let log: serde_json::Value = reqwest::get(format!("{}/_sim/requests", cx.sim.base_url()))
+        .await
+        .expect("the request log")
+        .json()
+        .await
+        .expect("the request log's JSON");
+    log["entries"].as_array().cloned().unwrap_or_default()
+}
+
 /// Like the sandbox, the test world holds the reservations the shipped blueprints name
 /// (`a3ctl::commands::session::provide_reservations`), as a project that bought its capacity
 /// would. Their inserts finish by moving the clock a minute (a reservation takes at most 30

@@ -145,11 +145,20 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
             json!("default"),
         );
     }
-    let taints: Vec<Value> = spec
+    let mut taints: Vec<Value> = spec
         .taints
         .iter()
         .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e}))
         .collect();
+    // A cordoned node: the node lifecycle controller taints it (TaintNodesByCondition).
+    if spec.unschedulable {
+        taints.push(json!({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}));
+    }
+    let version = if spec.version.is_empty() {
+        cluster.version.as_str()
+    } else {
+        spec.version.as_str()
+    };
     let since = cluster
         .node_since
         .get(&spec.name)
@@ -209,8 +218,8 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
                 "bootID": format!("{:016x}", hash(&format!("boot/{}", spec.name))),
                 "containerRuntimeVersion": "containerd://1.7.24",
                 "kernelVersion": "6.6.72+",
-                "kubeProxyVersion": format!("v{}", cluster.version),
-                "kubeletVersion": format!("v{}", cluster.version),
+                "kubeProxyVersion": format!("v{version}"),
+                "kubeletVersion": format!("v{version}"),
                 "machineID": format!("{:032x}", u128::from(hash(&format!("machine/{}", spec.name)))),
                 "operatingSystem": "linux",
                 "osImage": "Container-Optimized OS from Google",
@@ -220,6 +229,9 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
     });
     if !taints.is_empty() {
         node["spec"]["taints"] = Value::Array(taints);
+    }
+    if spec.unschedulable {
+        node["spec"]["unschedulable"] = json!(true);
     }
     node
 }

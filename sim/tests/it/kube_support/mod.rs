@@ -98,6 +98,8 @@ pub fn node(name: &str, pool: &str, gpus: u32, managed_driver: bool) -> NodeSpec
         managed_driver,
         cpu: cpu.into(),
         memory: memory.into(),
+        version: String::new(),
+        unschedulable: false,
     }
 }
 

@@ -20,6 +20,7 @@ use crate::resource::Observed;
 pub use crate::resource::kinds::cluster::BOOTSTRAP_POOL;
 use crate::resource::kinds::cluster::{AuthorizedNetwork, ClusterSpec, MaintenancePolicy};
 use crate::resource::kinds::from_spec;
+use crate::resource::kinds::gke_versions::{minor_of, minors_between};
 use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
 use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
 use serde_json::{Value, json};
@@ -143,9 +144,34 @@ const STEPS: &[(&str, &[&str])] = &[
     ("deleteNodePool(a3ctl-bootstrap)", &["bootstrap_pool"]),
 ];
 
-/// One `clusters.update` per field group, labels last (GKE takes one field per update).
+/// One `clusters.update` per field group, labels last (GKE takes one field per update). A
+/// control-plane upgrade of more than one minor version is one update per minor, each step
+/// reaching its minor ([`minors_between`]): GKE refuses a jump.
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-    UpdateStep::per_call(diffs, STEPS)
+    let mut steps = Vec::new();
+    for step in UpdateStep::per_call(diffs, STEPS) {
+        let version = diffs.iter().find(|d| d.field == "version");
+        if let (true, Some(diff)) = (step.fields == ["version"], version) {
+            let (live, target) = (
+                diff.before.as_str().unwrap_or(""),
+                diff.after.as_str().unwrap_or(""),
+            );
+            for minor in minors_between(live, target) {
+                steps.push(UpdateStep {
+                    name: format!("updateCluster(desiredMasterVersion {minor})"),
+                    fields: step.fields.clone(),
+                    reaches: Some(Value::from(minor)),
+                });
+            }
+            steps.push(UpdateStep {
+                name: format!("updateCluster(desiredMasterVersion {target})"),
+                ..step
+            });
+        } else {
+            steps.push(step);
+        }
+    }
+    steps
 }
 
 /// Picks the build a requested version means in `channel`, from the location's serverConfig.
@@ -344,10 +370,11 @@ impl ContainerAdapter {
                 json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
             }
             "version" => {
-                let version = self
-                    .resolve(&path, &spec.release_channel, &spec.version)
-                    .await?;
-                json!({"desiredMasterVersion": version})
+                // Boxed: the client futures are large, and this path runs deep in the executor.
+                match Box::pin(self.master_version_step(&path, &spec, step)).await? {
+                    Some(version) => json!({"desiredMasterVersion": version}),
+                    None => return Ok(Started::Done),
+                }
             }
             "authorized_networks" => json!({
                 "desiredMasterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
@@ -373,6 +400,34 @@ impl ContainerAdapter {
             .await
             .map_err(|e| classify_gax(&e))?;
         Ok(started(&path, &op))
+    }
+
+    /// The build a control-plane version step asks for, or `None` when the control plane is
+    /// there already: a step an earlier, interrupted run carried out (its operation ended while
+    /// no one waited).
+    async fn master_version_step(
+        &self,
+        path: &ClusterPath,
+        spec: &ClusterSpec,
+        step: &UpdateStep,
+    ) -> CloudResult<Option<String>> {
+        let wanted = step
+            .reaches
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or(&spec.version);
+        let version = self.resolve(path, &spec.release_channel, wanted).await?;
+        let live = self
+            .client
+            .get_cluster()
+            .set_name(path.id())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let reached = live.current_master_version == version
+            || (step.reaches.is_some()
+                && minor_of(&live.current_master_version) >= minor_of(wanted));
+        Ok((!reached).then_some(version))
     }
 
     /// Deletes the pool the cluster was created with; done at once when it is already gone.
@@ -537,5 +592,38 @@ mod tests {
             ["updateCluster(desiredAddonsConfig)", "setResourceLabels"]
         );
         assert_eq!(steps[0].fields, ["filestore_csi", "gcsfuse_csi"]);
+    }
+
+    #[test]
+    fn a_control_plane_upgrade_is_one_step_per_minor() {
+        let diff = |f: &str, before: &str, after: &str| FieldDiff {
+            field: f.into(),
+            before: json!(before),
+            after: json!(after),
+            forces_replacement: false,
+        };
+        let steps = update_steps(&[
+            diff("release_channel", "REGULAR", "RAPID"),
+            diff("version", "1.31.14-gke.1243000", "1.34"),
+        ]);
+        let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "updateCluster(desiredReleaseChannel)",
+                "updateCluster(desiredMasterVersion 1.32)",
+                "updateCluster(desiredMasterVersion 1.33)",
+                "updateCluster(desiredMasterVersion 1.34)",
+            ]
+        );
+        assert_eq!(steps[1].reaches, Some(json!("1.32")));
+        assert_eq!(steps[2].reaches, Some(json!("1.33")));
+        assert_eq!(
+            steps[3].reaches, None,
+            "the last step reaches the blueprint's"
+        );
+        let one = update_steps(&[diff("version", "1.33.5-gke.1080000", "1.34")]);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].fields, ["version"]);
     }
 }

@@ -82,6 +82,11 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
     if let Some(policy) = &spec.placement_policy {
         pool["placementPolicy"] = json!({"type": "COMPACT", "policyName": policy});
     }
+    // GKE resolves a prefix (`1.33`) to its newest build the control plane allows; without a
+    // version the pool gets the control plane's.
+    if let Some(version) = pinned(&spec.version) {
+        pool["version"] = json!(version);
+    }
     pool
 }
 
@@ -108,9 +113,48 @@ pub(super) fn upgrade_settings(settings: &UpgradeSettings) -> Value {
     body
 }
 
+/// The version a pool asks for, `None` when it follows the control plane (`default`, `latest`,
+/// unset: a pool is never newer than its control plane).
+fn pinned(version: &str) -> Option<&str> {
+    (!matches!(version, "" | "default" | "latest" | "-")).then_some(version)
+}
+
+/// The build a pool moves to: the control plane's when the pool follows it or the pin names the
+/// control plane's minor or build prefix, else the newest build with the prefix the location
+/// offers nodes that is not newer than the control plane (`validNodeVersions`).
+fn node_version(wanted: &str, master: &str, valid: &[String]) -> CloudResult<String> {
+    use crate::resource::kinds::gke_versions::version_key;
+    let Some(prefix) = pinned(wanted) else {
+        return Ok(master.to_string());
+    };
+    let has = |v: &str| {
+        v == prefix || v.starts_with(&format!("{prefix}.")) || v.starts_with(&format!("{prefix}-"))
+    };
+    if has(master) {
+        return Ok(master.to_string());
+    }
+    if prefix.contains("-gke.") {
+        return Ok(prefix.to_string());
+    }
+    valid
+        .iter()
+        .filter(|v| has(v) && version_key(v) <= version_key(master))
+        .max_by_key(|v| version_key(v))
+        .cloned()
+        .ok_or_else(|| {
+            CloudError::new(
+                ErrorClass::Invalid,
+                format!("GKE offers no node version {prefix} that its control plane ({master}) allows"),
+            )
+            .with_hint("set the pool's `version` to the control plane's minor or up to two minors below it")
+        })
+}
+
 /// Field groups of node-pool updates: `setSize`, one `nodePools.update`, `setManagement`, and the
 /// upgrade settings as a `nodePools.update` of their own (`update(upgradeSettings)`).
 const STEPS: &[(&str, &[&str])] = &[
+    // First: nodes added by a resize would come up on the old version and be upgraded again.
+    ("update(nodeVersion)", &["version"]),
     ("setSize", &["node_count"]),
     (
         "update",
@@ -212,6 +256,40 @@ impl ContainerAdapter {
         Some(list["items"].as_array()?.len() as u64)
     }
 
+    /// The control plane's build, the pool's build, and the node versions the location offers.
+    async fn versions_for(
+        &self,
+        path: &super::ClusterPath,
+        pool: &str,
+    ) -> CloudResult<(String, String, Vec<String>)> {
+        let cluster = self
+            .client
+            .get_cluster()
+            .set_name(path.id())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let live = self
+            .client
+            .get_node_pool()
+            .set_name(pool)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let config = self
+            .client
+            .get_server_config()
+            .set_name(path.parent())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok((
+            cluster.current_master_version,
+            live.version,
+            config.valid_node_versions,
+        ))
+    }
+
     pub(super) async fn create_pool(&self, target: &Target) -> CloudResult<Started> {
         let (path, _) = parse_pool(&target.id)?;
         let spec: NodePoolSpec = from_spec("node pool", &target.spec)?;
@@ -260,6 +338,24 @@ impl ContainerAdapter {
                     .send()
                     .await
             }
+            "update(nodeVersion)" => {
+                // Boxed: the client futures are large, and this path runs deep in the executor.
+                let (master, live, valid) = Box::pin(self.versions_for(&path, &target.id)).await?;
+                let version = node_version(&spec.version, &master, &valid)?;
+                // An upgrade an earlier, interrupted run already saw through.
+                if live == version {
+                    return Ok(Started::Done);
+                }
+                let request: UpdateNodePoolRequest = typed(
+                    "node pool upgrade",
+                    json!({"name": target.id, "nodeVersion": version}),
+                )?;
+                self.client
+                    .update_node_pool()
+                    .with_request(request)
+                    .send()
+                    .await
+            }
             "update" | "update(upgradeSettings)" => {
                 let request: UpdateNodePoolRequest = typed(
                     "node pool update",
@@ -286,6 +382,40 @@ impl ContainerAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pool_moves_to_its_control_planes_build_or_the_newest_it_allows() {
+        let valid: Vec<String> = [
+            "1.34.1-gke.1829001",
+            "1.33.5-gke.1080000",
+            "1.33.4-gke.1245000",
+            "1.32.12-gke.1050000",
+        ]
+        .map(String::from)
+        .to_vec();
+        let master = "1.33.4-gke.1245000";
+        assert_eq!(node_version("1.33", master, &valid).unwrap(), master);
+        assert_eq!(node_version("default", master, &valid).unwrap(), master);
+        assert_eq!(
+            node_version("1.32", master, &valid).unwrap(),
+            "1.32.12-gke.1050000"
+        );
+        // Never newer than the control plane, even within its minor.
+        let e = node_version("1.34", master, &valid).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Invalid);
+        assert!(e.message.contains("no node version 1.34"), "{}", e.message);
+        assert_eq!(
+            node_version("1.32.12-gke.1050000", master, &valid).unwrap(),
+            "1.32.12-gke.1050000"
+        );
+        let steps = update_steps(&[FieldDiff {
+            field: "version".into(),
+            before: json!("1.32.12-gke.1050000"),
+            after: json!("1.33"),
+            forces_replacement: false,
+        }]);
+        assert_eq!(steps[0].name, "update(nodeVersion)");
+    }
 
     #[test]
     fn updates_group_fields() {

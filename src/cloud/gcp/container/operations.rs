@@ -183,15 +183,18 @@ fn progress(op: &Operation) -> String {
         .flat_map(|p| p.metrics.iter())
         .filter(|m| !m.name.ends_with("_TOTAL"))
         .filter_map(|m| {
+            // `X` of `X_TOTAL`, or `X_DONE` of `X_TOTAL` (a node upgrade's `NODES_DONE` of
+            // `NODES_TOTAL`: "nodes 3/8").
+            let stage = m.name.strip_suffix("_DONE").unwrap_or(&m.name);
             let total = op
                 .progress
                 .as_ref()?
                 .metrics
                 .iter()
-                .find(|t| t.name == format!("{}_TOTAL", m.name))?;
+                .find(|t| t.name == format!("{stage}_TOTAL"))?;
             Some(format!(
                 "{} {}/{}",
-                m.name.to_ascii_lowercase(),
+                stage.to_ascii_lowercase(),
                 metric_value(m)?,
                 metric_value(total)?
             ))
@@ -219,6 +222,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.id(), "projects/p/locations/us-central1-a/clusters/c");
+    }
+
+    #[test]
+    fn a_node_upgrade_reports_its_nodes_done() {
+        let op: Operation = serde_json::from_value(serde_json::json!({
+            "name": "operation-1", "status": "RUNNING", "operationType": "UPGRADE_NODES",
+            "progress": {"metrics": [
+                {"name": "NODES_TOTAL", "intValue": "8"},
+                {"name": "NODES_FAILED", "intValue": "0"},
+                {"name": "NODES_COMPLETE", "intValue": "3"},
+                {"name": "NODES_DONE", "intValue": "3"},
+            ]},
+        }))
+        .unwrap();
+        assert_eq!(progress(&op), "UPGRADE_NODES RUNNING (nodes 3/8)");
     }
 
     #[test]
