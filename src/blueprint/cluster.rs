@@ -107,7 +107,9 @@ pub(crate) fn cluster(raw: &RawCluster, ctx: &mut Ctx) -> Option<Cluster> {
             _ => authorized_networks = None,
         }
     }
+    let maintenance = super::maintenance::maintenance(raw.maintenance.as_ref(), f);
     Some(Cluster {
+        maintenance: Some(maintenance?),
         release_channel: release_channel?,
         version: version?,
         private_nodes: raw.private_nodes.as_ref().is_none_or(|v| v.value),

@@ -202,6 +202,34 @@ impl<'a, 'i> Table<'a, 'i> {
         self.str(key, findings)
     }
 
+    /// A date-time as text: a TOML date-time (`2026-01-03T02:00:00Z`) or a string holding one;
+    /// [`super::maintenance`] parses it.
+    pub fn time(&self, key: &str, findings: &mut Findings) -> Option<Sp<String>> {
+        let (_, value) = self.entry(key)?;
+        match value.get_ref() {
+            DeValue::String(s) => Some(Sp::new(s.to_string(), value.span())),
+            DeValue::Datetime(d) => Some(Sp::new(d.to_string(), value.span())),
+            _ => {
+                self.wrong_type(key, value, "a date-time", findings);
+                None
+            }
+        }
+    }
+
+    /// A required [`Table::time`].
+    pub fn req_time(
+        &self,
+        key: &str,
+        example: &str,
+        findings: &mut Findings,
+    ) -> Option<Sp<String>> {
+        if !self.has(key) {
+            self.missing(key, example, findings);
+            return None;
+        }
+        self.time(key, findings)
+    }
+
     pub fn int(&self, key: &str, findings: &mut Findings) -> Option<Sp<i64>> {
         let (_, value) = self.entry(key)?;
         match value.get_ref() {

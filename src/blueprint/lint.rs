@@ -7,6 +7,10 @@
 //!   (<https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#restrict_network_access_to_the_control_plane_and_nodes>).
 //! - `deletion_protection = false`: one `a3ctl destroy` deletes the cluster and its Filestore
 //!   data, with no extra step.
+//! - A blue-green upgrade strategy on a pool that consumes a reservation: GKE creates the whole
+//!   new pool before draining the old one, so the reservation must hold the pool twice
+//!   (<https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies>).
+//!   A warning, not an error: a reservation may be sized for it; preflight checks its room.
 
 use super::decode::Table;
 use super::error::{Finding, Findings, LineCursor, Problem, Source};
@@ -65,6 +69,27 @@ pub fn warnings(text: &str, path_for_messages: &str) -> Vec<Problem> {
             )
             .help("remove the line (protection is on by default outside the sandbox) unless this deployment is meant to be thrown away"),
         );
+    }
+    for pool in &raw.gpu_pools {
+        let reserved = pool
+            .capacity
+            .as_ref()
+            .is_some_and(|c| c.value == "reservation");
+        if let Some(strategy) = pool
+            .upgrade
+            .as_ref()
+            .and_then(|u| u.strategy.as_ref())
+            .filter(|s| s.value == "blue-green" && reserved)
+        {
+            found.push(
+                Finding::new(
+                    strategy.span.clone(),
+                    "A blue-green upgrade of a reservation pool needs the reservation to hold the pool twice: GKE creates every new node before it drains the old ones",
+                    "the whole pool again",
+                )
+                .help("size the reservation for twice the pool's nodes, or use strategy = \"surge\" with max_surge = 0 and max_unavailable = 1 (the default on a reservation)"),
+            );
+        }
     }
     found.sort_by_key(|f| (f.span.start, f.span.end));
     let source = Source::new(path_for_messages, Arc::from(text));
@@ -148,5 +173,22 @@ mod tests {
     #[test]
     fn a_blueprint_that_does_not_parse_has_no_warnings() {
         assert!(warnings("[cluster\nauthorized_networks = 1", "a3.toml").is_empty());
+    }
+
+    #[test]
+    fn blue_green_on_a_reservation_is_a_warning_at_the_strategy() {
+        let pool = |capacity: &str| {
+            format!(
+                "{BASE}{capacity}\n[gpu_pool.upgrade]\nstrategy = \"blue-green\"\n\n[cluster]\nauthorized_networks = [{{ cidr = \"10.0.0.0/8\" }}]\n"
+            )
+        };
+        let text = pool("capacity = \"reservation\"\nreservation = \"res\"");
+        let found = warnings(&text, "a3.toml");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.starts_with("A blue-green upgrade of a reservation pool needs the reservation to hold the pool twice"));
+        assert_eq!((found[0].line, found[0].column), (13, 12));
+        assert!(found[0].help.as_deref().unwrap().contains("max_surge = 0"));
+        // On demand, GKE finds the new nodes elsewhere: no warning.
+        assert!(warnings(&pool(""), "a3.toml").is_empty());
     }
 }

@@ -21,6 +21,7 @@ mod cluster;
 mod decode;
 mod error;
 mod lint;
+mod maintenance;
 mod model;
 mod network;
 mod pools;
@@ -44,10 +45,11 @@ pub(crate) use decode::did_you_mean;
 pub use error::{BlueprintError, Problem, Span};
 pub use lint::warnings;
 pub use model::{
-    ArtifactRegistry, AuthorizedNetwork, Blueprint, Bucket, Capacity, Cluster, DriverMode,
-    Filestore, FilestoreTier, GpuPool, HostMaintenance, Identity, Kueue, ManifestSource, Network,
+    ArtifactRegistry, AuthorizedNetwork, BlueGreen, Blueprint, Bucket, Capacity, Cluster,
+    DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, HostMaintenance, Identity,
+    Kueue, Maintenance, MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network,
     NodeAccount, Placement, ReleaseChannel, RepositoryFormat, Software, StackVersions,
-    StateBackend, StorageClass, Summary, SystemPool, Workload,
+    StateBackend, StorageClass, Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
 };
 pub use presets::{GpuDirect, MachineFamily};
 pub use versions::{GkeVersion, VersionSpec};

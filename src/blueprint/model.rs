@@ -175,6 +175,133 @@ pub struct Cluster {
     /// ([`Cluster::deletion_protection`]) except in the sandbox.
     pub deletion_protection: Option<bool>,
     pub prevent_destroy: bool,
+    /// The maintenance policy a3ctl manages (`[cluster.maintenance]`, or the GPU default);
+    /// `None`: not managed (a deployment whose state predates the setting and whose blueprint
+    /// does not declare it; see `commands::session`).
+    #[serde(default)]
+    pub maintenance: Option<Maintenance>,
+}
+
+/// `[cluster.maintenance]` with its defaults applied. Times are RFC 3339 in UTC
+/// (`2026-01-03T02:00:00Z`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Maintenance {
+    /// The recurring window in which GKE may carry out automatic maintenance; `None`: any time.
+    pub window: Option<MaintenanceWindow>,
+    /// The exclusions, the GPU default first (unless `default_exclusion = false`).
+    pub exclusions: Vec<MaintenanceExclusion>,
+    /// Whether the blueprint has the table (an older deployment without it is left as it is).
+    pub declared: bool,
+}
+
+/// GKE's `recurringWindow`: the first occurrence and how it repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaintenanceWindow {
+    pub start: String,
+    pub end: String,
+    /// An RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SA,SU`).
+    pub recurrence: String,
+}
+
+/// A maintenance exclusion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaintenanceExclusion {
+    pub name: String,
+    pub scope: ExclusionScope,
+    /// `None`: when it is applied (only with `until_end_of_support`).
+    pub start: Option<String>,
+    /// `None` with `until_end_of_support` (GKE sets it to the version's end of support).
+    pub end: Option<String>,
+    pub until_end_of_support: bool,
+}
+
+/// What an exclusion holds back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExclusionScope {
+    NoUpgrades,
+    NoMinorUpgrades,
+    NoMinorOrNodeUpgrades,
+}
+
+impl ExclusionScope {
+    pub const NAMES: [&'static str; 3] = [
+        "no_upgrades",
+        "no_minor_upgrades",
+        "no_minor_or_node_upgrades",
+    ];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "no_upgrades" => Some(Self::NoUpgrades),
+            "no_minor_upgrades" => Some(Self::NoMinorUpgrades),
+            "no_minor_or_node_upgrades" => Some(Self::NoMinorOrNodeUpgrades),
+            _ => None,
+        }
+    }
+
+    /// The GKE API enum value (`maintenanceExclusionOptions.scope`).
+    pub fn api_value(self) -> &'static str {
+        match self {
+            Self::NoUpgrades => "NO_UPGRADES",
+            Self::NoMinorUpgrades => "NO_MINOR_UPGRADES",
+            Self::NoMinorOrNodeUpgrades => "NO_MINOR_OR_NODE_UPGRADES",
+        }
+    }
+}
+
+/// How GKE upgrades a node pool's nodes (`[gpu_pool.upgrade]`, `[system_pool.upgrade]`), with
+/// the defaults for the pool's capacity applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Upgrade {
+    pub strategy: UpgradeStrategy,
+    /// Extra nodes created during a surge upgrade.
+    pub max_surge: u32,
+    /// Nodes that may be down at once during a surge upgrade.
+    pub max_unavailable: u32,
+    /// Only with the blue-green strategy.
+    pub blue_green: Option<BlueGreen>,
+    /// Whether the blueprint has the table (an older deployment without it is left as it is).
+    pub declared: bool,
+}
+
+/// The surge or blue-green strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpgradeStrategy {
+    Surge,
+    BlueGreen,
+}
+
+impl UpgradeStrategy {
+    pub const NAMES: [&'static str; 2] = ["surge", "blue-green"];
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "surge" => Some(Self::Surge),
+            "blue-green" => Some(Self::BlueGreen),
+            _ => None,
+        }
+    }
+
+    /// The GKE API enum value (`upgradeSettings.strategy`).
+    pub fn api_value(self) -> &'static str {
+        match self {
+            Self::Surge => "SURGE",
+            Self::BlueGreen => "BLUE_GREEN",
+        }
+    }
+}
+
+/// Blue-green batches: how many nodes are drained at a time and how long to wait.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlueGreen {
+    /// Nodes per batch (exclusive with `batch_percent`).
+    pub batch_nodes: Option<u32>,
+    /// Percent of the pool per batch.
+    pub batch_percent: Option<u32>,
+    pub batch_soak_secs: u64,
+    pub pool_soak_secs: u64,
 }
 
 impl Cluster {
@@ -200,6 +327,9 @@ pub struct SystemPool {
     pub name: String,
     pub machine_type: String,
     pub nodes: u32,
+    /// `None`: not managed (see [`Cluster::maintenance`]).
+    #[serde(default)]
+    pub upgrade: Option<Upgrade>,
     /// The pool's GKE version; `None` follows the control plane's (`[cluster] version`).
     #[serde(default)]
     pub version: Option<VersionSpec>,
@@ -264,6 +394,9 @@ pub struct GpuPool {
     pub placement: Placement,
     pub host_maintenance: Option<HostMaintenance>,
     pub prevent_destroy: bool,
+    /// `None`: not managed (see [`Cluster::maintenance`]).
+    #[serde(default)]
+    pub upgrade: Option<Upgrade>,
     /// The pool's GKE version; `None` follows the control plane's (`[cluster] version`).
     #[serde(default)]
     pub version: Option<VersionSpec>,

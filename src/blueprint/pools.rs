@@ -369,6 +369,11 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
         int_in(f, nodes, "nodes", if flex { 0 } else { 1 }, MAX_NODES, &format!("`nodes` counts the nodes in each zone of the pool; GKE allows at most 1000 per node pool and zone ({QUOTAS_URL})"))
     });
 
+    let upgrade = super::maintenance::upgrade(
+        raw.upgrade.as_ref(),
+        matches!(capacity, Some(Capacity::Reservation { .. })),
+        f,
+    );
     let model = (|| {
         if !(name_valid && zones_ok) {
             return None;
@@ -382,6 +387,7 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
             placement: placement?,
             host_maintenance: host_maintenance?,
             prevent_destroy: raw.prevent_destroy.as_ref().is_some_and(|v| v.value),
+            upgrade: Some(upgrade?),
             // Checked against the control plane's once `[cluster]` is read
             // ([`super::cluster::pool_version`]).
             version: None,
@@ -673,10 +679,12 @@ pub(crate) fn system_pool(
             "the system pool needs at least one node",
         ),
     };
+    let upgrade = super::maintenance::upgrade(raw.upgrade.as_ref(), false, f);
     Some(SystemPool {
         name: name?,
         machine_type: machine_type?,
         nodes: nodes?,
+        upgrade: Some(upgrade?),
         version: None,
     })
 }

@@ -44,9 +44,22 @@ const CLUSTER_KEYS: &[&str] = &[
     "authorized_networks",
     "deletion_protection",
     "prevent_destroy",
+    "maintenance",
+];
+const MAINTENANCE_KEYS: &[&str] = &["default_exclusion", "window", "exclusion"];
+const WINDOW_KEYS: &[&str] = &["start", "end", "duration", "recurrence"];
+const EXCLUSION_KEYS: &[&str] = &["name", "start", "end", "until_end_of_support", "scope"];
+const UPGRADE_KEYS: &[&str] = &[
+    "strategy",
+    "max_surge",
+    "max_unavailable",
+    "batch_nodes",
+    "batch_percent",
+    "batch_soak",
+    "pool_soak",
 ];
 const AUTHORIZED_NETWORK_KEYS: &[&str] = &["cidr", "name"];
-const SYSTEM_POOL_KEYS: &[&str] = &["name", "machine_type", "nodes", "version"];
+const SYSTEM_POOL_KEYS: &[&str] = &["name", "machine_type", "nodes", "version", "upgrade"];
 const GPU_POOL_KEYS: &[&str] = &[
     "name",
     "machine_type",
@@ -59,6 +72,7 @@ const GPU_POOL_KEYS: &[&str] = &[
     "host_maintenance",
     "prevent_destroy",
     "version",
+    "upgrade",
 ];
 const FILESTORE_KEYS: &[&str] = &["tier", "capacity_gb", "share", "prevent_destroy"];
 const ARTIFACT_REGISTRY_KEYS: &[&str] = &["name", "format"];
@@ -143,6 +157,50 @@ pub(crate) struct RawCluster {
     pub authorized_networks: Vec<RawAuthorizedNetwork>,
     pub deletion_protection: Bool,
     pub prevent_destroy: Bool,
+    /// `[cluster.maintenance]`, when present.
+    pub maintenance: Option<RawMaintenance>,
+}
+
+/// `[cluster.maintenance]`.
+#[derive(Debug, Default)]
+pub(crate) struct RawMaintenance {
+    pub default_exclusion: Bool,
+    pub window: Option<RawWindow>,
+    pub exclusions: Vec<RawExclusion>,
+}
+
+/// `[cluster.maintenance.window]`: times are RFC 3339 text (a TOML date-time or a string).
+#[derive(Debug, Default)]
+pub(crate) struct RawWindow {
+    pub anchor: Span,
+    pub start: Str,
+    pub end: Str,
+    pub duration: Str,
+    pub recurrence: Str,
+}
+
+/// One `[[cluster.maintenance.exclusion]]`.
+#[derive(Debug, Default)]
+pub(crate) struct RawExclusion {
+    pub anchor: Span,
+    pub name: Str,
+    pub start: Str,
+    pub end: Str,
+    pub until_end_of_support: Bool,
+    pub scope: Str,
+}
+
+/// `[gpu_pool.upgrade]` / `[system_pool.upgrade]`.
+#[derive(Debug, Default)]
+pub(crate) struct RawUpgrade {
+    pub anchor: Span,
+    pub strategy: Str,
+    pub max_surge: Int,
+    pub max_unavailable: Int,
+    pub batch_nodes: Int,
+    pub batch_percent: Int,
+    pub batch_soak: Str,
+    pub pool_soak: Str,
 }
 
 #[derive(Debug, Default)]
@@ -156,6 +214,7 @@ pub(crate) struct RawSystemPool {
     pub name: Str,
     pub machine_type: Str,
     pub nodes: Int,
+    pub upgrade: Option<RawUpgrade>,
     pub version: Str,
 }
 
@@ -174,6 +233,7 @@ pub(crate) struct RawGpuPool {
     pub placement: Str,
     pub host_maintenance: Str,
     pub prevent_destroy: Bool,
+    pub upgrade: Option<RawUpgrade>,
     pub version: Str,
 }
 
@@ -286,6 +346,9 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
                 .collect(),
             deletion_protection: t.bool("deletion_protection", f),
             prevent_destroy: t.bool("prevent_destroy", f),
+            maintenance: t
+                .table("maintenance", "[cluster.maintenance]".into(), f)
+                .map(|m| maintenance(&m, f)),
         };
     }
 
@@ -295,6 +358,9 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             name: t.str("name", f),
             machine_type: t.str("machine_type", f),
             nodes: t.int("nodes", f),
+            upgrade: t
+                .table("upgrade", "[system_pool.upgrade]".into(), f)
+                .map(|u| upgrade(&u, f)),
             version: t.str("version", f),
         };
     }
@@ -318,6 +384,9 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             placement: t.str("placement", f),
             host_maintenance: t.str("host_maintenance", f),
             prevent_destroy: t.bool("prevent_destroy", f),
+            upgrade: t
+                .table("upgrade", format!("the `upgrade` table of {}", t.name), f)
+                .map(|u| upgrade(&u, f)),
             version: t.str("version", f),
         });
     }
@@ -401,4 +470,52 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
     }
 
     raw
+}
+
+fn maintenance(t: &Table<'_, '_>, f: &mut Findings) -> RawMaintenance {
+    t.check_keys(MAINTENANCE_KEYS, f);
+    RawMaintenance {
+        default_exclusion: t.bool("default_exclusion", f),
+        window: t
+            .table("window", "[cluster.maintenance.window]".into(), f)
+            .map(|w| {
+                w.check_keys(WINDOW_KEYS, f);
+                RawWindow {
+                    anchor: w.anchor(),
+                    start: w.req_time("start", "2026-01-03T02:00:00Z", f),
+                    end: w.time("end", f),
+                    duration: w.str("duration", f),
+                    recurrence: w.req_str("recurrence", "\"FREQ=WEEKLY;BYDAY=SA,SU\"", f),
+                }
+            }),
+        exclusions: t
+            .tables("exclusion", "[[cluster.maintenance.exclusion]]", f)
+            .iter()
+            .map(|e| {
+                e.check_keys(EXCLUSION_KEYS, f);
+                RawExclusion {
+                    anchor: e.anchor(),
+                    name: e.req_str("name", "\"launch-week\"", f),
+                    start: e.time("start", f),
+                    end: e.time("end", f),
+                    until_end_of_support: e.bool("until_end_of_support", f),
+                    scope: e.str("scope", f),
+                }
+            })
+            .collect(),
+    }
+}
+
+fn upgrade(t: &Table<'_, '_>, f: &mut Findings) -> RawUpgrade {
+    t.check_keys(UPGRADE_KEYS, f);
+    RawUpgrade {
+        anchor: t.anchor(),
+        strategy: t.str("strategy", f),
+        max_surge: t.int("max_surge", f),
+        max_unavailable: t.int("max_unavailable", f),
+        batch_nodes: t.int("batch_nodes", f),
+        batch_percent: t.int("batch_percent", f),
+        batch_soak: t.str("batch_soak", f),
+        pool_soak: t.str("pool_soak", f),
+    }
 }

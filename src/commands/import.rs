@@ -112,6 +112,12 @@ pub async fn run(
     let mut observed = observed;
     // a3ctl's own settings start as the blueprint says: the cloud has no value for them.
     crate::resource::spec::keep_local(desired.addr.kind, &mut observed.spec, &desired.spec);
+    // Its maintenance policy and upgrade settings stay its own unless the blueprint declares them.
+    super::session::without_undeclared_defaults(
+        &session.blueprint,
+        &desired.addr,
+        &mut observed.spec,
+    );
     let adoption = Adoption {
         addr: desired.addr.clone(),
         id: id.clone(),

@@ -28,6 +28,83 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Day-two settings a3ctl learned to manage after a deployment was applied (the cluster's
+/// maintenance policy, the pools' upgrade strategies) stay as they are in the cloud until the
+/// blueprint declares them: their records hold no value for them, and the defaults would
+/// otherwise change a running cluster the user did not ask to change.
+pub fn leave_unmanaged(blueprint: &mut Blueprint, state: &State) {
+    use crate::resource::Addr;
+    let cluster = Addr::new(Kind::Cluster, "main");
+    if !blueprint
+        .cluster
+        .maintenance
+        .as_ref()
+        .is_some_and(|m| m.declared)
+        && state.predates(&cluster, "maintenance_policy")
+    {
+        blueprint.cluster.maintenance = None;
+    }
+    let pool = Addr::new(Kind::NodePool, blueprint.system_pool.name.clone());
+    if !blueprint
+        .system_pool
+        .upgrade
+        .as_ref()
+        .is_some_and(|u| u.declared)
+        && state.predates(&pool, "upgrade_settings")
+    {
+        blueprint.system_pool.upgrade = None;
+    }
+    for gpu in &mut blueprint.gpu_pools {
+        let pool = Addr::new(Kind::NodePool, gpu.name.clone());
+        if !gpu.upgrade.as_ref().is_some_and(|u| u.declared)
+            && state.predates(&pool, "upgrade_settings")
+        {
+            gpu.upgrade = None;
+        }
+    }
+}
+
+/// The day-two fields of `addr` whose desired value is a3ctl's default rather than the
+/// blueprint's (`[cluster.maintenance]`, a pool's `upgrade` table not declared). A cluster or pool
+/// a3ctl did not create (adopted, imported) keeps its own values for them: they are left out of
+/// what is desired and recorded, so later plans leave them alone too ([`leave_unmanaged`]).
+pub fn undeclared_defaults(
+    blueprint: &Blueprint,
+    addr: &crate::resource::Addr,
+) -> &'static [&'static str] {
+    let declared = match addr.kind {
+        Kind::Cluster => blueprint.cluster.maintenance.as_ref().map(|m| m.declared),
+        Kind::NodePool if addr.name == blueprint.system_pool.name => {
+            blueprint.system_pool.upgrade.as_ref().map(|u| u.declared)
+        }
+        Kind::NodePool => blueprint
+            .gpu_pools
+            .iter()
+            .find(|p| p.name == addr.name)
+            .and_then(|p| p.upgrade.as_ref())
+            .map(|u| u.declared),
+        _ => None,
+    };
+    match (addr.kind, declared) {
+        (Kind::Cluster, Some(false)) => &["maintenance_policy"],
+        (Kind::NodePool, Some(false)) => &["upgrade_settings"],
+        _ => &[],
+    }
+}
+
+/// `spec` without the fields [`undeclared_defaults`] names for `addr`.
+pub fn without_undeclared_defaults(
+    blueprint: &Blueprint,
+    addr: &crate::resource::Addr,
+    spec: &mut serde_json::Value,
+) {
+    if let Some(map) = spec.as_object_mut() {
+        for field in undeclared_defaults(blueprint, addr) {
+            map.remove(*field);
+        }
+    }
+}
+
 /// Where the sandbox keeps its world and its states.
 pub const SANDBOX_DIR: &str = "state/sandbox";
 
@@ -57,10 +134,11 @@ impl Session {
         let connection = Connection::open(global, &blueprint, path, true).await?;
         // A deployment an earlier a3ctl created names its GPU VPCs from 0: keep its names. A state
         // that cannot be read is reported by whoever loads it next.
-        if let Ok(Some(state)) = connection.store.load()
-            && let Some(base) = state.gpu_name_base()
-        {
-            blueprint.network.gpu_name_base = base;
+        if let Ok(Some(state)) = connection.store.load() {
+            if let Some(base) = state.gpu_name_base() {
+                blueprint.network.gpu_name_base = base;
+            }
+            leave_unmanaged(&mut blueprint, &state);
         }
         let graph = ResourceGraph::from_blueprint(&blueprint).map_err(|e| {
             Failure::new(format!(
@@ -197,7 +275,7 @@ impl Session {
         adopt: bool,
     ) -> Result<Plan, Failure> {
         let mut refreshed = self.refresh(state).await?;
-        let adoptions = if adopt && !destroy {
+        let mut adoptions = if adopt && !destroy {
             discover(self.provider.as_ref(), self.graph.resources(), state, 16)
                 .await
                 .map_err(|(addr, e)| {
@@ -214,6 +292,11 @@ impl Session {
         } else {
             Vec::new()
         };
+        // What a3ctl adopts keeps its own maintenance policy and upgrade settings unless the
+        // blueprint declares them: neither desired nor recorded.
+        for a in &mut adoptions {
+            without_undeclared_defaults(&self.blueprint, &a.addr, &mut a.spec);
+        }
         let mut with_adopted = state.clone();
         for a in &adoptions {
             with_adopted
@@ -227,8 +310,13 @@ impl Session {
                 }),
             );
         }
-        let mut plan =
-            planner::plan_unprotected(self.graph.resources(), &with_adopted, &refreshed, destroy);
+        let mut desired = self.graph.resources().to_vec();
+        for d in &mut desired {
+            if adoptions.iter().any(|a| a.addr == d.addr) {
+                without_undeclared_defaults(&self.blueprint, &d.addr, &mut d.spec);
+            }
+        }
+        let mut plan = planner::plan_unprotected(&desired, &with_adopted, &refreshed, destroy);
         plan.format = PLAN_FORMAT;
         if !destroy {
             plan.versions = crate::graph::outputs::version_stack(&self.blueprint);
@@ -833,4 +921,87 @@ fn sandbox_world(given: Option<&Path>) -> Result<Option<a3ctl_sim::WorldSpec>, F
             })?;
     }
     Ok(Some(spec))
+}
+
+#[cfg(test)]
+mod day_two_tests {
+    use super::*;
+    use crate::blueprint::testing::{BASE, with};
+    use crate::resource::Addr;
+    use crate::state::Record;
+    use serde_json::json;
+
+    fn recorded(kind: Kind, name: &str, spec: serde_json::Value) -> (Addr, Record) {
+        let addr = Addr::new(kind, name);
+        (
+            addr,
+            Record {
+                kind,
+                id: format!("id/{name}"),
+                spec,
+                outputs: json!({}),
+                dependencies: vec![],
+                tainted: false,
+                lifecycle: Default::default(),
+                updated_at: String::new(),
+            },
+        )
+    }
+
+    fn state_with(records: Vec<(Addr, Record)>) -> State {
+        let mut state = State::new("a3mega", "l".into());
+        state.resources.extend(records);
+        state
+    }
+
+    #[test]
+    fn records_made_before_the_settings_leave_them_unmanaged_until_declared() {
+        let old = state_with(vec![
+            recorded(Kind::Cluster, "main", json!({"name": "a3mega"})),
+            recorded(
+                Kind::NodePool,
+                "a3mega",
+                json!({"name": "a3mega", "upgrade_settings": null}),
+            ),
+        ]);
+        let mut bp = blueprint::parse(BASE, "t").unwrap();
+        leave_unmanaged(&mut bp, &old);
+        assert!(bp.cluster.maintenance.is_none());
+        assert!(bp.gpu_pools[0].upgrade.is_none());
+        // The system pool has no record: it is new, and gets its defaults.
+        assert!(bp.system_pool.upgrade.is_some());
+        // Declared tables are managed, old records or not.
+        let declared = with("\n[gpu_pool.upgrade]\nmax_surge = 2\n\n[cluster.maintenance]\n");
+        let mut bp = blueprint::parse(&declared, "t").unwrap();
+        leave_unmanaged(&mut bp, &old);
+        assert!(bp.cluster.maintenance.as_ref().is_some_and(|m| m.declared));
+        assert_eq!(
+            bp.gpu_pools[0].upgrade.as_ref().map(|u| u.max_surge),
+            Some(2)
+        );
+        // A record that holds the setting keeps it managed.
+        let new = state_with(vec![recorded(
+            Kind::Cluster,
+            "main",
+            json!({"name": "a3mega", "maintenance_policy": {"exclusions": {}}}),
+        )]);
+        let mut bp = blueprint::parse(BASE, "t").unwrap();
+        leave_unmanaged(&mut bp, &new);
+        assert!(bp.cluster.maintenance.is_some());
+    }
+
+    #[test]
+    fn adopted_resources_drop_only_undeclared_defaults() {
+        let bp = blueprint::parse(&with("\n[gpu_pool.upgrade]\nmax_surge = 2\n"), "t").unwrap();
+        let mut spec = json!({"maintenance_policy": {}, "upgrade_settings": {}, "name": "x"});
+        without_undeclared_defaults(&bp, &Addr::new(Kind::Cluster, "main"), &mut spec);
+        assert!(spec.get("maintenance_policy").is_none());
+        // Declared: kept.
+        without_undeclared_defaults(&bp, &Addr::new(Kind::NodePool, "a3mega"), &mut spec);
+        assert!(spec.get("upgrade_settings").is_some());
+        without_undeclared_defaults(&bp, &Addr::new(Kind::NodePool, "system"), &mut spec);
+        assert!(spec.get("upgrade_settings").is_none());
+        assert_eq!(spec["name"], "x");
+        assert!(undeclared_defaults(&bp, &Addr::new(Kind::Network, "primary")).is_empty());
+    }
 }

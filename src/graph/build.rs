@@ -12,12 +12,14 @@
 
 use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
 use crate::resource::kinds::bucket::BucketSpec;
-use crate::resource::kinds::cluster::{AuthorizedNetwork, BootstrapPool, ClusterSpec};
+use crate::resource::kinds::cluster::{
+    AuthorizedNetwork, BootstrapPool, ClusterSpec, Exclusion, MaintenancePolicy, RecurringWindow,
+};
 use crate::resource::kinds::filestore::FilestoreSpec;
 use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::node_pool::{
-    Accelerator, AdditionalNetwork, NodePoolSpec, Reservation,
+    Accelerator, AdditionalNetwork, BlueGreenSettings, NodePoolSpec, Reservation, UpgradeSettings,
 };
 use crate::resource::kinds::repository::RepositorySpec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
@@ -280,6 +282,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             // Not diffed: lets the GKE adapter check the resolved version's GPUDirect minimum.
             gpudirect_family: Some(bp.family.machine_type().into()),
             deletion_protection: bp.cluster.deletion_protection(),
+            maintenance_policy: bp.cluster.maintenance.as_ref().map(maintenance_policy),
         }),
         vec![addr::primary_subnet()],
         Lifecycle {
@@ -330,6 +333,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             auto_repair: true,
             auto_upgrade: true,
             service_account: service_account.clone(),
+            upgrade_settings: bp.system_pool.upgrade.as_ref().map(upgrade_settings),
             version: bp
                 .system_pool
                 .version
@@ -401,6 +405,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 auto_repair: true,
                 auto_upgrade: false,
                 service_account: service_account.clone(),
+                upgrade_settings: pool.upgrade.as_ref().map(upgrade_settings),
                 version: pool.version.unwrap_or(bp.cluster.version).to_string(),
             }),
             deps,
@@ -488,6 +493,47 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
 
 /// `resources` after one `service.<api>` per Google API they call (and Cloud Quotas, which
 /// preflight reads), each resource depending on its API's.
+/// The blueprint's maintenance policy as the cluster spec holds it.
+fn maintenance_policy(m: &crate::blueprint::Maintenance) -> MaintenancePolicy {
+    MaintenancePolicy {
+        window: m.window.as_ref().map(|w| RecurringWindow {
+            start: w.start.clone(),
+            end: w.end.clone(),
+            recurrence: w.recurrence.clone(),
+        }),
+        exclusions: m
+            .exclusions
+            .iter()
+            .map(|e| {
+                (
+                    e.name.clone(),
+                    Exclusion {
+                        scope: e.scope.api_value().into(),
+                        start: e.start.clone(),
+                        end: e.end.clone(),
+                        until_end_of_support: e.until_end_of_support,
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A pool's upgrade strategy as the node pool spec holds it.
+fn upgrade_settings(u: &crate::blueprint::Upgrade) -> UpgradeSettings {
+    UpgradeSettings {
+        strategy: u.strategy.api_value().into(),
+        max_surge: u.max_surge,
+        max_unavailable: u.max_unavailable,
+        blue_green: u.blue_green.as_ref().map(|bg| BlueGreenSettings {
+            batch_node_count: bg.batch_nodes,
+            batch_percent: bg.batch_percent,
+            batch_soak_seconds: bg.batch_soak_secs,
+            pool_soak_seconds: bg.pool_soak_secs,
+        }),
+    }
+}
+
 fn with_services(bp: &Blueprint, resources: Vec<Desired>) -> Vec<Desired> {
     let mut names: Vec<&'static str> = resources
         .iter()

@@ -23,6 +23,11 @@
 //!   (`GPUS-PER-GPU-FAMILY-per-project-region`; [`GpuFamilyQuotaSpec`] says how its usage is
 //!   counted); unknown, not failed, when the Cloud Quotas API is off or unreadable.
 //!
+//! - upgrade headroom of pools whose upgrades take extra VMs (`max_surge`, or the whole pool for
+//!   blue-green): the reservation's free VMs, or for on-demand and spot GPU pools the
+//!   `GPUS_ALL_REGIONS` quota, after the plan's own nodes (a warning for a pool created or whose
+//!   settings change, a failure for a pool the plan upgrades).
+//!
 //! Not checked: the cluster's one-node-per-zone bootstrap pool, and zone capacity (Google has no
 //! API that says whether a zone can give N VMs; the create that meets a stockout reports it).
 //!
@@ -64,6 +69,10 @@ pub struct Check {
     /// The check could not be made (its API is disabled, or not readable): shown, not failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unknown: bool,
+    /// Passed for this plan, but says what will go wrong later (a reservation without room for
+    /// the surge nodes of a future upgrade): shown with its problem and fix, not failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
 }
 
 impl Check {
@@ -78,6 +87,7 @@ impl Check {
             problem: None,
             fix: None,
             unknown: false,
+            warning: false,
         }
     }
 }
@@ -220,6 +230,7 @@ pub async fn run(
     .await;
     checks.extend(quotas?);
     checks.extend(reservations?);
+    checks.extend(surge(provider, plan, project, &demands).await?);
     checks.extend(versions?);
     for check in &checks {
         tracing::debug!(
@@ -291,6 +302,244 @@ async fn reservations(
         checks.push(check);
     }
     Ok(checks)
+}
+
+/// The extra VMs one pool's upgrades take from its reservation in one zone.
+struct Surge {
+    pool: Addr,
+    project: String,
+    zone: String,
+    name: String,
+    /// `max_surge`, or the whole zone's nodes again for blue-green.
+    extra: u64,
+    blue_green: bool,
+    /// The plan upgrades the pool (changes its `version`): no room fails the plan.
+    upgrading: bool,
+}
+
+/// Upgrade headroom: a surge upgrade creates `max_surge` extra VMs per zone
+/// before it drains old ones, and blue-green the whole pool again; a reservation rarely has them
+/// spare (<https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies>).
+/// Checked for pools the plan creates or whose upgrade settings it changes (a warning: the
+/// upgrade is later) and for pools whose `version` it changes (a failure: the upgrade is this
+/// plan's). The room is what the reservation has free after the plan's own nodes (`demands`);
+/// for on-demand and spot GPU pools, what the project's `GPUS_ALL_REGIONS` quota has free after
+/// the plan's own GPUs.
+async fn surge(
+    provider: &dyn Provider,
+    plan: &Plan,
+    project: &str,
+    demands: &[Demand],
+) -> Result<Vec<Check>, (String, CloudError)> {
+    let mut surges = Vec::new();
+    let mut gpu_surges = Vec::new();
+    for change in plan.actions() {
+        if change.addr.kind != Kind::NodePool {
+            continue;
+        }
+        let touched = |f: &str| change.diffs.iter().any(|d| d.field == f);
+        let upgrading = change.action == Action::Update && touched("version");
+        if !(upgrading
+            || matches!(change.action, Action::Create | Action::Replace)
+            || touched("upgrade_settings"))
+        {
+            continue;
+        }
+        let Some(spec) = change
+            .after
+            .as_ref()
+            .and_then(|a| from_spec::<NodePoolSpec>("node pool", a).ok())
+        else {
+            continue;
+        };
+        let Some(settings) = spec.upgrade_settings.as_ref() else {
+            continue;
+        };
+        let blue_green = settings.strategy == "BLUE_GREEN";
+        let extra = if blue_green {
+            spec.node_count
+        } else {
+            u64::from(settings.max_surge)
+        };
+        if extra == 0 {
+            continue;
+        }
+        let Some(reservation) = spec.consumed_reservation() else {
+            // On demand or spot: the surge nodes' GPUs come out of the project's GPU quota.
+            if let Some(acc) = spec
+                .accelerator
+                .as_ref()
+                .filter(|_| matches!(spec.capacity.as_str(), "on-demand" | "spot"))
+            {
+                let zones = spec.locations.len().max(1) as u64;
+                gpu_surges.push(Surge {
+                    pool: change.addr.clone(),
+                    project: project.to_string(),
+                    zone: String::new(),
+                    name: GPU_QUOTA.into(),
+                    extra: extra * zones * acc.count.max(0) as u64,
+                    blue_green,
+                    upgrading,
+                });
+            }
+            continue;
+        };
+        let (owner, name) = reservation.owner_and_name(project);
+        for zone in &spec.locations {
+            surges.push(Surge {
+                pool: change.addr.clone(),
+                project: owner.clone(),
+                zone: zone.clone(),
+                name: name.clone(),
+                extra,
+                blue_green,
+                upgrading,
+            });
+        }
+    }
+    let reads = surges.iter().map(|s| async move {
+        let target = reservation_target(&s.project, &s.zone, &s.name);
+        super::refresh::read(provider, &target)
+            .await
+            .map_err(|e| (format!("reservation `{}` ({})", s.name, target.id), e))
+    });
+    let mut checks = Vec::new();
+    for (s, read) in surges.iter().zip(join_all(reads).await) {
+        let Some(observed) = read? else {
+            // The capacity check of the same reservation says it is missing.
+            continue;
+        };
+        let count = observed.spec["count"].as_u64().unwrap_or(0);
+        let in_use = observed.outputs["in_use_count"].as_u64().unwrap_or(0);
+        let planned: u64 = demands
+            .iter()
+            .filter(|d| d.project == s.project && d.zone == s.zone && d.name == s.name)
+            .map(|d| d.nodes)
+            .sum();
+        let check = surge_check(s, count, in_use, planned);
+        checks.push(check);
+    }
+    if !gpu_surges.is_empty()
+        && let Some(quota) = look(provider, Kind::Project, format!("projects/{project}"))
+            .await?
+            .and_then(|v| from_spec::<QuotasSpec>("quotas", &v).ok())
+            .and_then(|q| q.quotas.get(GPU_QUOTA).cloned())
+    {
+        let planned = planned_gpus(plan);
+        for s in &gpu_surges {
+            checks.push(gpu_surge_check(s, quota.limit, quota.usage, planned));
+        }
+    }
+    Ok(checks)
+}
+
+/// The project-wide GPU quota surge nodes of on-demand and spot pools count against.
+const GPU_QUOTA: &str = "GPUS_ALL_REGIONS";
+
+/// GPUs the plan's node pools outside reservations add (after less before).
+fn planned_gpus(plan: &Plan) -> f64 {
+    let gpus = |spec: &Option<serde_json::Value>| -> f64 {
+        spec.as_ref()
+            .and_then(|v| from_spec::<NodePoolSpec>("node pool", v).ok())
+            .filter(|s| s.consumed_reservation().is_none())
+            .and_then(|s| {
+                let acc = s.accelerator.as_ref()?;
+                Some((s.node_count * s.locations.len() as u64) as f64 * acc.count as f64)
+            })
+            .unwrap_or(0.0)
+    };
+    plan.actions()
+        .filter(|c| c.addr.kind == Kind::NodePool)
+        .map(|c| gpus(&c.after) - gpus(&c.before))
+        .sum()
+}
+
+/// The check of one pool's surge GPUs (`s.extra`) against the project's GPU quota of `limit`,
+/// `usage` used and `planned` more taken by this plan.
+fn gpu_surge_check(s: &Surge, limit: f64, usage: f64, planned: f64) -> Check {
+    let free = (limit - usage - planned).max(0.0);
+    let what = if s.blue_green {
+        "blue-green upgrade (the whole pool again)"
+    } else {
+        "surge upgrade (max_surge)"
+    };
+    let mut check = Check::new(
+        format!("upgrade headroom of {} on quota {GPU_QUOTA}", s.pool),
+        vec![s.pool.clone()],
+        format!("{} GPUs during a {what}", s.extra),
+    );
+    check.available = format!("{free} free after this plan");
+    check.ok = true;
+    if free < s.extra as f64 {
+        check.problem = Some(format!(
+            "{GPU_QUOTA} has {free} GPUs free after this plan; {}{} needs {} more, so the upgrade would stall on quota",
+            s.pool,
+            if s.upgrading {
+                "'s upgrade in this plan"
+            } else {
+                "'s next upgrade"
+            },
+            s.extra
+        ));
+        check.fix = Some(format!(
+            "set `max_surge = 0` and `max_unavailable = 1` in the pool's `upgrade` table (nodes are replaced in place, one down at a time), or ask for a {GPU_QUOTA} limit of at least {} (https://console.cloud.google.com/iam-admin/quotas?project={})",
+            usage + planned + s.extra as f64,
+            s.project
+        ));
+        if s.upgrading {
+            check.ok = false;
+        } else {
+            check.warning = true;
+        }
+    }
+    check
+}
+
+/// The check of one pool's upgrade headroom on a reservation of `count` VMs, `in_use` of them
+/// used and `planned` more taken by this plan.
+fn surge_check(s: &Surge, count: u64, in_use: u64, planned: u64) -> Check {
+    let free = count.saturating_sub(in_use).saturating_sub(planned);
+    let what = if s.blue_green {
+        "blue-green upgrade (the whole pool again)"
+    } else {
+        "surge upgrade (max_surge)"
+    };
+    let mut check = Check::new(
+        format!(
+            "upgrade headroom of {} on reservation {} ({})",
+            s.pool, s.name, s.zone
+        ),
+        vec![s.pool.clone()],
+        format!("{} extra VM(s) during a {what}", s.extra),
+    );
+    check.available = format!("{free} free after this plan");
+    check.ok = true;
+    if free < s.extra {
+        check.problem = Some(format!(
+            "reservation `{}` has {free} free VM(s) after this plan; {}{} needs {} more, so the upgrade would stall waiting for capacity",
+            s.name,
+            s.pool,
+            if s.upgrading {
+                "'s upgrade in this plan"
+            } else {
+                "'s next upgrade"
+            },
+            s.extra
+        ));
+        check.fix = Some(format!(
+            "set `max_surge = 0` and `max_unavailable = 1` in the pool's `upgrade` table (nodes are replaced in place, one down at a time), or resize the reservation: gcloud compute reservations update {} --zone={} --vm-count={} --project={}",
+            s.name,
+            s.zone,
+            count + (s.extra - free),
+            s.project
+        ));
+        if s.upgrading {
+            check.ok = false;
+        } else {
+            check.warning = true;
+        }
+    }
+    check
 }
 
 /// The APIs the plan itself enables (its `service` creates and updates, with `enable_services`).
@@ -1203,5 +1452,93 @@ mod tests {
                 .unwrap()
                 .contains("holds VMs with 8 × nvidia-h100-80gb")
         );
+    }
+
+    #[test]
+    fn surge_nodes_need_room_in_the_reservation_after_the_plan() {
+        let surge = |extra: u64, upgrading: bool, blue_green: bool| Surge {
+            pool: Addr::new(Kind::NodePool, "a3mega"),
+            project: "p".into(),
+            zone: "us-central1-a".into(),
+            name: "res".into(),
+            extra,
+            blue_green,
+            upgrading,
+        };
+        // Room: 34 reserved, 32 in use.
+        let ok = surge_check(&surge(2, true, false), 34, 32, 0);
+        assert!(ok.ok && !ok.warning && ok.problem.is_none(), "{ok:?}");
+        assert_eq!(ok.available, "2 free after this plan");
+        // A full reservation, the pool's upgrade in this plan: refused, with the fix.
+        let full = surge_check(&surge(2, true, false), 32, 32, 0);
+        assert!(!full.ok && !full.warning);
+        assert_eq!(
+            full.problem.as_deref(),
+            Some(
+                "reservation `res` has 0 free VM(s) after this plan; node_pool.a3mega's upgrade in this plan needs 2 more, so the upgrade would stall waiting for capacity"
+            )
+        );
+        let fix = full.fix.clone().unwrap();
+        assert!(
+            fix.starts_with("set `max_surge = 0` and `max_unavailable = 1`"),
+            "{fix}"
+        );
+        assert!(fix.contains("--vm-count=34"), "{fix}");
+        // At creation (the plan's own 32 nodes take the room): a warning, the plan goes on.
+        let created = surge_check(&surge(32, false, true), 32, 0, 32);
+        assert!(created.ok && created.warning);
+        assert_eq!(
+            created.need,
+            "32 extra VM(s) during a blue-green upgrade (the whole pool again)"
+        );
+        assert!(
+            created
+                .problem
+                .as_deref()
+                .unwrap()
+                .contains("node_pool.a3mega's next upgrade needs 32 more")
+        );
+        let preflight = Preflight {
+            checks: vec![created.clone()],
+        };
+        assert!(preflight.passed());
+        let preflight = Preflight {
+            checks: vec![created, full],
+        };
+        assert!(!preflight.passed());
+    }
+
+    #[test]
+    fn surge_gpus_need_room_in_the_gpu_quota_after_the_plan() {
+        let surge = |upgrading: bool| Surge {
+            pool: Addr::new(Kind::NodePool, "a3high"),
+            project: "p".into(),
+            zone: String::new(),
+            name: GPU_QUOTA.into(),
+            extra: 8,
+            blue_green: false,
+            upgrading,
+        };
+        let ok = gpu_surge_check(&surge(false), 64.0, 0.0, 32.0);
+        assert!(ok.ok && !ok.warning, "{ok:?}");
+        assert_eq!(
+            ok.subject,
+            "upgrade headroom of node_pool.a3high on quota GPUS_ALL_REGIONS"
+        );
+        assert_eq!(ok.available, "32 free after this plan");
+        let short = gpu_surge_check(&surge(false), 36.0, 0.0, 32.0);
+        assert!(short.ok && short.warning);
+        assert!(short.problem.as_deref().unwrap().contains(
+            "has 4 GPUs free after this plan; node_pool.a3high's next upgrade needs 8 more"
+        ));
+        assert!(
+            short
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("GPUS_ALL_REGIONS limit of at least 40")
+        );
+        let upgrading = gpu_surge_check(&surge(true), 36.0, 0.0, 32.0);
+        assert!(!upgrading.ok && !upgrading.warning);
     }
 }

@@ -77,6 +77,12 @@ pub enum Compare {
     /// Master authorized networks: compared as a set of CIDR blocks; a live block without a
     /// display name (gcloud cannot set one) matches any desired name.
     CidrBlocks,
+    /// A cluster's maintenance policy, by meaning
+    /// ([`crate::resource::kinds::cluster::policy_matches`]).
+    MaintenancePolicy,
+    /// A node pool's upgrade settings: the strategy and the numbers it uses
+    /// ([`crate::resource::kinds::node_pool::upgrade_matches`]).
+    UpgradeSettings,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -149,6 +155,12 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
             _ => desired == live,
         },
         Compare::OwnershipMark => true,
+        Compare::MaintenancePolicy => {
+            crate::resource::kinds::cluster::policy_matches(desired, live)
+        }
+        Compare::UpgradeSettings => {
+            crate::resource::kinds::node_pool::upgrade_matches(desired, live)
+        }
         Compare::FirewallRules => {
             let rules = |v: &Value| -> Value {
                 Value::Array(

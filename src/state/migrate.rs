@@ -71,6 +71,16 @@ impl State {
     }
 }
 
+impl State {
+    /// Whether the record of `addr` exists and predates `field`: it holds no value for it (an
+    /// a3ctl that did not manage the field wrote it, or the blueprint left the field alone).
+    pub fn predates(&self, addr: &Addr, field: &str) -> bool {
+        self.resources
+            .get(addr)
+            .is_some_and(|r| r.spec.get(field).is_none_or(serde_json::Value::is_null))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,8 +151,134 @@ pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
             "{folded} resources are folded into the one they are like; `--verbose` shows each in full.\n"
         );
     }
+    render_upgrades(printer, &mut out, plan);
     out.push_str(&summary_line(printer, plan));
     out
+}
+
+/// `Upgrades:` what the plan sets about GKE's upgrades, for the cluster and pools it creates or
+/// whose maintenance policy, upgrade settings or version it changes: the maintenance window and
+/// exclusions, and per pool how many nodes are replaced at a time, how many batches that is and
+/// an estimate of how long a node upgrade takes.
+fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
+    use crate::resource::kinds::cluster::MaintenancePolicy;
+    use crate::resource::kinds::node_pool::NodePoolSpec;
+    let touches = |c: &Change, fields: &[&str]| {
+        matches!(c.action, Action::Create | Action::Replace)
+            || c.diffs.iter().any(|d| fields.iter().any(|f| d.field == *f))
+    };
+    let mut lines = Vec::new();
+    for change in plan.actions() {
+        let Some(after) = &change.after else { continue };
+        match change.addr.kind {
+            Kind::Cluster if touches(change, &["maintenance_policy"]) => {
+                let Some(policy) = after
+                    .get("maintenance_policy")
+                    .filter(|p| !p.is_null())
+                    .and_then(|p| serde_json::from_value::<MaintenancePolicy>(p.clone()).ok())
+                else {
+                    continue;
+                };
+                lines.push(format!("{}:", printer.bold(&change.addr.to_string())));
+                lines.push(match &policy.window {
+                    Some(w) => format!(
+                        "  window: {} to {} (UTC), repeating {}",
+                        w.start, w.end, w.recurrence
+                    ),
+                    None => {
+                        "  window: none (GKE may upgrade at any time no exclusion covers)".into()
+                    }
+                });
+                if policy.exclusions.is_empty() {
+                    lines.push("  exclusions: none".into());
+                }
+                for (name, e) in &policy.exclusions {
+                    let from = e.start.as_deref().unwrap_or("when applied");
+                    let to = if e.until_end_of_support {
+                        "until the version's end of support"
+                    } else {
+                        e.end.as_deref().unwrap_or("?")
+                    };
+                    let to = if e.until_end_of_support {
+                        to.to_string()
+                    } else {
+                        format!("to {to}")
+                    };
+                    lines.push(format!("  exclusion {name}: {} from {from} {to}", e.scope));
+                }
+            }
+            Kind::NodePool if touches(change, &["upgrade_settings", "version"]) => {
+                let Ok(spec) = serde_json::from_value::<NodePoolSpec>(after.clone()) else {
+                    continue;
+                };
+                let Some(settings) = &spec.upgrade_settings else {
+                    continue;
+                };
+                let zones = spec.locations.len().max(1) as u64;
+                let (at_once, batches) = settings.batches(spec.node_count);
+                let batches = batches * zones;
+                let nodes = spec.node_count * zones;
+                let how = match &settings.blue_green {
+                    Some(bg) if settings.strategy == "BLUE_GREEN" => format!(
+                        "blue-green, {} first (the whole pool again), then {} drained at a time, {}s between batches, the old pool kept {}s",
+                        count(nodes, "new node"),
+                        count(at_once, "old node"),
+                        bg.batch_soak_seconds,
+                        bg.pool_soak_seconds
+                    ),
+                    _ => format!(
+                        "surge, {} at a time per zone ({} extra, {} down)",
+                        count(at_once, "node"),
+                        settings.max_surge,
+                        settings.max_unavailable
+                    ),
+                };
+                lines.push(format!(
+                    "{}: {how}: {} in {}, about {} (estimate)",
+                    printer.bold(&change.addr.to_string()),
+                    count(nodes, "node"),
+                    count(batches, "batch"),
+                    crate::apply::estimate::human(batches as f64 * per_batch_secs())
+                ));
+            }
+            _ => {}
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", printer.bold("Upgrades:"));
+    for line in lines {
+        let _ = writeln!(out, "  {line}");
+    }
+    let _ = writeln!(
+        out,
+        "  (a node upgrade's estimate: {} per batch, the mean of the simulator's `container.nodePool.update`; GKE's own time varies with drains and image pulls)\n",
+        crate::apply::estimate::human(per_batch_secs())
+    );
+}
+
+/// `1 node`, `32 nodes`, `1 batch`, `4 batches`.
+fn count(n: u64, what: &str) -> String {
+    match (n, what.ends_with("ch")) {
+        (1, _) => format!("1 {what}"),
+        (_, true) => format!("{n} {what}es"),
+        _ => format!("{n} {what}s"),
+    }
+}
+
+/// Seconds one batch of a node upgrade takes: the mean of the realistic latency profile's
+/// `container.nodePool.update`, the figure the simulator uses for a node pool update.
+fn per_batch_secs() -> f64 {
+    use a3ctl_sim::latency::{LatencyProfile, Span};
+    match LatencyProfile::realistic()
+        .spans
+        .get("container.nodePool.update")
+    {
+        Some(Span::Fixed(s)) => *s,
+        Some(Span::Range([a, b])) => (a + b) / 2.0,
+        None => 180.0,
+    }
 }
 
 /// The human view of a refresh-only plan: what changed outside a3ctl, and what accepting it does.
@@ -205,13 +331,15 @@ pub fn json_refresh_only(blueprint: &str, lineage: &str, serial: u64, drift: &[D
     })
 }
 
-/// `Preflight:` and one line per check: ✓, ✗ or ? (could not be checked), what it is, need and
-/// available; a failed or unknown check adds its problem and fix.
+/// `Preflight:` and one line per check: ✓, ✗, ? (could not be checked) or ! (a warning), what it
+/// is, need and available; a failed, unknown or warning check adds its problem and fix.
 fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) {
     let _ = writeln!(out, "{}", printer.bold("Preflight:"));
     for check in &preflight.checks {
         let mark = if check.unknown {
             "?".to_string()
+        } else if check.warning {
+            "!".to_string()
         } else {
             printer.check_mark(check.ok)
         };

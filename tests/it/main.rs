@@ -28,6 +28,7 @@ mod kubeconfig;
 mod kueue;
 mod layers;
 mod lifecycle;
+mod maintenance;
 mod preflight;
 mod protection;
 mod sandbox_serve;

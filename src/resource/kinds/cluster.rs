@@ -5,7 +5,14 @@
 //! `subnetwork`, `ip_allocation_policy`, `datapath_provider`, `enable_multi_networking`,
 //! `private_cluster_config`); the release channel, the control plane's version, the authorized
 //! networks, the CSI add-ons, Workload Identity and labels change with `clusters.update` /
-//! `setResourceLabels`, one field group per call.
+//! `setResourceLabels`, one field group per call; the maintenance policy with
+//! `setMaintenancePolicy` (with the live `resourceVersion`).
+//!
+//! The maintenance policy (`maintenancePolicy.window`): a recurring window and the exclusions,
+//! a map by name. GKE fills in what a3ctl leaves open — an exclusion until end of support gets
+//! its end (the version's end of support) and, when a3ctl gave none, its start (when it was
+//! set) — and writes times in its own spelling, so [`policy_matches`] compares what the
+//! blueprint fixes and nothing else, with every time read as an instant.
 //!
 //! The spec is built by the graph; the GKE adapter (`cloud::gcp::container::cluster`) resolves
 //! the version and sends it. [`ClusterSpec::project`] reads the live `Cluster` back.
@@ -42,6 +49,86 @@ pub enum BootstrapPool {
     /// then adopted): removing it is an in-place update.
     Present,
     Removed,
+}
+
+/// `maintenancePolicy` as a3ctl manages it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MaintenancePolicy {
+    /// The recurring window; `None`: GKE may maintain at any time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<RecurringWindow>,
+    /// By name (the API's `maintenanceExclusions` map).
+    #[serde(default)]
+    pub exclusions: BTreeMap<String, Exclusion>,
+}
+
+/// `recurringWindow`: the first occurrence (RFC 3339, UTC) and its RRULE.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecurringWindow {
+    pub start: String,
+    pub end: String,
+    pub recurrence: String,
+}
+
+/// One maintenance exclusion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exclusion {
+    /// `NO_UPGRADES`, `NO_MINOR_UPGRADES` or `NO_MINOR_OR_NODE_UPGRADES`.
+    pub scope: String,
+    /// Desired: `None` when it starts as it is applied; live: always set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// Desired: `None` until end of support; live: GKE's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+    /// `endTimeBehavior: UNTIL_END_OF_SUPPORT`.
+    #[serde(default)]
+    pub until_end_of_support: bool,
+}
+
+/// Whether the `live` policy means what `desired` asks: the same window (times as instants) and
+/// the same exclusion names, each with its scope, its end behaviour, and the start and end the
+/// blueprint fixes (an exclusion until end of support has GKE's end; one without a start, the
+/// time it was set).
+pub fn policy_matches(desired: &serde_json::Value, live: &serde_json::Value) -> bool {
+    let at = instant;
+    let (Ok(desired), Ok(live)) = (
+        serde_json::from_value::<MaintenancePolicy>(desired.clone()),
+        serde_json::from_value::<MaintenancePolicy>(live.clone()),
+    ) else {
+        return desired == live;
+    };
+    let window = match (&desired.window, &live.window) {
+        (None, None) => true,
+        (Some(d), Some(l)) => {
+            at(&d.start) == at(&l.start) && at(&d.end) == at(&l.end) && d.recurrence == l.recurrence
+        }
+        _ => false,
+    };
+    window
+        && desired.exclusions.len() == live.exclusions.len()
+        && desired.exclusions.iter().all(|(name, d)| {
+            live.exclusions.get(name).is_some_and(|l| {
+                d.scope == l.scope
+                    && d.until_end_of_support == l.until_end_of_support
+                    && (d.start.is_none()
+                        || d.start.as_deref().map(at) == l.start.as_deref().map(at))
+                    && (d.until_end_of_support
+                        || d.end.as_deref().map(at) == l.end.as_deref().map(at))
+            })
+        })
+}
+
+/// A time as an instant (`2026-01-03T02:00:00.000Z` = `2026-01-03T03:00:00+01:00`); text that is
+/// not RFC 3339 stays as it is.
+pub fn instant(text: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .format("%Y-%m-%dT%H:%M:%SZ")
+                .to_string()
+        })
+        .unwrap_or_else(|_| text.to_string())
 }
 
 /// What a3ctl declares about a cluster.
@@ -83,6 +170,10 @@ pub struct ClusterSpec {
     /// replace the cluster is refused while the recorded value is on.
     #[serde(default)]
     pub deletion_protection: bool,
+    /// The maintenance policy; `None` (a record made before a3ctl managed it, or a deployment
+    /// whose blueprint leaves it alone): not managed, never diffed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance_policy: Option<MaintenancePolicy>,
 }
 
 /// What a3ctl knows about the kind.
@@ -125,6 +216,11 @@ pub const FIELDS: &[Field] = &[
     f("workload_pool", InPlace),
     f("bootstrap_pool", InPlace),
     f("deletion_protection", Local),
+    Field {
+        name: "maintenance_policy",
+        change: InPlace,
+        compare: Compare::MaintenancePolicy,
+    },
 ];
 
 /// The last segment of a resource name or URL.
@@ -239,6 +335,7 @@ impl ClusterSpec {
             gpudirect_family: None,
             // Not in the cloud: the recorded value is put back ([`spec::keep_local`]).
             deletion_protection: false,
+            maintenance_policy: Some(project_policy(cluster)),
         };
         let outputs = json!({
             "endpoint": cluster.endpoint,
@@ -255,12 +352,82 @@ impl ClusterSpec {
             "id": cluster.id,
             "location": cluster.location,
             "label_fingerprint": cluster.label_fingerprint,
+            "maintenance_resource_version": cluster.maintenance_policy.as_ref().map(|p| p.resource_version.clone()).unwrap_or_default(),
             "node_pools": cluster.node_pools.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
         });
         Ok(Observed {
             spec: super::to_spec(&spec),
             outputs,
         })
+    }
+}
+
+/// The live `maintenancePolicy` (absent: no window, no exclusion). A daily window (which a3ctl
+/// never sets; gcloud's `--maintenance-window`) reads as a window repeating `FREQ=DAILY` from its
+/// start time, so it differs from any recurring window the blueprint asks for.
+fn project_policy(cluster: &Cluster) -> MaintenancePolicy {
+    use google_cloud_container_v1::model::maintenance_window::Policy;
+    use google_cloud_container_v1::model::time_window::Options;
+    let text = |t: &Option<google_cloud_wkt::Timestamp>| -> Option<String> {
+        t.as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|v| v.as_str().map(instant))
+    };
+    let Some(window) = cluster
+        .maintenance_policy
+        .as_ref()
+        .and_then(|p| p.window.as_ref())
+    else {
+        return MaintenancePolicy::default();
+    };
+    let recurring = match &window.policy {
+        Some(Policy::RecurringWindow(r)) => Some(RecurringWindow {
+            start: r
+                .window
+                .as_ref()
+                .and_then(|w| text(&w.start_time))
+                .unwrap_or_default(),
+            end: r
+                .window
+                .as_ref()
+                .and_then(|w| text(&w.end_time))
+                .unwrap_or_default(),
+            recurrence: r.recurrence.clone(),
+        }),
+        Some(Policy::DailyMaintenanceWindow(d)) => Some(RecurringWindow {
+            start: d.start_time.clone(),
+            end: d.duration.clone(),
+            recurrence: "FREQ=DAILY".into(),
+        }),
+        _ => None,
+    };
+    let exclusions = window
+        .maintenance_exclusions
+        .iter()
+        .map(|(name, w)| {
+            let options = match &w.options {
+                Some(Options::MaintenanceExclusionOptions(o)) => Some(o),
+                _ => None,
+            };
+            (
+                name.clone(),
+                Exclusion {
+                    // GKE's default scope when none is given.
+                    scope: options
+                        .and_then(|o| o.scope.name())
+                        .unwrap_or("NO_UPGRADES")
+                        .to_string(),
+                    start: text(&w.start_time),
+                    end: text(&w.end_time),
+                    until_end_of_support: options.and_then(|o| o.end_time_behavior.name())
+                        == Some("UNTIL_END_OF_SUPPORT"),
+                },
+            )
+        })
+        .collect();
+    MaintenancePolicy {
+        window: recurring,
+        exclusions,
     }
 }
 
@@ -338,5 +505,64 @@ mod tests {
             err.to_string(),
             "the GKE cluster `a3mega` the API returned has no `network`"
         );
+    }
+
+    #[test]
+    fn a_live_policy_equal_in_meaning_is_no_difference() {
+        let desired = json!({
+            "window": {"start": "2026-01-03T02:00:00Z", "end": "2026-01-03T10:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"},
+            "exclusions": {
+                "a3ctl-no-minor-or-node-upgrades": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "until_end_of_support": true},
+                "launch": {"scope": "NO_UPGRADES", "start": "2026-03-01T00:00:00Z", "end": "2026-03-08T00:00:00Z", "until_end_of_support": false},
+            },
+        });
+        let mut cluster = live();
+        cluster.maintenance_policy = serde_json::from_value(json!({
+            "resourceVersion": "abc",
+            "window": {
+                "recurringWindow": {
+                    "window": {"startTime": "2026-01-03T03:00:00+01:00", "endTime": "2026-01-03T10:00:00.000Z"},
+                    "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+                },
+                "maintenanceExclusions": {
+                    // GKE filled in the start (when it was set) and the end (end of support).
+                    "a3ctl-no-minor-or-node-upgrades": {
+                        "startTime": "2026-11-26T10:00:00Z", "endTime": "2027-10-01T00:00:00Z",
+                        "maintenanceExclusionOptions": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"},
+                    },
+                    // No options: GKE's default scope.
+                    "launch": {"startTime": "2026-03-01T00:00:00Z", "endTime": "2026-03-08T00:00:00Z"},
+                },
+            },
+        }))
+        .unwrap();
+        let observed = ClusterSpec::project(&cluster).unwrap();
+        let live_policy = &observed.spec["maintenance_policy"];
+        assert_eq!(live_policy["window"]["start"], "2026-01-03T02:00:00Z");
+        assert_eq!(live_policy["exclusions"]["launch"]["scope"], "NO_UPGRADES");
+        assert_eq!(observed.outputs["maintenance_resource_version"], "abc");
+        assert!(policy_matches(&desired, live_policy));
+        // What the blueprint fixes differs: a window moved by an hour, an exclusion's scope, a
+        // missing or extra exclusion.
+        let mut moved = desired.clone();
+        moved["window"]["start"] = json!("2026-01-03T01:00:00Z");
+        assert!(!policy_matches(&moved, live_policy));
+        let mut scope = desired.clone();
+        scope["exclusions"]["launch"]["scope"] = json!("NO_MINOR_UPGRADES");
+        assert!(!policy_matches(&scope, live_policy));
+        let mut fewer = desired.clone();
+        fewer["exclusions"]
+            .as_object_mut()
+            .unwrap()
+            .remove("launch");
+        assert!(!policy_matches(&fewer, live_policy));
+        let mut ends = desired.clone();
+        ends["exclusions"]["launch"]["end"] = json!("2026-03-09T00:00:00Z");
+        assert!(!policy_matches(&ends, live_policy));
+        // A cluster without a policy reads as none, which the default exclusion is not.
+        let bare = ClusterSpec::project(&live()).unwrap().spec["maintenance_policy"].clone();
+        assert_eq!(bare, json!({"exclusions": {}}));
+        assert!(!policy_matches(&desired, &bare));
+        assert!(policy_matches(&json!({"exclusions": {}}), &bare));
     }
 }

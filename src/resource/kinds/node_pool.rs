@@ -99,6 +99,66 @@ pub struct Taint {
     pub effect: String,
 }
 
+/// `upgradeSettings`: how GKE replaces the nodes when it upgrades them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpgradeSettings {
+    /// `SURGE` or `BLUE_GREEN`.
+    pub strategy: String,
+    pub max_surge: u32,
+    pub max_unavailable: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blue_green: Option<BlueGreenSettings>,
+}
+
+/// `blueGreenSettings` with its `standardRolloutPolicy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlueGreenSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_node_count: Option<u32>,
+    /// Percent (1–100) of the old nodes per batch; the API's `batchPercentage` is a fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_percent: Option<u32>,
+    pub batch_soak_seconds: u64,
+    pub pool_soak_seconds: u64,
+}
+
+impl UpgradeSettings {
+    /// Nodes down at once during an upgrade of a pool of `nodes` nodes (per zone), and how many
+    /// batches that takes: surge replaces `max_surge + max_unavailable` nodes at a time, blue-green
+    /// drains a batch of old nodes at a time.
+    pub fn batches(&self, nodes: u64) -> (u64, u64) {
+        let at_once = match &self.blue_green {
+            Some(bg) if self.strategy == "BLUE_GREEN" => {
+                match (bg.batch_node_count, bg.batch_percent) {
+                    (Some(n), _) => u64::from(n),
+                    (None, Some(p)) => (nodes * u64::from(p)).div_ceil(100),
+                    (None, None) => 1,
+                }
+            }
+            _ => u64::from(self.max_surge) + u64::from(self.max_unavailable),
+        }
+        .clamp(1, nodes.max(1));
+        (at_once, nodes.div_ceil(at_once))
+    }
+}
+
+/// Whether the `live` upgrade settings are what `desired` asks: the strategy, then its numbers
+/// (surge: `max_surge` and `max_unavailable`; blue-green: the batches and soaks).
+pub fn upgrade_matches(desired: &serde_json::Value, live: &serde_json::Value) -> bool {
+    let (Ok(d), Ok(l)) = (
+        serde_json::from_value::<UpgradeSettings>(desired.clone()),
+        serde_json::from_value::<UpgradeSettings>(live.clone()),
+    ) else {
+        return desired == live;
+    };
+    d.strategy == l.strategy
+        && if d.strategy == "BLUE_GREEN" {
+            d.blue_green == l.blue_green
+        } else {
+            (d.max_surge, d.max_unavailable) == (l.max_surge, l.max_unavailable)
+        }
+}
+
 /// What a3ctl declares about a node pool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodePoolSpec {
@@ -129,6 +189,10 @@ pub struct NodePoolSpec {
     /// also what records made before this field read as).
     #[serde(default = "default_account")]
     pub service_account: String,
+    /// `None` (a record made before a3ctl managed it, or a pool whose blueprint leaves it alone):
+    /// not managed, never diffed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_settings: Option<UpgradeSettings>,
     /// `default`, `latest`, a prefix (`1.33`) or an exact build, as `[cluster] version`; live,
     /// the pool's build. Records made before pool versions were managed have none, which never
     /// differs.
@@ -175,6 +239,11 @@ pub const FIELDS: &[Field] = &[
     f("disk_size_gb", InPlace),
     f("auto_repair", InPlace),
     f("auto_upgrade", InPlace),
+    Field {
+        name: "upgrade_settings",
+        change: InPlace,
+        compare: Compare::UpgradeSettings,
+    },
     // `nodePools.update` with `nodeVersion`: GKE upgrades the nodes in place (surge or
     // blue-green), never a new pool.
     Field {
@@ -298,6 +367,7 @@ impl NodePoolSpec {
                 "" => default_account(),
                 email => email.to_string(),
             },
+            upgrade_settings: Some(project_upgrade(pool)),
             version: pool.version.clone(),
         };
         let outputs = json!({
@@ -312,6 +382,52 @@ impl NodePoolSpec {
             spec: super::to_spec(&spec),
             outputs,
         })
+    }
+}
+
+/// The live `upgradeSettings`; absent fields are GKE's defaults (surge, 1 extra node, 0 down).
+fn project_upgrade(pool: &NodePool) -> UpgradeSettings {
+    use google_cloud_container_v1::model::blue_green_settings::RolloutPolicy;
+    use google_cloud_container_v1::model::blue_green_settings::standard_rollout_policy::UpdateBatchSize;
+    let Some(settings) = pool.upgrade_settings.as_ref() else {
+        return UpgradeSettings {
+            strategy: "SURGE".into(),
+            max_surge: 1,
+            max_unavailable: 0,
+            blue_green: None,
+        };
+    };
+    let strategy = match settings.strategy.as_ref().and_then(|s| s.name()) {
+        Some("BLUE_GREEN") => "BLUE_GREEN",
+        _ => "SURGE",
+    };
+    let seconds = |d: &Option<google_cloud_wkt::Duration>| {
+        d.as_ref().map_or(0, |d| d.seconds().max(0) as u64)
+    };
+    let blue_green = settings.blue_green_settings.as_ref().map(|bg| {
+        let standard = match &bg.rollout_policy {
+            Some(RolloutPolicy::StandardRolloutPolicy(p)) => Some(p),
+            _ => None,
+        };
+        let (batch_node_count, batch_percent) = match standard
+            .and_then(|p| p.update_batch_size.as_ref())
+        {
+            Some(UpdateBatchSize::BatchNodeCount(n)) => (Some((*n).max(0) as u32), None),
+            Some(UpdateBatchSize::BatchPercentage(p)) => (None, Some((p * 100.0).round() as u32)),
+            _ => (None, None),
+        };
+        BlueGreenSettings {
+            batch_node_count,
+            batch_percent,
+            batch_soak_seconds: standard.map_or(0, |p| seconds(&p.batch_soak_duration)),
+            pool_soak_seconds: seconds(&bg.node_pool_soak_duration),
+        }
+    });
+    UpgradeSettings {
+        strategy: strategy.into(),
+        max_surge: settings.max_surge.max(0) as u32,
+        max_unavailable: settings.max_unavailable.max(0) as u32,
+        blue_green,
     }
 }
 
@@ -398,5 +514,44 @@ mod tests {
                 .to_string(),
             "the GKE node pool `a3mega` the API returned has no `config`"
         );
+    }
+
+    #[test]
+    fn upgrade_settings_project_and_compare_by_strategy() {
+        // Absent: GKE's default surge.
+        let observed = NodePoolSpec::project("p", "c", "r", &live(), None).unwrap();
+        assert_eq!(
+            observed.spec["upgrade_settings"],
+            json!({"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0})
+        );
+        let mut pool = live();
+        pool.upgrade_settings = serde_json::from_value(json!({
+            "maxUnavailable": 1, "strategy": "BLUE_GREEN",
+            "blueGreenSettings": {"standardRolloutPolicy": {"batchPercentage": 0.25, "batchSoakDuration": "600s"}, "nodePoolSoakDuration": "3600s"},
+        }))
+        .unwrap();
+        let live_settings = NodePoolSpec::project("p", "c", "r", &pool, None)
+            .unwrap()
+            .spec["upgrade_settings"]
+            .clone();
+        let desired = json!({"strategy": "BLUE_GREEN", "max_surge": 0, "max_unavailable": 1,
+            "blue_green": {"batch_percent": 25, "batch_soak_seconds": 600, "pool_soak_seconds": 3600}});
+        assert!(upgrade_matches(&desired, &live_settings), "{live_settings}");
+        // Surge numbers do not matter to blue-green, the batches do.
+        let mut other = desired.clone();
+        other["max_surge"] = json!(3);
+        assert!(upgrade_matches(&other, &live_settings));
+        other["blue_green"]["batch_soak_seconds"] = json!(0);
+        assert!(!upgrade_matches(&other, &live_settings));
+        let surge = json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1});
+        assert!(!upgrade_matches(&surge, &live_settings));
+        assert!(upgrade_matches(
+            &surge,
+            &json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1, "blue_green": {"batch_soak_seconds": 1, "pool_soak_seconds": 1}})
+        ));
+        let settings: UpgradeSettings = serde_json::from_value(surge).unwrap();
+        assert_eq!(settings.batches(4), (1, 4));
+        let bg: UpgradeSettings = serde_json::from_value(desired).unwrap();
+        assert_eq!(bg.batches(32), (8, 4));
     }
 }

@@ -18,7 +18,7 @@ use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateS
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 pub use crate::resource::kinds::cluster::BOOTSTRAP_POOL;
-use crate::resource::kinds::cluster::{AuthorizedNetwork, ClusterSpec};
+use crate::resource::kinds::cluster::{AuthorizedNetwork, ClusterSpec, MaintenancePolicy};
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::gke_versions::{minor_of, minors_between};
 use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
@@ -59,6 +59,9 @@ pub(super) fn create_body(path: &ClusterPath, spec: &ClusterSpec, version: &str)
             "management": {"autoRepair": false, "autoUpgrade": false},
         }],
     });
+    if let Some(policy) = &spec.maintenance_policy {
+        cluster["maintenancePolicy"] = maintenance_policy(policy, &now());
+    }
     if spec.private_nodes {
         cluster["privateClusterConfig"] = json!({
             "enablePrivateNodes": true,
@@ -76,6 +79,41 @@ fn authorized_networks(list: &[AuthorizedNetwork]) -> Value {
         .map(|n| json!({"cidrBlock": n.cidr, "displayName": n.name}))
         .collect();
     json!({"enabled": !blocks.is_empty(), "cidrBlocks": blocks})
+}
+
+/// The current time as GKE writes it: when an exclusion without a `start` begins.
+fn now() -> String {
+    crate::resource::kinds::cluster::instant(&chrono::Utc::now().to_rfc3339())
+}
+
+/// The API's `MaintenancePolicy` for `policy` (without `resourceVersion`); an exclusion without a
+/// start starts at `now`, one until end of support gets its end from GKE.
+pub(super) fn maintenance_policy(policy: &MaintenancePolicy, now: &str) -> Value {
+    let exclusions: serde_json::Map<String, Value> = policy
+        .exclusions
+        .iter()
+        .map(|(name, e)| {
+            let mut window = json!({
+                "startTime": e.start.as_deref().unwrap_or(now),
+                "maintenanceExclusionOptions": {"scope": e.scope},
+            });
+            if e.until_end_of_support {
+                window["maintenanceExclusionOptions"]["endTimeBehavior"] =
+                    json!("UNTIL_END_OF_SUPPORT");
+            } else if let Some(end) = &e.end {
+                window["endTime"] = json!(end);
+            }
+            (name.clone(), window)
+        })
+        .collect();
+    let mut window = json!({"maintenanceExclusions": exclusions});
+    if let Some(w) = &policy.window {
+        window["recurringWindow"] = json!({
+            "window": {"startTime": w.start, "endTime": w.end},
+            "recurrence": w.recurrence,
+        });
+    }
+    json!({"window": window})
 }
 
 fn addons(spec: &ClusterSpec) -> Value {
@@ -102,6 +140,7 @@ const STEPS: &[(&str, &[&str])] = &[
         &["workload_pool"],
     ),
     ("setResourceLabels", &["labels"]),
+    ("setMaintenancePolicy", &["maintenance_policy"]),
     ("deleteNodePool(a3ctl-bootstrap)", &["bootstrap_pool"]),
 ];
 
@@ -325,6 +364,7 @@ impl ContainerAdapter {
         let field = step.fields.first().map(String::as_str).unwrap_or("");
         let update = match field {
             "labels" => return self.set_labels(&path, &spec).await,
+            "maintenance_policy" => return self.set_maintenance_policy(&path, &spec).await,
             "bootstrap_pool" => return self.delete_bootstrap_pool(&path).await,
             "release_channel" => {
                 json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
@@ -405,6 +445,67 @@ impl ContainerAdapter {
                 e => Err(e),
             },
         }
+    }
+
+    /// `setMaintenancePolicy` with the current `resourceVersion` (GKE refuses a stale one, as
+    /// it refuses labels with a stale fingerprint). A policy a3ctl does not manage is not sent.
+    async fn set_maintenance_policy(
+        &self,
+        path: &ClusterPath,
+        spec: &ClusterSpec,
+    ) -> CloudResult<Started> {
+        let Some(policy) = &spec.maintenance_policy else {
+            return Ok(Started::Done);
+        };
+        let current = self
+            .client
+            .get_cluster()
+            .set_name(path.id())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        let mut body = maintenance_policy(policy, &now());
+        // An exclusion whose start the blueprint leaves open keeps the start it already has.
+        if let Some(live) = current
+            .maintenance_policy
+            .as_ref()
+            .and_then(|p| p.window.as_ref())
+        {
+            for (name, window) in &live.maintenance_exclusions {
+                let fixed = policy
+                    .exclusions
+                    .get(name)
+                    .is_some_and(|e| e.start.is_some());
+                let start = window
+                    .start_time
+                    .as_ref()
+                    .and_then(|t| serde_json::to_value(t).ok());
+                if let (false, Some(start), Some(sent)) = (
+                    fixed,
+                    start,
+                    body["window"]["maintenanceExclusions"].get_mut(name),
+                ) {
+                    sent["startTime"] = start;
+                }
+            }
+        }
+        body["resourceVersion"] = json!(
+            current
+                .maintenance_policy
+                .map(|p| p.resource_version)
+                .unwrap_or_default()
+        );
+        let policy: google_cloud_container_v1::model::MaintenancePolicy =
+            typed("maintenance policy", body)?;
+        let op = self
+            .client
+            .set_maintenance_policy()
+            .set_name(path.id())
+            .set_maintenance_policy(policy)
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        Ok(started(path, &op))
     }
 
     /// `setResourceLabels` with the current fingerprint.

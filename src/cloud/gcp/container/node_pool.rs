@@ -20,7 +20,7 @@ use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateS
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 use crate::resource::kinds::from_spec;
-use crate::resource::kinds::node_pool::NodePoolSpec;
+use crate::resource::kinds::node_pool::{NodePoolSpec, UpgradeSettings};
 use base64::Engine;
 use google_cloud_container_v1::model::{NodeManagement, NodePool, UpdateNodePoolRequest};
 use serde_json::{Value, json};
@@ -73,6 +73,9 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
             "autoUpgrade": spec.auto_upgrade,
         },
     });
+    if let Some(settings) = &spec.upgrade_settings {
+        pool["upgradeSettings"] = upgrade_settings(settings);
+    }
     if !spec.additional_networks.is_empty() {
         pool["networkConfig"] = json!({"additionalNodeNetworkConfigs": spec.additional_networks});
     }
@@ -85,6 +88,29 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
         pool["version"] = json!(version);
     }
     pool
+}
+
+/// The API's `upgradeSettings` (blue-green batches as `standardRolloutPolicy`, durations as
+/// `"<seconds>s"`, a percent as the fraction GKE takes).
+pub(super) fn upgrade_settings(settings: &UpgradeSettings) -> Value {
+    let mut body = json!({
+        "strategy": settings.strategy,
+        "maxSurge": settings.max_surge,
+        "maxUnavailable": settings.max_unavailable,
+    });
+    if let Some(bg) = &settings.blue_green {
+        let mut rollout = json!({"batchSoakDuration": format!("{}s", bg.batch_soak_seconds)});
+        match (bg.batch_node_count, bg.batch_percent) {
+            (Some(n), _) => rollout["batchNodeCount"] = json!(n),
+            (None, Some(p)) => rollout["batchPercentage"] = json!(f64::from(p) / 100.0),
+            (None, None) => {}
+        }
+        body["blueGreenSettings"] = json!({
+            "standardRolloutPolicy": rollout,
+            "nodePoolSoakDuration": format!("{}s", bg.pool_soak_seconds),
+        });
+    }
+    body
 }
 
 /// The version a pool asks for, `None` when it follows the control plane (`default`, `latest`,
@@ -124,7 +150,8 @@ fn node_version(wanted: &str, master: &str, valid: &[String]) -> CloudResult<Str
         })
 }
 
-/// Field groups of node-pool updates: `setSize`, one `nodePools.update`, `setManagement`.
+/// Field groups of node-pool updates: `setSize`, one `nodePools.update`, `setManagement`, and the
+/// upgrade settings as a `nodePools.update` of their own (`update(upgradeSettings)`).
 const STEPS: &[(&str, &[&str])] = &[
     // First: nodes added by a resize would come up on the old version and be upgraded again.
     ("update(nodeVersion)", &["version"]),
@@ -134,6 +161,7 @@ const STEPS: &[(&str, &[&str])] = &[
         &["labels", "taints", "gvnic", "image_type", "disk_size_gb"],
     ),
     ("setManagement", &["auto_repair", "auto_upgrade"]),
+    ("update(upgradeSettings)", &["upgrade_settings"]),
 ];
 
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
@@ -150,6 +178,11 @@ fn update_body(id: &str, spec: &NodePoolSpec, fields: &[String]) -> Value {
             "gvnic" => request["gvnic"] = json!({"enabled": spec.gvnic}),
             "image_type" => request["imageType"] = json!(spec.image_type),
             "disk_size_gb" => request["diskSizeGb"] = json!(spec.disk_size_gb),
+            "upgrade_settings" => {
+                if let Some(settings) = &spec.upgrade_settings {
+                    request["upgradeSettings"] = upgrade_settings(settings);
+                }
+            }
             _ => {}
         }
     }
@@ -323,7 +356,7 @@ impl ContainerAdapter {
                     .send()
                     .await
             }
-            "update" => {
+            "update" | "update(upgradeSettings)" => {
                 let request: UpdateNodePoolRequest = typed(
                     "node pool update",
                     update_body(&target.id, &spec, &step.fields),
