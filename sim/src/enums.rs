@@ -8,7 +8,9 @@
 //!
 //! A table lists, per resource shape, the JSON paths that hold enums and their `(number, name)`
 //! pairs. Path syntax: field names joined by `.`, with `[]` after a field that is a list
-//! (`nodePools[].config.accelerators[].gpuDriverInstallationConfig.gpuDriverVersion`); a path
+//! (`nodePools[].config.accelerators[].gpuDriverInstallationConfig.gpuDriverVersion`) and `{}`
+//! after a field that is a map, for each of its values
+//! (`maintenancePolicy.window.maintenanceExclusions{}.maintenanceExclusionOptions.scope`); a path
 //! ending in `[]` is a list of enum values. Compute and Cloud Storage are discovery APIs whose enums
 //! are always strings and need no table.
 
@@ -104,6 +106,21 @@ fn walk(
         Some(n) => (n, true),
         None => (*head, false),
     };
+    if let Some(name) = name.strip_suffix("{}") {
+        let Some(Value::Object(entries)) = value.as_object_mut().and_then(|o| o.get_mut(name))
+        else {
+            return Ok(());
+        };
+        let here = if at.is_empty() {
+            snake(name)
+        } else {
+            format!("{at}.{}", snake(name))
+        };
+        for (key, entry) in entries.iter_mut() {
+            walk(entry, rest, format!("{here}[{key:?}]"), f)?;
+        }
+        return Ok(());
+    }
     let Some(child) = value.as_object_mut().and_then(|o| o.get_mut(name)) else {
         return Ok(());
     };
@@ -154,6 +171,27 @@ mod tests {
         );
         encode_ints(&mut v, TABLE);
         assert_eq!(v, json!({"status": 2, "pools": [{"tiers": [3, 3]}]}));
+    }
+
+    #[test]
+    fn enums_in_the_values_of_a_map_are_reached() {
+        const MAP: EnumTable = &[EnumField {
+            path: "window.exclusions{}.options.scope",
+            values: &[(0, "SCOPE_UNSPECIFIED"), (2, "NO_MINOR_UPGRADES")],
+        }];
+        let mut v = json!({"window": {"exclusions": {"a": {"options": {"scope": 2}}, "b": {}}}});
+        normalize(&mut v, MAP, "cluster").unwrap();
+        assert_eq!(
+            v["window"]["exclusions"]["a"]["options"]["scope"],
+            "NO_MINOR_UPGRADES"
+        );
+        encode_ints(&mut v, MAP);
+        assert_eq!(v["window"]["exclusions"]["a"]["options"]["scope"], 2);
+        let mut bad = json!({"window": {"exclusions": {"a": {"options": {"scope": "SOON"}}}}});
+        assert_eq!(
+            normalize(&mut bad, MAP, "cluster").unwrap_err().message,
+            "Invalid value at 'cluster.window.exclusions[\"a\"].options.scope' (TYPE_ENUM), SOON"
+        );
     }
 
     #[test]

@@ -88,6 +88,16 @@ pub const CLUSTER: EnumTable = &[
         "maintenancePolicy.window.recurringWindow.window.maintenanceExclusionOptions.scope",
         MAINTENANCE_EXCLUSION_OPTIONS_SCOPE,
     ),
+    // Exclusions are a map of name → TimeWindow (`maintenanceExclusions`), which the generator
+    // does not follow.
+    field(
+        "maintenancePolicy.window.maintenanceExclusions{}.maintenanceExclusionOptions.endTimeBehavior",
+        MAINTENANCE_EXCLUSION_OPTIONS_END_TIME_BEHAVIOR,
+    ),
+    field(
+        "maintenancePolicy.window.maintenanceExclusions{}.maintenanceExclusionOptions.scope",
+        MAINTENANCE_EXCLUSION_OPTIONS_SCOPE,
+    ),
     field(
         "managedOpentelemetryConfig.scope",
         MANAGED_OPEN_TELEMETRY_CONFIG_SCOPE,
@@ -708,6 +718,16 @@ pub const SET_MAINTENANCE_POLICY_REQUEST: EnumTable = &[
     ),
     field(
         "maintenancePolicy.window.recurringWindow.window.maintenanceExclusionOptions.scope",
+        MAINTENANCE_EXCLUSION_OPTIONS_SCOPE,
+    ),
+    // Exclusions are a map of name → TimeWindow (`maintenanceExclusions`), which the generator
+    // does not follow.
+    field(
+        "maintenancePolicy.window.maintenanceExclusions{}.maintenanceExclusionOptions.endTimeBehavior",
+        MAINTENANCE_EXCLUSION_OPTIONS_END_TIME_BEHAVIOR,
+    ),
+    field(
+        "maintenancePolicy.window.maintenanceExclusions{}.maintenanceExclusionOptions.scope",
         MAINTENANCE_EXCLUSION_OPTIONS_SCOPE,
     ),
 ];

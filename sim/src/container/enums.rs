@@ -587,10 +587,17 @@ mod tests {
                 Some(n) => (n, true),
                 None => (*segment, false),
             };
+            let (name, map) = match name.strip_suffix("{}") {
+                Some(n) => (n, true),
+                None => (name, false),
+            };
             let mut property = schemas[&current]["properties"][name].clone();
             assert!(!property.is_null(), "{schema}.{path}: no property {name}");
             if list {
                 property = property["items"].clone();
+            }
+            if map {
+                property = property["additionalProperties"].clone();
             }
             if i + 1 == segments.len() {
                 return property["enum"]
