@@ -664,12 +664,6 @@ async fn gke_versions(
     if pending.contains("container.googleapis.com") {
         return Ok(vec![]);
     }
-    let version_of = |v: &Option<serde_json::Value>| {
-        v.as_ref()
-            .and_then(|v| v["version"].as_str())
-            .unwrap_or("")
-            .to_string()
-    };
     let mut checks = Vec::new();
     for change in plan.changes.iter().filter(|c| c.addr.kind == Kind::Cluster) {
         let moves = change
@@ -686,9 +680,7 @@ async fn gke_versions(
             }
         };
         let Some(after) = &change.after else { continue };
-        let text = |field: &str| after[field].as_str().unwrap_or("").to_string();
-        let (wanted, channel, location) =
-            (text("version"), text("release_channel"), text("location"));
+        let location = after["location"].as_str().unwrap_or("").to_string();
         let offer = match look(
             provider,
             Kind::GkeVersions,
@@ -700,114 +692,139 @@ async fn gke_versions(
                 .map_err(|e| (format!("GKE versions of {location}"), CloudError::from(e)))?,
             None => continue,
         };
-        let mut check = Check::new(
-            format!("GKE version {wanted} ({channel} channel, {location})"),
-            vec![change.addr.clone()],
-            format!("{wanted} offered by {channel}"),
-        );
-        let build = match offer.resolve(&channel, &wanted) {
-            Err(valid) => {
-                check.available = if valid.is_empty() {
-                    "none".into()
-                } else {
-                    valid
-                };
-                check.problem = Some(format!(
-                    "the {channel} release channel does not offer GKE {wanted} in {location}"
-                ));
-                let elsewhere: Vec<String> = offer
-                    .elsewhere(&channel, &wanted)
-                    .into_iter()
-                    .map(|(c, build)| {
-                        format!("`release_channel = \"{}\"` ({build})", c.to_lowercase())
-                    })
-                    .collect();
-                check.fix = Some(if elsewhere.is_empty() {
-                    "set `[cluster] version` to a version the channel offers (listed above)".into()
-                } else {
-                    format!(
-                        "set `[cluster] version` to one the channel offers, or choose a channel that offers {wanted}: {}",
-                        elsewhere.join(" or ")
-                    )
-                });
-                checks.push(check);
-                continue;
-            }
-            Ok(build) => build,
-        };
-        check.available = build.clone();
-        let live = version_of(&change.before);
-        if existing {
-            if let Some(reason) = minor_step(&live, &build) {
-                check.problem = Some(format!("the control plane runs {live}"));
-                check.fix = Some(reason);
-                checks.push(check);
-                continue;
-            }
-            // One upgrade per minor on the way, each offered by the channel.
-            let mut path = Vec::new();
-            for minor in minors_between(&live, &build) {
-                match offer.resolve(&channel, &minor) {
-                    Ok(step) => path.push(step),
-                    Err(valid) => {
-                        check.problem = Some(format!(
-                            "GKE upgrades a control plane one minor version at a time, and the {channel} channel offers no {minor} build to pass through from {live}"
-                        ));
-                        check.available = valid;
-                        check.fix = Some(format!(
-                            "choose a release channel that offers {minor}, or move to it in smaller steps"
-                        ));
-                        break;
-                    }
-                }
-            }
-            if check.problem.is_some() {
-                checks.push(check);
-                continue;
-            }
-            if !path.is_empty() {
-                path.push(build.clone());
-                check.available = format!("{} (one minor at a time)", path.join(" then "));
-            }
-            // Pools are upgraded after the control plane: each of its steps must keep them
-            // within GKE's skew.
-            let behind = plan
-                .changes
-                .iter()
-                .filter(|c| {
-                    c.addr.kind == Kind::NodePool
-                        && c.lifecycle.deleted_with.as_ref() == Some(&change.addr)
-                        && c.action != Action::Delete
-                })
-                .find_map(|pool| {
-                    let pool_live = version_of(&pool.before);
-                    path.iter().chain(std::iter::once(&build)).find_map(|step| {
-                        node_skew(&pool_live, step)
-                            .map(|r| (pool, pool_live.clone(), step.clone(), r))
-                    })
-                });
-            if let Some((pool, pool_live, step, reason)) = behind {
-                let next = minors_between(&pool_live, &step)
-                    .into_iter()
-                    .take(gke_versions::MAX_NODE_MINOR_SKEW as usize)
-                    .last()
-                    .unwrap_or_default();
-                check.problem = Some(format!(
-                    "{} runs {pool_live}: the control plane's upgrade to {step} would break GKE's version skew ({reason})",
-                    pool.addr
-                ));
-                check.fix = Some(format!(
-                    "upgrade in two applies: set `[cluster] version = \"{next}\"` and apply (the pools follow it), then the version you want"
-                ));
-                checks.push(check);
-                continue;
-            }
-        }
-        check.ok = true;
-        checks.push(check);
-        checks.extend(pool_checks(plan, change, &build));
+        checks.extend(cluster_version_checks(
+            &offer, plan, change, existing, &location,
+        ));
     }
     Ok(checks)
+}
+
+/// The `version` of a change's spec (before or after), empty when it has none.
+fn version_of(spec: &Option<serde_json::Value>) -> String {
+    spec.as_ref()
+        .and_then(|v| v["version"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The checks of one cluster's GKE version against its location's `offer` (see
+/// [`gke_versions`]); `existing` when the plan moves a cluster that exists.
+fn cluster_version_checks(
+    offer: &GkeVersionsSpec,
+    plan: &Plan,
+    change: &crate::plan::Change,
+    existing: bool,
+    location: &str,
+) -> Vec<Check> {
+    let text = |field: &str| {
+        change
+            .after
+            .as_ref()
+            .and_then(|a| a[field].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let (wanted, channel) = (text("version"), text("release_channel"));
+    let mut check = Check::new(
+        format!("GKE version {wanted} ({channel} channel, {location})"),
+        vec![change.addr.clone()],
+        format!("{wanted} offered by {channel}"),
+    );
+    let build = match offer.resolve(&channel, &wanted) {
+        Err(valid) => {
+            check.available = if valid.is_empty() {
+                "none".into()
+            } else {
+                valid
+            };
+            check.problem = Some(format!(
+                "the {channel} release channel does not offer GKE {wanted} in {location}"
+            ));
+            let elsewhere: Vec<String> = offer
+                .elsewhere(&channel, &wanted)
+                .into_iter()
+                .map(|(c, build)| format!("`release_channel = \"{}\"` ({build})", c.to_lowercase()))
+                .collect();
+            check.fix = Some(if elsewhere.is_empty() {
+                "set `[cluster] version` to a version the channel offers (listed above)".into()
+            } else {
+                format!(
+                    "set `[cluster] version` to one the channel offers, or choose a channel that offers {wanted}: {}",
+                    elsewhere.join(" or ")
+                )
+            });
+            return vec![check];
+        }
+        Ok(build) => build,
+    };
+    check.available = build.clone();
+    let live = version_of(&change.before);
+    if existing {
+        if let Some(reason) = minor_step(&live, &build) {
+            check.problem = Some(format!("the control plane runs {live}"));
+            check.fix = Some(reason);
+            return vec![check];
+        }
+        // One upgrade per minor on the way, each offered by the channel.
+        let mut path = Vec::new();
+        for minor in minors_between(&live, &build) {
+            match offer.resolve(&channel, &minor) {
+                Ok(step) => path.push(step),
+                Err(valid) => {
+                    check.problem = Some(format!(
+                        "GKE upgrades a control plane one minor version at a time, and the {channel} channel offers no {minor} build to pass through from {live}"
+                    ));
+                    check.available = valid;
+                    check.fix = Some(format!(
+                        "choose a release channel that offers {minor}, or move to it in smaller steps"
+                    ));
+                    break;
+                }
+            }
+        }
+        if check.problem.is_some() {
+            return vec![check];
+        }
+        if !path.is_empty() {
+            path.push(build.clone());
+            check.available = format!("{} (one minor at a time)", path.join(" then "));
+        }
+        // Pools are upgraded after the control plane: each of its steps must keep them
+        // within GKE's skew.
+        let behind = plan
+            .changes
+            .iter()
+            .filter(|c| {
+                c.addr.kind == Kind::NodePool
+                    && c.lifecycle.deleted_with.as_ref() == Some(&change.addr)
+                    && c.action != Action::Delete
+            })
+            .find_map(|pool| {
+                let pool_live = version_of(&pool.before);
+                path.iter().chain(std::iter::once(&build)).find_map(|step| {
+                    node_skew(&pool_live, step).map(|r| (pool, pool_live.clone(), step.clone(), r))
+                })
+            });
+        if let Some((pool, pool_live, step, reason)) = behind {
+            let next = minors_between(&pool_live, &step)
+                .into_iter()
+                .take(gke_versions::MAX_NODE_MINOR_SKEW as usize)
+                .next_back()
+                .unwrap_or_default();
+            check.problem = Some(format!(
+                "{} runs {pool_live}: the control plane's upgrade to {step} would break GKE's version skew ({reason})",
+                pool.addr
+            ));
+            check.fix = Some(format!(
+                "upgrade in two applies: set `[cluster] version = \"{next}\"` and apply (the pools follow it), then the version you want"
+            ));
+            return vec![check];
+        }
+    }
+    check.ok = true;
+    let mut checks = vec![check];
+    checks.extend(pool_checks(plan, change, &build));
+    checks
 }
 
 /// The node pools of `cluster` whose version the plan changes, checked against the build its
@@ -1366,6 +1383,135 @@ mod tests {
             dependencies: vec![],
             lifecycle: Default::default(),
         }
+    }
+
+    /// An update of cluster `c` from `live` to `wanted` in `channel`, with pool `gpu` on
+    /// `pool_live`, following `wanted`.
+    fn upgrade(live: &str, wanted: &str, channel: &str, pool_live: &str) -> Plan {
+        let cluster = Addr::new(Kind::Cluster, "c");
+        let diff = |before: &str, after: &str| crate::resource::FieldDiff {
+            field: "version".into(),
+            before: json!(before),
+            after: json!(after),
+            forces_replacement: false,
+        };
+        let mut gpu = change("gpu", Action::Update, Some(2), 2);
+        gpu.before.as_mut().unwrap()["version"] = json!(pool_live);
+        gpu.after.as_mut().unwrap()["version"] = json!(wanted);
+        gpu.diffs = vec![diff(pool_live, wanted)];
+        gpu.lifecycle.deleted_with = Some(cluster.clone());
+        let spec = |version: &str| json!({"version": version, "release_channel": channel, "location": "us-central1"});
+        Plan {
+            format: 1,
+            blueprint: "bp".into(),
+            lineage: String::new(),
+            serial: 0,
+            destroy: false,
+            changes: vec![
+                super::super::Change {
+                    addr: cluster,
+                    action: Action::Update,
+                    id: "projects/p/locations/us-central1/clusters/c".into(),
+                    before: Some(spec(live)),
+                    after: Some(spec(wanted)),
+                    diffs: vec![diff(live, wanted)],
+                    reason: None,
+                    dependencies: vec![],
+                    lifecycle: Default::default(),
+                },
+                gpu,
+            ],
+            drift: vec![],
+            versions: vec![],
+            adoptions: vec![],
+            preflight: None,
+            notes: vec![],
+        }
+    }
+
+    fn offer() -> GkeVersionsSpec {
+        let channel = |valid: &[&str]| gke_versions::ChannelVersions {
+            default: valid[0].to_string(),
+            valid: valid.iter().map(|v| v.to_string()).collect(),
+        };
+        GkeVersionsSpec {
+            location: "us-central1".into(),
+            channels: [
+                (
+                    "RAPID".to_string(),
+                    channel(&[
+                        "1.34.1-gke.1829001",
+                        "1.33.5-gke.1080000",
+                        "1.32.12-gke.1050000",
+                    ]),
+                ),
+                // No 1.32 between its 1.31 and 1.33.
+                (
+                    "STABLE".to_string(),
+                    channel(&["1.33.5-gke.1080000", "1.31.14-gke.1243000"]),
+                ),
+            ]
+            .into(),
+            unspecified: channel(&["1.34.1-gke.1829001"]),
+        }
+    }
+
+    fn checks_of(plan: &Plan) -> Vec<Check> {
+        cluster_version_checks(&offer(), plan, &plan.changes[0], true, "us-central1")
+    }
+
+    #[test]
+    fn a_control_plane_passes_each_minor_and_keeps_its_pools_within_two() {
+        let plan = upgrade(
+            "1.32.12-gke.1050000",
+            "1.34",
+            "RAPID",
+            "1.32.12-gke.1050000",
+        );
+        let checks = checks_of(&plan);
+        assert!(checks.iter().all(|c| c.ok), "{checks:#?}");
+        assert_eq!(
+            checks[0].available,
+            "1.33.5-gke.1080000 then 1.34.1-gke.1829001 (one minor at a time)"
+        );
+        assert_eq!(checks[1].subject, "GKE version 1.34 of node_pool.gpu");
+
+        // A pool on 1.31 would be three minors behind 1.34: upgrade to 1.33 first.
+        let plan = upgrade(
+            "1.32.12-gke.1050000",
+            "1.34",
+            "RAPID",
+            "1.31.14-gke.1243000",
+        );
+        let checks = checks_of(&plan);
+        assert_eq!(checks.len(), 1, "{checks:#?}");
+        assert!(!checks[0].ok);
+        let problem = checks[0].problem.as_deref().unwrap();
+        assert!(
+            problem.starts_with("node_pool.gpu runs 1.31.14-gke.1243000: the control plane's upgrade to 1.34.1-gke.1829001 would break GKE's version skew"),
+            "{problem}"
+        );
+        assert_eq!(
+            checks[0].fix.as_deref(),
+            Some(
+                "upgrade in two applies: set `[cluster] version = \"1.33\"` and apply (the pools follow it), then the version you want"
+            )
+        );
+
+        // STABLE offers no 1.32 to pass through.
+        let plan = upgrade(
+            "1.31.14-gke.1243000",
+            "1.33",
+            "STABLE",
+            "1.31.14-gke.1243000",
+        );
+        let checks = checks_of(&plan);
+        assert_eq!(
+            checks[0].problem.as_deref(),
+            Some(
+                "GKE upgrades a control plane one minor version at a time, and the STABLE channel offers no 1.32 build to pass through from 1.31.14-gke.1243000"
+            )
+        );
     }
 
     #[test]
