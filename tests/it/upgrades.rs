@@ -611,3 +611,108 @@ async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_through
     );
     cx.run(&["verify", "changed.toml"]).await.expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through() {
+    use a3ctl_sim::{SimConfig, WorldSpec};
+    // REGULAR publishes 1.33.6 (its default from day 2) and 1.34 (its default from day 10).
+    // Simulated time starts now, as a3ctl's clock does: an exclusion without a start in the
+    // blueprint starts when a3ctl applies it, as gcloud's do.
+    let world = WorldSpec::parse(
+        r#"
+[gke]
+[[gke.releases]]
+channel = "REGULAR"
+version = "1.33.6-gke.1100000"
+valid_after_secs = 86400
+default_after_secs = 172800
+[[gke.releases]]
+channel = "REGULAR"
+version = "1.34.1-gke.1829001"
+valid_after_secs = 777600
+default_after_secs = 864000
+"#,
+        "test world",
+    )
+    .expect("a valid world");
+    let cx = TestContext::with(SimConfig {
+        world,
+        ..SimConfig::default()
+    })
+    .await;
+    const DAY: f64 = 86_400.0;
+    let g = common::gcloud::Gcloud::in_project(&cx.sim, "my-project");
+    let operations = || async {
+        let (ok, out, err) = g
+            .run(&[
+                "container",
+                "operations",
+                "list",
+                "--location=us-central1",
+                "--format=value(operationType,targetLink.basename())",
+            ])
+            .await;
+        assert!(ok, "{err}");
+        out.lines()
+            .filter(|l| l.starts_with("UPGRADE_"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+
+    // Twelve days on, 1.34 is REGULAR's target, but the default exclusion (no minor or node
+    // upgrades until end of support) let only the control plane's patch through, and no node
+    // moved.
+    cx.sim.advance_secs(12.0 * DAY);
+    assert_eq!(master_version(&cx).await, "1.33.6-gke.1100000");
+    assert_eq!(operations().await, ["UPGRADE_MASTER a3high"]);
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.33.5-gke.1080000", "system 1.33.5-gke.1080000"]
+    );
+    cx.run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+
+    // The blueprint lifts the exclusion and allows 00:00–12:00 UTC each day: within a day (the
+    // window may already be open: simulated time starts at the wall clock's time of day) the
+    // control plane goes to 1.34, then the pool that auto-upgrades (the system pool; a3ctl
+    // creates GPU pools without auto-upgrade), in the same window.
+    let text = std::fs::read_to_string(cx.path("changed.toml")).unwrap();
+    let lifted = text.replace(
+        "\n[system_pool]",
+        "\n[cluster.maintenance]\ndefault_exclusion = false\n\n[cluster.maintenance.window]\nstart = 2026-01-01T00:00:00Z\nduration = \"12h\"\nrecurrence = \"FREQ=DAILY\"\n\n[system_pool]",
+    );
+    cx.write("changed.toml", &lifted);
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    cx.sim.advance_secs(DAY);
+    assert_eq!(master_version(&cx).await, "1.34.1-gke.1829001");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.33.5-gke.1080000", "system 1.34.1-gke.1829001"]
+    );
+    assert_eq!(
+        operations().await,
+        [
+            "UPGRADE_MASTER a3high",
+            "UPGRADE_MASTER a3high",
+            "UPGRADE_NODES system"
+        ]
+    );
+    // GKE moved what the blueprint pins to "1.33" ahead: noted, not a change, not drift.
+    let plan = cx
+        .run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    for note in [
+        "Note: cluster.main runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\"",
+        "Note: node_pool.system runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": GKE's node auto-upgrade moved it",
+    ] {
+        assert!(plan.stdout.contains(note), "{note}\n{}", plan.stdout);
+    }
+}
