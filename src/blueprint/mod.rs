@@ -26,7 +26,7 @@ mod model;
 mod network;
 mod pools;
 mod schema;
-mod software;
+pub mod software;
 mod state;
 mod storage;
 mod validate;

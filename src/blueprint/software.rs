@@ -45,6 +45,20 @@ pub(crate) fn software(raw: &RawSoftware, ctx: &mut Ctx) -> Option<Software> {
     })
 }
 
+/// The first GKE minor among the blueprint's versions (`[cluster]`'s and the pools' own) that
+/// its stack is known not to be tested on (`1.34`), when there is one: a blueprint that
+/// validates then has `force_stack = true`.
+pub fn untested_gke_minor(bp: &super::Blueprint) -> Option<String> {
+    let (major, minor, _) = presets::stack(bp.family, &bp.software.stack.id)?.untested_from?;
+    std::iter::once(bp.cluster.version)
+        .chain(bp.system_pool.version)
+        .chain(bp.gpu_pools.iter().filter_map(|p| p.version))
+        .filter_map(|v| crate::resource::kinds::gke_versions::minor_of(&v.to_string()))
+        .filter(|found| *found >= (u64::from(major), u64::from(minor)))
+        .min()
+        .map(|(a, b)| format!("{a}.{b}"))
+}
+
 /// The stack against the GKE versions it will run on (`[cluster] version` and each pool's own):
 /// a version the stack is known not to be tested on is an error unless `force_stack = true`.
 /// Versions that need GKE's offer to resolve (`default`, `latest`) are not known offline.

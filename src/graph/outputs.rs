@@ -29,10 +29,10 @@ pub fn version_stack(bp: &Blueprint) -> Vec<(String, String)> {
             GpuDirect::Tcpx => "GPUDirect-TCPX",
             GpuDirect::Tcpxo => "GPUDirect-TCPXO",
         };
-        let tested = if stack.forced {
-            "untested combination, forced"
-        } else {
-            "tested"
+        let tested = match crate::blueprint::software::untested_gke_minor(bp) {
+            _ if stack.forced => "untested combination, forced".to_string(),
+            Some(minor) => format!("not tested on GKE {minor}, forced"),
+            None => "tested".to_string(),
         };
         out.push((
             "NCCL stack".into(),

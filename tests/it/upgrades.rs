@@ -14,6 +14,11 @@ const HIGH: &str = "blueprints/a3-high.toml";
 
 fn with_cluster(cx: &TestContext, channel: &str, version: &str) {
     let text = std::fs::read_to_string(cx.path(HIGH)).unwrap();
+    cx.write("changed.toml", &with_versions(&text, channel, version));
+}
+
+/// The A3 High blueprint `text` with `[cluster]`'s channel and version set.
+fn with_versions(text: &str, channel: &str, version: &str) -> String {
     let mut changed = text
         .replace(
             "release_channel = \"regular\"",
@@ -29,7 +34,7 @@ fn with_cluster(cx: &TestContext, channel: &str, version: &str) {
             "stack = \"2026-01\"\nforce_stack = true",
         );
     }
-    cx.write("changed.toml", &changed);
+    changed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,6 +235,7 @@ async fn a_one_minor_upgrade_moves_the_control_plane_then_its_pools() {
     with_cluster(&cx, "rapid", "1.34");
     let plan = cx.run(&["plan", "changed.toml"]).await.expect(0);
     for line in [
+        "2026-01 (GPUDirect-TCPX, not tested on GKE 1.34, forced)",
         "Upgrade order:",
         "  1. cluster.main: control plane 1.33.5-gke.1080000 → 1.34 (the blueprint's `[cluster] version`)",
         "node_pool.a3high: nodes 1.33.5-gke.1080000 → 1.34 (after the control plane: a node pool is never newer than it)",
@@ -527,36 +533,32 @@ async fn a_stack_bump_with_an_upgrade_rolls_the_installer_after_the_pools() {
         .expect(0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_throughout() {
-    use a3ctl_sim::SimConfig;
-    use a3ctl_sim::latency::{LatencyProfile, Span};
-    // A surge VM takes 60 simulated seconds to come up, a node 30 to drain: a batch spans
-    // several of the test's 20-second steps of the manual clock.
-    let mut latency = LatencyProfile::zero();
-    for (key, secs) in [
-        ("container.nodePool.upgrade.create", 60.0),
-        ("container.nodePool.upgrade.drain", 30.0),
-    ] {
-        latency.spans.insert(key.to_string(), Span::Fixed(secs));
-    }
-    let cx = TestContext::with(SimConfig {
-        latency,
-        ..SimConfig::default()
-    })
-    .await;
-    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
-    cx.run(&["apply", "changed.toml", "--auto-approve"])
-        .await
-        .expect(0);
-    let kubectl = common::kubectl::Kubectl::for_cluster(&cx, "a3high").await;
+/// What an upgrade apply looked like from the cluster, sampled at every 20-second step of the
+/// manual clock until the apply ended.
+struct Watched {
+    /// The fewest nodes of the GPU pool that were Ready and schedulable at once.
+    fewest: usize,
+    /// The most nodes of the GPU pool at once (surge and green nodes included).
+    most: usize,
+    /// A sample saw nodes of the old and the new version together.
+    mixed: bool,
+}
 
-    with_cluster(&cx, "rapid", "1.34");
+/// Applies `changed.toml` in the background, moving the manual clock 20 simulated seconds at a
+/// time, and samples the GPU pool's nodes and Kueue's ClusterQueue at every step: the queue must
+/// stay active throughout.
+async fn apply_watching(cx: &TestContext) -> Watched {
+    let kubectl = common::kubectl::Kubectl::for_cluster(cx, "a3high").await;
     let mut child = cx
         .command(&["apply", "changed.toml", "--auto-approve"])
         .spawn()
         .expect("a3ctl starts");
-    let (mut fewest, mut mixed, mut samples) = (usize::MAX, false, 0);
+    let mut watched = Watched {
+        fewest: usize::MAX,
+        most: 0,
+        mixed: false,
+    };
+    let mut samples = 0;
     let status = loop {
         if let Some(status) = child.try_wait().expect("the apply's status") {
             break status;
@@ -577,14 +579,15 @@ async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_through
                         .any(|c| c["type"] == "Ready" && c["status"] == "True")
             })
             .count();
-        fewest = fewest.min(serving);
+        watched.fewest = watched.fewest.min(serving);
+        watched.most = watched.most.max(nodes.len());
         let mut versions: Vec<&str> = nodes
             .iter()
             .filter_map(|n| n["status"]["nodeInfo"]["kubeletVersion"].as_str())
             .collect();
         versions.sort();
         versions.dedup();
-        mixed |= versions.len() > 1;
+        watched.mixed |= versions.len() > 1;
         let queue = kubectl
             .items(&["clusterqueues.kueue.x-k8s.io"])
             .await
@@ -601,10 +604,67 @@ async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_through
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "the apply failed");
-    // GKE's default surge (one new node, none taken away first) never had fewer than 4 nodes
-    // serving, and the nodes were replaced one batch at a time.
-    assert_eq!(fewest, 4);
-    assert!(mixed, "no sample saw old and new nodes together");
+    watched
+}
+
+/// A test world where a new VM takes 60 simulated seconds to come up and a node 30 to drain: a
+/// batch spans several of [`apply_watching`]'s steps.
+async fn slow_nodes() -> TestContext {
+    use a3ctl_sim::SimConfig;
+    use a3ctl_sim::latency::{LatencyProfile, Span};
+    let mut latency = LatencyProfile::zero();
+    for (key, secs) in [
+        ("container.nodePool.upgrade.create", 60.0),
+        ("container.nodePool.upgrade.drain", 30.0),
+    ] {
+        latency.spans.insert(key.to_string(), Span::Fixed(secs));
+    }
+    TestContext::with(SimConfig {
+        latency,
+        ..SimConfig::default()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_surge_upgrade_replaces_nodes_in_batches_with_the_queue_active_throughout() {
+    let cx = slow_nodes().await;
+    std::fs::copy(cx.path(HIGH), cx.path("changed.toml")).unwrap();
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    with_cluster(&cx, "rapid", "1.34");
+    let watched = apply_watching(&cx).await;
+    // The on-demand pool's default, GKE's surge (one new node, none taken away first): never
+    // fewer than 4 nodes serving, never more than one extra, one batch at a time.
+    assert_eq!(watched.fewest, 4);
+    assert_eq!(watched.most, 5);
+    assert!(watched.mixed, "no sample saw old and new nodes together");
+    assert_eq!(
+        pool_versions(&cx).await,
+        ["a3high 1.34.1-gke.1829001", "system 1.34.1-gke.1829001"]
+    );
+    cx.run(&["verify", "changed.toml"]).await.expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blue_green_upgrade_keeps_every_node_serving_until_the_green_pool_is_up() {
+    let cx = slow_nodes().await;
+    let text = std::fs::read_to_string(cx.path(HIGH)).unwrap().replace(
+        "placement = \"compact\"\n",
+        "placement = \"compact\"\n\n[gpu_pool.upgrade]\nstrategy = \"blue-green\"\nbatch_nodes = 2\nbatch_soak = \"60s\"\npool_soak = \"120s\"\n",
+    );
+    assert!(text.contains("blue-green"));
+    cx.write("changed.toml", &text);
+    cx.run(&["apply", "changed.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    cx.write("changed.toml", &with_versions(&text, "rapid", "1.34"));
+    let watched = apply_watching(&cx).await;
+    // The green pool (4 new nodes) came up next to the blue one before any blue node drained.
+    assert_eq!(watched.most, 8);
+    assert_eq!(watched.fewest, 4);
+    assert!(watched.mixed);
     assert_eq!(
         pool_versions(&cx).await,
         ["a3high 1.34.1-gke.1829001", "system 1.34.1-gke.1829001"]

@@ -5,7 +5,7 @@
 //! take nothing more from the zone; `gcloud compute reservations update --vm-count` resizes a
 //! reservation, moving quota and capacity, never below the VMs that consume it.
 
-use crate::gcloud_support::{Gcloud, send};
+use crate::gcloud_support::{Gcloud, main_network, post_ok, send};
 use a3ctl_sim::capacity::CapacityConfig;
 use a3ctl_sim::faults::FaultConfig;
 use a3ctl_sim::quotas::QuotaConfig;
@@ -25,31 +25,9 @@ async fn start(capacity: CapacityConfig) -> SimHandle {
     .expect("simulator starts")
 }
 
-/// A REST call that must be answered 200 (operations finish at the next read).
-async fn post_ok(sim: &SimHandle, path: &str, body: Value) -> Value {
-    let request = reqwest::Client::new()
-        .post(format!("{}{path}", sim.base_url()))
-        .json(&body);
-    let (status, answer) = send(request).await;
-    assert_eq!(status, 200, "{path}: {answer}");
-    answer
-}
-
 /// The `main` network and subnet, and clusters with one `e2-standard-4` node in us-central1-a.
 async fn clusters(sim: &SimHandle, names: &[&str]) {
-    let compute = |path: &str| format!("/compute/v1/projects/{PROJECT}/{path}");
-    post_ok(
-        sim,
-        &compute("global/networks"),
-        json!({"name": "main", "autoCreateSubnetworks": false}),
-    )
-    .await;
-    post_ok(
-        sim,
-        &compute(&format!("regions/{REGION}/subnetworks")),
-        json!({"name": "main-sub", "network": "global/networks/main", "ipCidrRange": "10.0.0.0/20"}),
-    )
-    .await;
+    main_network(sim, REGION).await;
     for name in names {
         let body = json!({"cluster": {
             "name": name, "network": "main", "subnetwork": "main-sub",

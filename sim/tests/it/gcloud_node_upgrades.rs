@@ -4,7 +4,7 @@
 //! that waits and fails as GKE does, the settings checks, a persisted world reloaded midway, and
 //! a fault midway leaving a pool of mixed versions. The manual clock moves every step.
 
-use crate::gcloud_support::{Gcloud, PROJECT, send};
+use crate::gcloud_support::{Gcloud, PROJECT, main_network, post_ok, send};
 use crate::kube_support::latency;
 use a3ctl_sim::capacity::CapacityConfig;
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
@@ -29,31 +29,10 @@ fn config(capacity: CapacityConfig) -> SimConfig {
     }
 }
 
-async fn post_ok(sim: &SimHandle, path: &str, body: Value) -> Value {
-    let request = reqwest::Client::new()
-        .post(format!("{}{path}", sim.base_url()))
-        .json(&body);
-    let (status, answer) = send(request).await;
-    assert_eq!(status, 200, "{path}: {answer}");
-    answer
-}
-
 /// Network, subnet and cluster `c1` (REGULAR, 1.33) with a one-node `sys` pool in
 /// us-central1-a, all by REST.
 async fn cluster(sim: &SimHandle) {
-    let compute = |path: &str| format!("/compute/v1/projects/{PROJECT}/{path}");
-    post_ok(
-        sim,
-        &compute("global/networks"),
-        json!({"name": "main", "autoCreateSubnetworks": false}),
-    )
-    .await;
-    post_ok(
-        sim,
-        &compute(&format!("regions/{REGION}/subnetworks")),
-        json!({"name": "main-sub", "network": "global/networks/main", "ipCidrRange": "10.0.0.0/20"}),
-    )
-    .await;
+    main_network(sim, REGION).await;
     let body = json!({"cluster": {
         "name": "c1", "network": "main", "subnetwork": "main-sub",
         "locations": ["us-central1-a"],

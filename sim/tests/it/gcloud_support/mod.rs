@@ -90,6 +90,34 @@ pub async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// A REST POST that must be answered 200 (operations finish at the next read).
+pub async fn post_ok(sim: &SimHandle, path: &str, body: Value) -> Value {
+    let request = reqwest::Client::new()
+        .post(format!("{}{path}", sim.base_url()))
+        .json(&body);
+    let (status, answer) = send(request).await;
+    assert_eq!(status, 200, "{path}: {answer}");
+    answer
+}
+
+/// The `main` network of [`PROJECT`] and its `main-sub` subnet (10.0.0.0/20) in `region`, by
+/// REST: where the tests' clusters live.
+pub async fn main_network(sim: &SimHandle, region: &str) {
+    let compute = |path: &str| format!("/compute/v1/projects/{PROJECT}/{path}");
+    post_ok(
+        sim,
+        &compute("global/networks"),
+        serde_json::json!({"name": "main", "autoCreateSubnetworks": false}),
+    )
+    .await;
+    post_ok(
+        sim,
+        &compute(&format!("regions/{region}/subnetworks")),
+        serde_json::json!({"name": "main-sub", "network": "global/networks/main", "ipCidrRange": "10.0.0.0/20"}),
+    )
+    .await;
+}
+
 pub fn assert_error(got: &(u16, Value), code: u16, status: &str, message: &str) {
     let (http_status, body) = got;
     assert_eq!(*http_status, code, "{body}");

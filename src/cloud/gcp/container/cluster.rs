@@ -252,6 +252,17 @@ impl ContainerAdapter {
         Ok(cluster.as_ref().map(ClusterSpec::project).transpose()?)
     }
 
+    /// The cluster as GKE has it now (a 404 is an error: the caller acts on a cluster that must
+    /// exist).
+    pub(super) async fn live_cluster(&self, path: &ClusterPath) -> CloudResult<Cluster> {
+        self.client
+            .get_cluster()
+            .set_name(path.id())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))
+    }
+
     async fn resolve(
         &self,
         path: &ClusterPath,
@@ -417,13 +428,7 @@ impl ContainerAdapter {
             .and_then(Value::as_str)
             .unwrap_or(&spec.version);
         let version = self.resolve(path, &spec.release_channel, wanted).await?;
-        let live = self
-            .client
-            .get_cluster()
-            .set_name(path.id())
-            .send()
-            .await
-            .map_err(|e| classify_gax(&e))?;
+        let live = self.live_cluster(path).await?;
         let reached = live.current_master_version == version
             || (step.reaches.is_some()
                 && minor_of(&live.current_master_version) >= minor_of(wanted));
@@ -457,13 +462,7 @@ impl ContainerAdapter {
         let Some(policy) = &spec.maintenance_policy else {
             return Ok(Started::Done);
         };
-        let current = self
-            .client
-            .get_cluster()
-            .set_name(path.id())
-            .send()
-            .await
-            .map_err(|e| classify_gax(&e))?;
+        let current = self.live_cluster(path).await?;
         let mut body = maintenance_policy(policy, &now());
         // An exclusion whose start the blueprint leaves open keeps the start it already has.
         if let Some(live) = current
@@ -510,13 +509,7 @@ impl ContainerAdapter {
 
     /// `setResourceLabels` with the current fingerprint.
     async fn set_labels(&self, path: &ClusterPath, spec: &ClusterSpec) -> CloudResult<Started> {
-        let current = self
-            .client
-            .get_cluster()
-            .set_name(path.id())
-            .send()
-            .await
-            .map_err(|e| classify_gax(&e))?;
+        let current = self.live_cluster(path).await?;
         let labels = spec.labels.clone();
         let op = self
             .client

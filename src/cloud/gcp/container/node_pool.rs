@@ -262,13 +262,7 @@ impl ContainerAdapter {
         path: &super::ClusterPath,
         pool: &str,
     ) -> CloudResult<(String, String, Vec<String>)> {
-        let cluster = self
-            .client
-            .get_cluster()
-            .set_name(path.id())
-            .send()
-            .await
-            .map_err(|e| classify_gax(&e))?;
+        let cluster = self.live_cluster(path).await?;
         let live = self
             .client
             .get_node_pool()
