@@ -27,7 +27,7 @@ async fn start(capacity: CapacityConfig) -> SimHandle {
 
 /// The `main` network and subnet, and clusters with one `e2-standard-4` node in us-central1-a.
 async fn clusters(sim: &SimHandle, names: &[&str]) {
-    main_network(sim, REGION).await;
+    main_network(sim, PROJECT, REGION).await;
     for name in names {
         let body = json!({"cluster": {
             "name": name, "network": "main", "subnetwork": "main-sub",

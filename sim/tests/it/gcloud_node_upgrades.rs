@@ -32,7 +32,7 @@ fn config(capacity: CapacityConfig) -> SimConfig {
 /// Network, subnet and cluster `c1` (REGULAR, 1.33) with a one-node `sys` pool in
 /// us-central1-a, all by REST.
 async fn cluster(sim: &SimHandle) {
-    main_network(sim, REGION).await;
+    main_network(sim, PROJECT, REGION).await;
     let body = json!({"cluster": {
         "name": "c1", "network": "main", "subnetwork": "main-sub",
         "locations": ["us-central1-a"],

@@ -100,10 +100,10 @@ pub async fn post_ok(sim: &SimHandle, path: &str, body: Value) -> Value {
     answer
 }
 
-/// The `main` network of [`PROJECT`] and its `main-sub` subnet (10.0.0.0/20) in `region`, by
+/// The `main` network of `project` and its `main-sub` subnet (10.0.0.0/20) in `region`, by
 /// REST: where the tests' clusters live.
-pub async fn main_network(sim: &SimHandle, region: &str) {
-    let compute = |path: &str| format!("/compute/v1/projects/{PROJECT}/{path}");
+pub async fn main_network(sim: &SimHandle, project: &str, region: &str) {
+    let compute = |path: &str| format!("/compute/v1/projects/{project}/{path}");
     post_ok(
         sim,
         &compute("global/networks"),
