@@ -236,319 +236,329 @@ fn diff(field: &str, before: Value, after: Value) -> FieldDiff {
     }
 }
 
-#[tokio::test]
-async fn a3_mega_cluster_and_pools_round_trip() {
-    let env = env().await;
-    let cluster_addr = addr::cluster();
-    let (cluster, outputs) = env.cluster().await;
+#[test]
+fn a3_mega_cluster_and_pools_round_trip() {
+    crate::common::on_app_runtime(async {
+        let env = env().await;
+        let cluster_addr = addr::cluster();
+        let (cluster, outputs) = env.cluster().await;
 
-    // Read == desired; the version is the live build, matched by prefix.
-    let observed = env.provider.read(&cluster).await.unwrap().unwrap();
-    assert_matches(Kind::Cluster, &cluster.spec, &observed.spec);
-    assert!(
-        observed.spec["version"]
-            .as_str()
+        // Read == desired; the version is the live build, matched by prefix.
+        let observed = env.provider.read(&cluster).await.unwrap().unwrap();
+        assert_matches(Kind::Cluster, &cluster.spec, &observed.spec);
+        assert!(
+            observed.spec["version"]
+                .as_str()
+                .unwrap()
+                .starts_with("1.32.")
+        );
+        assert_eq!(env.provider.settle(&cluster, &observed), Settle::Ready);
+        assert_eq!(
+            observed.outputs["node_pools"],
+            json!([]),
+            "bootstrap pool removed"
+        );
+        let endpoint = outputs["endpoint"].as_str().unwrap();
+        let ca = outputs["ca_certificate"].as_str().unwrap();
+        assert!(!endpoint.is_empty() && !ca.is_empty());
+        assert!(
+            outputs["self_link"]
+                .as_str()
+                .unwrap()
+                .starts_with("https://container.googleapis.com/v1/")
+        );
+
+        // The real resource has the recipe's settings.
+        let raw = env.gke(&cluster.id).await;
+        assert_eq!(
+            raw["networkConfig"]["datapathProvider"],
+            "ADVANCED_DATAPATH"
+        );
+        assert_eq!(raw["networkConfig"]["enableMultiNetworking"], true);
+        assert_eq!(raw["privateClusterConfig"]["enablePrivateNodes"], true);
+        assert_eq!(
+            raw["addonsConfig"]["gcsFuseCsiDriverConfig"]["enabled"],
+            true
+        );
+        assert_eq!(
+            raw["workloadIdentityConfig"]["workloadPool"],
+            "my-project.svc.id.goog"
+        );
+        let inventory = env.sim.inventory();
+        assert_eq!(inventory["container"]["clusters"][0]["status"], "RUNNING");
+        assert_eq!(
+            inventory["container"]["clusters"][0]["nodePools"],
+            json!([])
+        );
+
+        // The Kubernetes API answers over TLS with the recorded CA.
+        let pem = base64::engine::general_purpose::STANDARD
+            .decode(ca)
+            .unwrap();
+        let kube = reqwest::Client::builder()
+            .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+            .build()
+            .unwrap();
+        let version: Value = kube
+            .get(format!("https://{endpoint}/version"))
+            .bearer_auth("anything")
+            .send()
+            .await
             .unwrap()
-            .starts_with("1.32.")
-    );
-    assert_eq!(env.provider.settle(&cluster, &observed), Settle::Ready);
-    assert_eq!(
-        observed.outputs["node_pools"],
-        json!([]),
-        "bootstrap pool removed"
-    );
-    let endpoint = outputs["endpoint"].as_str().unwrap();
-    let ca = outputs["ca_certificate"].as_str().unwrap();
-    assert!(!endpoint.is_empty() && !ca.is_empty());
-    assert!(
-        outputs["self_link"]
-            .as_str()
-            .unwrap()
-            .starts_with("https://container.googleapis.com/v1/")
-    );
+            .json()
+            .await
+            .unwrap();
+        assert!(
+            version["gitVersion"]
+                .as_str()
+                .unwrap()
+                .starts_with("v1.32.")
+        );
 
-    // The real resource has the recipe's settings.
-    let raw = env.gke(&cluster.id).await;
-    assert_eq!(
-        raw["networkConfig"]["datapathProvider"],
-        "ADVANCED_DATAPATH"
-    );
-    assert_eq!(raw["networkConfig"]["enableMultiNetworking"], true);
-    assert_eq!(raw["privateClusterConfig"]["enablePrivateNodes"], true);
-    assert_eq!(
-        raw["addonsConfig"]["gcsFuseCsiDriverConfig"]["enabled"],
-        true
-    );
-    assert_eq!(
-        raw["workloadIdentityConfig"]["workloadPool"],
-        "my-project.svc.id.goog"
-    );
-    let inventory = env.sim.inventory();
-    assert_eq!(inventory["container"]["clusters"][0]["status"], "RUNNING");
-    assert_eq!(
-        inventory["container"]["clusters"][0]["nodePools"],
-        json!([])
-    );
+        // A second create of this blueprint's cluster (an earlier run's answer or journal lost)
+        // continues the first create's operation, already done, instead of failing.
+        let again = env.provider.create(&cluster).await.unwrap();
+        let Started::Operation(op) = &again else {
+            panic!("{again:?}")
+        };
+        assert!(op.name.contains("/operations/"), "{op:?}");
+        assert_eq!(env.finish(again).await, OpStatus::Done);
+        // The same name in another blueprint's hands is a 409.
+        let mut foreign = cluster.clone();
+        foreign.spec["labels"]["a3ctl-blueprint"] = json!("someone-else");
+        let refused = env.provider.create(&foreign).await.unwrap_err();
+        assert_eq!(refused.class, ErrorClass::AlreadyExists);
 
-    // The Kubernetes API answers over TLS with the recorded CA.
-    let pem = base64::engine::general_purpose::STANDARD
-        .decode(ca)
-        .unwrap();
-    let kube = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
-        .build()
-        .unwrap();
-    let version: Value = kube
-        .get(format!("https://{endpoint}/version"))
-        .bearer_auth("anything")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(
-        version["gitVersion"]
-            .as_str()
-            .unwrap()
-            .starts_with("v1.32.")
-    );
-
-    // A second create of this blueprint's cluster (an earlier run's answer or journal lost)
-    // continues the first create's operation, already done, instead of failing.
-    let again = env.provider.create(&cluster).await.unwrap();
-    let Started::Operation(op) = &again else {
-        panic!("{again:?}")
-    };
-    assert!(op.name.contains("/operations/"), "{op:?}");
-    assert_eq!(env.finish(again).await, OpStatus::Done);
-    // The same name in another blueprint's hands is a 409.
-    let mut foreign = cluster.clone();
-    foreign.spec["labels"]["a3ctl-blueprint"] = json!("someone-else");
-    let refused = env.provider.create(&foreign).await.unwrap_err();
-    assert_eq!(refused.class, ErrorClass::AlreadyExists);
-
-    // System and GPU pools.
-    let context = [(&cluster_addr, &outputs)];
-    let system = env.target(&Addr::new(Kind::NodePool, "system"), &context);
-    let gpu = env.target(&Addr::new(Kind::NodePool, "a3mega"), &context);
-    for pool in [&system, &gpu] {
-        env.create(pool).await;
-        let observed = env.provider.read(pool).await.unwrap().unwrap();
-        assert_matches(Kind::NodePool, &pool.spec, &observed.spec);
-        assert_eq!(env.provider.settle(pool, &observed), Settle::Ready);
-    }
-    let raw = env.gke(&gpu.id).await;
-    assert_eq!(raw["config"]["machineType"], "a3-megagpu-8g");
-    assert_eq!(
-        raw["config"]["accelerators"][0]["acceleratorType"],
-        "nvidia-h100-mega-80gb"
-    );
-    assert_eq!(raw["config"]["accelerators"][0]["acceleratorCount"], "8");
-    assert_eq!(
-        raw["networkConfig"]["additionalNodeNetworkConfigs"]
+        // System and GPU pools.
+        let context = [(&cluster_addr, &outputs)];
+        let system = env.target(&Addr::new(Kind::NodePool, "system"), &context);
+        let gpu = env.target(&Addr::new(Kind::NodePool, "a3mega"), &context);
+        for pool in [&system, &gpu] {
+            env.create(pool).await;
+            let observed = env.provider.read(pool).await.unwrap().unwrap();
+            assert_matches(Kind::NodePool, &pool.spec, &observed.spec);
+            assert_eq!(env.provider.settle(pool, &observed), Settle::Ready);
+        }
+        let raw = env.gke(&gpu.id).await;
+        assert_eq!(raw["config"]["machineType"], "a3-megagpu-8g");
+        assert_eq!(
+            raw["config"]["accelerators"][0]["acceleratorType"],
+            "nvidia-h100-mega-80gb"
+        );
+        assert_eq!(raw["config"]["accelerators"][0]["acceleratorCount"], "8");
+        assert_eq!(
+            raw["networkConfig"]["additionalNodeNetworkConfigs"]
+                .as_array()
+                .unwrap()
+                .len(),
+            8
+        );
+        assert_eq!(raw["placementPolicy"]["type"], "COMPACT");
+        assert_eq!(
+            raw["placementPolicy"]["policyName"],
+            "a3mega-a3mega-placement"
+        );
+        assert_eq!(
+            raw["config"]["reservationAffinity"]["consumeReservationType"],
+            "SPECIFIC_RESERVATION"
+        );
+        let pools = env.sim.inventory()["container"]["clusters"][0]["nodePools"].clone();
+        let inv_gpu = pools
             .as_array()
             .unwrap()
-            .len(),
-        8
-    );
-    assert_eq!(raw["placementPolicy"]["type"], "COMPACT");
-    assert_eq!(
-        raw["placementPolicy"]["policyName"],
-        "a3mega-a3mega-placement"
-    );
-    assert_eq!(
-        raw["config"]["reservationAffinity"]["consumeReservationType"],
-        "SPECIFIC_RESERVATION"
-    );
-    let pools = env.sim.inventory()["container"]["clusters"][0]["nodePools"].clone();
-    let inv_gpu = pools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "a3mega")
-        .unwrap();
-    assert_eq!(inv_gpu["nodes"], 32);
-    assert_eq!(inv_gpu["status"], "RUNNING");
-
-    // node_count through setSize; the live count comes from the Kubernetes Nodes.
-    let mut resized = gpu.clone();
-    resized.spec["node_count"] = json!(30);
-    let steps = env
-        .provider
-        .update_steps(&resized, &[diff("node_count", json!(32), json!(30))]);
-    assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0].name, "setSize");
-    let started = env.provider.update(&resized, &steps[0]).await.unwrap();
-    assert_eq!(env.finish(started).await, OpStatus::Done);
-    let observed = env.provider.read(&resized).await.unwrap().unwrap();
-    assert_matches(Kind::NodePool, &resized.spec, &observed.spec);
-    assert_eq!(observed.spec["node_count"], 30);
-
-    // Pool labels, gvnic and management in place.
-    let mut relabeled = system.clone();
-    relabeled.spec["labels"]["team"] = json!("ml");
-    relabeled.spec["auto_upgrade"] = json!(false);
-    let steps = env.provider.update_steps(
-        &relabeled,
-        &[
-            diff(
-                "labels",
-                system.spec["labels"].clone(),
-                relabeled.spec["labels"].clone(),
-            ),
-            diff("auto_upgrade", json!(true), json!(false)),
-        ],
-    );
-    assert_eq!(
-        steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-        ["update", "setManagement"]
-    );
-    for step in &steps {
-        let started = env.provider.update(&relabeled, step).await.unwrap();
-        assert_eq!(env.finish(started).await, OpStatus::Done, "{}", step.name);
-    }
-    let observed = env.provider.read(&relabeled).await.unwrap().unwrap();
-    assert_matches(Kind::NodePool, &relabeled.spec, &observed.spec);
-
-    // Cluster labels through setResourceLabels, authorized networks through one clusters.update.
-    let mut labeled = cluster.clone();
-    labeled.spec["labels"]["team"] = json!("ml");
-    labeled.spec["authorized_networks"] = json!([{"cidr": "10.0.0.0/8", "name": "corp"}]);
-    let steps = env.provider.update_steps(
-        &labeled,
-        &[
-            diff(
-                "labels",
-                cluster.spec["labels"].clone(),
-                labeled.spec["labels"].clone(),
-            ),
-            diff(
-                "authorized_networks",
-                cluster.spec["authorized_networks"].clone(),
-                labeled.spec["authorized_networks"].clone(),
-            ),
-        ],
-    );
-    assert_eq!(
-        steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-        [
-            "updateCluster(desiredMasterAuthorizedNetworksConfig)",
-            "setResourceLabels"
-        ]
-    );
-    for step in &steps {
-        let started = env.provider.update(&labeled, step).await.unwrap();
-        assert_eq!(env.finish(started).await, OpStatus::Done, "{}", step.name);
-    }
-    let observed = env.provider.read(&labeled).await.unwrap().unwrap();
-    assert_matches(Kind::Cluster, &labeled.spec, &observed.spec);
-
-    // Deleting the cluster takes its pools.
-    let started = env.provider.delete(&cluster).await.unwrap();
-    assert_eq!(env.finish(started).await, OpStatus::Done);
-    assert_eq!(env.provider.read(&cluster).await.unwrap(), None);
-    assert_eq!(env.provider.read(&gpu).await.unwrap(), None);
-    let gone = env.provider.delete(&cluster).await.unwrap_err();
-    assert_eq!(gone.class, ErrorClass::NotFound);
-}
-
-#[tokio::test]
-async fn one_operation_per_cluster_is_busy() {
-    let env = env().await;
-    let (_, outputs) = env.cluster().await;
-    let cluster_addr = addr::cluster();
-    let context = [(&cluster_addr, &outputs)];
-    env.sim.set_faults(FaultConfig {
-        extra_latency: [("container.nodePool.create".to_string(), 600.0)].into(),
-        ..FaultConfig::default()
-    });
-    let system = env.target(&Addr::new(Kind::NodePool, "system"), &context);
-    let gpu = env.target(&Addr::new(Kind::NodePool, "a3mega"), &context);
-    let first = env.provider.create(&system).await.unwrap();
-    let Started::Operation(op) = &first else {
-        panic!("no operation");
-    };
-    assert!(matches!(
-        env.provider.poll(op).await.unwrap(),
-        OpStatus::Running { .. }
-    ));
-    let busy = env.provider.create(&gpu).await.unwrap_err();
-    assert_eq!(busy.class, ErrorClass::Busy, "{busy:?}");
-    assert!(busy.class.is_retryable());
-    let pending = env.provider.read(&system).await.unwrap().unwrap();
-    assert!(matches!(
-        env.provider.settle(&system, &pending),
-        Settle::Pending { .. }
-    ));
-    env.sim.advance_secs(700.0);
-    assert_eq!(env.finish(first).await, OpStatus::Done);
-    env.create(&gpu).await;
-}
-
-#[tokio::test]
-async fn a_stockout_fails_the_pool_with_capacity() {
-    let env = env().await;
-    let (_, outputs) = env.cluster().await;
-    let cluster_addr = addr::cluster();
-    env.sim.set_faults(FaultConfig {
-        scripted: vec![ScriptedFault {
-            kind: "container.nodePool".into(),
-            verb: "create".into(),
-            nth: 1,
-            action: FaultAction::Named(NamedFault::Stockout),
-        }],
-        ..FaultConfig::default()
-    });
-    let gpu = env.target(
-        &Addr::new(Kind::NodePool, "a3mega"),
-        &[(&cluster_addr, &outputs)],
-    );
-    let started = env.provider.create(&gpu).await.unwrap();
-    let OpStatus::Failed(error) = env.finish(started).await else {
-        panic!("the create should fail");
-    };
-    assert_eq!(error.class, ErrorClass::Capacity, "{error:?}");
-    assert!(error.message.contains("GCE_STOCKOUT"), "{}", error.message);
-    assert!(error.hint.unwrap().contains("reservation"));
-    let observed = env.provider.read(&gpu).await.unwrap().unwrap();
-    match env.provider.settle(&gpu, &observed) {
-        Settle::Failed { message } => assert!(message.contains("GCE_STOCKOUT"), "{message}"),
-        other => panic!("settle gave {other:?}"),
-    }
-}
-
-#[tokio::test]
-async fn a_version_outside_the_channel_is_invalid_with_the_valid_ones() {
-    let env = env_with("1.32.11-gke.1174000").await;
-    let cluster = env.target(&addr::cluster(), &[]);
-    let error = env.provider.create(&cluster).await.unwrap_err();
-    assert_eq!(error.class, ErrorClass::Invalid);
-    assert!(error.hint.unwrap().contains("1.32.12-gke.1050000"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_create_whose_operation_was_lost_is_continued_and_the_bootstrap_pool_removed() {
-    let env = env().await;
-    let cluster = env.target(&addr::cluster(), &[]);
-    // An earlier run started the create and died before recording its operation: the cluster
-    // exists with the bootstrap pool it had to be created with.
-    let first = env.provider.create(&cluster).await.unwrap();
-    assert!(matches!(first, Started::Operation(_)));
-    let pools = |raw: &Value| -> Vec<String> {
-        raw["nodePools"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
             .iter()
-            .map(|p| p["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(pools(&env.gke(&cluster.id).await), ["a3ctl-bootstrap"]);
-    // The next run's create meets it, continues that create and removes the pool.
-    let again = env.provider.create(&cluster).await.unwrap();
-    assert_eq!(env.finish(again).await, OpStatus::Done);
-    assert!(pools(&env.gke(&cluster.id).await).is_empty());
-    let observed = env.provider.read(&cluster).await.unwrap().unwrap();
-    assert_eq!(env.provider.settle(&cluster, &observed), Settle::Ready);
+            .find(|p| p["name"] == "a3mega")
+            .unwrap();
+        assert_eq!(inv_gpu["nodes"], 32);
+        assert_eq!(inv_gpu["status"], "RUNNING");
+
+        // node_count through setSize; the live count comes from the Kubernetes Nodes.
+        let mut resized = gpu.clone();
+        resized.spec["node_count"] = json!(30);
+        let steps = env
+            .provider
+            .update_steps(&resized, &[diff("node_count", json!(32), json!(30))]);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].name, "setSize");
+        let started = env.provider.update(&resized, &steps[0]).await.unwrap();
+        assert_eq!(env.finish(started).await, OpStatus::Done);
+        let observed = env.provider.read(&resized).await.unwrap().unwrap();
+        assert_matches(Kind::NodePool, &resized.spec, &observed.spec);
+        assert_eq!(observed.spec["node_count"], 30);
+
+        // Pool labels, gvnic and management in place.
+        let mut relabeled = system.clone();
+        relabeled.spec["labels"]["team"] = json!("ml");
+        relabeled.spec["auto_upgrade"] = json!(false);
+        let steps = env.provider.update_steps(
+            &relabeled,
+            &[
+                diff(
+                    "labels",
+                    system.spec["labels"].clone(),
+                    relabeled.spec["labels"].clone(),
+                ),
+                diff("auto_upgrade", json!(true), json!(false)),
+            ],
+        );
+        assert_eq!(
+            steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["update", "setManagement"]
+        );
+        for step in &steps {
+            let started = env.provider.update(&relabeled, step).await.unwrap();
+            assert_eq!(env.finish(started).await, OpStatus::Done, "{}", step.name);
+        }
+        let observed = env.provider.read(&relabeled).await.unwrap().unwrap();
+        assert_matches(Kind::NodePool, &relabeled.spec, &observed.spec);
+
+        // Cluster labels through setResourceLabels, authorized networks through one clusters.update.
+        let mut labeled = cluster.clone();
+        labeled.spec["labels"]["team"] = json!("ml");
+        labeled.spec["authorized_networks"] = json!([{"cidr": "10.0.0.0/8", "name": "corp"}]);
+        let steps = env.provider.update_steps(
+            &labeled,
+            &[
+                diff(
+                    "labels",
+                    cluster.spec["labels"].clone(),
+                    labeled.spec["labels"].clone(),
+                ),
+                diff(
+                    "authorized_networks",
+                    cluster.spec["authorized_networks"].clone(),
+                    labeled.spec["authorized_networks"].clone(),
+                ),
+            ],
+        );
+        assert_eq!(
+            steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            [
+                "updateCluster(desiredMasterAuthorizedNetworksConfig)",
+                "setResourceLabels"
+            ]
+        );
+        for step in &steps {
+            let started = env.provider.update(&labeled, step).await.unwrap();
+            assert_eq!(env.finish(started).await, OpStatus::Done, "{}", step.name);
+        }
+        let observed = env.provider.read(&labeled).await.unwrap().unwrap();
+        assert_matches(Kind::Cluster, &labeled.spec, &observed.spec);
+
+        // Deleting the cluster takes its pools.
+        let started = env.provider.delete(&cluster).await.unwrap();
+        assert_eq!(env.finish(started).await, OpStatus::Done);
+        assert_eq!(env.provider.read(&cluster).await.unwrap(), None);
+        assert_eq!(env.provider.read(&gpu).await.unwrap(), None);
+        let gone = env.provider.delete(&cluster).await.unwrap_err();
+        assert_eq!(gone.class, ErrorClass::NotFound);
+    });
+}
+
+#[test]
+fn one_operation_per_cluster_is_busy() {
+    crate::common::on_app_runtime(async {
+        let env = env().await;
+        let (_, outputs) = env.cluster().await;
+        let cluster_addr = addr::cluster();
+        let context = [(&cluster_addr, &outputs)];
+        env.sim.set_faults(FaultConfig {
+            extra_latency: [("container.nodePool.create".to_string(), 600.0)].into(),
+            ..FaultConfig::default()
+        });
+        let system = env.target(&Addr::new(Kind::NodePool, "system"), &context);
+        let gpu = env.target(&Addr::new(Kind::NodePool, "a3mega"), &context);
+        let first = env.provider.create(&system).await.unwrap();
+        let Started::Operation(op) = &first else {
+            panic!("no operation");
+        };
+        assert!(matches!(
+            env.provider.poll(op).await.unwrap(),
+            OpStatus::Running { .. }
+        ));
+        let busy = env.provider.create(&gpu).await.unwrap_err();
+        assert_eq!(busy.class, ErrorClass::Busy, "{busy:?}");
+        assert!(busy.class.is_retryable());
+        let pending = env.provider.read(&system).await.unwrap().unwrap();
+        assert!(matches!(
+            env.provider.settle(&system, &pending),
+            Settle::Pending { .. }
+        ));
+        env.sim.advance_secs(700.0);
+        assert_eq!(env.finish(first).await, OpStatus::Done);
+        env.create(&gpu).await;
+    });
+}
+
+#[test]
+fn a_stockout_fails_the_pool_with_capacity() {
+    crate::common::on_app_runtime(async {
+        let env = env().await;
+        let (_, outputs) = env.cluster().await;
+        let cluster_addr = addr::cluster();
+        env.sim.set_faults(FaultConfig {
+            scripted: vec![ScriptedFault {
+                kind: "container.nodePool".into(),
+                verb: "create".into(),
+                nth: 1,
+                action: FaultAction::Named(NamedFault::Stockout),
+            }],
+            ..FaultConfig::default()
+        });
+        let gpu = env.target(
+            &Addr::new(Kind::NodePool, "a3mega"),
+            &[(&cluster_addr, &outputs)],
+        );
+        let started = env.provider.create(&gpu).await.unwrap();
+        let OpStatus::Failed(error) = env.finish(started).await else {
+            panic!("the create should fail");
+        };
+        assert_eq!(error.class, ErrorClass::Capacity, "{error:?}");
+        assert!(error.message.contains("GCE_STOCKOUT"), "{}", error.message);
+        assert!(error.hint.unwrap().contains("reservation"));
+        let observed = env.provider.read(&gpu).await.unwrap().unwrap();
+        match env.provider.settle(&gpu, &observed) {
+            Settle::Failed { message } => assert!(message.contains("GCE_STOCKOUT"), "{message}"),
+            other => panic!("settle gave {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_version_outside_the_channel_is_invalid_with_the_valid_ones() {
+    crate::common::on_app_runtime(async {
+        let env = env_with("1.32.11-gke.1174000").await;
+        let cluster = env.target(&addr::cluster(), &[]);
+        let error = env.provider.create(&cluster).await.unwrap_err();
+        assert_eq!(error.class, ErrorClass::Invalid);
+        assert!(error.hint.unwrap().contains("1.32.12-gke.1050000"));
+    });
+}
+
+#[test]
+fn a_create_whose_operation_was_lost_is_continued_and_the_bootstrap_pool_removed() {
+    crate::common::on_app_runtime(async {
+        let env = env().await;
+        let cluster = env.target(&addr::cluster(), &[]);
+        // An earlier run started the create and died before recording its operation: the cluster
+        // exists with the bootstrap pool it had to be created with.
+        let first = env.provider.create(&cluster).await.unwrap();
+        assert!(matches!(first, Started::Operation(_)));
+        let pools = |raw: &Value| -> Vec<String> {
+            raw["nodePools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(pools(&env.gke(&cluster.id).await), ["a3ctl-bootstrap"]);
+        // The next run's create meets it, continues that create and removes the pool.
+        let again = env.provider.create(&cluster).await.unwrap();
+        assert_eq!(env.finish(again).await, OpStatus::Done);
+        assert!(pools(&env.gke(&cluster.id).await).is_empty());
+        let observed = env.provider.read(&cluster).await.unwrap().unwrap();
+        assert_eq!(env.provider.settle(&cluster, &observed), Settle::Ready);
+    });
 }

@@ -70,6 +70,23 @@ pub fn mutations(cx: &TestContext) -> u64 {
         .sum()
 }
 
+/// Runs `test` as a3ctl runs its work: in a task on a runtime whose workers have 16 MiB stacks
+/// (`src/main.rs`; the Google Cloud models' deserializers recurse deeply, and a test thread's
+/// 2 MiB is not enough in debug builds). For tests that drive the adapters themselves.
+pub fn on_app_runtime(test: impl std::future::Future<Output = ()> + Send + 'static) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(16 * 1024 * 1024)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        if let Err(e) = tokio::spawn(test).await {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    });
+}
+
 /// Every request the simulator has answered so far, in order, as `/_sim/requests` lists them
 /// (`seq`, `api`, `method`, `path`, `endpoint`, `status`).
 pub async fn request_log(cx: &TestContext) -> Vec<serde_json::Value> {

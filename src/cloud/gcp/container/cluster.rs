@@ -374,9 +374,13 @@ impl ContainerAdapter {
         // `UpdateStep::per_call` never makes a step without fields.
         let field = step.fields.first().map(String::as_str).unwrap_or("");
         let update = match field {
-            "labels" => return self.set_labels(&path, &spec).await,
-            "maintenance_policy" => return self.set_maintenance_policy(&path, &spec).await,
-            "bootstrap_pool" => return self.delete_bootstrap_pool(&path).await,
+            // Boxed: a read then a call each; the client futures are large, and this path runs
+            // deep in the executor.
+            "labels" => return Box::pin(self.set_labels(&path, &spec)).await,
+            "maintenance_policy" => {
+                return Box::pin(self.set_maintenance_policy(&path, &spec)).await;
+            }
+            "bootstrap_pool" => return Box::pin(self.delete_bootstrap_pool(&path)).await,
             "release_channel" => {
                 json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
             }
