@@ -70,21 +70,37 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-fn time(f: &mut Findings, value: &Sp<String>, key: &str) -> Option<DateTime<Utc>> {
-    let parsed = parse_time(value.as_str());
+/// `value` read with `parse`, or a finding at it: "`KEY` `VALUE` is not WHAT", with `label` and
+/// how to write one (`example`, the value after `KEY = `).
+fn read<T>(
+    f: &mut Findings,
+    value: &Sp<String>,
+    key: &str,
+    parse: impl Fn(&str) -> Option<T>,
+    (what, label, how, example): (&str, &str, &str, &str),
+) -> Option<T> {
+    let parsed = parse(value.as_str());
     if parsed.is_none() {
         f.push(
             Finding::new(
                 value.span.clone(),
-                format!("`{key}` `{}` is not an RFC 3339 date-time", value.value),
-                "not a date-time with an offset",
+                format!("`{key}` `{}` is not {what}", value.value),
+                label,
             )
-            .help(format!(
-                "write a date, a time and a UTC offset: {key} = 2026-01-03T02:00:00Z"
-            )),
+            .help(format!("{how}: {key} = {example}")),
         );
     }
     parsed
+}
+
+fn time(f: &mut Findings, value: &Sp<String>, key: &str) -> Option<DateTime<Utc>> {
+    let words = (
+        "an RFC 3339 date-time",
+        "not a date-time with an offset",
+        "write a date, a time and a UTC offset",
+        "2026-01-03T02:00:00Z",
+    );
+    read(f, value, key, parse_time, words)
 }
 
 /// `8h`, `4h30m`, `90m`, `45s`, `2d`: a duration in seconds; `None` for anything else.
@@ -115,20 +131,13 @@ pub fn parse_duration(text: &str) -> Option<u64> {
 }
 
 fn duration(f: &mut Findings, value: &Sp<String>, key: &str) -> Option<u64> {
-    let parsed = parse_duration(value.as_str());
-    if parsed.is_none() {
-        f.push(
-            Finding::new(
-                value.span.clone(),
-                format!("`{key}` `{}` is not a duration", value.value),
-                "not a duration",
-            )
-            .help(format!(
-                "write whole numbers with units d, h, m or s: {key} = \"4h30m\""
-            )),
-        );
-    }
-    parsed
+    let words = (
+        "a duration",
+        "not a duration",
+        "write whole numbers with units d, h, m or s",
+        "\"4h30m\"",
+    );
+    read(f, value, key, parse_duration, words)
 }
 
 /// A recurrence a3ctl can count: every `interval` days, or on `days` (0 = Monday) every
@@ -795,11 +804,15 @@ mod tests {
             6,
             22,
         );
-        one_problem(
+        let problem = one_problem(
             &window("start = \"Saturday 2am\"\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\""),
             "`start` `Saturday 2am` is not an RFC 3339 date-time",
             7,
             9,
+        );
+        assert_eq!(
+            problem.help.as_deref(),
+            Some("write a date, a time and a UTC offset: start = 2026-01-03T02:00:00Z")
         );
         one_problem(
             &window("start = 2026-01-03T02:00:00\nduration = \"8h\"\nrecurrence = \"FREQ=DAILY\""),
@@ -807,13 +820,17 @@ mod tests {
             7,
             9,
         );
-        one_problem(
+        let problem = one_problem(
             &window(
                 "start = 2026-01-03T02:00:00Z\nduration = \"eight hours\"\nrecurrence = \"FREQ=DAILY\"",
             ),
             "`duration` `eight hours` is not a duration",
             8,
             12,
+        );
+        assert_eq!(
+            problem.help.as_deref(),
+            Some("write whole numbers with units d, h, m or s: duration = \"4h30m\"")
         );
         one_problem(
             &window(
