@@ -40,7 +40,6 @@ pub fn book(
     if !pool.reserved.is_empty() {
         return (true, false);
     }
-    let (machine, model) = capacity::pool_vm(&pool.resource);
     let zones: Vec<String> = pool.groups.keys().cloned().collect();
     let (mut complete, mut took) = (true, false);
     for zone in zones {
@@ -57,18 +56,7 @@ pub fn book(
             continue;
         }
         let need = wanted - held;
-        let take = match capacity::free(world, config, &zone, &machine, model) {
-            None => need,
-            Some(free) => need.min(u32::try_from(free).unwrap_or(u32::MAX)),
-        };
-        if let Some(pool) = world
-            .container
-            .clusters
-            .get_mut(key)
-            .and_then(|c| c.pool_mut(pool_name))
-        {
-            pool.granted.insert(zone.clone(), held + take);
-        }
+        let take = take_from_zone(world, config, (key, pool_name), &zone, held, need);
         took |= take > 0;
         complete &= take == need;
     }
@@ -191,4 +179,39 @@ pub fn settle(world: &mut World, key: &str) {
                 .insert(zone.clone(), group.suffixes.len() as u32);
         }
     }
+}
+
+/// Takes up to `need` more VMs of the zone's capacity for pool `pool_name` of cluster `key`,
+/// which holds `held` there, and records the grant; returns how many it got (all of them when
+/// the zone's capacity is unlimited).
+pub fn take_from_zone(
+    world: &mut World,
+    config: &CapacityConfig,
+    (key, pool_name): (&str, &str),
+    zone: &str,
+    held: u32,
+    need: u32,
+) -> u32 {
+    let Some(pool) = world
+        .container
+        .clusters
+        .get(key)
+        .and_then(|c| c.pool(pool_name))
+    else {
+        return 0;
+    };
+    let (machine, model) = capacity::pool_vm(&pool.resource);
+    let take = match capacity::free(world, config, zone, &machine, model) {
+        None => need,
+        Some(free) => need.min(u32::try_from(free).unwrap_or(u32::MAX)),
+    };
+    if let Some(pool) = world
+        .container
+        .clusters
+        .get_mut(key)
+        .and_then(|c| c.pool_mut(pool_name))
+    {
+        pool.granted.insert(zone.to_string(), held + take);
+    }
+    take
 }

@@ -489,22 +489,15 @@ fn book(world: &mut World, cx: &Ctx, key: &str, pool_name: &str, zone: &str, wan
         }
         return take;
     }
-    let (machine, model) = crate::capacity::pool_vm(&pool.resource);
     let held = pool.held_in(zone);
-    let take = match crate::capacity::free(world, &cx.shared.config.capacity, zone, &machine, model)
-    {
-        None => want,
-        Some(free) => want.min(u32::try_from(free).unwrap_or(u32::MAX)),
-    };
-    if let Some(p) = world
-        .container
-        .clusters
-        .get_mut(key)
-        .and_then(|c| c.pool_mut(pool_name))
-    {
-        p.granted.insert(zone.to_string(), held + take);
-    }
-    take
+    super::capacity::take_from_zone(
+        world,
+        &cx.shared.config.capacity,
+        (key, pool_name),
+        zone,
+        held,
+        want,
+    )
 }
 
 /// Gives back `n` VMs of the group in `zone` (nodes deleted).
@@ -652,6 +645,34 @@ fn short_of_vms(
 }
 
 /// Carries out the due step of the upgrade in operation `index`, at its `done_at`.
+/// An upgrade short of VMs in `zone` (`got` of the `need` it asked for) waits for capacity,
+/// asking again every minute, until the stockout wait that started with its first try runs out;
+/// then it fails with the instance groups' error. The time of the next try, or the failure.
+fn wait_for_vms(
+    world: &World,
+    cx: &Ctx,
+    run: &mut Run,
+    at: SimTime,
+    (key, pool_name): (&str, &str),
+    zone: &str,
+    (need, got): (u32, u32),
+) -> (SimTime, Option<OpError>) {
+    let deadline = *run
+        .deadline
+        .get_or_insert(at.plus_ms(cx.shared.config.capacity.wait_ms()));
+    if at < deadline {
+        return (at.plus_ms(RETRY_MS).min(deadline), None);
+    }
+    let pool = world
+        .container
+        .clusters
+        .get(key)
+        .and_then(|c| c.pool(pool_name))
+        .cloned();
+    let error = pool.map(|p| short_of_vms(world, cx, key, &p, zone, need, got));
+    (at, error)
+}
+
 pub fn step(world: &mut World, cx: &Ctx, index: usize) {
     let op = world.container.operations[index].clone();
     let Some(mut run) = op.upgrade.clone() else {
@@ -795,21 +816,8 @@ fn surge_step(
             let parallel = (got + max_unavailable).min(left).min(MAX_PARALLEL);
             if parallel == 0 {
                 // No surge VM and no node may go: wait for capacity, then fail.
-                let deadline = *run
-                    .deadline
-                    .get_or_insert(at.plus_ms(cx.shared.config.capacity.wait_ms()));
-                if at >= deadline {
-                    let pool = world
-                        .container
-                        .clusters
-                        .get(key)
-                        .and_then(|c| c.pool(&pool_name))
-                        .cloned();
-                    let error = pool.map(|p| short_of_vms(world, cx, key, &p, &zone, want, 0));
-                    return (at, error);
-                }
                 run.wanted = want;
-                return ((at.plus_ms(RETRY_MS)).min(deadline), None);
+                return wait_for_vms(world, cx, run, at, (key, &pool_name), &zone, (want, 0));
             }
             run.deadline = None;
             run.zone = zone;
@@ -953,21 +961,7 @@ fn blue_green_step(
                     (at.plus_ms(ms), None)
                 }
                 Some((zone, need, got)) => {
-                    let deadline = *run
-                        .deadline
-                        .get_or_insert(at.plus_ms(cx.shared.config.capacity.wait_ms()));
-                    if at >= deadline {
-                        let pool = world
-                            .container
-                            .clusters
-                            .get(key)
-                            .and_then(|c| c.pool(&pool_name))
-                            .cloned();
-                        let error =
-                            pool.map(|p| short_of_vms(world, cx, key, &p, &zone, need, got));
-                        return (at, error);
-                    }
-                    (at.plus_ms(RETRY_MS).min(deadline), None)
+                    wait_for_vms(world, cx, run, at, (key, &pool_name), &zone, (need, got))
                 }
             }
         }
