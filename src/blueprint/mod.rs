@@ -32,6 +32,7 @@ mod storage;
 mod validate;
 
 pub mod cidr;
+pub mod families;
 pub mod names;
 pub mod presets;
 pub mod versions;
@@ -43,6 +44,7 @@ use toml::de::DeTable;
 
 pub(crate) use decode::did_you_mean;
 pub use error::{BlueprintError, Problem, Span};
+pub use families::{GpuDirect, MachineFamily, NetworkMode};
 pub use lint::warnings;
 pub use model::{
     ArtifactRegistry, AuthorizedNetwork, BlueGreen, Blueprint, Bucket, Capacity, Cluster,
@@ -51,7 +53,6 @@ pub use model::{
     NodeAccount, Placement, ReleaseChannel, RepositoryFormat, Software, StackVersions,
     StateBackend, StorageClass, Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
 };
-pub use presets::{GpuDirect, MachineFamily};
 pub use versions::{GkeVersion, VersionSpec};
 
 use error::{Finding, Findings};

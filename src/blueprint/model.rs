@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use ipnet::Ipv4Net;
 use serde::{Deserialize, Serialize};
 
-use super::presets::{GpuDirect, MachineFamily};
+use super::families::{GpuDirect, MachineFamily, NetworkMode};
 use super::versions::VersionSpec;
 
 /// A validated blueprint.
@@ -103,10 +103,18 @@ pub struct Network {
     pub gpu_range: Ipv4Net,
     /// Prefix length of each carved GPU subnet.
     pub gpu_subnet_prefix: u8,
-    /// One subnet per GPU VPC, in VPC order (4 for A3 High, 8 for A3 Mega).
+    /// Who creates the GPU networks: a3ctl (`explicit`) or GKE (`managed`, A3 Ultra and A4).
+    #[serde(default = "explicit")]
+    pub mode: NetworkMode,
+    /// The GPU subnets a3ctl creates, in order: one per gVNIC GPU VPC (4 for A3 High, 8 for A3
+    /// Mega, 1 for A3 Ultra and A4), then the RDMA VPC's subnets (8 for A3 Ultra and A4). Empty
+    /// in managed mode.
     pub gpu_subnets: Vec<Ipv4Net>,
-    /// MTU of every GPU VPC (always 8244).
+    /// MTU of every GPU VPC (8244 for TCPX/TCPXO, 8896 for RDMA).
     pub gpu_mtu: u32,
+    /// An allow-internal firewall rule on every gVNIC GPU VPC (a RoCE VPC never has one).
+    #[serde(default = "yes")]
+    pub gpu_firewall: bool,
     /// MTU of the primary VPC.
     pub primary_mtu: u32,
     /// Cloud Router + Cloud NAT on the primary VPC.
@@ -118,6 +126,14 @@ pub struct Network {
     /// deployment an earlier a3ctl created with names from 0, read from its state
     /// ([`crate::state::State::gpu_name_base`]), so its plan stays empty.
     pub gpu_name_base: usize,
+}
+
+fn explicit() -> NetworkMode {
+    NetworkMode::Explicit
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Network {
@@ -606,11 +622,18 @@ pub struct StackVersions {
     pub gpudirect: GpuDirect,
     pub plugin_image: String,
     pub plugin_tag: String,
-    pub rxdm_image: String,
-    pub rxdm_tag: String,
+    /// The RxDM sidecar image and tag (TCPX, TCPXO); `None` for gIB (RDMA).
+    pub rxdm: Option<Rxdm>,
     pub nccl: Option<String>,
     /// True when the tuple is not a tested row of the table.
     pub forced: bool,
+}
+
+/// The RxDM (`tcpgpudmarxd`) sidecar of a TCPX/TCPXO stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rxdm {
+    pub image: String,
+    pub tag: String,
 }
 
 /// Where the Kueue manifest comes from.

@@ -8,8 +8,8 @@ use ipnet::Ipv4Net;
 use super::cidr;
 use super::decode::Sp;
 use super::error::{Finding, Findings, Span};
+use super::families::NetworkMode;
 use super::model::Network;
-use super::presets::GPU_MTU;
 use super::schema::RawNetwork;
 use super::validate::{Ctx, int_in, parse_cidr};
 
@@ -20,11 +20,14 @@ pub(crate) const DEFAULT_GPU_RANGE: &str = "192.168.0.0/16";
 pub(crate) const DEFAULT_GPU_SUBNET_PREFIX: u8 = 24;
 pub(crate) const DEFAULT_MASTER: &str = "172.16.0.32/28";
 pub(crate) const DEFAULT_PRIMARY_MTU: u32 = 8244;
+/// The GPU VPC MTU when the family is unknown (TCPX/TCPXO's).
+const DEFAULT_GPU_MTU: u32 = 8244;
 
 /// Smallest subnet Compute Engine accepts.
 const SMALLEST_SUBNET: u8 = 29;
-/// The most GPU NICs of any machine family (A3 Mega), for a list whose family is unknown.
-const MAX_GPU_NICS: usize = 8;
+/// The most GPU subnets of any machine family (A3 Ultra and A4: one gVNIC and eight RDMA), for a
+/// list whose family is unknown.
+const MAX_GPU_NICS: usize = 9;
 
 /// A range taking part in the overlap check, with where it was written (if it was).
 struct Range {
@@ -69,7 +72,87 @@ fn max_prefix(
     false
 }
 
+/// `network_mode`: `explicit` unless `managed` is asked for, which only RDMA families support and
+/// which leaves every GPU network key without a meaning.
+fn network_mode(raw: &RawNetwork, ctx: &mut Ctx) -> Option<NetworkMode> {
+    let Some(value) = &raw.network_mode else {
+        return Some(NetworkMode::Explicit);
+    };
+    let mode = match value.as_str() {
+        "explicit" => NetworkMode::Explicit,
+        "managed" => NetworkMode::Managed,
+        other => {
+            ctx.f.push(
+                Finding::new(
+                    value.span.clone(),
+                    format!("`network_mode` `{other}` is not a network mode"),
+                    "unknown mode",
+                )
+                .help("use `explicit` (a3ctl creates the GPU VPCs) or `managed` (GKE creates them; A3 Ultra and A4)"),
+            );
+            return None;
+        }
+    };
+    if mode == NetworkMode::Explicit {
+        return Some(mode);
+    }
+    if let Some(family) = ctx.family
+        && !family.supports(mode)
+    {
+        ctx.f.push(
+            Finding::new(
+                value.span.clone(),
+                format!("{} does not support GKE-managed GPU networking", family.display_name()),
+                "explicit only",
+            )
+            .help(format!(
+                "{} uses {}, whose GPU VPCs a3ctl creates; remove `network_mode` (managed networking is for A3 Ultra and A4, over RDMA)",
+                family.display_name(),
+                family.gpudirect().display()
+            )),
+        );
+        return None;
+    }
+    // GKE creates the GPU networks itself and refuses a pool that also names additional
+    // networks (https://cloud.google.com/kubernetes-engine/docs/how-to/config-auto-net-for-accelerators).
+    let mut ok = true;
+    let explicit_keys: [(&str, Option<Span>); 5] = [
+        ("gpu_range", raw.gpu_range.as_ref().map(|v| v.span.clone())),
+        (
+            "gpu_subnet_prefix",
+            raw.gpu_subnet_prefix.as_ref().map(|v| v.span.clone()),
+        ),
+        (
+            "gpu_subnets",
+            raw.gpu_subnets.as_ref().map(|v| v.span.clone()),
+        ),
+        ("gpu_mtu", raw.gpu_mtu.as_ref().map(|v| v.span.clone())),
+        (
+            "gpu_firewall",
+            raw.gpu_firewall.as_ref().map(|v| v.span.clone()),
+        ),
+    ];
+    for (key, span) in explicit_keys {
+        let Some(span) = span else { continue };
+        ctx.f.push(
+            Finding::new(
+                span,
+                format!("`{key}` sets up GPU networks, but `network_mode` is `managed`"),
+                "explicit networks",
+            )
+            .also(value.span.clone(), "GKE creates the GPU networks here")
+            .help(format!(
+                "GKE creates the GPU networks of a managed pool and refuses explicit additional networks with it; remove `{key}`, or set `network_mode = \"explicit\"`"
+            )),
+        );
+        ok = false;
+    }
+    ok.then_some(mode)
+}
+
 pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
+    let mode = network_mode(raw, ctx);
+    let managed = mode == Some(NetworkMode::Managed);
     let f = &mut ctx.f;
     let primary = range(
         f,
@@ -119,7 +202,11 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
         )
         .and_then(|p| u8::try_from(p).ok()),
     };
-    let count = ctx.family.map(|family| family.gpu_nics());
+    let count = if managed {
+        Some(0)
+    } else {
+        ctx.family.map(|family| family.gpu_nics())
+    };
     let family_name = ctx
         .family
         .map_or("this machine family", |family| family.display_name());
@@ -257,16 +344,24 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
         }
     }
 
-    let gpu_mtu = match &raw.gpu_mtu {
-        None => Some(GPU_MTU),
-        Some(value) if value.value == i64::from(GPU_MTU) => Some(GPU_MTU),
-        Some(value) => {
+    let gpu_mtu = gpu_mtu(raw, ctx.family, f);
+    let gpu_firewall = match (&raw.gpu_firewall, ctx.family) {
+        (Some(value), Some(family)) if value.value && family.spec().nics.rdma_subnets > 0 => {
+            // Compute Engine refuses firewall rules on a network whose profile blocks them,
+            // which the RoCE profile does (cluster-toolkit `modules/network/vpc` README: with a
+            // RoCE network profile, firewall rules "will throw an error").
             f.push(
-                Finding::new(value.span.clone(), format!("`gpu_mtu` must be {GPU_MTU} for GPUDirect, found {}", value.value), "wrong MTU")
-                    .help(format!("GPUDirect-TCPX and TCPXO are tuned for an MTU of {GPU_MTU} on the GPU VPCs; remove `gpu_mtu` or set it to {GPU_MTU}")),
+                Finding::new(
+                    value.span.clone(),
+                    format!("{}'s RDMA VPC cannot have firewall rules", family.display_name()),
+                    "firewall on a RoCE VPC",
+                )
+                .help("Compute Engine refuses firewall rules on a VPC made from a RoCE network profile; remove `gpu_firewall` (the gVNIC GPU VPC keeps its internal rule) or set it to false"),
             );
             None
         }
+        (Some(value), _) => Some(value.value),
+        (None, _) => Some(true),
     };
     let primary_mtu = match &raw.primary_mtu {
         None => Some(DEFAULT_PRIMARY_MTU),
@@ -289,13 +384,54 @@ pub(crate) fn network(raw: &RawNetwork, ctx: &mut Ctx) -> Option<Network> {
         services: services?.0,
         gpu_range: gpu_range?.0,
         gpu_subnet_prefix: prefix?,
-        gpu_subnets: gpu_subnets?,
+        mode: mode?,
+        gpu_subnets: if managed { Vec::new() } else { gpu_subnets? },
         gpu_mtu: gpu_mtu?,
+        gpu_firewall: gpu_firewall?,
         primary_mtu: primary_mtu?,
         nat: raw.nat.as_ref().is_none_or(|v| v.value),
         master_ipv4_cidr: master?.0,
         gpu_name_base: 1,
     })
+}
+
+/// `gpu_mtu`: the family's (8244 for TCPX/TCPXO, 8896 for RDMA); no other value.
+fn gpu_mtu(
+    raw: &RawNetwork,
+    family: Option<super::MachineFamily>,
+    f: &mut Findings,
+) -> Option<u32> {
+    let want = family.map_or(DEFAULT_GPU_MTU, |family| family.gpu_mtu());
+    let Some(value) = &raw.gpu_mtu else {
+        return Some(want);
+    };
+    if value.value == i64::from(want) {
+        return Some(want);
+    }
+    let (flavour, why) = match family.map(|family| family.gpudirect()) {
+        Some(super::GpuDirect::Rdma) => (
+            "GPUDirect-RDMA",
+            format!(
+                "the RDMA and gVNIC GPU VPCs of A3 Ultra and A4 use {want}, the RoCE network profile's MTU"
+            ),
+        ),
+        _ => (
+            "GPUDirect",
+            format!("GPUDirect-TCPX and TCPXO are tuned for an MTU of {want} on the GPU VPCs"),
+        ),
+    };
+    f.push(
+        Finding::new(
+            value.span.clone(),
+            format!(
+                "`gpu_mtu` must be {want} for {flavour}, found {}",
+                value.value
+            ),
+            "wrong MTU",
+        )
+        .help(format!("{why}; remove `gpu_mtu` or set it to {want}")),
+    );
+    None
 }
 
 #[cfg(test)]

@@ -8,116 +8,9 @@
 //! blueprint; the validation rules (`validate.rs`) and later stages look facts up. GKE version
 //! parsing and the GPUDirect version gate live in [`super::versions`].
 
-use serde::{Deserialize, Serialize};
-
 use super::versions::GkeVersion;
 
-/// The A3 machine family of a blueprint's GPU pools; it decides the GPU VPC count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MachineFamily {
-    /// `a3-highgpu-8g`: 8 × H100 80GB, 4 GPU NICs, GPUDirect-TCPX.
-    A3High,
-    /// `a3-megagpu-8g`: 8 × H100 Mega 80GB, 8 GPU NICs, GPUDirect-TCPXO.
-    A3Mega,
-}
-
-/// The GPUDirect transport a machine family uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum GpuDirect {
-    /// GPUDirect-TCPX (A3 High).
-    Tcpx,
-    /// GPUDirect-TCPXO, also called FasTrak (A3 Mega).
-    Tcpxo,
-}
-
-impl GpuDirect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GpuDirect::Tcpx => "TCPX",
-            GpuDirect::Tcpxo => "TCPXO",
-        }
-    }
-}
-
-/// Every machine family, in a stable order.
-pub const FAMILIES: [MachineFamily; 2] = [MachineFamily::A3High, MachineFamily::A3Mega];
-
-/// The machine type names the blueprint accepts for GPU pools.
-pub const GPU_MACHINE_TYPES: [&str; 2] = ["a3-highgpu-8g", "a3-megagpu-8g"];
-
-/// The MTU every GPU VPC must use for TCPX and TCPXO
-/// (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx;
-/// GoogleCloudPlatform/cluster-toolkit `examples/gke-a3-highgpu/gke-a3-highgpu.yaml`).
-pub const GPU_MTU: u32 = 8244;
-
-impl MachineFamily {
-    /// The family of a GCE machine type name, if it is one of the A3 types a3ctl provisions.
-    pub fn from_machine_type(machine_type: &str) -> Option<Self> {
-        FAMILIES
-            .into_iter()
-            .find(|family| family.machine_type() == machine_type)
-    }
-
-    /// The GCE machine type.
-    pub fn machine_type(self) -> &'static str {
-        match self {
-            MachineFamily::A3High => "a3-highgpu-8g",
-            MachineFamily::A3Mega => "a3-megagpu-8g",
-        }
-    }
-
-    /// The short name used in messages and Kueue flavour names.
-    pub fn display_name(self) -> &'static str {
-        match self {
-            MachineFamily::A3High => "A3 High",
-            MachineFamily::A3Mega => "A3 Mega",
-        }
-    }
-
-    /// The GKE accelerator type (`cloud.google.com/gke-accelerator`).
-    pub fn accelerator_type(self) -> &'static str {
-        match self {
-            MachineFamily::A3High => "nvidia-h100-80gb",
-            MachineFamily::A3Mega => "nvidia-h100-mega-80gb",
-        }
-    }
-
-    /// GPUs per node.
-    pub fn gpus_per_node(self) -> u32 {
-        8
-    }
-
-    /// Secondary (GPU) NICs per node, which is also the number of GPU VPCs.
-    pub fn gpu_nics(self) -> usize {
-        match self {
-            MachineFamily::A3High => 4,
-            MachineFamily::A3Mega => 8,
-        }
-    }
-
-    /// The GPUDirect transport.
-    pub fn gpudirect(self) -> GpuDirect {
-        match self {
-            MachineFamily::A3High => GpuDirect::Tcpx,
-            MachineFamily::A3Mega => GpuDirect::Tcpxo,
-        }
-    }
-
-    /// Zones where the machine type is offered (the table shared with the simulator).
-    pub fn zones(self) -> &'static [&'static str] {
-        match self {
-            MachineFamily::A3High => A3_HIGH_ZONES,
-            MachineFamily::A3Mega => A3_MEGA_ZONES,
-        }
-    }
-
-    /// Whether the machine type is offered in `zone`.
-    pub fn offered_in(self, zone: &str) -> bool {
-        self.zones().contains(&zone)
-    }
-}
+pub use super::families::{FAMILIES, GPU_MACHINE_TYPES, GpuDirect, MachineFamily};
 
 /// Regions a3ctl knows, each with its zone suffixes.
 pub const REGIONS: &[(&str, &[&str])] = &[
@@ -130,33 +23,6 @@ pub const REGIONS: &[(&str, &[&str])] = &[
     ("europe-west4", &["a", "b", "c"]),
     ("asia-northeast1", &["a", "b", "c"]),
     ("asia-southeast1", &["a", "b", "c"]),
-];
-
-/// Zones offering `a3-highgpu-8g`.
-pub const A3_HIGH_ZONES: &[&str] = &[
-    "us-central1-a",
-    "us-central1-c",
-    "us-east4-a",
-    "us-east5-a",
-    "us-west1-b",
-    "us-west4-a",
-    "europe-west4-b",
-    "europe-west4-c",
-    "asia-northeast1-a",
-    "asia-southeast1-b",
-];
-
-/// Zones offering `a3-megagpu-8g`.
-pub const A3_MEGA_ZONES: &[&str] = &[
-    "us-central1-a",
-    "us-central1-c",
-    "us-east4-a",
-    "us-east5-a",
-    "us-west1-b",
-    "europe-west1-b",
-    "europe-west4-b",
-    "asia-northeast1-b",
-    "asia-southeast1-c",
 ];
 
 /// The region names, for hints.
@@ -202,9 +68,9 @@ pub struct Stack {
     /// NCCL plugin installer image, without tag.
     pub plugin_image: &'static str,
     pub plugin_tag: &'static str,
-    /// RxDM (`tcpgpudmarxd`) sidecar image, without tag.
-    pub rxdm_image: &'static str,
-    pub rxdm_tag: &'static str,
+    /// RxDM (`tcpgpudmarxd`) sidecar image without tag, and its tag; `None` for gIB (RDMA),
+    /// which needs no sidecar.
+    pub rxdm: Option<(&'static str, &'static str)>,
     /// NCCL version the plugin ships, when upstream states it.
     pub nccl: Option<&'static str>,
     /// Minimum GKE versions for GPUDirect on this family.
@@ -220,6 +86,9 @@ const TCPX_RXDM: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudma
 const TCPXO_PLUGIN: &str =
     "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev";
 const TCPXO_RXDM: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev";
+/// Google's gIB NCCL plugin for RDMA (GoogleCloudPlatform/cluster-toolkit
+/// `examples/gke-a3-ultragpu/nccl-installer.yaml.tftpl`, `gke-a4` with `version: v1.1.0`).
+const GIB_PLUGIN: &str = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib";
 
 /// Known stacks, newest first within each family.
 pub const STACKS: &[Stack] = &[
@@ -228,8 +97,7 @@ pub const STACKS: &[Stack] = &[
         family: MachineFamily::A3High,
         plugin_image: TCPX_PLUGIN,
         plugin_tag: "v3.1.9",
-        rxdm_image: TCPX_RXDM,
-        rxdm_tag: "v2.0.12",
+        rxdm: Some((TCPX_RXDM, "v2.0.12")),
         nccl: None,
         min_gke: &A3_HIGH_MINIMUMS,
         // Google's own A3 High CI was pinned back to GKE 1.33 over a COS incompatibility of the
@@ -246,8 +114,7 @@ pub const STACKS: &[Stack] = &[
         family: MachineFamily::A3Mega,
         plugin_image: TCPXO_PLUGIN,
         plugin_tag: "v1.0.15",
-        rxdm_image: TCPXO_RXDM,
-        rxdm_tag: "v1.0.21",
+        rxdm: Some((TCPXO_RXDM, "v1.0.21")),
         nccl: Some("2.28.7-1"),
         min_gke: &A3_MEGA_MINIMUMS,
         untested_from: None,
@@ -257,8 +124,7 @@ pub const STACKS: &[Stack] = &[
         family: MachineFamily::A3Mega,
         plugin_image: TCPXO_PLUGIN,
         plugin_tag: "v1.0.14",
-        rxdm_image: TCPXO_RXDM,
-        rxdm_tag: "v1.0.20",
+        rxdm: Some((TCPXO_RXDM, "v1.0.20")),
         nccl: Some("2.28.7-1"),
         min_gke: &A3_MEGA_MINIMUMS,
         untested_from: None,
@@ -268,10 +134,29 @@ pub const STACKS: &[Stack] = &[
         family: MachineFamily::A3Mega,
         plugin_image: TCPXO_PLUGIN,
         plugin_tag: "v1.0.12",
-        rxdm_image: TCPXO_RXDM,
-        rxdm_tag: "v1.0.18",
+        rxdm: Some((TCPXO_RXDM, "v1.0.18")),
         nccl: Some("2.26.5"),
         min_gke: &A3_MEGA_MINIMUMS,
+        untested_from: None,
+    },
+    Stack {
+        id: "2026-01",
+        family: MachineFamily::A3Ultra,
+        plugin_image: GIB_PLUGIN,
+        plugin_tag: "v1.1.0",
+        rxdm: None,
+        nccl: None,
+        min_gke: &RDMA_MINIMUMS,
+        untested_from: None,
+    },
+    Stack {
+        id: "2026-01",
+        family: MachineFamily::A4,
+        plugin_image: GIB_PLUGIN,
+        plugin_tag: "v1.1.0",
+        rxdm: None,
+        nccl: None,
+        min_gke: &RDMA_MINIMUMS,
         untested_from: None,
     },
 ];
@@ -338,15 +223,14 @@ pub const A3_MEGA_MINIMUMS: GkeMinimums = GkeMinimums {
     source: "Cluster Toolkit gke-node-pool GPUDirect minimums and the A3 Mega gpu-recipes floor",
 };
 
-impl MachineFamily {
-    /// The GKE versions GPUDirect needs on this family.
-    pub fn gke_minimums(self) -> &'static GkeMinimums {
-        match self {
-            MachineFamily::A3High => &A3_HIGH_MINIMUMS,
-            MachineFamily::A3Mega => &A3_MEGA_MINIMUMS,
-        }
-    }
-}
+/// A3 Ultra and A4 (RDMA): no GKE minimum is encoded. Cluster Toolkit's RDMA examples pin a
+/// version prefix rather than a minimum, and no per-minor list was found to check against; the
+/// GKE-managed networking gate is separate ([`super::families::MANAGED_NETWORKING_MIN_GKE`]).
+pub const RDMA_MINIMUMS: GkeMinimums = GkeMinimums {
+    per_minor: &[],
+    floor: None,
+    source: "no published GPUDirect-RDMA minimum",
+};
 
 /// The Kueue release installed when a blueprint names none (Cluster Toolkit and xpk both pin it).
 pub const KUEUE_VERSION: &str = "v0.17.1";
@@ -408,6 +292,10 @@ mod tests {
     #[test]
     fn family_facts_match_the_recipe() {
         let high = MachineFamily::from_machine_type("a3-highgpu-8g");
+        assert_eq!(
+            MachineFamily::from_machine_type("a4-highgpu-8g"),
+            Some(MachineFamily::A4)
+        );
         let mega = MachineFamily::from_machine_type("a3-megagpu-8g");
         assert_eq!(high, Some(MachineFamily::A3High));
         assert_eq!(mega, Some(MachineFamily::A3Mega));

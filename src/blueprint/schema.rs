@@ -36,6 +36,8 @@ const NETWORK_KEYS: &[&str] = &[
     "primary_mtu",
     "nat",
     "master_ipv4_cidr",
+    "network_mode",
+    "gpu_firewall",
 ];
 const CLUSTER_KEYS: &[&str] = &[
     "release_channel",
@@ -147,6 +149,8 @@ pub(crate) struct RawNetwork {
     pub primary_mtu: Int,
     pub nat: Bool,
     pub master_ipv4_cidr: Str,
+    pub network_mode: Str,
+    pub gpu_firewall: Bool,
 }
 
 #[derive(Debug, Default)]
@@ -320,6 +324,8 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             primary_mtu: t.int("primary_mtu", f),
             nat: t.bool("nat", f),
             master_ipv4_cidr: t.str("master_ipv4_cidr", f),
+            network_mode: t.str("network_mode", f),
+            gpu_firewall: t.bool("gpu_firewall", f),
         };
     }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::decode::quoted_list;
 use super::error::{Finding, Findings};
-use super::model::{DriverMode, Kueue, ManifestSource, Software, StackVersions};
+use super::model::{DriverMode, Kueue, ManifestSource, Rxdm, Software, StackVersions};
 use super::names;
 use super::presets::{self, MachineFamily};
 use super::schema::RawSoftware;
@@ -145,8 +145,10 @@ fn stack(
         gpudirect: family.gpudirect(),
         plugin_image: row.plugin_image.to_string(),
         plugin_tag: row.plugin_tag.to_string(),
-        rxdm_image: row.rxdm_image.to_string(),
-        rxdm_tag: row.rxdm_tag.to_string(),
+        rxdm: row.rxdm.map(|(image, tag)| Rxdm {
+            image: image.to_string(),
+            tag: tag.to_string(),
+        }),
         nccl: row.nccl.map(str::to_string),
         forced: presets::stack(
             family,
@@ -157,10 +159,7 @@ fn stack(
         .is_none(),
     };
     let mut ok = true;
-    for (key, value, slot) in [
-        ("plugin_tag", &raw.plugin_tag, &mut versions.plugin_tag),
-        ("rxdm_tag", &raw.rxdm_tag, &mut versions.rxdm_tag),
-    ] {
+    for (key, value) in [("plugin_tag", &raw.plugin_tag), ("rxdm_tag", &raw.rxdm_tag)] {
         let Some(value) = value else { continue };
         if !force {
             f.push(
@@ -171,7 +170,9 @@ fn stack(
                     )),
             );
             ok = false;
-        } else if value.value.is_empty()
+            continue;
+        }
+        if value.value.is_empty()
             || value
                 .value
                 .contains(|c: char| c.is_whitespace() || c == ':' || c == '/')
@@ -182,10 +183,30 @@ fn stack(
                 "not a tag",
             ));
             ok = false;
-        } else {
-            *slot = value.value.clone();
-            versions.forced = true;
+            continue;
         }
+        let slot = match (key, versions.rxdm.as_mut()) {
+            ("plugin_tag", _) => &mut versions.plugin_tag,
+            (_, Some(rxdm)) => &mut rxdm.tag,
+            (_, None) => {
+                f.push(
+                    Finding::new(
+                        value.span.clone(),
+                        format!("{} has no RxDM sidecar to tag", family.display_name()),
+                        "not used",
+                    )
+                    .help(format!(
+                        "{} uses {}, whose gIB plugin needs no RxDM; remove `rxdm_tag`",
+                        family.display_name(),
+                        family.gpudirect().display()
+                    )),
+                );
+                ok = false;
+                continue;
+            }
+        };
+        *slot = value.value.clone();
+        versions.forced = true;
     }
     ok.then_some(versions)
 }
@@ -364,10 +385,10 @@ mod tests {
         let old = parse(&section("software", "stack = \"2025-08\""), "t").expect("known");
         assert_eq!(
             (
-                old.software.stack.rxdm_tag.as_str(),
+                old.software.stack.rxdm.as_ref().map(|r| r.tag.as_str()),
                 old.software.stack.forced
             ),
-            ("v1.0.18", false)
+            (Some("v1.0.18"), false)
         );
         one_problem(
             &section("software", "driver = \"newest\""),

@@ -10,7 +10,7 @@
 //! Specs are flat JSON objects with the fields listed in [`crate::resource::spec`]; the cloud
 //! adapters translate them to and from the APIs.
 
-use crate::blueprint::{Blueprint, Capacity, DriverMode, Placement};
+use crate::blueprint::{Blueprint, Capacity, DriverMode, NetworkMode, Placement};
 use crate::resource::kinds::bucket::BucketSpec;
 use crate::resource::kinds::cluster::{
     AuthorizedNetwork, BootstrapPool, ClusterSpec, Exclusion, MaintenancePolicy, RecurringWindow,
@@ -32,9 +32,65 @@ use serde_json::Value;
 /// The label key (and description mark) of everything a blueprint creates.
 pub const LABEL: &str = crate::resource::spec::OWNERSHIP_LABEL;
 
-/// Local SSDs attached to A3 nodes as ephemeral storage (GoogleCloudPlatform/cluster-toolkit
-/// `modules/compute/gke-node-pool/disk_definitions.tf`).
-const A3_LOCAL_SSDS: u32 = 16;
+/// The accelerator network profile of a GKE-managed GPU networking pool: the only value GKE
+/// takes (`NodeNetworkConfig.acceleratorNetworkProfile`).
+pub const MANAGED_PROFILE: &str = "auto";
+/// The node label that turns on GKE's DRA networking driver on a managed pool's nodes
+/// (cluster-toolkit `modules/compute/gke-node-pool`, xpk `core/nodepool.py`).
+pub const DRA_DRIVER_LABEL: &str = "cloud.google.com/gke-networking-dra-driver";
+
+/// The cloud name of the RDMA VPC (`<name>-rdma-net`, as Cluster Toolkit's examples name it).
+pub fn rdma_network_name(bp: &Blueprint) -> String {
+    format!("{}-rdma-net", bp.name)
+}
+
+/// The cloud name of the RDMA VPC's `j`-th subnet (`<name>-rdma-sub-<j>`).
+pub fn rdma_subnet_name(bp: &Blueprint, j: usize) -> String {
+    format!("{}-rdma-sub-{j}", bp.name)
+}
+
+/// The zone's RoCE network profile the RDMA VPC is made from (Compute's `<zone>-vpc-roce`).
+pub fn roce_profile(bp: &Blueprint) -> String {
+    format!(
+        "projects/{}/global/networkProfiles/{}-vpc-roce",
+        bp.project, bp.zone
+    )
+}
+
+/// Every GPU subnet a3ctl creates, gVNIC ones first.
+pub fn gpu_subnet_addrs(bp: &Blueprint) -> Vec<Addr> {
+    let gvnic = bp
+        .network
+        .gpu_subnets
+        .len()
+        .min(bp.family.spec().nics.gvnic_vpcs);
+    (0..gvnic)
+        .map(addr::gpu_subnet)
+        .chain((0..bp.network.gpu_subnets.len() - gvnic).map(addr::rdma_subnet))
+        .collect()
+}
+
+/// A GPU pool's additional node networks, in NIC order: the gVNIC GPU VPCs, then the RDMA
+/// subnets (each one NIC on the RDMA VPC).
+fn additional_networks(bp: &Blueprint) -> Vec<AdditionalNetwork> {
+    let gvnic = bp
+        .network
+        .gpu_subnets
+        .len()
+        .min(bp.family.spec().nics.gvnic_vpcs);
+    let gvnic_nets = (0..gvnic).map(|i| {
+        let net = bp.network.gpu_vpc_name(&bp.name, i);
+        AdditionalNetwork {
+            subnetwork: format!("{net}-subnet"),
+            network: net,
+        }
+    });
+    let rdma = (0..bp.network.gpu_subnets.len() - gvnic).map(|j| AdditionalNetwork {
+        network: rdma_network_name(bp),
+        subnetwork: rdma_subnet_name(bp, j),
+    });
+    gvnic_nets.chain(rdma).collect()
+}
 
 pub use crate::resource::mark;
 
@@ -59,6 +115,14 @@ pub mod addr {
     }
     pub fn gpu_firewall(i: usize) -> Addr {
         Addr::new(Kind::Firewall, format!("gpu-{}-internal", i + 1))
+    }
+    /// The RDMA VPC of A3 Ultra and A4 (made from the zone's RoCE network profile).
+    pub fn rdma_network() -> Addr {
+        Addr::new(Kind::Network, "rdma")
+    }
+    /// The `j`-th subnet of the RDMA VPC (0-based, as `rdma-0` .. `rdma-7` count).
+    pub fn rdma_subnet(j: usize) -> Addr {
+        Addr::new(Kind::Subnetwork, format!("rdma-{j}"))
     }
     pub fn cluster() -> Addr {
         Addr::new(Kind::Cluster, "main")
@@ -98,6 +162,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             auto_create_subnetworks: false,
             mtu: bp.network.primary_mtu,
             routing_mode: "REGIONAL".into(),
+            network_profile: None,
         }),
         vec![],
         lifecycle.clone(),
@@ -171,9 +236,15 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             lifecycle.clone(),
         );
     }
-    // 4. One VPC, subnet and internal firewall per GPU NIC (4 for A3 High, 8 for A3 Mega), MTU 8244.
-    //    Independent of each other and of the primary VPC: they are created in parallel.
-    for (i, cidr) in bp.network.gpu_subnets.iter().enumerate() {
+    // 4. The GPU networks (explicit mode; in managed mode GKE makes them for the pool).
+    //    One VPC, subnet and internal firewall per gVNIC GPU NIC (4 for A3 High, 8 for A3 Mega,
+    //    the second host NIC of A3 Ultra and A4), MTU 8244 (8896 on A3 Ultra and A4); then, for
+    //    RDMA families, one VPC from the zone's RoCE network profile with a subnet per RDMA NIC
+    //    and no firewall rule (Compute refuses them on it). Independent of each other and of the
+    //    primary VPC: they are created in parallel.
+    let nics = bp.family.spec().nics;
+    let gvnic = bp.network.gpu_subnets.len().min(nics.gvnic_vpcs);
+    for (i, cidr) in bp.network.gpu_subnets.iter().take(gvnic).enumerate() {
         let net = bp.network.gpu_vpc_name(&bp.name, i);
         push(
             &mut out,
@@ -185,6 +256,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 auto_create_subnetworks: false,
                 mtu: bp.network.gpu_mtu,
                 routing_mode: "REGIONAL".into(),
+                network_profile: None,
             }),
             vec![],
             lifecycle.clone(),
@@ -206,19 +278,59 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             vec![addr::gpu_network(i)],
             lifecycle.clone(),
         );
+        if bp.network.gpu_firewall {
+            push(
+                &mut out,
+                addr::gpu_firewall(i),
+                format!("projects/{p}/global/firewalls/{net}-allow-internal"),
+                firewall(
+                    &format!("{net}-allow-internal"),
+                    &net,
+                    &description,
+                    vec![cidr.to_string()],
+                ),
+                vec![addr::gpu_network(i)],
+                lifecycle.clone(),
+            );
+        }
+    }
+    let rdma_cidrs = &bp.network.gpu_subnets[gvnic..];
+    if !rdma_cidrs.is_empty() {
+        let net = rdma_network_name(bp);
         push(
             &mut out,
-            addr::gpu_firewall(i),
-            format!("projects/{p}/global/firewalls/{net}-allow-internal"),
-            firewall(
-                &format!("{net}-allow-internal"),
-                &net,
-                &description,
-                vec![cidr.to_string()],
-            ),
-            vec![addr::gpu_network(i)],
+            addr::rdma_network(),
+            format!("projects/{p}/global/networks/{net}"),
+            to_spec(&NetworkSpec {
+                name: net.clone(),
+                description: description.clone(),
+                auto_create_subnetworks: false,
+                mtu: bp.network.gpu_mtu,
+                routing_mode: "REGIONAL".into(),
+                network_profile: Some(roce_profile(bp)),
+            }),
+            vec![],
             lifecycle.clone(),
         );
+        for (j, cidr) in rdma_cidrs.iter().enumerate() {
+            let subnet = rdma_subnet_name(bp, j);
+            push(
+                &mut out,
+                addr::rdma_subnet(j),
+                format!("projects/{p}/regions/{}/subnetworks/{subnet}", bp.region),
+                to_spec(&SubnetworkSpec {
+                    name: subnet.clone(),
+                    network: net.clone(),
+                    region: bp.region.clone(),
+                    description: description.clone(),
+                    ip_cidr_range: cidr.to_string(),
+                    secondary_ranges: vec![],
+                    private_ip_google_access: false,
+                }),
+                vec![addr::rdma_network()],
+                lifecycle.clone(),
+            );
+        }
     }
     // 5. A compact placement policy per GPU pool that asks for one.
     for pool in &bp.gpu_pools {
@@ -339,6 +451,8 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 .version
                 .unwrap_or(bp.cluster.version)
                 .to_string(),
+            accelerator_network_profile: None,
+            node_labels: Default::default(),
         }),
         pool_deps.clone(),
         with_cluster(false),
@@ -348,18 +462,11 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
         DriverMode::Latest => "LATEST",
         DriverMode::Daemonset => "INSTALLATION_DISABLED",
     };
+    let managed = bp.network.mode == NetworkMode::Managed;
     for pool in &bp.gpu_pools {
         let mut deps = pool_deps.clone();
-        deps.extend((0..bp.network.gpu_subnets.len()).map(addr::gpu_subnet));
-        let additional: Vec<AdditionalNetwork> = (0..bp.network.gpu_subnets.len())
-            .map(|i| {
-                let net = bp.network.gpu_vpc_name(&bp.name, i);
-                AdditionalNetwork {
-                    subnetwork: format!("{net}-subnet"),
-                    network: net,
-                }
-            })
-            .collect();
+        deps.extend(gpu_subnet_addrs(bp));
+        let additional = additional_networks(bp);
         let placement = (pool.placement == Placement::Compact).then(|| {
             deps.push(Addr::new(Kind::ResourcePolicy, pool.name.clone()));
             format!("{}-{}-placement", bp.name, pool.name)
@@ -396,7 +503,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 placement_policy: placement,
                 reservation,
                 capacity: capacity.into(),
-                local_ssd_count: A3_LOCAL_SSDS.into(),
+                local_ssd_count: pool.family.spec().local_ssds.into(),
                 labels: owned_by(),
                 taints: vec![],
                 gvnic: true,
@@ -407,6 +514,14 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 service_account: service_account.clone(),
                 upgrade_settings: pool.upgrade.as_ref().map(upgrade_settings),
                 version: pool.version.unwrap_or(bp.cluster.version).to_string(),
+                accelerator_network_profile: managed.then(|| MANAGED_PROFILE.to_string()),
+                node_labels: if managed {
+                    [(DRA_DRIVER_LABEL.to_string(), "true".to_string())]
+                        .into_iter()
+                        .collect()
+                } else {
+                    Default::default()
+                },
             }),
             deps,
             with_cluster(pool.prevent_destroy),

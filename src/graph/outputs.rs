@@ -4,7 +4,7 @@
 
 use super::kueue::QUEUE_NAMESPACE;
 use super::volumes::{bucket_volume, filestore_volume};
-use crate::blueprint::{Blueprint, DriverMode, GpuDirect};
+use crate::blueprint::{Blueprint, DriverMode, NetworkMode};
 use serde::Serialize;
 
 /// The versions that must fit together, in the order a plan shows them: `(component, version)`.
@@ -23,12 +23,10 @@ pub fn version_stack(bp: &Blueprint) -> Vec<(String, String)> {
         DriverMode::Daemonset => "COS driver-installer DaemonSet".to_string(),
     };
     out.push(("NVIDIA driver".into(), driver));
+    out.push(("GPU networks".into(), gpu_networks(bp)));
     if bp.software.nccl {
         let stack = &bp.software.stack;
-        let flavour = match stack.gpudirect {
-            GpuDirect::Tcpx => "GPUDirect-TCPX",
-            GpuDirect::Tcpxo => "GPUDirect-TCPXO",
-        };
+        let flavour = stack.gpudirect.display();
         let tested = match crate::blueprint::software::untested_gke_minor(bp) {
             _ if stack.forced => "untested combination, forced".to_string(),
             Some(minor) => format!("not tested on GKE {minor}, forced"),
@@ -42,10 +40,12 @@ pub fn version_stack(bp: &Blueprint) -> Vec<(String, String)> {
             "NCCL plugin installer".into(),
             format!("{}:{}", stack.plugin_image, stack.plugin_tag),
         ));
-        out.push((
-            "RxDM sidecar".into(),
-            format!("{}:{}", stack.rxdm_image, stack.rxdm_tag),
-        ));
+        if let Some(rxdm) = &stack.rxdm {
+            out.push((
+                "RxDM sidecar".into(),
+                format!("{}:{}", rxdm.image, rxdm.tag),
+            ));
+        }
         if let Some(nccl) = &stack.nccl {
             out.push(("NCCL".into(), nccl.clone()));
         }
@@ -54,6 +54,22 @@ pub fn version_stack(bp: &Blueprint) -> Vec<(String, String)> {
         out.push(("Kueue".into(), bp.software.kueue.version.clone()));
     }
     out
+}
+
+/// Who makes the GPU networks, and what they are.
+fn gpu_networks(bp: &Blueprint) -> String {
+    let nics = bp.family.spec().nics;
+    match bp.network.mode {
+        NetworkMode::Managed => format!(
+            "managed by GKE (accelerator network profile `auto`, {} RDMA NICs per node through a ResourceClaim)",
+            nics.rdma_subnets
+        ),
+        NetworkMode::Explicit if nics.rdma_subnets > 0 => format!(
+            "explicit ({} gVNIC VPC, 1 RDMA VPC with {} subnets)",
+            nics.gvnic_vpcs, nics.rdma_subnets
+        ),
+        NetworkMode::Explicit => format!("explicit ({} gVNIC GPU VPCs)", nics.gvnic_vpcs),
+    }
 }
 
 /// What workloads on the cluster reference.

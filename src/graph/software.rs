@@ -14,7 +14,7 @@
 //! from the blueprint's `software.stack`, the rest are the pins below.
 
 use super::build::{LABEL, addr};
-use crate::blueprint::{Blueprint, DriverMode, GpuDirect, MachineFamily};
+use crate::blueprint::{Blueprint, DriverMode, GpuDirect, MachineFamily, NetworkMode};
 use crate::resource::kinds::kubernetes::ObjectSpec;
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
@@ -72,38 +72,47 @@ const TCPX_NCCL_ENV: &[(&str, &str)] = &[
 pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
     let cx = Context { bp, cluster_id };
     let mut out = Vec::new();
-    // 1. One GKENetworkParamSet + Network pair per GPU VPC, named as workloads reference them.
-    let names = bp.software.network_names(bp.network.gpu_subnets.len());
-    for (i, name) in names.iter().enumerate() {
-        let vpc = bp.network.gpu_vpc_name(&bp.name, i);
+    // 1. The device-mode networks pods attach to, named as workloads reference them: one
+    //    GKENetworkParamSet + Network pair per gVNIC GPU VPC (`vpc1`..), and per RDMA subnet
+    //    (`rdma-0`..`rdma-7`, device mode RDMA). None in managed mode: GKE's DRA driver hands out
+    //    the RDMA NICs, which pods claim through the ResourceClaimTemplate below.
+    for network in device_networks(bp) {
         let params = cx.object(
             "networking.gke.io/v1",
             "GKENetworkParamSet",
             None,
-            name,
-            json!({"spec": {"vpc": vpc, "vpcSubnet": format!("{vpc}-subnet"), "deviceMode": "NetDevice"}}),
+            &network.name,
+            json!({"spec": {"vpc": network.vpc, "vpcSubnet": network.subnet, "deviceMode": network.device_mode}}),
         );
         let params_addr = params.addr.clone();
-        out.push(params.with_dependency(addr::gpu_subnet(i)));
-        let network = cx.object(
+        out.push(params.with_dependency(network.subnet_addr.clone()));
+        let object = cx.object(
             "networking.gke.io/v1",
             "Network",
             None,
-            name,
+            &network.name,
             json!({"spec": {"type": "Device", "parametersRef": {
-                "group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": name}}}),
+                "group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": network.name}}}),
         );
-        out.push(network.with_dependency(params_addr));
+        out.push(object.with_dependency(params_addr));
     }
-    // 2. The NCCL stack: the NRI device injector and the family's plugin installer.
+    if bp.network.mode == NetworkMode::Managed {
+        out.push(cx.rdma_claim_template());
+    }
+    // 2. The NCCL stack: the family's plugin installer (and, for TCPX/TCPXO, the NRI device
+    //    injector the RxDM sidecar needs).
     if bp.software.nccl {
-        out.push(cx.device_injector());
         match bp.software.stack.gpudirect {
             GpuDirect::Tcpx => {
+                out.push(cx.device_injector());
                 out.push(cx.tcpx_installer());
                 out.push(cx.nccl_configmap());
             }
-            GpuDirect::Tcpxo => out.push(cx.tcpxo_installer()),
+            GpuDirect::Tcpxo => {
+                out.push(cx.device_injector());
+                out.push(cx.tcpxo_installer());
+            }
+            GpuDirect::Rdma => out.push(cx.gib_installer()),
         }
     }
     // 3. The COS driver installer, only when GKE is told not to install a driver.
@@ -115,6 +124,61 @@ pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
     // 5. Shared storage: a PersistentVolume and claim per Filestore share and mounted bucket.
     super::volumes::resources(&cx, &mut out);
     out
+}
+
+/// The API version, name and device class of the RDMA NICs' ResourceClaimTemplate in managed
+/// mode. `resource.k8s.io/v1` is served from Kubernetes 1.34 on, below which managed networking
+/// is refused (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
+pub const CLAIM_API_VERSION: &str = "resource.k8s.io/v1";
+pub const CLAIM_TEMPLATE: &str = "rdma-nics";
+/// The DeviceClass of GKE's DRA networking driver for RDMA NICs
+/// (GoogleCloudPlatform/container-engine-accelerators `gpudirect-rdma/nccl-test-managed-rdma.yaml`).
+pub const RDMA_DEVICE_CLASS: &str = "mrdma.google.com";
+/// Where the claim template lives: the namespace of the blueprint's LocalQueue and volumes.
+pub const CLAIM_NAMESPACE: &str = "default";
+
+/// One device-mode network pods attach to, and the GCE subnet behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceNetwork {
+    /// The Network and GKENetworkParamSet name (`vpc1`, `rdma-0`).
+    pub name: String,
+    pub vpc: String,
+    pub subnet: String,
+    /// `NetDevice` (gVNIC) or `RDMA`.
+    pub device_mode: &'static str,
+    pub subnet_addr: Addr,
+}
+
+/// The blueprint's device networks in NIC order: gVNIC GPU VPCs, then RDMA subnets.
+pub fn device_networks(bp: &Blueprint) -> Vec<DeviceNetwork> {
+    let gvnic = bp
+        .network
+        .gpu_subnets
+        .len()
+        .min(bp.family.spec().nics.gvnic_vpcs);
+    let gvnic_networks = bp
+        .software
+        .network_names(gvnic)
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let vpc = bp.network.gpu_vpc_name(&bp.name, i);
+            DeviceNetwork {
+                name,
+                subnet: format!("{vpc}-subnet"),
+                vpc,
+                device_mode: "NetDevice",
+                subnet_addr: addr::gpu_subnet(i),
+            }
+        });
+    let rdma = (0..bp.network.gpu_subnets.len() - gvnic).map(|j| DeviceNetwork {
+        name: format!("rdma-{j}"),
+        vpc: super::build::rdma_network_name(bp),
+        subnet: super::build::rdma_subnet_name(bp, j),
+        device_mode: "RDMA",
+        subnet_addr: addr::rdma_subnet(j),
+    });
+    gvnic_networks.chain(rdma).collect()
 }
 
 /// What every object needs from the blueprint.
@@ -281,6 +345,65 @@ impl Context<'_> {
             "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
             "volumes": volumes,
         })
+    }
+
+    /// `default/rdma-nics`: the claim a managed-networking pod names to get every RDMA NIC of
+    /// its node (`allocationMode: All` of the `mrdma.google.com` DeviceClass).
+    fn rdma_claim_template(&self) -> Desired {
+        self.object(
+            CLAIM_API_VERSION,
+            "ResourceClaimTemplate",
+            Some(CLAIM_NAMESPACE),
+            CLAIM_TEMPLATE,
+            json!({"spec": {"spec": {"devices": {"requests": [{
+                "name": "rdma",
+                "exactly": {"deviceClassName": RDMA_DEVICE_CLASS, "allocationMode": "All"},
+            }]}}}}),
+        )
+    }
+
+    /// `kube-system/nccl-rdma-installer` (A3 Ultra, A4): turns off martian-packet logging on
+    /// the RDMA NICs, then installs the gIB NCCL plugin and NCCL next to the driver's libraries
+    /// and under `/home/kubernetes/bin/gib`, where workloads source `set_nccl_env.sh`
+    /// (GoogleCloudPlatform/cluster-toolkit `examples/gke-a3-ultragpu/nccl-installer.yaml.tftpl`).
+    fn gib_installer(&self) -> Desired {
+        let nics = self.family().spec().nics.rdma_subnets;
+        let martians: String = (0..nics)
+            .map(|i| format!("echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians\n"))
+            .collect();
+        let quiet = json!({
+            "name": "disable-log-martian",
+            "image": PRE_INSTALL_IMAGE,
+            "securityContext": {"privileged": true},
+            "command": ["/bin/sh", "-c", format!("set -e\n{martians}")],
+        });
+        let install = json!({
+            "name": "nccl-rdma-installer",
+            "image": self.plugin_image(),
+            "securityContext": {"privileged": true},
+            "resources": {"requests": {"cpu": "150m"}},
+            "command": ["/bin/sh", "-c"],
+            "args": [
+                "set -ex\n/scripts/container_entry.sh install --install-nccl\n\
+                 cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n\
+                 cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib\n\
+                 echo \"installed the gIB NCCL plugin\""
+            ],
+            "volumeMounts": [
+                {"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
+                {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"},
+            ],
+        });
+        self.daemonset(
+            self.family().spec().installer,
+            self.installer_pod(
+                vec![quiet, install],
+                vec![
+                    json!({"name": "library-dir-host", "hostPath": {"path": format!("{HOST_NVIDIA_DIR}/lib64"), "type": "DirectoryOrCreate"}}),
+                    host_path("gib", "/home/kubernetes/bin/gib"),
+                ],
+            ),
+        )
     }
 
     /// `kube-system/nccl-tcpx-installer` (A3 High; `gpudirect-tcpx/nccl-tcpx-installer.yaml` of

@@ -30,24 +30,13 @@ const HOST_NVIDIA_LIB: &str = "/home/kubernetes/bin/nvidia/lib64";
 /// Pod 0 touches this file on pod 1 when the test is over.
 const DONE_MARKER: &str = "/tmp/a3ctl-nccl-test-done";
 
-/// The all-gather bus-bandwidth floor of a machine family, in GB/s, and where it comes from.
-///
-/// A3 High: the floor Cluster Toolkit's CI asserts for its A3 High example once nccl-config and
-/// NRI were added (raised from 18 to 25 GB/s, GoogleCloudPlatform/cluster-toolkit#5167). A3 Mega:
-/// no published CI floor; 50 GB/s is the same fraction (a quarter) of the GPU NICs' line rate as
-/// the A3 High floor (8 × 200 Gb/s = 200 GB/s against 4 × 200 Gb/s = 100 GB/s), well below what a
-/// healthy TCPXO pair reaches and far above what a fallback to plain TCP on eth0 gives.
+/// The all-gather bus-bandwidth floor of a machine family, in GB/s, and where it comes from
+/// (the family table's, [`crate::blueprint::families::FamilySpec::nccl_floor`]).
 pub fn floor(family: MachineFamily) -> (f64, &'static str) {
-    match family {
-        MachineFamily::A3High => (
-            25.0,
-            "Cluster Toolkit's A3 High CI floor for a 2-node all-gather",
-        ),
-        MachineFamily::A3Mega => (
-            50.0,
-            "a quarter of the 8 GPU NICs' line rate, the same share as the A3 High CI floor",
-        ),
-    }
+    (
+        family.spec().nccl_floor,
+        crate::blueprint::families::NCCL_FLOOR_SOURCE,
+    )
 }
 
 /// The `# Avg bus bandwidth : 42.1` value of NCCL tests output (the last one), in GB/s.
@@ -147,14 +136,17 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
 pub fn manifest(bp: &Blueprint, objects: &[Value]) -> String {
     let stack = &bp.software.stack;
     let mut out = format!(
-        "# Two-node NCCL all-gather test for `{}` ({}, stack {}: plugin {}, RxDM {}), written by a3ctl.\n\
+        "# Two-node NCCL all-gather test for `{}` ({}, stack {}: plugin {}{}), written by a3ctl.\n\
          # Run it with `a3ctl verify <blueprint> --nccl-test --run`, or `kubectl apply --server-side -f` this file and read\n\
          # `kubectl logs job/{NAME} -c {TEST_CONTAINER}` (pod 0) for \"Avg bus bandwidth\".\n",
         bp.name,
         bp.family.display_name(),
         stack.id,
         stack.plugin_tag,
-        stack.rxdm_tag,
+        stack
+            .rxdm
+            .as_ref()
+            .map_or(String::new(), |rxdm| format!(", RxDM {}", rxdm.tag)),
     );
     for object in objects {
         out.push_str("---\n");
@@ -205,7 +197,7 @@ fn rxdm(bp: &Blueprint, name: &str, command: Value, caps: &[&str], mounts: Vec<V
     let stack = &bp.software.stack;
     json!({
         "name": name,
-        "image": format!("{}:{}", stack.rxdm_image, stack.rxdm_tag),
+        "image": stack.rxdm.as_ref().map_or(String::new(), |rxdm| format!("{}:{}", rxdm.image, rxdm.tag)),
         "restartPolicy": "Always",
         "command": command,
         "securityContext": {"capabilities": {"add": caps}},

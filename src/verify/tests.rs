@@ -440,7 +440,11 @@ fn the_nccl_test_uses_the_stack_images_and_the_blueprint_networks() {
         assert_eq!(rxdm["restartPolicy"], "Always");
         assert_eq!(
             rxdm["image"],
-            format!("{}:{}", stack.rxdm_image, stack.rxdm_tag)
+            stack
+                .rxdm
+                .as_ref()
+                .map(|r| format!("{}:{}", r.image, r.tag))
+                .unwrap()
         );
         let test = &pod["containers"][0];
         assert_eq!(
@@ -488,6 +492,9 @@ fn the_nccl_test_needs_a_pool_of_two_and_reads_the_last_bandwidth_line() {
     let log = "# nccl-tests\n#  Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.5 \n#\n# Avg bus bandwidth    : 31.0412\n";
     assert_eq!(nccl::bus_bandwidth(log), Some(31.0412));
     assert_eq!(nccl::bus_bandwidth("no result\n"), None);
-    assert_eq!(nccl::floor(crate::blueprint::MachineFamily::A3High).0, 25.0);
-    assert_eq!(nccl::floor(crate::blueprint::MachineFamily::A3Mega).0, 50.0);
+    assert_eq!(nccl::floor(crate::blueprint::MachineFamily::A3High).0, 60.0);
+    assert_eq!(
+        nccl::floor(crate::blueprint::MachineFamily::A3Mega).0,
+        150.0
+    );
 }

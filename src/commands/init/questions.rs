@@ -302,6 +302,9 @@ fn capacity_advice(family: Option<MachineFamily>) -> &'static str {
         Some(MachineFamily::A3High) => {
             "Where the GPU nodes come from. A3 High is also sold on demand, as spot and through\nflex-start, as well as reserved: reserve it for long multi-node training (compact placement\nkeeps the nodes close); on-demand can fail on stock-outs; spot and flex-start suit short or\ninterruptible jobs."
         }
+        Some(MachineFamily::A3Ultra | MachineFamily::A4) => {
+            "Where the GPU nodes come from. A3 Ultra and A4 capacity is reserved through Google's\ncluster capacity requests (a dense reservation, optionally of one block); flex-start and\nspot suit short or interruptible jobs."
+        }
         None => {
             "Where the GPU nodes come from: a reservation for long multi-node training, on-demand when\nthe zone has stock, spot or flex-start for short or interruptible jobs."
         }

@@ -23,6 +23,10 @@ pub struct NetworkSpec {
     pub mtu: u32,
     /// `REGIONAL` or `GLOBAL`.
     pub routing_mode: String,
+    /// The network profile the VPC is made from (`projects/<p>/global/networkProfiles/<name>`,
+    /// e.g. a zone's `<zone>-vpc-roce` for RDMA NICs); settable only when the network is created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_profile: Option<String>,
 }
 
 /// What a3ctl knows about the kind.
@@ -43,6 +47,8 @@ pub const FIELDS: &[Field] = &[
     f("auto_create_subnetworks", ForceNew),
     f("mtu", InPlace),
     f("routing_mode", InPlace),
+    // `networkProfile` is "set only at resource creation" (Compute's Network reference).
+    f("network_profile", ForceNew),
 ];
 
 /// Compute's MTU for a network created without one
@@ -52,13 +58,17 @@ const DEFAULT_MTU: u32 = 1460;
 impl NetworkSpec {
     /// The body of `networks.insert`.
     pub fn body(&self) -> Value {
-        json!({
+        let mut body = json!({
             "name": self.name,
             "description": self.description,
             "autoCreateSubnetworks": self.auto_create_subnetworks,
             "mtu": self.mtu,
             "routingConfig": {"routingMode": self.routing_mode},
-        })
+        });
+        if let Some(profile) = &self.network_profile {
+            body["networkProfile"] = json!(profile);
+        }
+        body
     }
 
     /// The body of a `networks.patch` that changes `fields` (names of [`FIELDS`]).
@@ -97,6 +107,11 @@ impl NetworkSpec {
                 .as_str()
                 .unwrap_or("REGIONAL")
                 .to_string(),
+            // Compute answers with the profile's full URL; the spec keeps the partial path.
+            network_profile: live["networkProfile"]
+                .as_str()
+                .filter(|p| !p.is_empty())
+                .map(|p| p.find("projects/").map_or(p, |at| &p[at..]).to_string()),
         };
         Ok(Observed {
             spec: super::to_spec(&spec),
@@ -120,6 +135,7 @@ mod tests {
             auto_create_subnetworks: false,
             mtu: 8244,
             routing_mode: "REGIONAL".into(),
+            network_profile: None,
         };
         let mut live = spec.body();
         live["selfLink"] = json!("https://compute/v1/projects/p/global/networks/a3mega-gpunet-0");
@@ -131,6 +147,31 @@ mod tests {
             spec.patch(&["mtu".into(), "name".into()]),
             json!({"mtu": 8244})
         );
+    }
+
+    #[test]
+    fn a_network_profile_is_sent_and_read_back_as_its_partial_path() {
+        let spec = NetworkSpec {
+            name: "a3u-rdma-net".into(),
+            description: "Managed by a3ctl (a3ctl-blueprint=a3u)".into(),
+            auto_create_subnetworks: false,
+            mtu: 8896,
+            routing_mode: "REGIONAL".into(),
+            network_profile: Some(
+                "projects/p/global/networkProfiles/us-central1-b-vpc-roce".into(),
+            ),
+        };
+        let mut live = spec.body();
+        assert_eq!(
+            live["networkProfile"],
+            "projects/p/global/networkProfiles/us-central1-b-vpc-roce"
+        );
+        live["networkProfile"] = json!(
+            "https://www.googleapis.com/compute/v1/projects/p/global/networkProfiles/us-central1-b-vpc-roce"
+        );
+        live["selfLink"] = json!("x");
+        let observed = NetworkSpec::project(&live).unwrap();
+        assert_eq!(observed.spec, crate::resource::kinds::to_spec(&spec));
     }
 
     #[test]

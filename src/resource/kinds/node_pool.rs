@@ -198,6 +198,14 @@ pub struct NodePoolSpec {
     /// differs.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub version: String,
+    /// GKE-managed GPU networking: the accelerator network profile (`auto`), with which GKE
+    /// creates the pool's RDMA networks itself. Immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator_network_profile: Option<String>,
+    /// Kubernetes labels of the pool's nodes (`config.labels`), e.g. the DRA networking driver's
+    /// `cloud.google.com/gke-networking-dra-driver=true` of a managed-networking pool.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_labels: BTreeMap<String, String>,
 }
 
 fn default_account() -> String {
@@ -223,6 +231,10 @@ pub const FIELDS: &[Field] = &[
     f("locations", ForceNew),
     f("accelerator", ForceNew),
     f("additional_networks", ForceNew),
+    // "Immutable" in GKE's NodeNetworkConfig reference.
+    f("accelerator_network_profile", ForceNew),
+    // Only ever set together with the accelerator network profile, which replaces the pool.
+    f("node_labels", ForceNew),
     f("placement_policy", ForceNew),
     f("reservation", ForceNew),
     f("capacity", ForceNew),
@@ -369,6 +381,16 @@ impl NodePoolSpec {
             },
             upgrade_settings: Some(project_upgrade(pool)),
             version: pool.version.clone(),
+            accelerator_network_profile: pool
+                .network_config
+                .as_ref()
+                .map(|n| n.accelerator_network_profile.clone())
+                .filter(|p| !p.is_empty()),
+            node_labels: config
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         };
         let outputs = json!({
             "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),

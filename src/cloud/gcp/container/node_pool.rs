@@ -48,6 +48,9 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
             "gpuDriverInstallationConfig": {"gpuDriverVersion": acc.driver},
         }]);
     }
+    if !spec.node_labels.is_empty() {
+        config["labels"] = json!(spec.node_labels);
+    }
     if spec.local_ssd_count > 0 {
         config["ephemeralStorageLocalSsdConfig"] = json!({"localSsdCount": spec.local_ssd_count});
     }
@@ -78,6 +81,9 @@ pub(super) fn create_body(project: &str, spec: &NodePoolSpec) -> Value {
     }
     if !spec.additional_networks.is_empty() {
         pool["networkConfig"] = json!({"additionalNodeNetworkConfigs": spec.additional_networks});
+    }
+    if let Some(profile) = &spec.accelerator_network_profile {
+        pool["networkConfig"]["acceleratorNetworkProfile"] = json!(profile);
     }
     if let Some(policy) = &spec.placement_policy {
         pool["placementPolicy"] = json!({"type": "COMPACT", "policyName": policy});
