@@ -83,6 +83,11 @@ pub(crate) fn gpu_pools(raw: &RawBlueprint, ctx: &mut Ctx) -> Vec<CheckedPool> {
         }
     }
     ctx.family = first.map(|(family, _)| family);
+    ctx.managed_networking = raw
+        .network
+        .network_mode
+        .as_ref()
+        .is_some_and(|m| m.as_str() == "managed");
 
     let mut checked: Vec<CheckedPool> = raw
         .gpu_pools
@@ -326,6 +331,30 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
         }
         f.push(finding);
         zones_ok = false;
+    }
+
+    // The RDMA VPC is made from one zone's RoCE network profile (`<zone>-vpc-roce`), and its
+    // NICs work only in that zone; a3ctl makes it from the blueprint's `zone`. In managed mode
+    // GKE makes the networks per pool, wherever it is.
+    let managed = ctx.managed_networking;
+    if let (Some(family), Some(zones), Some(list), Some(zone)) =
+        (family, &zones, &raw.zones, ctx.zone.as_deref())
+        && family.spec().nics.rdma_subnets > 0
+        && !managed
+    {
+        for (other, span) in zones.iter().filter(|(z, _)| z != zone) {
+            f.push(
+                Finding::new(
+                    span.clone().unwrap_or(list.span.clone()),
+                    format!("{} pools must be in zone `{zone}`, found `{other}`", family.display_name()),
+                    "outside the RDMA VPC's zone",
+                )
+                .help(format!(
+                    "the RDMA VPC is made from `{zone}`'s RoCE network profile (`{zone}-vpc-roce`) and its NICs only work there; list only `{zone}`, change the blueprint's `zone`, or use `network_mode = \"managed\"`"
+                )),
+            );
+            zones_ok = false;
+        }
     }
 
     let host_maintenance = match &raw.host_maintenance {

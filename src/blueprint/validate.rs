@@ -9,9 +9,11 @@
 
 use super::decode::{Sp, choice_hint, did_you_mean, quoted_list};
 use super::error::{Finding, Findings, Span};
+use super::families::NetworkMode;
 use super::model::{Blueprint, GpuPool, SystemPool};
 use super::presets::{self, MachineFamily};
 use super::schema::RawBlueprint;
+use super::versions::VersionSpec;
 use super::{cidr, cluster, names, network, pools, software, state, storage};
 
 /// What one section's rules learned that another section needs.
@@ -25,6 +27,37 @@ pub(crate) struct Ctx {
     pub zone: Option<String>,
     /// The machine family of the GPU pools, when they agree.
     pub family: Option<MachineFamily>,
+    /// `[network] network_mode = "managed"` was asked for (valid or not).
+    pub managed_networking: bool,
+}
+
+/// GKE-managed GPU networking needs GKE 1.34.1-gke.1829001 or later on the control plane and on
+/// every GPU pool (which follows the control plane unless it names its own `version`).
+fn managed_version_gate(raw: &RawBlueprint, ctx: &mut Ctx) {
+    let min = super::families::MANAGED_NETWORKING_MIN_GKE;
+    let versions = std::iter::once(raw.cluster.version.as_ref())
+        .chain(raw.gpu_pools.iter().map(|p| p.version.as_ref()))
+        .flatten();
+    for value in versions {
+        let Some(spec) = VersionSpec::parse(value.as_str()) else {
+            continue; // reported by the version rules
+        };
+        if super::versions::managed_networking_possible(&spec) {
+            continue;
+        }
+        let mut finding = Finding::new(
+            value.span.clone(),
+            format!("GKE-managed GPU networking needs GKE {min} or later, found `{}`", value.value),
+            format!("needs {min} or later"),
+        )
+        .help(format!(
+            "set `version = \"1.34\"` or later (GKE resolves it to a build of at least {min}), or use `network_mode = \"explicit\"`"
+        ));
+        if let Some(mode) = &raw.network.network_mode {
+            finding = finding.also(mode.span.clone(), "managed networking asked for here");
+        }
+        ctx.f.push(finding);
+    }
 }
 
 /// Applies every rule; returns the model, or every problem found.
@@ -35,6 +68,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
         region: None,
         zone: None,
         family: None,
+        managed_networking: false,
     };
     let project = identity(raw, &mut ctx);
     let gpu_pools = pools::gpu_pools(raw, &mut ctx);
@@ -57,6 +91,12 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
             cluster::pool_version(pool.version.as_ref(), cluster_version, family, &mut ctx.f)
         })
         .collect();
+    if network
+        .as_ref()
+        .is_some_and(|n| n.mode == NetworkMode::Managed)
+    {
+        managed_version_gate(raw, &mut ctx);
+    }
     let filestore = storage::filestore(raw.filestore.as_ref(), &mut ctx);
     let artifact_registries = storage::artifact_registries(&raw.artifact_registries, &mut ctx);
     let buckets = storage::buckets(&raw.buckets, &mut ctx);

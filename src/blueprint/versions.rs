@@ -150,6 +150,14 @@ fn minimum_for(minimums: &GkeMinimums, major: u32, minor: u32) -> Violation {
     }
 }
 
+/// Whether some build `spec` could resolve to is new enough for GKE-managed GPU networking
+/// ([`super::families::MANAGED_NETWORKING_MIN_GKE`]). `default` and `latest` pass here and are
+/// checked once resolved.
+pub fn managed_networking_possible(spec: &VersionSpec) -> bool {
+    spec.highest()
+        .is_none_or(|highest| highest >= super::families::MANAGED_NETWORKING_MIN_GKE)
+}
+
 /// The violation, if no build that `spec` could resolve to is new enough for GPUDirect on
 /// `family`. `default` and `latest` pass here and are checked once resolved.
 pub fn gpudirect_violation(family: MachineFamily, spec: &VersionSpec) -> Option<Violation> {

@@ -393,6 +393,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             bootstrap_pool: BootstrapPool::Removed,
             // Not diffed: lets the GKE adapter check the resolved version's GPUDirect minimum.
             gpudirect_family: Some(bp.family.machine_type().into()),
+            managed_gpu_networking: bp.network.mode == NetworkMode::Managed,
             deletion_protection: bp.cluster.deletion_protection(),
             maintenance_policy: bp.cluster.maintenance.as_ref().map(maintenance_policy),
         }),

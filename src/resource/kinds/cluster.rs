@@ -166,6 +166,10 @@ pub struct ClusterSpec {
     /// the resolved version's GPUDirect minimum before anything is created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpudirect_family: Option<String>,
+    /// Not diffed and never read back: the GPU pools use GKE-managed GPU networking, so the
+    /// adapter checks the resolved version against its minimum before anything is created.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub managed_gpu_networking: bool,
     /// a3ctl's deletion protection (not GKE's: its API has none): a plan that would delete or
     /// replace the cluster is refused while the recorded value is on.
     #[serde(default)]
@@ -333,6 +337,7 @@ impl ClusterSpec {
                 BootstrapPool::Removed
             },
             gpudirect_family: None,
+            managed_gpu_networking: false,
             // Not in the cloud: the recorded value is put back ([`spec::keep_local`]).
             deletion_protection: false,
             maintenance_policy: Some(project_policy(cluster)),

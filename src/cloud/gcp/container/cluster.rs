@@ -192,6 +192,17 @@ fn check_gpudirect(spec: &ClusterSpec, version: &str) -> CloudResult<()> {
     let Some(resolved) = GkeVersion::parse(version) else {
         return Ok(());
     };
+    let managed_min = crate::blueprint::families::MANAGED_NETWORKING_MIN_GKE;
+    if spec.managed_gpu_networking && resolved < managed_min {
+        return Err(CloudError::new(
+            ErrorClass::Invalid,
+            format!(
+                "GKE {version}, which `version = \"{}\"` resolves to in this release channel, is older than GKE-managed GPU networking needs ({managed_min} or later)",
+                spec.version,
+            ),
+        )
+        .with_hint("set `[cluster] version = \"1.34\"` or later, choose a release channel that offers it, or use `network_mode = \"explicit\"`"));
+    }
     check_resolved(family, resolved).map_err(|violation| {
         CloudError::new(
             ErrorClass::Invalid,
