@@ -296,11 +296,35 @@ pub const A3_MEGA_ZONES: &[&str] = &[
     "asia-southeast1-c",
 ];
 
-/// Zones offering `a3-ultragpu-8g`.
-pub const A3_ULTRA_ZONES: &[&str] = &[];
+/// Zones offering `a3-ultragpu-8g`: the SkyPilot catalogue generated from Compute's
+/// machineTypes list (skypilot-org/skypilot-catalog `catalogs/v8/gcp/vms.csv`); Google's
+/// authority is https://cloud.google.com/compute/docs/gpus/gpu-regions-zones.
+pub const A3_ULTRA_ZONES: &[&str] = &[
+    "us-central1-b",
+    "us-east4-b",
+    "us-east5-a",
+    "us-south1-b",
+    "us-west1-c",
+    "europe-west1-b",
+    "europe-west4-a",
+    "asia-south1-b",
+    "asia-south2-c",
+];
 
-/// Zones offering `a4-highgpu-8g`.
-pub const A4_ZONES: &[&str] = &[];
+/// Zones offering `a4-highgpu-8g` (same sources as [`A3_ULTRA_ZONES`]).
+pub const A4_ZONES: &[&str] = &[
+    "us-central1-b",
+    "us-east1-b",
+    "us-east4-b",
+    "us-south1-b",
+    "us-west2-c",
+    "us-west3-b",
+    "us-west3-c",
+    "europe-north1-b",
+    "europe-west4-b",
+    "asia-northeast1-b",
+    "asia-southeast1-b",
+];
 
 impl MachineFamily {
     /// The family's row of [`FAMILY_TABLE`].

@@ -708,10 +708,13 @@ pub struct Summary {
 impl Blueprint {
     /// Counts of what applying the blueprint creates.
     pub fn summary(&self) -> Summary {
-        let gpu_vpcs = self.network.gpu_subnets.len();
+        // The gVNIC GPU VPCs have a subnet each; the RDMA subnets share one VPC.
+        let subnets = self.network.gpu_subnets.len();
+        let gvnic = subnets.min(self.family.spec().nics.gvnic_vpcs);
+        let gpu_vpcs = gvnic + usize::from(subnets > gvnic);
         Summary {
             vpcs: 1 + gpu_vpcs,
-            subnets: 1 + gpu_vpcs,
+            subnets: 1 + subnets,
             node_pools: 1 + self.gpu_pools.len(),
             gpu_nodes: self.gpu_pools.iter().map(|pool| pool.nodes).sum(),
             gpus: self.gpu_pools.iter().map(GpuPool::gpus).sum(),

@@ -15,14 +15,21 @@ pub use super::families::{FAMILIES, GPU_MACHINE_TYPES, GpuDirect, MachineFamily}
 /// Regions a3ctl knows, each with its zone suffixes.
 pub const REGIONS: &[(&str, &[&str])] = &[
     ("us-central1", &["a", "b", "c", "f"]),
+    ("us-east1", &["b", "c", "d"]),
     ("us-east4", &["a", "b", "c"]),
     ("us-east5", &["a", "b", "c"]),
     ("us-west1", &["a", "b", "c"]),
     ("us-west4", &["a", "b", "c"]),
+    ("us-south1", &["a", "b", "c"]),
+    ("us-west2", &["a", "b", "c"]),
+    ("us-west3", &["a", "b", "c"]),
+    ("europe-north1", &["a", "b", "c"]),
     ("europe-west1", &["b", "c", "d"]),
     ("europe-west4", &["a", "b", "c"]),
     ("asia-northeast1", &["a", "b", "c"]),
     ("asia-southeast1", &["a", "b", "c"]),
+    ("asia-south1", &["a", "b", "c"]),
+    ("asia-south2", &["a", "b", "c"]),
 ];
 
 /// The region names, for hints.
