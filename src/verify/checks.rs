@@ -3,8 +3,8 @@
 //! pairs (and their count), and Kueue's ClusterQueue and LocalQueue.
 
 use super::{
-    Check, Expected, ExpectedNetwork, ExpectedPool, ExpectedQueue, GPU_RESOURCE, KueueSnapshot,
-    LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, Snapshot, integer_quantity,
+    Check, Expected, ExpectedNetwork, ExpectedPool, ExpectedQueue, ExpectedRdma, GPU_RESOURCE,
+    KueueSnapshot, LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, Snapshot, integer_quantity,
 };
 use crate::blueprint::DriverMode;
 use crate::graph::software::{ACCELERATOR_LABEL, NAMESPACE};
@@ -37,7 +37,39 @@ pub fn check(expected: &Expected, snapshot: &Snapshot) -> Vec<Check> {
     for network in &expected.networks {
         out.push(network_check(expected, network, snapshot));
     }
-    out.push(network_count_check(expected, snapshot));
+    if expected.min_networks > 0 {
+        out.push(network_count_check(expected, snapshot));
+    }
+    match &expected.rdma {
+        None => {}
+        Some(ExpectedRdma::Explicit {
+            host_nics,
+            rdma_networks,
+        }) => {
+            for pool in &expected.pools {
+                out.push(rdma_nics_check(
+                    expected,
+                    pool,
+                    *host_nics,
+                    rdma_networks,
+                    &snapshot.nodes,
+                ));
+            }
+        }
+        Some(ExpectedRdma::Managed {
+            nics,
+            device_class,
+            claim_template,
+        }) => {
+            out.extend(managed_rdma_checks(
+                expected,
+                *nics,
+                device_class,
+                claim_template,
+                snapshot,
+            ));
+        }
+    }
     if let Some(queue) = &expected.kueue {
         out.extend(kueue_checks(expected, queue, &snapshot.kueue));
     }
@@ -321,7 +353,7 @@ fn network_check(expected: &Expected, network: &ExpectedNetwork, snapshot: &Snap
             for (field, want) in [
                 ("vpc", network.vpc.as_str()),
                 ("vpcSubnet", network.subnet.as_str()),
-                ("deviceMode", "NetDevice"),
+                ("deviceMode", network.device_mode.as_str()),
             ] {
                 if spec[field] != want {
                     problems.push(format!(
@@ -383,6 +415,199 @@ fn network_count_check(expected: &Expected, snapshot: &Snapshot) -> Check {
         name,
         format!("{devices} device Network object(s), {want} needed on {family}"),
     )
+}
+
+/// The GPU nodes of `pool`.
+fn pool_nodes<'a>(pool: &ExpectedPool, nodes: &'a [Value]) -> Vec<&'a Value> {
+    nodes
+        .iter()
+        .filter(|n| n["metadata"]["labels"][NODE_POOL_LABEL] == pool.name.as_str())
+        .collect()
+}
+
+/// `rdma/<pool>` (explicit RDMA networks): every node of the pool has all its NICs — the primary,
+/// the gVNIC GPU NICs and one per RDMA subnet, as GKE lists them in `networking.gke.io/nic-info`
+/// — and offers pods every RDMA Network (the `networking.gke.io.networks/<Network>` resource GKE
+/// adds once a Network refers to a NIC's subnet).
+fn rdma_nics_check(
+    expected: &Expected,
+    pool: &ExpectedPool,
+    host_nics: usize,
+    rdma_networks: &[String],
+    nodes: &[Value],
+) -> Check {
+    let name = format!("rdma/{}", pool.name);
+    let family = expected.family.display_name();
+    let nodes = pool_nodes(pool, nodes);
+    if nodes.is_empty() {
+        return Check::fail(
+            name,
+            format!("node pool `{}` has no nodes to check", pool.name),
+            "see the `nodes/` check above",
+        );
+    }
+    let mut short = Vec::new();
+    let mut unwired: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for node in &nodes {
+        let node_name = name_of(node);
+        let count = node["metadata"]["annotations"]["networking.gke.io/nic-info"]
+            .as_str()
+            .and_then(|text| serde_json::from_str::<Vec<Value>>(text).ok())
+            .map_or(0, |nics| nics.len());
+        if count < host_nics {
+            short.push(format!("`{node_name}` has {count}"));
+        }
+        for network in rdma_networks {
+            let resource = format!("networking.gke.io.networks/{network}");
+            if integer_quantity(&node["status"]["allocatable"][resource.as_str()]).unwrap_or(0) < 1
+            {
+                unwired.entry(network.clone()).or_default().push(node_name);
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    if !short.is_empty() {
+        problems.push(format!(
+            "{} NIC(s) where {family} needs {host_nics} (2 gVNIC + {} RDMA)",
+            short.join(", "),
+            rdma_networks.len()
+        ));
+    }
+    for (network, on) in &unwired {
+        problems.push(format!(
+            "Network `{network}` is not offered on {} node(s) ({})",
+            on.len(),
+            listed(on)
+        ));
+    }
+    if problems.is_empty() {
+        return Check::pass(
+            name,
+            format!(
+                "{} node(s) with {host_nics} NICs each and all {} RDMA Networks",
+                nodes.len(),
+                rdma_networks.len()
+            ),
+        );
+    }
+    let hint = if short.is_empty() {
+        drift_hint(
+            expected,
+            "the RDMA Networks or their parameter sets were changed",
+        )
+    } else {
+        format!(
+            "nodes get their NICs from the pool's additional networks when they are created; run `a3ctl plan {}` to see whether the pool's networks drifted (a pool with the wrong networks is replaced)",
+            expected.blueprint_path
+        )
+    };
+    Check::fail(name, problems.join("; "), hint)
+}
+
+/// Managed RDMA networking: the DeviceClass GKE creates, a3ctl's ResourceClaimTemplate, and per
+/// pool, every node running the DRA networking driver and publishing its RDMA NICs.
+fn managed_rdma_checks(
+    expected: &Expected,
+    nics: usize,
+    device_class: &str,
+    (namespace, template): &(String, String),
+    snapshot: &Snapshot,
+) -> Vec<Check> {
+    let dra = &snapshot.dra;
+    let class_name = format!("rdma/deviceclass/{device_class}");
+    let Some(version) = &dra.version else {
+        return vec![Check::fail(
+            class_name,
+            "the cluster does not serve `resource.k8s.io/v1`, which GKE-managed GPU networking needs",
+            format!(
+                "managed GPU networking needs GKE 1.34.1-gke.1829001 or later; run `a3ctl plan {}` to see the cluster's version",
+                expected.blueprint_path
+            ),
+        )];
+    };
+    let mut out = vec![match &dra.device_class {
+        Some(_) => Check::pass(
+            class_name,
+            format!("DeviceClass `{device_class}` (resource.k8s.io/{version})"),
+        ),
+        None => Check::fail(
+            class_name,
+            format!(
+                "DeviceClass `{device_class}` not found: GKE creates it once a node runs its DRA networking driver"
+            ),
+            "check that the GPU pools' nodes are Ready and carry `cloud.google.com/gke-networking-dra-driver=true` (the `rdma/` checks below)",
+        ),
+    }];
+    let template_name = format!("rdma/resourceclaimtemplate/{namespace}/{template}");
+    out.push(match &dra.claim_template {
+        Some(_) => Check::pass(
+            template_name,
+            format!("claims every `{device_class}` device of a node"),
+        ),
+        None => Check::fail(
+            template_name,
+            format!("ResourceClaimTemplate `{namespace}/{template}` is missing"),
+            drift_hint(expected, "it was deleted"),
+        ),
+    });
+    for pool in &expected.pools {
+        let name = format!("rdma/{}", pool.name);
+        let nodes = pool_nodes(pool, &snapshot.nodes);
+        let mut unlabelled = Vec::new();
+        let mut short = Vec::new();
+        for node in &nodes {
+            let node_name = name_of(node);
+            if node["metadata"]["labels"][crate::graph::build::DRA_DRIVER_LABEL] != "true" {
+                unlabelled.push(node_name);
+            }
+            let devices: usize = dra
+                .slices
+                .iter()
+                .filter(|s| {
+                    s["spec"]["nodeName"] == node_name && s["spec"]["driver"] == device_class
+                })
+                .map(|s| s["spec"]["devices"].as_array().map_or(0, Vec::len))
+                .sum();
+            if devices < nics {
+                short.push(format!("`{node_name}` publishes {devices}"));
+            }
+        }
+        let check = if nodes.is_empty() {
+            Check::fail(
+                name,
+                format!("node pool `{}` has no nodes to check", pool.name),
+                "see the `nodes/` check above",
+            )
+        } else if !unlabelled.is_empty() {
+            Check::fail(
+                name,
+                format!(
+                    "{} node(s) lack `{}=true` ({}), so GKE's DRA networking driver does not run there",
+                    unlabelled.len(),
+                    crate::graph::build::DRA_DRIVER_LABEL,
+                    listed(&unlabelled)
+                ),
+                drift_hint(expected, "the pool's node labels were changed"),
+            )
+        } else if !short.is_empty() {
+            Check::fail(
+                name,
+                format!(
+                    "{} RDMA device(s) where {} needs {nics} per node",
+                    short.join(", "),
+                    expected.family.display_name()
+                ),
+                "the DRA networking driver publishes a node's NICs once it runs there; wait a minute after the nodes turn Ready and verify again",
+            )
+        } else {
+            Check::pass(
+                name,
+                format!("{} node(s) publish {nics} RDMA devices each", nodes.len()),
+            )
+        };
+        out.push(check);
+    }
+    out
 }
 
 /// `kueue/clusterqueue/<q>` and `kueue/localqueue/default/<q>`.

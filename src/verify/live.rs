@@ -5,7 +5,8 @@
 
 use super::nccl::{self, NAME, TEST_CONTAINER, TEST_NAMESPACE};
 use super::{
-    Expected, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot, LOCAL_QUEUE_NAMESPACE, Snapshot,
+    DraSnapshot, Expected, ExpectedRdma, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot,
+    LOCAL_QUEUE_NAMESPACE, Snapshot,
 };
 use crate::cloud::CloudError;
 use crate::cloud::kube::read::ClusterApi;
@@ -17,6 +18,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 const NETWORKING: &str = "networking.gke.io/v1";
+/// Dynamic Resource Allocation's group; a3ctl reads its `v1` (Kubernetes 1.34+, which managed GPU
+/// networking needs).
+const DRA_GROUP: &str = "resource.k8s.io";
 
 /// Reads everything the checks need.
 pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot, CloudError> {
@@ -64,12 +68,47 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
             }
         }
     };
+    let dra = match &expected.rdma {
+        Some(ExpectedRdma::Managed {
+            device_class,
+            claim_template: (namespace, template),
+            ..
+        }) => {
+            let served = api.group_versions(DRA_GROUP).await?;
+            match served.iter().find(|v| v.as_str() == "v1") {
+                None => DraSnapshot::default(),
+                Some(version) => {
+                    let api_version = format!("{DRA_GROUP}/{version}");
+                    DraSnapshot {
+                        version: Some(version.clone()),
+                        device_class: api
+                            .get(&api_version, "DeviceClass", None, device_class)
+                            .await?,
+                        claim_template: api
+                            .get(
+                                &api_version,
+                                "ResourceClaimTemplate",
+                                Some(namespace),
+                                template,
+                            )
+                            .await?,
+                        slices: api
+                            .list(&api_version, "ResourceSlice", None)
+                            .await?
+                            .unwrap_or_default(),
+                    }
+                }
+            }
+        }
+        _ => DraSnapshot::default(),
+    };
     Ok(Snapshot {
         nodes,
         daemonsets,
         networks,
         param_sets,
         kueue,
+        dra,
     })
 }
 

@@ -49,10 +49,31 @@ pub struct ExpectedPool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectedNetwork {
     pub name: String,
-    /// The GCE VPC (`<name>-gpunet-<i>`).
+    /// The GCE VPC (`<name>-gpunet-<i>`, `<name>-rdma-net`).
     pub vpc: String,
     /// Its subnet.
     pub subnet: String,
+    /// `NetDevice` (gVNIC) or `RDMA`.
+    pub device_mode: String,
+}
+
+/// What every GPU node of an RDMA family (A3 Ultra, A4) must show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectedRdma {
+    /// a3ctl's networks: `host_nics` NICs in `networking.gke.io/nic-info` (the primary, the
+    /// gVNIC GPU VPCs and one per RDMA subnet), and the RDMA Networks as node resources.
+    Explicit {
+        host_nics: usize,
+        rdma_networks: Vec<String>,
+    },
+    /// GKE's: the nodes run the DRA networking driver (its label), which publishes `nics` RDMA
+    /// devices per node in a ResourceSlice of the `device_class` driver; the DeviceClass and
+    /// a3ctl's ResourceClaimTemplate exist.
+    Managed {
+        nics: usize,
+        device_class: String,
+        claim_template: (String, String),
+    },
 }
 
 /// The Kueue queue the blueprint asks for.
@@ -78,6 +99,8 @@ pub struct Expected {
     /// from the machine family, not from the names above, so an empty list cannot pass.
     pub min_networks: usize,
     pub kueue: Option<ExpectedQueue>,
+    /// `None` for the TCPX/TCPXO families.
+    pub rdma: Option<ExpectedRdma>,
 }
 
 impl Expected {
@@ -92,17 +115,54 @@ impl Expected {
                 .unwrap_or_default()
                 .to_string()
         };
-        let networks = bp
-            .software
-            .network_names(bp.family.gpu_nics())
+        // The names apply gave the GCE objects, from the graph, so a drifted graph shows.
+        let gvnic = bp.family.spec().nics.gvnic_vpcs;
+        let networks: Vec<ExpectedNetwork> = crate::graph::software::device_networks(bp)
             .into_iter()
             .enumerate()
-            .map(|(i, name)| ExpectedNetwork {
-                name,
-                vpc: spec_name(addr::gpu_network(i)),
-                subnet: spec_name(addr::gpu_subnet(i)),
+            .map(|(i, network)| {
+                let (vpc, subnet) = if i < gvnic {
+                    (
+                        spec_name(addr::gpu_network(i)),
+                        spec_name(addr::gpu_subnet(i)),
+                    )
+                } else {
+                    (
+                        spec_name(addr::rdma_network()),
+                        spec_name(addr::rdma_subnet(i - gvnic)),
+                    )
+                };
+                ExpectedNetwork {
+                    name: network.name,
+                    vpc,
+                    subnet,
+                    device_mode: network.device_mode.to_string(),
+                }
             })
             .collect();
+        let nics = bp.family.spec().nics;
+        let managed = bp.network.mode == crate::blueprint::NetworkMode::Managed;
+        let rdma = (nics.rdma_subnets > 0).then(|| {
+            if managed {
+                ExpectedRdma::Managed {
+                    nics: nics.rdma_subnets,
+                    device_class: crate::graph::software::RDMA_DEVICE_CLASS.to_string(),
+                    claim_template: (
+                        crate::graph::software::CLAIM_NAMESPACE.to_string(),
+                        crate::graph::software::CLAIM_TEMPLATE.to_string(),
+                    ),
+                }
+            } else {
+                ExpectedRdma::Explicit {
+                    host_nics: 1 + nics.subnets(),
+                    rdma_networks: networks
+                        .iter()
+                        .filter(|n| n.device_mode == "RDMA")
+                        .map(|n| n.name.clone())
+                        .collect(),
+                }
+            }
+        });
         let daemonsets = graph
             .resources()
             .iter()
@@ -130,8 +190,9 @@ impl Expected {
             daemonsets,
             driver: bp.software.driver,
             networks,
-            min_networks: bp.family.gpu_nics(),
+            min_networks: if managed { 0 } else { bp.family.gpu_nics() },
             kueue,
+            rdma,
         }
     }
 
@@ -166,6 +227,18 @@ pub struct Snapshot {
     pub networks: Option<Vec<Value>>,
     pub param_sets: Option<Vec<Value>>,
     pub kueue: KueueSnapshot,
+    /// Managed RDMA only (else `Default`): what `resource.k8s.io` shows.
+    pub dra: DraSnapshot,
+}
+
+/// The `resource.k8s.io` objects managed GPU networking relies on.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DraSnapshot {
+    /// The `resource.k8s.io` version read, `None` when the cluster serves none a3ctl reads.
+    pub version: Option<String>,
+    pub device_class: Option<Value>,
+    pub claim_template: Option<Value>,
+    pub slices: Vec<Value>,
 }
 
 /// How a check ended.

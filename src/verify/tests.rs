@@ -51,6 +51,57 @@ fn healthy(bp: &Blueprint) -> Snapshot {
             gpu_nodes += 1;
         }
     }
+    // What GKE shows on the nodes of an RDMA family: every NIC in nic-info, every RDMA Network
+    // as a resource (explicit); the driver's label and a ResourceSlice per node (managed).
+    let mut slices = Vec::new();
+    match &e.rdma {
+        None => {}
+        Some(ExpectedRdma::Explicit {
+            host_nics,
+            rdma_networks,
+        }) => {
+            for node in nodes.iter_mut().skip(1) {
+                let nics: Vec<Value> = (0..*host_nics)
+                    .map(|i| json!({"birthName": format!("eth{i}")}))
+                    .collect();
+                node["metadata"]["annotations"] =
+                    json!({"networking.gke.io/nic-info": Value::Array(nics).to_string()});
+                for network in rdma_networks {
+                    node["status"]["allocatable"]
+                        [format!("networking.gke.io.networks/{network}")] = json!("1");
+                }
+            }
+        }
+        Some(ExpectedRdma::Managed {
+            nics, device_class, ..
+        }) => {
+            for node in nodes.iter_mut().skip(1) {
+                node["metadata"]["labels"][crate::graph::build::DRA_DRIVER_LABEL] = json!("true");
+                let name = node["metadata"]["name"].clone();
+                let devices: Vec<Value> = (0..*nics)
+                    .map(|i| json!({"name": format!("mrdma{i}")}))
+                    .collect();
+                slices.push(
+                    json!({"spec": {"driver": device_class, "nodeName": name, "devices": devices}}),
+                );
+            }
+        }
+    }
+    let dra = match &e.rdma {
+        Some(ExpectedRdma::Managed {
+            device_class,
+            claim_template,
+            ..
+        }) => DraSnapshot {
+            version: Some("v1".into()),
+            device_class: Some(json!({"metadata": {"name": device_class}})),
+            claim_template: Some(
+                json!({"metadata": {"name": claim_template.1, "namespace": claim_template.0}}),
+            ),
+            slices,
+        },
+        _ => DraSnapshot::default(),
+    };
     let networks = e
         .networks
         .iter()
@@ -65,7 +116,7 @@ fn healthy(bp: &Blueprint) -> Snapshot {
         .iter()
         .map(|n| {
             json!({"metadata": {"name": n.name},
-                   "spec": {"vpc": n.vpc, "vpcSubnet": n.subnet, "deviceMode": "NetDevice"}})
+                   "spec": {"vpc": n.vpc, "vpcSubnet": n.subnet, "deviceMode": n.device_mode}})
         })
         .collect();
     let queue = e.kueue.as_ref().unwrap();
@@ -90,6 +141,7 @@ fn healthy(bp: &Blueprint) -> Snapshot {
                 "spec": {"clusterQueue": queue.name}}),
             ),
         },
+        dra,
     }
 }
 
@@ -496,5 +548,113 @@ fn the_nccl_test_needs_a_pool_of_two_and_reads_the_last_bandwidth_line() {
     assert_eq!(
         nccl::floor(crate::blueprint::MachineFamily::A3Mega).0,
         150.0
+    );
+}
+
+#[test]
+fn a3_ultra_explicit_checks_every_nic_and_rdma_network_of_every_node() {
+    let bp = shipped("a3-ultra.toml");
+    let e = expected(&bp);
+    assert_eq!(e.networks.len(), 9);
+    assert_eq!(e.networks[0].name, "vpc1");
+    assert_eq!(e.networks[0].device_mode, "NetDevice");
+    assert_eq!(e.networks[1].name, "rdma-0");
+    assert_eq!(e.networks[1].vpc, "a3ultra-rdma-net");
+    assert_eq!(e.networks[1].subnet, "a3ultra-rdma-sub-0");
+    assert_eq!(e.networks[1].device_mode, "RDMA");
+    assert!(e.daemonsets.contains(&"nccl-rdma-installer".to_string()));
+    assert!(!e.daemonsets.contains(&"device-injector".to_string()));
+    let healthy = healthy(&bp);
+    assert_eq!(failures(&bp, &healthy), vec![]);
+    let names: Vec<String> = check(&e, &healthy).into_iter().map(|c| c.name).collect();
+    assert!(names.contains(&"rdma/a3ultra".to_string()), "{names:?}");
+
+    // A node that came up with only its two gVNICs, and one without the rdma-3 Network.
+    let mut broken = healthy.clone();
+    broken.nodes[1]["metadata"]["annotations"]["networking.gke.io/nic-info"] =
+        json!(r#"[{"birthName":"eth0"},{"birthName":"eth1"}]"#);
+    broken.nodes[2]["status"]["allocatable"]
+        .as_object_mut()
+        .unwrap()
+        .remove("networking.gke.io.networks/rdma-3");
+    let failed = failures(&bp, &broken);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].name, "rdma/a3ultra");
+    assert_eq!(
+        failed[0].message,
+        "`gke-a3ultra-0` has 2 NIC(s) where A3 Ultra needs 10 (2 gVNIC + 8 RDMA); Network `rdma-3` is not offered on 1 node(s) (`gke-a3ultra-1`)"
+    );
+    // A GKENetworkParamSet switched to NetDevice mode is drift of that network.
+    let mut netdev = healthy.clone();
+    netdev.param_sets.as_mut().unwrap()[4]["spec"]["deviceMode"] = json!("NetDevice");
+    let failed = failures(&bp, &netdev);
+    assert_eq!(failed[0].name, "network/rdma-3");
+    assert!(
+        failed[0]
+            .message
+            .contains("deviceMode `NetDevice` instead of `RDMA`"),
+        "{}",
+        failed[0].message
+    );
+}
+
+#[test]
+fn a4_managed_checks_the_device_class_the_claim_template_and_each_nodes_devices() {
+    let bp = shipped("a4.toml");
+    let e = expected(&bp);
+    assert!(e.networks.is_empty());
+    assert_eq!(e.min_networks, 0);
+    let healthy = healthy(&bp);
+    assert_eq!(failures(&bp, &healthy), vec![]);
+
+    let mut no_class = healthy.clone();
+    no_class.dra.device_class = None;
+    no_class.dra.claim_template = None;
+    let failed: Vec<String> = failures(&bp, &no_class)
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "rdma/deviceclass/mrdma.google.com",
+            "rdma/resourceclaimtemplate/default/rdma-nics"
+        ]
+    );
+
+    let mut unlabelled = healthy.clone();
+    unlabelled.nodes[1]["metadata"]["labels"]
+        .as_object_mut()
+        .unwrap()
+        .remove(crate::graph::build::DRA_DRIVER_LABEL);
+    let failed = failures(&bp, &unlabelled);
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]
+            .message
+            .starts_with("1 node(s) lack `cloud.google.com/gke-networking-dra-driver=true`"),
+        "{}",
+        failed[0].message
+    );
+
+    let mut short = healthy.clone();
+    short.dra.slices[0]["spec"]["devices"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    let failed = failures(&bp, &short);
+    assert_eq!(
+        failed[0].message,
+        "`gke-a4-0` publishes 7 RDMA device(s) where A4 needs 8 per node"
+    );
+
+    let mut old = healthy.clone();
+    old.dra = DraSnapshot::default();
+    let failed = failures(&bp, &old);
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]
+            .message
+            .contains("does not serve `resource.k8s.io/v1`")
     );
 }
