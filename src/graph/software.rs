@@ -347,8 +347,9 @@ impl Context<'_> {
         })
     }
 
-    /// `default/rdma-nics`: the claim a managed-networking pod names to get every RDMA NIC of
-    /// its node (`allocationMode: All` of the `mrdma.google.com` DeviceClass).
+    /// `default/rdma-nics`: the claim a managed-networking pod names to get its node's RDMA NICs:
+    /// exactly as many `mrdma.google.com` devices as the family has RDMA NICs, as Google's own
+    /// managed test asks (container-engine-accelerators `gpudirect-rdma/nccl-test-managed-rdma.yaml`).
     fn rdma_claim_template(&self) -> Desired {
         self.object(
             CLAIM_API_VERSION,
@@ -357,7 +358,11 @@ impl Context<'_> {
             CLAIM_TEMPLATE,
             json!({"spec": {"spec": {"devices": {"requests": [{
                 "name": "rdma",
-                "exactly": {"deviceClassName": RDMA_DEVICE_CLASS, "allocationMode": "All"},
+                "exactly": {
+                    "deviceClassName": RDMA_DEVICE_CLASS,
+                    "allocationMode": "ExactCount",
+                    "count": self.family().spec().nics.rdma_subnets,
+                },
             }]}}}}),
         )
     }

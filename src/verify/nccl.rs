@@ -77,6 +77,9 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
         "spec": {"clusterIP": "None", "selector": {"job-name": NAME}, "publishNotReadyAddresses": true},
     });
     let stack = &bp.software.stack;
+    if stack.gpudirect == GpuDirect::Rdma {
+        return Ok(vec![service, gib_job(bp, &pool.name, labels)]);
+    }
     let tcpxo = stack.gpudirect == GpuDirect::Tcpxo;
     let sidecar_name = if tcpxo { "tcpxo-daemon" } else { "tcpx-daemon" };
     let gpus = bp.family.gpus_per_node();
@@ -130,6 +133,92 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
         },
     });
     Ok(vec![service, job])
+}
+
+/// The gIB test image, which ships NCCL tests and `run_nccl_tests.sh`
+/// (GoogleCloudPlatform/container-engine-accelerators `gpudirect-rdma/nccl-test.yaml`).
+pub const GIB_TEST_IMAGE: &str =
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic:v1.1.1";
+/// The port the gIB image's sshd listens on (`container_entry.sh shell`).
+const GIB_SSH_PORT: u16 = 222;
+
+/// A3 Ultra / A4: the Job over gIB. No sidecar: pods reach the RDMA NICs through the
+/// `rdma-0..7` Networks (explicit) or a claim on the node's `mrdma.google.com` devices
+/// (managed), take the plugin from the host's `/home/kubernetes/bin/gib`, and pod 0 runs the
+/// image's `run_nccl_tests.sh` all-gather across both hosts
+/// (container-engine-accelerators `gpudirect-rdma/nccl-test.yaml`, `nccl-test-managed-rdma.yaml`).
+fn gib_job(bp: &Blueprint, pool: &str, labels: Value) -> Value {
+    let hosts: Vec<String> = (0..HOSTS).map(|i| format!("{NAME}-{i}.{NAME}")).collect();
+    let list = hosts.join(" ");
+    let script = format!(
+        "set -e\n/scripts/container_entry.sh shell\nsource /usr/local/gib/scripts/set_nccl_env.sh\n\
+         if [ \"$JOB_COMPLETION_INDEX\" != 0 ]; then\n  \
+           while [ ! -e {DONE_MARKER} ]; do sleep 5; done\n  exit 0\nfi\n\
+         for h in {list}; do until getent hosts \"$h\" >/dev/null; do sleep 5; done; done\n\
+         status=0\n/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G {list} || status=$?\n\
+         for h in {list}; do ssh -p {GIB_SSH_PORT} -o StrictHostKeyChecking=no \"$h\" touch {DONE_MARKER} || true; done\n\
+         exit $status\n"
+    );
+    let managed = bp.network.mode == crate::blueprint::NetworkMode::Managed;
+    let mut resources =
+        json!({"requests": {"cpu": "150m"}, "limits": {GPU_RESOURCE: bp.family.gpus_per_node()}});
+    if managed {
+        resources["claims"] = json!([{"name": "rdma"}]);
+    }
+    let test = json!({
+        "name": TEST_CONTAINER,
+        "image": GIB_TEST_IMAGE,
+        "command": ["/bin/bash", "-c", script],
+        "env": env(&[("LD_LIBRARY_PATH", LIB)]),
+        "resources": resources,
+        "volumeMounts": [
+            mount("library-dir-host", "/usr/local/nvidia"),
+            mount("gib", "/usr/local/gib"),
+            mount("shared-memory", "/dev/shm"),
+        ],
+    });
+    let mut pod = json!({
+        "subdomain": NAME,
+        "restartPolicy": "Never",
+        "nodeSelector": {NODE_POOL_LABEL: pool},
+        "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [test],
+        "volumes": [
+            host_path("library-dir-host", "/home/kubernetes/bin/nvidia"),
+            host_path("gib", "/home/kubernetes/bin/gib"),
+            {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "250Gi"}},
+        ],
+    });
+    if managed {
+        pod["resourceClaims"] = json!([{
+            "name": "rdma",
+            "resourceClaimTemplateName": crate::graph::software::CLAIM_TEMPLATE,
+        }]);
+    }
+    let annotations: serde_json::Map<String, Value> = crate::graph::outputs::pod_annotations(bp)
+        .into_iter()
+        .map(|(key, value)| (key, json!(value)))
+        .collect();
+    let mut job_labels = labels.clone();
+    if bp.software.kueue.enabled {
+        job_labels["kueue.x-k8s.io/queue-name"] = json!(bp.software.kueue.queue);
+    }
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": NAME, "namespace": TEST_NAMESPACE, "labels": job_labels},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": HOSTS,
+            "parallelism": HOSTS,
+            "backoffLimit": 0,
+            "ttlSecondsAfterFinished": 3600,
+            "template": {
+                "metadata": {"labels": labels, "annotations": annotations},
+                "spec": pod,
+            },
+        },
+    })
 }
 
 /// The objects as one multi-document YAML text.

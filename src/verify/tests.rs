@@ -658,3 +658,50 @@ fn a4_managed_checks_the_device_class_the_claim_template_and_each_nodes_devices(
             .contains("does not serve `resource.k8s.io/v1`")
     );
 }
+
+#[test]
+fn the_gib_nccl_test_has_no_sidecar_and_claims_the_rdma_nics_in_managed_mode() {
+    let ultra = shipped("a3-ultra.toml");
+    let objects = nccl::objects(&ultra).unwrap();
+    let pod = &objects[1]["spec"]["template"]["spec"];
+    assert!(pod.get("initContainers").is_none());
+    assert!(pod.get("resourceClaims").is_none());
+    let test = &pod["containers"][0];
+    assert_eq!(test["image"], nccl::GIB_TEST_IMAGE);
+    let script = test["command"][2].as_str().unwrap();
+    assert!(script.contains("source /usr/local/gib/scripts/set_nccl_env.sh"));
+    assert!(script.contains("/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G a3ctl-nccl-test-0.a3ctl-nccl-test a3ctl-nccl-test-1.a3ctl-nccl-test"));
+    assert_eq!(
+        pod["volumes"][1]["hostPath"]["path"],
+        "/home/kubernetes/bin/gib"
+    );
+    let annotations = &objects[1]["spec"]["template"]["metadata"]["annotations"];
+    assert!(
+        annotations["networking.gke.io/interfaces"]
+            .as_str()
+            .unwrap()
+            .contains(r#"{"interfaceName":"eth2","network":"rdma-0"}"#)
+    );
+    assert_eq!(
+        objects[1]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "a3-queue"
+    );
+
+    let a4 = shipped("a4.toml");
+    let objects = nccl::objects(&a4).unwrap();
+    let pod = &objects[1]["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["resourceClaims"],
+        json!([{"name": "rdma", "resourceClaimTemplateName": "rdma-nics"}])
+    );
+    assert_eq!(
+        pod["containers"][0]["resources"]["claims"],
+        json!([{"name": "rdma"}])
+    );
+    assert!(
+        objects[1]["spec"]["template"]["metadata"]["annotations"]
+            .get("networking.gke.io/interfaces")
+            .is_none()
+    );
+    assert_eq!(nccl::floor(a4.family).0, 250.0);
+}
