@@ -74,3 +74,22 @@ pub fn shipped(name: &str) -> super::Blueprint {
     )
     .unwrap()
 }
+
+/// `a3-mega.toml` turned into an A3 Ultra or A4 blueprint in `mode`, with the facts validation
+/// gives such a blueprint (one gVNIC subnet and eight RDMA subnets in explicit mode, none in
+/// managed mode, a gIB stack): for tests of what follows from a blueprint, while no A3 Ultra or
+/// A4 zone is known and no such blueprint validates.
+pub fn rdma(family: super::MachineFamily, mode: super::NetworkMode) -> super::Blueprint {
+    let mut bp = shipped("a3-mega.toml");
+    bp.family = family;
+    bp.network.mode = mode;
+    let subnet = bp.network.gpu_subnets[0];
+    bp.network.gpu_subnets = match mode {
+        super::NetworkMode::Explicit => vec![subnet; family.gpu_nics()],
+        super::NetworkMode::Managed => Vec::new(),
+    };
+    bp.network.gpu_mtu = family.gpu_mtu();
+    bp.software.stack.gpudirect = super::GpuDirect::Rdma;
+    bp.software.stack.rxdm = None;
+    bp
+}

@@ -84,17 +84,30 @@ fn outputs(bp: &crate::blueprint::Blueprint, state: &crate::state::State) -> Map
     {
         out.insert("cluster_endpoint".into(), json!(endpoint));
     }
-    out.insert("gpu_networks".into(), json!(workload.gpu_networks));
-    out.insert(
-        "pod_annotations".into(),
-        Value::Object(
-            workload
-                .pod_annotations
-                .iter()
-                .map(|(k, v)| (k.clone(), json!(v)))
-                .collect(),
-        ),
-    );
+    // In managed mode a pod attaches no network by annotation: it claims the RDMA NICs.
+    if !workload.pod_annotations.is_empty() {
+        out.insert("gpu_networks".into(), json!(workload.gpu_networks));
+        out.insert(
+            "pod_annotations".into(),
+            Value::Object(
+                workload
+                    .pod_annotations
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!(v)))
+                    .collect(),
+            ),
+        );
+    }
+    if let Some(claim) = &workload.rdma_claim {
+        out.insert("pod_resource_claims".into(), claim.pod_resource_claims());
+        out.insert("container_resource_claims".into(), claim.container_claims());
+        out.insert("resource_claim_namespace".into(), json!(claim.namespace));
+    }
+    if let Some(gib) = &workload.nccl_plugin {
+        out.insert("nccl_plugin_volume".into(), gib.volume());
+        out.insert("nccl_plugin_volume_mount".into(), gib.volume_mount());
+        out.insert("nccl_env_script".into(), json!(gib.env_script));
+    }
     if let Some((queue, namespace)) = &workload.queue {
         out.insert("kueue_queue".into(), json!(queue));
         out.insert("kueue_namespace".into(), json!(namespace));
@@ -113,5 +126,79 @@ fn raw(value: &Value) -> String {
             .map(|s| format!("{s}\n"))
             .collect(),
         other => format!("{other}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::testing::{rdma, shipped};
+    use crate::blueprint::{MachineFamily, NetworkMode};
+
+    /// A state with no record: the outputs that come from the blueprint alone.
+    fn empty() -> crate::state::State {
+        crate::state::State::new("test", "lineage".into())
+    }
+
+    fn names(bp: &crate::blueprint::Blueprint) -> Vec<String> {
+        outputs(bp, &empty()).keys().cloned().collect()
+    }
+
+    #[test]
+    fn each_family_and_mode_has_its_own_outputs() {
+        assert_eq!(
+            names(&shipped("a3-high.toml")),
+            [
+                "cluster_name",
+                "gpu_networks",
+                "pod_annotations",
+                "kueue_queue",
+                "kueue_namespace",
+                "volume_claims"
+            ]
+        );
+        let explicit = rdma(MachineFamily::A3Ultra, NetworkMode::Explicit);
+        assert_eq!(
+            names(&explicit),
+            [
+                "cluster_name",
+                "gpu_networks",
+                "pod_annotations",
+                "nccl_plugin_volume",
+                "nccl_plugin_volume_mount",
+                "nccl_env_script",
+                "kueue_queue",
+                "kueue_namespace",
+                "volume_claims"
+            ]
+        );
+        let all = outputs(&explicit, &empty());
+        assert_eq!(all["gpu_networks"][0], "rdma-0");
+        assert_eq!(
+            all["nccl_env_script"],
+            "/usr/local/gib/scripts/set_nccl_env.sh"
+        );
+        assert_eq!(
+            all["nccl_plugin_volume"]["hostPath"]["path"],
+            "/home/kubernetes/bin/gib"
+        );
+        assert_eq!(
+            all["nccl_plugin_volume_mount"]["mountPath"],
+            "/usr/local/gib"
+        );
+
+        let managed = rdma(MachineFamily::A4, NetworkMode::Managed);
+        let all = outputs(&managed, &empty());
+        assert!(all.get("pod_annotations").is_none() && all.get("gpu_networks").is_none());
+        assert_eq!(
+            all["pod_resource_claims"],
+            json!([{"name": "rdma", "resourceClaimTemplateName": "rdma-nics"}])
+        );
+        assert_eq!(all["container_resource_claims"], json!([{"name": "rdma"}]));
+        assert_eq!(all["resource_claim_namespace"], "default");
+        assert_eq!(
+            raw(&all["pod_resource_claims"]),
+            "[{\"name\":\"rdma\",\"resourceClaimTemplateName\":\"rdma-nics\"}]\n"
+        );
     }
 }
