@@ -1,8 +1,9 @@
 //! A3 Ultra and A4 on the simulated Compute Engine, driven by gcloud: their machine and
-//! accelerator types in their zones and the RoCE network profiles. Raw requests cover what gcloud
-//! cannot send (paging).
+//! accelerator types in their zones, the RoCE network profiles, and RoCE networks (profile, MTU,
+//! subnets, and the firewall rules and routers such a network refuses). Raw requests cover what
+//! gcloud cannot send (a partial profile path, a PATCH of the profile, paging).
 
-use crate::gcloud_support::{Gcloud, PROJECT, assert_error, send, start};
+use crate::gcloud_support::{Gcloud, PROJECT, assert_error, post_ok, send, start};
 use serde_json::{Value, json};
 
 const ROCE: &str = "us-central1-b-vpc-roce";
@@ -121,6 +122,336 @@ async fn network_profiles_list_and_describe_one_roce_profile_per_rdma_zone() {
         "INVALID_ARGUMENT",
         "Invalid value for field 'maxResults': '501'. Must be between 0 and 500.",
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_roce_network_takes_its_profile_and_eight_subnets_and_refuses_firewall_rules() {
+    let sim = start().await;
+    let gcloud = Gcloud::new(&sim);
+    gcloud
+        .ok(&[
+            "compute",
+            "networks",
+            "create",
+            "rdma",
+            &format!("--network-profile={ROCE}"),
+            "--subnet-mode=custom",
+            "--mtu=8896",
+        ])
+        .await;
+    let network = gcloud
+        .json(&["compute", "networks", "describe", "rdma"])
+        .await;
+    assert_eq!(
+        network["networkProfile"],
+        format!(
+            "https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networkProfiles/{ROCE}"
+        )
+    );
+    assert_eq!(network["mtu"], 8896);
+    assert_eq!(network["autoCreateSubnetworks"], false);
+
+    // Cluster Toolkit's gpu-rdma-vpc layout: 192.168.128.0/18 in eight /21s (the first by
+    // gcloud, the other seven by REST to keep the test short).
+    gcloud
+        .ok(&[
+            "compute",
+            "networks",
+            "subnets",
+            "create",
+            "rdma-sub-0",
+            "--network=rdma",
+            "--region=us-central1",
+            "--range=192.168.128.0/21",
+        ])
+        .await;
+    for i in 1..8u32 {
+        post_ok(
+            &sim,
+            &format!("/compute/v1/projects/{PROJECT}/regions/us-central1/subnetworks"),
+            json!({"name": format!("rdma-sub-{i}"), "network": "global/networks/rdma",
+                   "ipCidrRange": format!("192.168.{}.0/21", 128 + 8 * i)}),
+        )
+        .await;
+    }
+    let subnets = gcloud
+        .json(&["compute", "networks", "subnets", "list", "--network=rdma"])
+        .await;
+    assert_eq!(subnets.as_array().map(Vec::len), Some(8), "{subnets}");
+    assert!(
+        subnets
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["ipCidrRange"] == "192.168.184.0/21")
+    );
+
+    // A subnet outside the profile zone's region.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "subnets",
+            "create",
+            "rdma-eu",
+            "--network=rdma",
+            "--region=europe-west4",
+            "--range=192.168.192.0/21",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Invalid value for field 'resource.region': 'europe-west4'. Subnetworks of network 'projects/{PROJECT}/global/networks/rdma' must be in region 'us-central1', the region of zone 'us-central1-b' of its network profile '{ROCE}'."
+        )),
+        "{err}"
+    );
+    // Alias IP ranges, dual stack and Private Google Access are blocked by the profile.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "subnets",
+            "create",
+            "rdma-alias",
+            "--network=rdma",
+            "--region=us-central1",
+            "--range=192.168.192.0/21",
+            "--secondary-range=pods=10.8.0.0/16",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Network profile '{ROCE}' does not allow alias IP ranges."
+        )),
+        "{err}"
+    );
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "subnets",
+            "create",
+            "rdma-dual",
+            "--network=rdma",
+            "--region=us-central1",
+            "--range=192.168.192.0/21",
+            "--stack-type=IPV4_IPV6",
+            "--ipv6-access-type=INTERNAL",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Invalid value for field 'resource.stackType': 'IPV4_IPV6'. Network profile '{ROCE}' supports only IPV4_ONLY subnetworks."
+        )),
+        "{err}"
+    );
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "subnets",
+            "create",
+            "rdma-pga",
+            "--network=rdma",
+            "--region=us-central1",
+            "--range=192.168.192.0/21",
+            "--enable-private-ip-google-access",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Network profile '{ROCE}' does not allow Private Google Access."
+        )),
+        "{err}"
+    );
+
+    // ... nor can an update of an existing subnet add them.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "subnets",
+            "update",
+            "rdma-sub-0",
+            "--region=us-central1",
+            "--add-secondary-ranges=pods=10.8.0.0/16",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Network profile '{ROCE}' does not allow alias IP ranges."
+        )),
+        "{err}"
+    );
+    // VPC firewall rules and Cloud Routers are refused on it.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "firewall-rules",
+            "create",
+            "rdma-internal",
+            "--network=rdma",
+            "--allow=tcp,udp,icmp",
+            "--source-ranges=192.168.128.0/18",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "VPC firewall rules are not supported in network 'projects/{PROJECT}/global/networks/rdma' with network profile '{ROCE}'. Use a regional network firewall policy of type RDMA_ROCE_POLICY instead."
+        )),
+        "{err}"
+    );
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "routers",
+            "create",
+            "rdma-router",
+            "--network=rdma",
+            "--region=us-central1",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Cloud Router is not supported in network 'projects/{PROJECT}/global/networks/rdma' with network profile '{ROCE}'."
+        )),
+        "{err}"
+    );
+    let rules = gcloud.json(&["compute", "firewall-rules", "list"]).await;
+    assert_eq!(rules, json!([]));
+
+    // The profile is set at creation only: a PATCH that changes it is refused, one that repeats
+    // it (in another spelling) changes nothing.
+    let client = reqwest::Client::new();
+    assert_error(
+        &send(
+            client
+                .patch(compute_url(&sim, "global/networks/rdma"))
+                .json(&json!({"networkProfile": format!("projects/{PROJECT}/global/networkProfiles/europe-west4-b-vpc-roce")})),
+        )
+        .await,
+        400,
+        "INVALID_ARGUMENT",
+        &format!(
+            "Invalid value for field 'resource.networkProfile': 'projects/{PROJECT}/global/networkProfiles/europe-west4-b-vpc-roce'. The network profile of a network can only be set when the network is created."
+        ),
+    );
+    let (status, _) = send(
+        client
+            .patch(compute_url(&sim, "global/networks/rdma"))
+            .json(&json!({"networkProfile": format!("projects/{PROJECT}/global/networkProfiles/{ROCE}"), "description": "rdma"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let network = gcloud
+        .json(&["compute", "networks", "describe", "rdma"])
+        .await;
+    assert_eq!(network["description"], "rdma");
+    assert_eq!(
+        network["networkProfile"],
+        format!(
+            "https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networkProfiles/{ROCE}"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roce_networks_check_their_profile_subnet_mode_and_mtu() {
+    let sim = start().await;
+    let gcloud = Gcloud::new(&sim);
+    let client = reqwest::Client::new();
+
+    // A partial profile path is accepted and stored as the canonical URL; the MTU defaults to
+    // 8896 on a RoCE network.
+    let (status, _) = send(
+        client
+            .post(compute_url(&sim, "global/networks"))
+            .json(&json!({"name": "partial", "autoCreateSubnetworks": false,
+                          "networkProfile": format!("projects/{PROJECT}/global/networkProfiles/europe-west4-b-vpc-roce")})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let network = gcloud
+        .json(&["compute", "networks", "describe", "partial"])
+        .await;
+    assert_eq!(
+        network["networkProfile"],
+        format!(
+            "https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networkProfiles/europe-west4-b-vpc-roce"
+        )
+    );
+    assert_eq!(network["mtu"], 8896);
+    // A plain network keeps Google's default.
+    gcloud
+        .ok(&[
+            "compute",
+            "networks",
+            "create",
+            "plain",
+            "--subnet-mode=custom",
+        ])
+        .await;
+    let plain = gcloud
+        .json(&["compute", "networks", "describe", "plain"])
+        .await;
+    assert_eq!(plain["mtu"], 1460);
+    assert!(plain.get("networkProfile").is_none(), "{plain}");
+
+    // A profile that does not exist: us-central1-a offers no RDMA machine type.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "create",
+            "nowhere",
+            "--network-profile=us-central1-a-vpc-roce",
+            "--subnet-mode=custom",
+        ])
+        .await;
+    assert!(
+        err.contains("Invalid value for field 'resource.networkProfile': ")
+            && err.contains(
+                "global/networkProfiles/us-central1-a-vpc-roce'. The referenced network profile resource cannot be found."
+            ),
+        "{err}"
+    );
+    // A RoCE network cannot be auto mode.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "create",
+            "auto-roce",
+            &format!("--network-profile={ROCE}"),
+            "--subnet-mode=auto",
+        ])
+        .await;
+    assert!(
+        err.contains(&format!(
+            "Invalid value for field 'resource.autoCreateSubnetworks': 'true'. Network profile '{ROCE}' does not allow auto mode subnetworks; create the network in custom subnet mode."
+        )),
+        "{err}"
+    );
+    // 8896 is the largest MTU.
+    let err = gcloud
+        .fails(&[
+            "compute",
+            "networks",
+            "create",
+            "too-big",
+            &format!("--network-profile={ROCE}"),
+            "--subnet-mode=custom",
+            "--mtu=8897",
+        ])
+        .await;
+    assert!(
+        err.contains(
+            "Invalid value for field 'resource.mtu': '8897'. The MTU must be in the range [1300, 8896]."
+        ),
+        "{err}"
+    );
+    let listed = gcloud.json(&["compute", "networks", "list"]).await;
+    assert_eq!(names(&listed), ["partial", "plain"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
