@@ -4,6 +4,8 @@
 //! gcloud cannot send (a partial profile path, a PATCH of the profile, paging).
 
 use crate::gcloud_support::{Gcloud, PROJECT, assert_error, post_ok, send, start};
+use a3ctl_sim::SimConfig;
+use a3ctl_sim::quotas::QuotaConfig;
 use serde_json::{Value, json};
 
 const ROCE: &str = "us-central1-b-vpc-roce";
@@ -81,6 +83,13 @@ async fn network_profiles_list_and_describe_one_roce_profile_per_rdma_zone() {
         "MULTI_NIC_IN_SAME_NETWORK_ALLOWED"
     );
     assert_eq!(features["firewallPolicyTypes"], json!(["RDMA_ROCE_POLICY"]));
+
+    // The numeric id of `selfLinkWithId` names the profile too.
+    let id = profile["id"].as_str().expect("an id");
+    let by_id = gcloud
+        .json(&["compute", "network-profiles", "describe", id])
+        .await;
+    assert_eq!(by_id["name"], ROCE);
 
     // A zone without an RDMA machine type has no RoCE profile.
     let err = gcloud
@@ -450,6 +459,18 @@ async fn roce_networks_check_their_profile_subnet_mode_and_mtu() {
         ),
         "{err}"
     );
+    // A profile reference that is not a string.
+    assert_error(
+        &send(
+            client.post(compute_url(&sim, "global/networks")).json(
+                &json!({"name": "typed", "autoCreateSubnetworks": false, "networkProfile": 7}),
+            ),
+        )
+        .await,
+        400,
+        "INVALID_ARGUMENT",
+        "Invalid value for field 'resource.networkProfile': '7'.",
+    );
     let listed = gcloud.json(&["compute", "networks", "list"]).await;
     assert_eq!(names(&listed), ["partial", "plain"]);
 }
@@ -609,4 +630,150 @@ async fn a3_ultra_and_a4_machine_and_accelerator_types_are_served_in_their_zones
     assert_eq!(zonal["kind"], "compute#acceleratorTypeList");
     assert_eq!(names(&zonal["items"]), ["nvidia-b200"]);
     assert!(zonal["nextPageToken"].is_string(), "{zonal}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a3_ultra_and_a4_reservations_need_their_zone_accelerators_and_family_quota() {
+    let sim = a3ctl_sim::start(SimConfig {
+        quotas: QuotaConfig::default().with_gpu_family("NVIDIA_B200", Some("us-central1"), 8.0),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    let gcloud = Gcloud::new(&sim);
+
+    // Two A3 Ultra VMs in us-central1-b hold 448 vCPUs there.
+    let h200 = ["--accelerator=count=8,type=nvidia-h200-141gb"];
+    reserve(
+        &gcloud,
+        true,
+        "ultra",
+        "us-central1-b",
+        "a3-ultragpu-8g",
+        "2",
+        &h200,
+    )
+    .await;
+    let region = gcloud
+        .json(&["compute", "regions", "describe", "us-central1"])
+        .await;
+    let quotas = region["quotas"].as_array().expect("quotas");
+    let cpus = quotas.iter().find(|q| q["metric"] == "CPUS").expect("CPUS");
+    assert_eq!(cpus["usage"], 448.0, "{region}");
+    let metrics: Vec<&str> = quotas.iter().filter_map(|q| q["metric"].as_str()).collect();
+    assert!(
+        metrics.contains(&"PREEMPTIBLE_NVIDIA_H200_GPUS")
+            && metrics.contains(&"PREEMPTIBLE_NVIDIA_B200_GPUS"),
+        "{metrics:?}"
+    );
+
+    // Not offered in us-central1-a.
+    let err = reserve(
+        &gcloud,
+        false,
+        "ultra-a",
+        "us-central1-a",
+        "a3-ultragpu-8g",
+        "1",
+        &[],
+    )
+    .await;
+    assert!(
+        err.contains(
+            "Machine type with name 'a3-ultragpu-8g' does not exist in zone 'us-central1-a'."
+        ),
+        "{err}"
+    );
+    // A4 comes with B200s only.
+    let err = reserve(
+        &gcloud,
+        false,
+        "a4-wrong",
+        "us-central1-b",
+        "a4-highgpu-8g",
+        "1",
+        &h200,
+    )
+    .await;
+    assert!(
+        err.contains(
+            "[nvidia-h200-141gb, a4-highgpu-8g] features are not compatible for creating instance."
+        ),
+        "{err}"
+    );
+    // One A4 VM fits the 8 B200s of the family quota, a second does not.
+    reserve(
+        &gcloud,
+        true,
+        "a4",
+        "us-central1-b",
+        "a4-highgpu-8g",
+        "1",
+        &[],
+    )
+    .await;
+    let err = reserve(
+        &gcloud,
+        false,
+        "a4-more",
+        "us-central1-b",
+        "a4-highgpu-8g",
+        "1",
+        &[],
+    )
+    .await;
+    assert!(
+        err.contains("Quota 'GPUS_PER_GPU_FAMILY' exceeded.  Limit: 8.0 in region us-central1."),
+        "{err}"
+    );
+    // The family quota has a B200 and an H200 family.
+    let family = gcloud
+        .json(&[
+            "beta",
+            "quotas",
+            "info",
+            "describe",
+            "GPUS-PER-GPU-FAMILY-per-project-region",
+            "--service=compute.googleapis.com",
+            &format!("--project={PROJECT}"),
+        ])
+        .await;
+    let text = family.to_string();
+    assert!(
+        text.contains("\"NVIDIA_B200\"") && text.contains("\"NVIDIA_H200\""),
+        "{family}"
+    );
+}
+
+/// `gcloud compute reservations create NAME --zone=ZONE --machine-type=MACHINE --vm-count=COUNT
+/// --require-specific-reservation EXTRA...`, which must succeed (`ok`) or fail; returns stderr.
+async fn reserve(
+    gcloud: &Gcloud,
+    ok: bool,
+    name: &str,
+    zone: &str,
+    machine: &str,
+    count: &str,
+    extra: &[&str],
+) -> String {
+    let zone = format!("--zone={zone}");
+    let machine = format!("--machine-type={machine}");
+    let count = format!("--vm-count={count}");
+    let mut args = vec![
+        "compute",
+        "reservations",
+        "create",
+        name,
+        &zone,
+        &machine,
+        &count,
+        "--require-specific-reservation",
+    ];
+    args.extend_from_slice(extra);
+    if ok {
+        gcloud.ok(&args).await;
+        String::new()
+    } else {
+        gcloud.fails(&args).await
+    }
 }
