@@ -561,9 +561,10 @@ pub fn list_body(kind: &str, collection: &str, items: Vec<Value>) -> Value {
 /// and maximum.
 pub const MAX_RESULTS: usize = 500;
 
-/// One page of a computed list of `(name, item)` in name order: `maxResults` (1..=500, default
-/// 500) items from the one `pageToken` names (an opaque token this function gave out), and the
-/// token of the next page if there is one.
+/// One page of a computed list of `(name, item)` in name order: `maxResults` items ("Acceptable
+/// values are 0 to 500, inclusive", default 500; 0 is taken as the default) from the one
+/// `pageToken` names (an opaque token this function gave out), and the token of the next page if
+/// there is one.
 pub fn page<T>(
     items: Vec<(String, T)>,
     query: &http::Query,
@@ -571,7 +572,8 @@ pub fn page<T>(
     let size = match query.get("maxResults").filter(|m| !m.is_empty()) {
         None => MAX_RESULTS,
         Some(raw) => match raw.parse::<usize>() {
-            Ok(n) if (1..=MAX_RESULTS).contains(&n) => n,
+            Ok(0) => MAX_RESULTS,
+            Ok(n) if n <= MAX_RESULTS => n,
             _ => {
                 return Err(invalid_field(
                     "maxResults",

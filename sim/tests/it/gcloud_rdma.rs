@@ -125,6 +125,8 @@ async fn network_profiles_list_and_describe_one_roce_profile_per_rdma_zone() {
         "INVALID_ARGUMENT",
         "Invalid value for field 'pageToken': 'nope'. Invalid page token.",
     );
+    let zero = send(client.get(compute_url(&sim, "global/networkProfiles?maxResults=0"))).await;
+    assert_eq!(names(&zero.1["items"]), expected);
     assert_error(
         &send(client.get(compute_url(&sim, "global/networkProfiles?maxResults=501"))).await,
         400,
