@@ -14,8 +14,8 @@
 //! one entry per region (and family) whose limit differs, then the entry without that dimension,
 //! which applies to the other `applicableLocations` (`["global"]` for a project-wide quota).
 //! `details.value` is an int64, so a JSON string. The GPU family quota is the one place the
-//! on-demand H100 and H100 Mega limits are served: `dimensions: {"region": "us-central1",
-//! "gpu_family": "NVIDIA_H100_MEGA"}`.
+//! on-demand H100, H100 Mega, H200 (A3 Ultra) and B200 (A4) limits are served: `dimensions:
+//! {"region": "us-central1", "gpu_family": "NVIDIA_H100_MEGA"}`.
 //!
 //! A `QuotaInfo` holds no usage: Google serves usage through Cloud Monitoring, which the
 //! simulator does not. A client compares a limit with what it counts itself: for the legacy
