@@ -1044,14 +1044,22 @@ fn network(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
     // The computed values come from validating the draft: the same defaults `a3ctl validate`
     // applies, and the GPU subnets it carves.
     let computed = w.draft.validate().ok().map(|bp| (bp.network, bp.family));
-    // In managed mode GKE makes the GPU networks: no GPU range to ask about or write.
-    let managed = computed
-        .as_ref()
-        .is_some_and(|(net, _)| net.mode == NetworkMode::Managed);
-    let ranges: Vec<_> = ranges
+    // In managed mode GKE makes the GPU networks: no GPU range to ask about or write. Read from
+    // the draft, as written, so that it holds even while the draft does not validate.
+    let managed =
+        w.draft.get_str("network.network_mode").as_deref() == Some(NetworkMode::Managed.as_str());
+    let (ranges, unused): (Vec<_>, Vec<_>) = ranges
         .into_iter()
-        .filter(|(key, ..)| !(managed && EXPLICIT_NETWORK_KEYS.contains(key)))
-        .collect();
+        .partition(|(key, ..)| !(managed && EXPLICIT_NETWORK_KEYS.contains(key)));
+    for (_, flag, _, given) in unused {
+        if let Some(given) = given {
+            w.reject(
+                flag,
+                given,
+                "GKE creates the GPU networks in managed mode, so there are no GPU subnets to carve; drop it, or use `--network-mode explicit`",
+            );
+        }
+    }
     if let Some((net, family)) = &computed {
         let value_of = |key: &str| match key {
             "network.primary_subnet" => net.primary_subnet,
@@ -1230,6 +1238,24 @@ mod tests {
         assert!(!reaches_managed_minimum("1.33"));
         assert!(!reaches_managed_minimum("default"));
         assert!(!reaches_managed_minimum("soon"));
+    }
+
+    #[test]
+    fn a_gpu_range_is_refused_in_managed_mode() {
+        let mut w = wizard("a3-ultragpu-8g", &[("network.network_mode", "managed")]);
+        let args = InitArgs {
+            gpu_range: Some("192.168.0.0/16".into()),
+            ..managed()
+        };
+        network(&mut w, &args).expect("no terminal");
+        assert!(
+            w.rejected
+                .iter()
+                .any(|r| r.starts_with("--gpu-range 192.168.0.0/16: GKE creates the GPU networks")),
+            "{:?}",
+            w.rejected
+        );
+        assert!(w.draft.get("network.gpu_range").is_none());
     }
 
     #[test]
