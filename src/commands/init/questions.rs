@@ -178,7 +178,8 @@ fn location(
             }
             // Managed networking is for RDMA families only (asked again next for those), and
             // each family has one GPU MTU.
-            if draft.get_str("network.network_mode").as_deref() == Some("managed")
+            if draft.get_str("network.network_mode").as_deref()
+                == Some(NetworkMode::Managed.as_str())
                 && !family.supports(NetworkMode::Managed)
             {
                 draft.remove("network.network_mode");
