@@ -3,13 +3,15 @@
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// Provision GKE clusters for A3 High / A3 Mega GPU training from one declarative blueprint.
+/// Provision GKE clusters for A3 High / A3 Mega / A3 Ultra / A4 GPU training from one declarative
+/// blueprint.
 ///
 /// A blueprint (TOML) states intent: project, location, machine family and node counts, storage,
-/// add-ons. a3ctl expands it into every resource the GPU recipes need — GPU VPCs with MTU 8244, the
+/// add-ons. a3ctl expands it into every resource the GPU recipes need — GPU VPCs (gVNIC, MTU 8244;
+/// on A3 Ultra and A4 one gVNIC VPC and an RDMA VPC, MTU 8896, or GKE-managed GPU networking), the
 /// primary VPC with Cloud NAT, compact placement, a Dataplane V2 multi-network GKE cluster, node
 /// pools, Filestore, Artifact Registry, buckets, and inside the cluster the GPU network objects,
-/// the NCCL TCPX/TCPXO stack, Kueue with its queues and the shared volumes — plans the changes,
+/// the NCCL stack (TCPX, TCPXO or gIB), Kueue with its queues and the shared volumes — plans the changes,
 /// and applies them in parallel, recording state after every step so an interrupted apply resumes
 /// where it stopped.
 ///
@@ -545,7 +547,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE", requires = "nccl_test")]
     pub out: Option<PathBuf>,
     /// With `--nccl-test`: apply the test to the cluster, wait for it, and check its bus
-    /// bandwidth against the family's floor (A3 High 25 GB/s, A3 Mega 50 GB/s).
+    /// bandwidth against the family's floor (A3 High 60 GB/s, A3 Mega 150 GB/s, A3 Ultra and A4
+    /// 250 GB/s: Cluster Health Scanner's NCCL health-check thresholds).
     #[arg(long, requires = "nccl_test")]
     pub run: bool,
     /// With `--run`: how long to wait for the test (default `20m`); with `--access`: for the probes
@@ -588,12 +591,19 @@ pub struct InitArgs {
     /// Google Cloud project id. Default: gcloud's project.
     #[arg(long, help_heading = "Answers")]
     pub project: Option<String>,
-    /// Machine family: `a3-high` (a3-highgpu-8g: 8 H100 80GB, 4 GPU NICs, GPUDirect-TCPX) or
-    /// `a3-mega` (a3-megagpu-8g: 8 H100 Mega 80GB, 8 GPU NICs, GPUDirect-TCPXO).
+    /// Machine family: `a3-high` (a3-highgpu-8g: 8 H100 80GB, 4 GPU NICs, GPUDirect-TCPX),
+    /// `a3-mega` (a3-megagpu-8g: 8 H100 Mega 80GB, 8 GPU NICs, GPUDirect-TCPXO), `a3-ultra`
+    /// (a3-ultragpu-8g: 8 H200 141GB, 8 RDMA NICs, GPUDirect-RDMA) or `a4` (a4-highgpu-8g: 8
+    /// B200, 8 RDMA NICs, GPUDirect-RDMA).
     #[arg(long, value_enum, help_heading = "Answers")]
     pub machine: Option<Machine>,
+    /// Who creates the GPU networks of A3 Ultra and A4: `explicit` (a3ctl: a gVNIC VPC and an
+    /// RDMA VPC with 8 subnets) or `managed` (GKE, through the node pool's accelerator network
+    /// profile; needs GKE 1.34.1-gke.1829001 or later). Default: explicit.
+    #[arg(long, value_enum, help_heading = "Answers")]
+    pub network_mode: Option<NetworkModeChoice>,
     /// Deployment name: the GKE cluster name and the prefix of every resource (at most 20
-    /// characters). Default: `a3high` or `a3mega`.
+    /// characters). Default: the family's name (`a3high`, `a3mega`, `a3ultra`, `a4`).
     #[arg(long, help_heading = "Answers")]
     pub name: Option<String>,
     /// Region. Default: gcloud's region, or the region of `--zone`.
@@ -682,7 +692,8 @@ pub struct InitArgs {
     /// Service IP range. Default: `10.0.32.0/20`.
     #[arg(long, help_heading = "Answers")]
     pub services: Option<String>,
-    /// Range the GPU subnets are carved from, one /24 per GPU NIC. Default: `192.168.0.0/16`.
+    /// Range the GPU subnets are carved from, one /24 per GPU NIC (9 on A3 Ultra and A4: the
+    /// gVNIC one and 8 RDMA ones; none in managed mode). Default: `192.168.0.0/16`.
     #[arg(long, help_heading = "Answers")]
     pub gpu_range: Option<String>,
     /// Control-plane range, a /28. Default: `172.16.0.32/28`.
@@ -698,6 +709,20 @@ pub enum Machine {
     /// a3-megagpu-8g
     #[value(alias = "a3-megagpu-8g")]
     A3Mega,
+    /// a3-ultragpu-8g
+    #[value(alias = "a3-ultragpu-8g")]
+    A3Ultra,
+    /// a4-highgpu-8g
+    #[value(alias = "a4-highgpu-8g")]
+    A4,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkModeChoice {
+    /// a3ctl creates the GPU VPCs
+    Explicit,
+    /// GKE creates them (A3 Ultra and A4)
+    Managed,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -656,6 +656,96 @@ fn non_interactive_run_writes_a_valid_blueprint_from_flags_and_gcloud_defaults()
 }
 
 #[test]
+fn a3_ultra_and_a4_from_flags_with_explicit_or_managed_gpu_networks() {
+    use a3ctl::blueprint::MachineFamily;
+    let home = Home::new();
+    for (machine, family) in [
+        ("a3-ultra", MachineFamily::A3Ultra),
+        ("a4", MachineFamily::A4),
+    ] {
+        let machine_type = family.machine_type();
+        let flags = [
+            "--non-interactive",
+            "--project",
+            "my-project",
+            "--machine",
+            machine,
+            "--nodes",
+            "2",
+            "--authorized-network",
+            "10.0.0.0/8",
+        ];
+        let Some(zone) = family.zones().first() else {
+            // No zone is known to offer the family yet: refused at the machine, with the reason,
+            // not at a region question with nothing to offer.
+            let stderr = home.init_fails("rdma.toml", &flags);
+            assert!(
+                stderr.contains(&format!(
+                    "--machine {machine_type}: a3ctl knows no zone offering `{machine_type}` yet"
+                )),
+                "{stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            continue;
+        };
+        let explicit = format!("{machine}-explicit.toml");
+        home.init_ok(&explicit, &[&flags[..], &["--zone", zone]].concat());
+        let text = home.read(&explicit);
+        assert!(
+            text.contains(&format!("machine_type = \"{machine_type}\"")),
+            "{text}"
+        );
+        assert!(text.contains("gpu_mtu = 8896"), "{text}");
+        assert!(!text.contains("network_mode"), "{text}");
+        home.assert_valid(&explicit);
+
+        let managed = format!("{machine}-managed.toml");
+        home.init_ok(
+            &managed,
+            &[&flags[..], &["--zone", zone, "--network-mode", "managed"]].concat(),
+        );
+        let text = home.read(&managed);
+        assert_eq!(
+            value_line(&text, "network_mode"),
+            Some("network_mode = \"managed\""),
+            "{text}"
+        );
+        assert_eq!(
+            value_line(&text, "version"),
+            Some("version = \"1.34\""),
+            "{text}"
+        );
+        for key in ["gpu_range", "gpu_subnet_prefix", "gpu_mtu"] {
+            assert_eq!(value_line(&text, key), None, "{key} in:\n{text}");
+        }
+        home.assert_valid(&managed);
+    }
+    // Managed networking is refused for the TCPX and TCPXO families.
+    let stderr = home.init_fails(
+        "mega.toml",
+        &[
+            "--non-interactive",
+            "--project",
+            "my-project",
+            "--region",
+            "us-central1",
+            "--machine",
+            "a3-mega",
+            "--nodes",
+            "1",
+            "--authorized-network",
+            "10.0.0.0/8",
+            "--network-mode",
+            "managed",
+        ],
+    );
+    assert!(
+        stderr.contains("--network-mode managed: A3 Mega uses GPUDirect-TCPXO"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn editing_to_another_family_moves_the_zone_and_stack_with_it() {
     let home = Home::new();
     let mega = "# ours\nname = \"a3mega\"\nproject = \"my-project\"\nregion = \"asia-northeast1\"\nzone = \"asia-northeast1-b\"\n\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 2\n\n[software]\nstack = \"2025-11\" # pinned\n";

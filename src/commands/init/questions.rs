@@ -9,9 +9,12 @@
 use super::defaults::Found;
 use super::draft::Draft;
 use super::wizard::{Choice, Interrupted, Kind, Question, Wizard};
-use crate::blueprint::FilestoreTier;
-use crate::blueprint::presets::{self, FAMILIES, MachineFamily};
-use crate::cli::{CapacityChoice, FilestoreChoice, InitArgs, Machine, StateChoice};
+use crate::blueprint::families::MANAGED_NETWORKING_MIN_GKE;
+use crate::blueprint::presets::{self, FAMILIES, GpuDirect, MachineFamily};
+use crate::blueprint::{FilestoreTier, GkeVersion, NetworkMode, VersionSpec};
+use crate::cli::{
+    CapacityChoice, FilestoreChoice, InitArgs, Machine, NetworkModeChoice, StateChoice,
+};
 
 /// The skeleton of a new blueprint: placeholders for the required keys (so they come first, in
 /// the shipped order) and the sections the wizard does not ask about, with their comments.
@@ -53,6 +56,7 @@ fn non_empty(value: Option<String>) -> Option<String> {
 /// Asks every question.
 pub fn ask(w: &mut Wizard, args: &InitArgs, found: &Found) -> Result<(), Interrupted> {
     let family = location(w, args, found)?;
+    gpu_networking(w, args, family)?;
     capacity(w, args, family)?;
     // The same range the rule checks: 1 to 1000, or 0 to 1000 for a flex-start pool.
     let flex = w.draft.get_str("gpu_pool.0.capacity").as_deref() == Some("flex-start");
@@ -129,18 +133,29 @@ fn location(
         .map(|family| Choice {
             value: family.machine_type().to_string(),
             label: format!(
-                "{} ({}): 8 × {}, {} GPU NICs, GPUDirect-{}",
+                "{} ({}): 8 × {}, {} {} NICs, GPUDirect-{}",
                 family.display_name(),
                 family.machine_type(),
                 family.accelerator_type(),
-                family.gpu_nics(),
+                family.gpu_data_nics(),
+                if family.gpudirect() == GpuDirect::Rdma {
+                    "RDMA"
+                } else {
+                    "GPU"
+                },
                 family.gpudirect().as_str()
             ),
         })
         .collect();
-    let given = args.machine.map(|m| match m {
-        Machine::A3High => MachineFamily::A3High.machine_type().to_string(),
-        Machine::A3Mega => MachineFamily::A3Mega.machine_type().to_string(),
+    let given = args.machine.map(|m| {
+        match m {
+            Machine::A3High => MachineFamily::A3High,
+            Machine::A3Mega => MachineFamily::A3Mega,
+            Machine::A3Ultra => MachineFamily::A3Ultra,
+            Machine::A4 => MachineFamily::A4,
+        }
+        .machine_type()
+        .to_string()
     });
     let existing = non_empty(w.draft.get_str("gpu_pool.0.machine_type"));
     let write = |draft: &mut Draft, machine_type: &str| {
@@ -161,16 +176,38 @@ fn location(
             {
                 draft.set("software.stack", presets::latest_stack(family).id, None);
             }
+            // Managed networking is for RDMA families only (asked again next for those), and
+            // each family has one GPU MTU.
+            if draft.get_str("network.network_mode").as_deref()
+                == Some(NetworkMode::Managed.as_str())
+                && !family.supports(NetworkMode::Managed)
+            {
+                draft.remove("network.network_mode");
+            }
+            if draft.get("network.gpu_mtu").is_some() {
+                draft.set("network.gpu_mtu", i64::from(family.gpu_mtu()), None);
+            }
         }
+    };
+    // A family no zone is known for yet cannot make a valid blueprint: say so at the question.
+    let check = |machine_type: &str| -> Option<String> {
+        let family = MachineFamily::from_machine_type(machine_type)?;
+        family.zones().is_empty().then(|| {
+            format!(
+                "a3ctl knows no zone offering `{machine_type}` yet, so no {} blueprint can be checked; choose another machine family",
+                family.display_name()
+            )
+        })
     };
     let machine = w.choose(
         &Question {
             write: Some(&write),
+            check: Some(&check),
             ..q(
                 "gpu_pool.0.machine_type",
                 "--machine",
                 "Machine family",
-                "Both have 8 H100 GPUs per node. GPUDirect moves data between GPUs of different nodes without\nthe host CPU: A3 High uses GPUDirect-TCPX over 4 GPU NICs, A3 Mega GPUDirect-TCPXO over 8,\nwith twice the network bandwidth, the choice of the large training recipes. Each NIC gets a VPC.",
+                "8 GPUs per node. GPUDirect moves data between GPUs of different nodes without the host CPU:\nA3 High (H100) uses GPUDirect-TCPX over 4 GPU NICs, A3 Mega (H100) GPUDirect-TCPXO over 8,\nwith twice the network bandwidth; each NIC gets a VPC. A3 Ultra (H200) and A4 (B200) use\nGPUDirect-RDMA over 8 RDMA NICs: one RDMA VPC with 8 subnets, plus a second gVNIC VPC.",
             )
         },
         &choices,
@@ -203,6 +240,16 @@ fn location(
             .filter(|zone| presets::region_of_zone(zone) == Some(region))
             .collect()
     };
+    if family.zones().is_empty() {
+        // The question above refuses such a family; should one get here, the region question
+        // would have nothing to offer, so it stops with the reason instead.
+        w.reject(
+            "--machine",
+            family.machine_type(),
+            "a3ctl knows no zone offering it yet",
+        );
+        return Ok(Some(family));
+    }
     let choices: Vec<Choice> = presets::region_names()
         .into_iter()
         .filter(|region| !offering(region).is_empty())
@@ -291,6 +338,133 @@ fn location(
         default,
     )?;
     Ok(Some(family))
+}
+
+/// The keys that set up explicit GPU networks, which a managed-networking blueprint must not
+/// have (the rule in `blueprint::network`).
+const EXPLICIT_NETWORK_KEYS: [&str; 5] = [
+    "network.gpu_range",
+    "network.gpu_subnet_prefix",
+    "network.gpu_subnets",
+    "network.gpu_mtu",
+    "network.gpu_firewall",
+];
+
+/// The `cluster.version` written for managed networking when the draft's cannot reach GKE
+/// 1.34.1-gke.1829001: the minor's newest build does.
+const MANAGED_MINOR: &str = "1.34";
+
+/// Whether `version` (a `cluster.version` value) can resolve to a GKE build that runs managed
+/// GPU networking. `default` cannot be told (the channel's default moves), so it is not kept.
+fn reaches_managed_minimum(version: &str) -> bool {
+    let minimum = MANAGED_NETWORKING_MIN_GKE;
+    match VersionSpec::parse(version.trim()) {
+        Some(VersionSpec::Latest) => true,
+        Some(VersionSpec::Minor { major, minor }) => {
+            (major, minor) >= (minimum.major, minimum.minor)
+        }
+        Some(VersionSpec::Patch {
+            major,
+            minor,
+            patch,
+        }) => GkeVersion::new(major, minor, patch, u64::MAX) >= minimum,
+        Some(VersionSpec::Exact(version)) => version >= minimum,
+        Some(VersionSpec::ChannelDefault) | None => false,
+    }
+}
+
+/// Who creates the GPU networks, for the families that have a choice (A3 Ultra, A4).
+fn gpu_networking(
+    w: &mut Wizard,
+    args: &InitArgs,
+    family: Option<MachineFamily>,
+) -> Result<(), Interrupted> {
+    let given = args.network_mode.map(|mode| match mode {
+        NetworkModeChoice::Explicit => NetworkMode::Explicit,
+        NetworkModeChoice::Managed => NetworkMode::Managed,
+    });
+    let Some(family) = family else {
+        return Ok(());
+    };
+    if !family.supports(NetworkMode::Managed) {
+        if given == Some(NetworkMode::Managed) {
+            w.reject(
+                "--network-mode",
+                "managed",
+                &format!(
+                    "{} uses {}, whose GPU VPCs a3ctl creates; managed networking is for A3 Ultra and A4",
+                    family.display_name(),
+                    family.gpudirect().display()
+                ),
+            );
+        }
+        return Ok(());
+    }
+    w.section("GPU networking");
+    let choices = [
+        Choice {
+            value: NetworkMode::Explicit.as_str().into(),
+            label: "explicit: a3ctl creates a gVNIC VPC and an RDMA VPC with 8 subnets (default)"
+                .into(),
+        },
+        Choice {
+            value: NetworkMode::Managed.as_str().into(),
+            label: format!(
+                "managed: GKE creates them for the node pool; pods claim the RDMA NICs (GKE {MANAGED_NETWORKING_MIN_GKE} or later)"
+            ),
+        },
+    ];
+    let write = |draft: &mut Draft, mode: &str| {
+        if mode != NetworkMode::Managed.as_str() {
+            // Explicit is the default: written only when a file said otherwise.
+            if draft.get("network.network_mode").is_some() {
+                draft.set("network.network_mode", mode, None);
+            }
+            return;
+        }
+        let comment = format!(
+            "# GKE creates the GPU networks (accelerator network profile `auto`); pods claim the\n# RDMA NICs through the ResourceClaimTemplate `rdma-nics`. Needs GKE\n# {MANAGED_NETWORKING_MIN_GKE} or later (`[cluster] version`).\n"
+        );
+        draft.set("network.network_mode", mode, Some(&comment));
+        for key in EXPLICIT_NETWORK_KEYS {
+            draft.remove(key);
+        }
+        if draft
+            .get_str("cluster.version")
+            .is_none_or(|version| !reaches_managed_minimum(&version))
+        {
+            draft.set(
+                "cluster.version",
+                MANAGED_MINOR,
+                Some(&format!(
+                    "# Managed GPU networking needs GKE {MANAGED_NETWORKING_MIN_GKE} or later.\n"
+                )),
+            );
+        }
+    };
+    let existing = w
+        .draft
+        .get_str("network.network_mode")
+        .or_else(|| Some(NetworkMode::Explicit.as_str().into()));
+    let help = format!(
+        "{} moves GPU data over 8 RDMA NICs. Explicit: a3ctl creates their RDMA VPC (from the\nzone's RoCE network profile) and a second gVNIC VPC. Managed: GKE creates them for the node\npool and pods claim the NICs through a ResourceClaim; needs GKE {MANAGED_NETWORKING_MIN_GKE} or later.",
+        family.display_name()
+    );
+    w.choose(
+        &Question {
+            write: Some(&write),
+            ..q(
+                "network.network_mode",
+                "--network-mode",
+                "GPU networks",
+                &help,
+            )
+        },
+        &choices,
+        given.map(|mode| mode.as_str().to_string()),
+        existing,
+    )?;
+    Ok(())
 }
 
 /// What each family's capacity usually is, for the capacity question's help.
@@ -870,21 +1044,37 @@ fn network(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
     ];
     // The computed values come from validating the draft: the same defaults `a3ctl validate`
     // applies, and the GPU subnets it carves.
-    let computed = w.draft.validate().ok().map(|bp| bp.network);
-    if let Some(net) = &computed {
-        let current = [
-            net.primary_subnet,
-            net.pods,
-            net.services,
-            net.gpu_range,
-            net.master_ipv4_cidr,
-        ];
-        for ((key, ..), value) in ranges.iter().zip(current) {
+    let computed = w.draft.validate().ok().map(|bp| (bp.network, bp.family));
+    // In managed mode GKE makes the GPU networks: no GPU range to ask about or write. Read from
+    // the draft, as written, so that it holds even while the draft does not validate.
+    let managed =
+        w.draft.get_str("network.network_mode").as_deref() == Some(NetworkMode::Managed.as_str());
+    let (ranges, unused): (Vec<_>, Vec<_>) = ranges
+        .into_iter()
+        .partition(|(key, ..)| !(managed && EXPLICIT_NETWORK_KEYS.contains(key)));
+    for (_, flag, _, given) in unused {
+        if let Some(given) = given {
+            w.reject(
+                flag,
+                given,
+                "GKE creates the GPU networks in managed mode, so there are no GPU subnets to carve; drop it, or use `--network-mode explicit`",
+            );
+        }
+    }
+    if let Some((net, family)) = &computed {
+        let value_of = |key: &str| match key {
+            "network.primary_subnet" => net.primary_subnet,
+            "network.pods" => net.pods,
+            "network.services" => net.services,
+            "network.gpu_range" => net.gpu_range,
+            _ => net.master_ipv4_cidr,
+        };
+        for (key, ..) in &ranges {
             if w.draft.get(key).is_none() {
-                w.draft.set(key, value.to_string(), None);
+                w.draft.set(key, value_of(key).to_string(), None);
             }
         }
-        if w.draft.get("network.gpu_subnet_prefix").is_none() {
+        if !managed && w.draft.get("network.gpu_subnet_prefix").is_none() {
             w.draft.set(
                 "network.gpu_subnet_prefix",
                 i64::from(net.gpu_subnet_prefix),
@@ -898,17 +1088,21 @@ fn network(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
                 Some("# Cloud NAT lets private nodes pull public images.\n"),
             );
         }
-        if w.draft.get("network.gpu_mtu").is_none() {
-            w.draft.set(
-                "network.gpu_mtu",
-                i64::from(net.gpu_mtu),
-                Some("# GPUDirect needs MTU 8244 on every GPU VPC.\n"),
-            );
+        if !managed && w.draft.get("network.gpu_mtu").is_none() {
+            let why = match family.gpudirect() {
+                GpuDirect::Rdma => "# GPUDirect-RDMA needs MTU 8896 on the GPU VPCs.\n",
+                GpuDirect::Tcpx | GpuDirect::Tcpxo => {
+                    "# GPUDirect needs MTU 8244 on every GPU VPC.\n"
+                }
+            };
+            w.draft
+                .set("network.gpu_mtu", i64::from(net.gpu_mtu), Some(why));
         }
         let gpu = match (net.gpu_subnets.first(), net.gpu_subnets.last()) {
             (Some(first), Some(last)) => {
                 format!("{} GPU subnets, {first} to {last}", net.gpu_subnets.len())
             }
+            _ if managed => "GPU networks by GKE".to_string(),
             _ => String::new(),
         };
         w.say(&format!(
@@ -980,6 +1174,147 @@ mod tests {
         .expect("TOML");
         assert_eq!(existing_networks(&tables), vec!["corp=10.0.0.0/8"]);
         assert!(existing_networks(&Draft::new("t.toml")).is_empty());
+    }
+
+    /// A non-interactive wizard over a new blueprint's skeleton with `machine_type` and `extra`
+    /// keys written.
+    fn wizard(machine_type: &str, extra: &[(&str, &str)]) -> Wizard {
+        let mut draft = Draft::new("t.toml");
+        template(&mut draft);
+        for (key, value) in [
+            ("name", "rdma"),
+            ("project", "my-project"),
+            ("region", "us-central1"),
+            ("zone", "us-central1-b"),
+            ("gpu_pool.0.machine_type", machine_type),
+        ]
+        .iter()
+        .chain(extra)
+        {
+            draft.set(key, *value, None);
+        }
+        draft.set("gpu_pool.0.nodes", 2, None);
+        Wizard::new(draft, false)
+    }
+
+    fn managed() -> InitArgs {
+        InitArgs {
+            network_mode: Some(NetworkModeChoice::Managed),
+            ..InitArgs::default()
+        }
+    }
+
+    #[test]
+    fn managed_networking_drops_the_explicit_keys_and_raises_the_version() {
+        for family in [MachineFamily::A3Ultra, MachineFamily::A4] {
+            let mut w = wizard(
+                family.machine_type(),
+                &[("network.gpu_range", "192.168.0.0/16")],
+            );
+            w.draft.set("network.gpu_mtu", 8896, None);
+            gpu_networking(&mut w, &managed(), Some(family)).expect("no terminal to stop");
+            assert!(w.rejected.is_empty(), "{:?}", w.rejected);
+            assert_eq!(
+                w.draft.get_str("network.network_mode").as_deref(),
+                Some("managed")
+            );
+            assert_eq!(w.draft.get_str("cluster.version").as_deref(), Some("1.34"));
+            for key in EXPLICIT_NETWORK_KEYS {
+                assert!(w.draft.get(key).is_none(), "{key} is left");
+            }
+            assert!(w.draft.text().contains("1.34.1-gke.1829001 or later"));
+        }
+    }
+
+    #[test]
+    fn a_version_that_reaches_managed_networking_is_kept() {
+        let mut w = wizard("a4-highgpu-8g", &[("cluster.version", "1.35")]);
+        gpu_networking(&mut w, &managed(), Some(MachineFamily::A4)).expect("no terminal");
+        assert_eq!(w.draft.get_str("cluster.version").as_deref(), Some("1.35"));
+        assert!(reaches_managed_minimum("latest"));
+        assert!(reaches_managed_minimum("1.34.1"));
+        assert!(reaches_managed_minimum("1.34.1-gke.1829001"));
+        assert!(!reaches_managed_minimum("1.34.1-gke.1828999"));
+        assert!(!reaches_managed_minimum("1.34.0"));
+        assert!(!reaches_managed_minimum("1.33"));
+        assert!(!reaches_managed_minimum("default"));
+        assert!(!reaches_managed_minimum("soon"));
+    }
+
+    #[test]
+    fn a_gpu_range_is_refused_in_managed_mode() {
+        let mut w = wizard("a3-ultragpu-8g", &[("network.network_mode", "managed")]);
+        let args = InitArgs {
+            gpu_range: Some("192.168.0.0/16".into()),
+            ..managed()
+        };
+        network(&mut w, &args).expect("no terminal");
+        assert!(
+            w.rejected
+                .iter()
+                .any(|r| r.starts_with("--gpu-range 192.168.0.0/16: GKE creates the GPU networks")),
+            "{:?}",
+            w.rejected
+        );
+        assert!(w.draft.get("network.gpu_range").is_none());
+    }
+
+    #[test]
+    fn explicit_networking_is_the_default_and_writes_nothing() {
+        let mut w = wizard("a3-ultragpu-8g", &[]);
+        let before = w.draft.text();
+        gpu_networking(&mut w, &InitArgs::default(), Some(MachineFamily::A3Ultra))
+            .expect("no terminal");
+        assert!(w.rejected.is_empty() && w.missing.is_empty());
+        assert_eq!(w.draft.text(), before);
+    }
+
+    #[test]
+    fn managed_networking_is_refused_for_tcpx_and_tcpxo_families() {
+        for family in [MachineFamily::A3High, MachineFamily::A3Mega] {
+            let mut w = wizard(family.machine_type(), &[]);
+            gpu_networking(&mut w, &managed(), Some(family)).expect("no terminal");
+            assert_eq!(w.rejected.len(), 1);
+            assert!(
+                w.rejected[0].starts_with("--network-mode managed: ")
+                    && w.rejected[0].contains("managed networking is for A3 Ultra and A4"),
+                "{:?}",
+                w.rejected
+            );
+            assert!(w.draft.get("network.network_mode").is_none());
+        }
+    }
+
+    #[test]
+    fn a_family_without_known_zones_is_refused_with_the_reason() {
+        for (machine, family) in [
+            (Machine::A3Ultra, MachineFamily::A3Ultra),
+            (Machine::A4, MachineFamily::A4),
+        ] {
+            if !family.zones().is_empty() {
+                // The zone table knows the family: the integration tests write its blueprints.
+                continue;
+            }
+            let mut draft = Draft::new("t.toml");
+            template(&mut draft);
+            let mut w = Wizard::new(draft, false);
+            let args = InitArgs {
+                project: Some("my-project".into()),
+                machine: Some(machine),
+                ..InitArgs::default()
+            };
+            ask(&mut w, &args, &Found::default()).expect("no terminal to stop");
+            let reason = format!(
+                "--machine {}: a3ctl knows no zone offering `{}` yet",
+                family.machine_type(),
+                family.machine_type()
+            );
+            assert!(
+                w.rejected.iter().any(|r| r.starts_with(&reason)),
+                "{:?}",
+                w.rejected
+            );
+        }
     }
 
     #[test]

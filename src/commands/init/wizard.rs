@@ -21,6 +21,7 @@ pub const ORDER: &[&str] = &[
     "name",
     "region",
     "zone",
+    "network.network_mode",
     "gpu_pool.0.capacity",
     "gpu_pool.0.reservation",
     "gpu_pool.0.reservation_block",
