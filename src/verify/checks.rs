@@ -473,9 +473,19 @@ fn rdma_nics_check(
             rdma_networks.len()
         ));
     }
+    // Networks missing on the same nodes are reported together.
+    let mut by_nodes: BTreeMap<Vec<&str>, Vec<&str>> = BTreeMap::new();
     for (network, on) in &unwired {
+        by_nodes.entry(on.clone()).or_default().push(network);
+    }
+    for (on, networks) in &by_nodes {
+        let what = if networks.len() == 1 {
+            format!("Network `{}` is", networks[0])
+        } else {
+            format!("Networks {} are", listed(networks))
+        };
         problems.push(format!(
-            "Network `{network}` is not offered on {} node(s) ({})",
+            "{what} not offered on {} node(s) ({})",
             on.len(),
             listed(on)
         ));

@@ -228,11 +228,18 @@ impl Clients {
         };
         let gvk = GroupVersionKind::gvk(group, version, kind);
         let unknown = || {
+            let hint = if group == "resource.k8s.io" {
+                // Dynamic Resource Allocation is GA (`v1`, on by default) from Kubernetes 1.34;
+                // older minors serve beta versions only when enabled.
+                "resource.k8s.io/v1 is served from GKE 1.34 on: check the cluster's version (`a3ctl plan` shows it), and that the blueprint asks for 1.34 or later"
+            } else {
+                "for a custom resource, its CustomResourceDefinition must be applied and Established first; GKE's networking.gke.io kinds need a multi-networking cluster"
+            };
             CloudError::new(
                 ErrorClass::Invalid,
                 format!("{UNSERVED} {kind} ({api_version})"),
             )
-            .with_hint("for a custom resource, its CustomResourceDefinition must be applied and Established first; GKE's networking.gke.io kinds need a multi-networking cluster")
+            .with_hint(hint)
         };
         let (resource, caps) = match kube::discovery::pinned_kind(client, &gvk).await {
             Ok(found) => found,
