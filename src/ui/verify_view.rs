@@ -59,9 +59,15 @@ pub fn bandwidth(printer: &Printer, busbw: f64, floor: f64, source: &str) -> Str
     } else {
         paint(printer, "31", "FAIL")
     };
-    format!(
+    let mut text = format!(
         "NCCL all-gather over 2 nodes: average bus bandwidth {busbw:.1} GB/s, floor {floor:.0} GB/s ({source}): {verdict}\n"
-    )
+    );
+    if busbw < floor {
+        text.push_str(
+            "  hint: below the floor, NCCL is not using every GPU NIC (or fell back to TCP on eth0): run `a3ctl verify` without --nccl-test to check the networks and the NCCL installer, and look for `NET/` lines in pod 0's log (`kubectl -n default logs -l job-name=a3ctl-nccl-test,batch.kubernetes.io/job-completion-index=0 -c nccl-test`)\n",
+        );
+    }
+    text
 }
 
 fn paint(printer: &Printer, code: &str, text: &str) -> String {

@@ -31,6 +31,7 @@ mod lifecycle;
 mod maintenance;
 mod preflight;
 mod protection;
+mod rdma;
 mod sandbox_serve;
 mod sandbox_world;
 mod services;

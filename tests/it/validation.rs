@@ -9,6 +9,16 @@ use common::TestContext;
 const BASE: &str = "name = \"a3mini\"\nproject = \"my-project\"\nregion = \"us-central1\"\nzone = \"us-central1-a\"\n";
 const POOL: &str = "\n[[gpu_pool]]\nmachine_type = \"a3-megagpu-8g\"\nnodes = 1\n";
 
+const ULTRA: &str = "\n[[gpu_pool]]\nmachine_type = \"a3-ultragpu-8g\"\nnodes = 2\n";
+
+/// An A3 Ultra blueprint in a zone that offers it, with `extra` after its pool.
+fn rdma(extra: &str) -> String {
+    format!(
+        "{}{ULTRA}{extra}",
+        BASE.replace("us-central1-a", "us-central1-b")
+    )
+}
+
 /// (what is wrong, blueprint text, a piece of the expected message).
 fn cases() -> Vec<(&'static str, String, &'static str)> {
     let with = |extra: &str| format!("{BASE}{POOL}{extra}");
@@ -47,6 +57,18 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
         ("GKE limit: nodes per pool and zone", with("").replace("nodes = 1", "nodes = 1001"), "must be between 1 and 1000, found 1001"),
         ("GKE limit: node pools per cluster", format!("{BASE}{}", POOL.repeat(200)), "declares 201 node pools"),
         ("GKE limit: nodes per cluster", format!("{BASE}{}", POOL.replace("nodes = 1", "nodes = 1000").repeat(16)), "would have 16,002 nodes; GKE allows"),
+        // A3 Ultra and A4 (RDMA) and GKE-managed GPU networking.
+        ("A3 Ultra not offered in the zone", format!("{BASE}{ULTRA}"), "`a3-ultragpu-8g` is not offered in zone `us-central1-a`"),
+        ("A4 not offered in the zone", format!("{BASE}{}", ULTRA.replace("a3-ultragpu-8g", "a4-highgpu-8g")), "`a4-highgpu-8g` is not offered in zone `us-central1-a`"),
+        ("firewall on a RoCE VPC", rdma("\n[network]\ngpu_firewall = true\n"), "A3 Ultra's RDMA VPC cannot have firewall rules"),
+        ("RDMA GPU MTU", rdma("\n[network]\ngpu_mtu = 8244\n"), "`gpu_mtu` must be 8896 for GPUDirect-RDMA"),
+        ("RDMA pool outside the RoCE profile's zone", format!("{}{}", BASE.replace("us-central1-a", "us-west3-b").replace("\"us-central1\"", "\"us-west3\""), ULTRA.replace("a3-ultragpu-8g", "a4-highgpu-8g").replace("nodes = 2\n", "nodes = 2\nplacement = \"none\"\nzones = [\"us-west3-b\", \"us-west3-c\"]\n")), "A4 pools must be in zone `us-west3-b`, found `us-west3-c`"),
+        ("unknown network mode", rdma("\n[network]\nnetwork_mode = \"auto\"\n"), "`network_mode` `auto` is not a network mode"),
+        ("managed networking on A3 Mega", with("\n[network]\nnetwork_mode = \"managed\"\n"), "A3 Mega does not support GKE-managed GPU networking"),
+        ("managed networking with explicit networks", rdma("\n[network]\nnetwork_mode = \"managed\"\ngpu_range = \"192.168.0.0/16\"\n[cluster]\nversion = \"1.34\"\n"), "`gpu_range` sets up GPU networks, but `network_mode` is `managed`"),
+        ("managed networking version gate", rdma("\n[network]\nnetwork_mode = \"managed\"\n[cluster]\nversion = \"1.33\"\n"), "GKE-managed GPU networking needs GKE 1.34.1-gke.1829001 or later, found `1.33`"),
+        ("managed networking version gate on a pool", rdma("\n[network]\nnetwork_mode = \"managed\"\n[cluster]\nversion = \"1.34\"\n").replace("nodes = 2\n", "nodes = 2\nversion = \"1.34.0-gke.2201000\"\n"), "found `1.34.0-gke.2201000`"),
+        ("RxDM tag on gIB", rdma("\n[software]\nforce_stack = true\nrxdm_tag = \"v1.0.21\"\n"), "A3 Ultra has no RxDM sidecar to tag"),
         ("GKE limit: nodes per multi-network cluster", format!("{BASE}{}", POOL.replace("nodes = 1", "nodes = 1000").repeat(5)), "a multi-network GKE cluster"),
     ]
 }
