@@ -19,6 +19,7 @@
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
 mod auto_upgrade;
+mod beta_apis;
 mod capacity;
 mod clusters;
 pub mod enum_tables;

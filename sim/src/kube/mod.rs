@@ -29,6 +29,7 @@ pub mod api;
 pub mod auth;
 pub mod controllers;
 pub mod discovery;
+pub mod dra;
 pub mod fields;
 pub mod patches;
 pub mod resources;
@@ -64,6 +65,11 @@ pub struct KubeCluster {
     pub location: String,
     pub version: String,
     pub multi_networking: bool,
+    /// The Kubernetes beta APIs the cluster enabled (`enableK8sBetaApis.enabledApis`, e.g.
+    /// `resource.k8s.io/v1beta1/deviceclasses`); the `resource.k8s.io` ones are served
+    /// ([`dra::served`]). Absent from worlds saved before clusters carried them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beta_apis: Vec<String>,
     /// `127.0.0.1:PORT`.
     pub endpoint: String,
     pub certs: tls::ClusterCerts,
@@ -121,6 +127,8 @@ pub struct ClusterSpec {
     pub version: String,
     /// Multi-networking clusters serve `networking.gke.io/v1` Network and GKENetworkParamSet.
     pub multi_networking: bool,
+    /// `enableK8sBetaApis.enabledApis`.
+    pub beta_apis: Vec<String>,
 }
 
 /// Where the new API server listens and the CA that signs its certificate.
@@ -218,6 +226,14 @@ impl State {
         }
     }
 
+    /// Records the beta APIs the cluster enabled (they are never disabled again).
+    pub fn set_beta_apis(&mut self, key: &str, apis: Vec<String>) {
+        if let Some(c) = self.clusters.get_mut(key) {
+            c.beta_apis = apis;
+            c.ticked = None;
+        }
+    }
+
     pub fn set_addons(&mut self, key: &str, addons: Addons) {
         if let Some(c) = self.clusters.get_mut(key) {
             c.addons = addons;
@@ -263,6 +279,7 @@ pub fn provision(
         location: spec.location,
         version: spec.version,
         multi_networking: spec.multi_networking,
+        beta_apis: spec.beta_apis,
         endpoint: endpoint.clone(),
         certs,
         ready: false,

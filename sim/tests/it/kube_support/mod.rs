@@ -43,6 +43,7 @@ pub async fn start(latency: LatencyProfile, multi_networking: bool) -> Cluster {
         location: "us-central1".into(),
         version: "1.32.4-gke.1767000".into(),
         multi_networking,
+        beta_apis: vec![],
     };
     let provisioned = sim
         .shared
