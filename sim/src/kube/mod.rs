@@ -165,6 +165,33 @@ pub struct NodeSpec {
     /// Cordoned (`spec.unschedulable`), as an upgrade leaves a node it is about to drain.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unschedulable: bool,
+    /// The node's NICs after `eth0` (the pool's `additionalNodeNetworkConfigs`, in order: `eth1`,
+    /// `eth2` ...), which GKE shows in the node's `networking.gke.io/nic-info` annotation and,
+    /// once a Network object refers to their VPC, as `networking.gke.io.networks/<Network>`
+    /// resources ([`controllers::nodes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nics: Vec<NodeNic>,
+    /// RDMA NICs GKE manages itself for the pool's `acceleratorNetworkProfile` (GKE-managed
+    /// DRANET): published as devices of a ResourceSlice ([`controllers::dranet`]); 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub managed_rdma_nics: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One additional NIC of a node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeNic {
+    /// The VPC network's name.
+    pub network: String,
+    /// The subnetwork's name.
+    pub subnetwork: String,
+    /// `GVNIC`, or `MRDMA` on a network with a RoCE network profile.
+    pub nic_type: String,
+    /// The NIC's address in its subnetwork.
+    pub ip: String,
 }
 
 /// Cluster add-ons whose Kubernetes side the simulator models.

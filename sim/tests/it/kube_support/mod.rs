@@ -101,6 +101,8 @@ pub fn node(name: &str, pool: &str, gpus: u32, managed_driver: bool) -> NodeSpec
         memory: memory.into(),
         version: String::new(),
         unschedulable: false,
+        nics: vec![],
+        managed_rdma_nics: 0,
     }
 }
 
