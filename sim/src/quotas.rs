@@ -9,7 +9,9 @@
 //! API (<https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos>).
 //!
 //! **Where each metric is kept.** Per region (`Region.quotas`): `CPUS`, `LOCAL_SSD_TOTAL_GB`,
-//! `RESOURCE_POLICIES`, `PREEMPTIBLE_NVIDIA_H100_GPUS` and `PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS`. Per
+//! `RESOURCE_POLICIES` and the Spot/preemptible GPU metrics `PREEMPTIBLE_NVIDIA_H100_GPUS`,
+//! `PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS`, `PREEMPTIBLE_NVIDIA_H200_GPUS` and
+//! `PREEMPTIBLE_NVIDIA_B200_GPUS`. Per
 //! project (`Project.quotas`): `NETWORKS`, `SUBNETWORKS`, `FIREWALLS`, `ROUTERS`,
 //! `CPUS_ALL_REGIONS` and `GPUS_ALL_REGIONS` — the metrics `gcloud compute project-info describe`
 //! lists globally (a real project's list, as pasted in public reports, has `NETWORKS`,
@@ -29,6 +31,13 @@
 //! (Google serves it through Cloud Monitoring), so a client computes it from the world — the
 //! reservations and node pools of the project, counted as below. `PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS`
 //! is not in the v1 enum either; that it is a regional metric like its H100 sibling is inferred.
+//! The same holds for A3 Ultra (`gpu_family` `NVIDIA_H200`, Spot metric
+//! `PREEMPTIBLE_NVIDIA_H200_GPUS`) and A4 (`NVIDIA_B200`, `PREEMPTIBLE_NVIDIA_B200_GPUS`): neither
+//! metric is in the v1 enum (revision 20261106), and both names are the ones public projects request
+//! and report per region (a Spot `a4-highgpu-8g` MIG reporting `PREEMPTIBLE_NVIDIA_B200_GPUS` limit
+//! 64 in asia-southeast1; quota runbooks listing `PREEMPTIBLE_NVIDIA_H200_GPUS` beside
+//! `PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS`). The `COMMITTED_NVIDIA_*` metrics of committed-use
+//! discounts are not simulated for any family.
 //!
 //! **What counts.** Each network, subnetwork (also those an auto-mode network creates), firewall
 //! rule, router and resource policy counts one, from its insert until its delete is DONE (an
@@ -168,6 +177,22 @@ pub static METRICS: &[Metric] = &[
         "Preemptible NVIDIA H100 MEGA GPUs",
         "Preemptible NVIDIA H100 MEGA GPUs per project per region",
     ),
+    metric(
+        "PREEMPTIBLE_NVIDIA_H200_GPUS",
+        "PREEMPTIBLE-NVIDIA-H200-GPUS-per-project-region",
+        Place::Region,
+        128.0,
+        "Preemptible NVIDIA H200 GPUs",
+        "Preemptible NVIDIA H200 GPUs per project per region",
+    ),
+    metric(
+        "PREEMPTIBLE_NVIDIA_B200_GPUS",
+        "PREEMPTIBLE-NVIDIA-B200-GPUS-per-project-region",
+        Place::Region,
+        128.0,
+        "Preemptible NVIDIA B200 GPUs",
+        "Preemptible NVIDIA B200 GPUs per project per region",
+    ),
     Metric {
         unit: "GBy",
         ..metric(
@@ -253,6 +278,12 @@ pub const FAMILIES: &[(&str, &str, &str)] = &[
         "NVIDIA_H100_MEGA",
         "PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS",
     ),
+    (
+        "nvidia-h200-141gb",
+        "NVIDIA_H200",
+        "PREEMPTIBLE_NVIDIA_H200_GPUS",
+    ),
+    ("nvidia-b200", "NVIDIA_B200", "PREEMPTIBLE_NVIDIA_B200_GPUS"),
 ];
 
 /// GB of one local SSD partition.
@@ -332,7 +363,7 @@ pub struct QuotaLimit {
     /// Regional metrics only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
-    /// `GPUS_PER_GPU_FAMILY` only: `NVIDIA_H100`, `NVIDIA_H100_MEGA`.
+    /// `GPUS_PER_GPU_FAMILY` only: `NVIDIA_H100`, `NVIDIA_H100_MEGA`, `NVIDIA_H200`, `NVIDIA_B200`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_family: Option<String>,
     pub limit: f64,
@@ -905,6 +936,50 @@ mod tests {
         for (key, used) in &total {
             let limit = config.limit("p", key);
             assert!(used * 1.5 <= limit, "{key:?}: {used} of {limit}");
+        }
+    }
+
+    #[test]
+    fn a3_ultra_and_a4_count_against_their_own_families() {
+        let mut uses = vec![];
+        VmShape {
+            machine: "a3-ultragpu-8g".into(),
+            gpus: gpus_of("a3-ultragpu-8g", None),
+            spot: true,
+            local_ssd_gb: 0.0,
+        }
+        .uses("us-central1", 2.0, &mut uses);
+        VmShape {
+            machine: "a4-highgpu-8g".into(),
+            gpus: gpus_of("a4-highgpu-8g", None),
+            spot: false,
+            local_ssd_gb: 0.0,
+        }
+        .uses("us-central1", 1.0, &mut uses);
+        let find = |key: &Key| uses.iter().find(|(k, _)| k == key).map(|(_, n)| *n);
+        assert_eq!(
+            find(&Key::regional("CPUS", "us-central1")),
+            Some(448.0),
+            "{uses:?}"
+        );
+        assert_eq!(
+            find(&Key {
+                metric: GPUS_PER_GPU_FAMILY,
+                region: Some("us-central1".into()),
+                family: Some("NVIDIA_B200".into()),
+            }),
+            Some(8.0)
+        );
+        assert_eq!(
+            find(&Key::regional(
+                "PREEMPTIBLE_NVIDIA_H200_GPUS",
+                "us-central1"
+            )),
+            Some(16.0)
+        );
+        assert_eq!(find(&Key::global("GPUS_ALL_REGIONS")), Some(16.0));
+        for (_, _, preemptible) in FAMILIES {
+            assert!(metric_named(preemptible).is_some(), "{preemptible}");
         }
     }
 

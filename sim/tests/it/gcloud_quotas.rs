@@ -158,7 +158,8 @@ async fn region_and_project_quotas_follow_creates_and_deletes() {
     .await;
     let project = project_quotas(&cli).await;
     assert_eq!(project["NETWORKS"], json!([15.0, 2.0]), "{project}");
-    assert_eq!(project["SUBNETWORKS"], json!([175.0, 10.0]));
+    let regions = a3ctl_sim::geo::REGIONS.len() as f64;
+    assert_eq!(project["SUBNETWORKS"], json!([175.0, 1.0 + regions]));
 
     // ... a reservation holds its VMs' vCPUs and GPUs in its region ...
     cli.ok(&[
@@ -658,8 +659,8 @@ async fn cloud_quotas_serves_the_gpu_family_quota() {
         .iter()
         .map(|i| i["quotaId"].as_str().unwrap_or(""))
         .collect();
-    // gcloud pages through 10 at a time: all twelve arrive.
-    assert_eq!(ids.len(), 12, "{ids:?}");
+    // gcloud pages through 10 at a time: all fourteen arrive.
+    assert_eq!(ids.len(), 14, "{ids:?}");
     for id in [
         "CPUS-per-project-region",
         "GPUS-PER-GPU-FAMILY-per-project-region",
