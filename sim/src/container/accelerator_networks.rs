@@ -44,8 +44,8 @@ pub const MIN_PROFILE_VERSION: &str = "1.34.1-gke.1829001";
 /// profile set it (cluster-toolkit `modules/compute/gke-node-pool`, xpk `src/xpk/core/nodepool.py`).
 pub const DRA_DRIVER_LABEL: &str = "cloud.google.com/gke-networking-dra-driver";
 
-/// `(machine type, gVNIC NICs, MRDMA NICs)` of the machine types with MRDMA NICs.
-const MRDMA_MACHINES: &[(&str, u32, u32)] = &[("a3-ultragpu-8g", 2, 8), ("a4-highgpu-8g", 2, 8)];
+/// The gVNIC and MRDMA NICs of a machine type with MRDMA NICs ([`crate::geo::is_rdma_machine`]).
+const RDMA_MACHINE_NICS: (u32, u32) = (2, 8);
 
 /// One extra NIC of a pool's nodes, in order after `eth0`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,16 +60,17 @@ pub struct PoolNic {
 
 /// The MRDMA NICs of a machine type (0 for most).
 pub fn mrdma_nics(machine: &str) -> u32 {
-    MRDMA_MACHINES
-        .iter()
-        .find(|(m, _, _)| *m == machine)
-        .map_or(0, |(_, _, n)| *n)
+    if crate::geo::is_rdma_machine(machine) {
+        RDMA_MACHINE_NICS.1
+    } else {
+        0
+    }
 }
 
 /// How many NICs a VM of `machine` may have in all.
 fn max_nics(machine: &str) -> u32 {
-    if let Some((_, gvnic, mrdma)) = MRDMA_MACHINES.iter().find(|(m, _, _)| *m == machine) {
-        return gvnic + mrdma;
+    if crate::geo::is_rdma_machine(machine) {
+        return RDMA_MACHINE_NICS.0 + RDMA_MACHINE_NICS.1;
     }
     match machine {
         "a3-megagpu-8g" => 9,
