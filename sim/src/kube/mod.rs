@@ -13,7 +13,8 @@
 //!
 //! Cluster keys are `projects/P/locations/L/clusters/C`. Files: [`tls`] (certificates),
 //! [`auth`] (who may call), [`server`] (HTTPS, readiness gate), [`status`] (error objects), [`api`] (routing),
-//! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`store`] (objects,
+//! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`dra`] (the
+//! `resource.k8s.io` versions a cluster serves, their conversion and checks), [`store`] (objects,
 //! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
 //! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
 //! [`selectors`], [`watch`], [`table`] (server-side printing) and [`controllers`] (nodes,

@@ -1,5 +1,6 @@
-//! The resource types a cluster serves: the built-in kinds (a fixed table) and the kinds of every
-//! established CustomResourceDefinition, with what discovery says about them (plural, singular,
+//! The resource types a cluster serves: the built-in kinds (a fixed table, plus the
+//! `resource.k8s.io` versions of the cluster's minor and beta APIs, [`super::dra`]) and the kinds
+//! of every established CustomResourceDefinition, with what discovery says about them (plural, singular,
 //! kind, scope, short names, categories, verbs, `/status` subresource).
 
 use super::KubeCluster;
