@@ -155,6 +155,13 @@ impl Kubectl {
         serde_json::from_str(&self.ok(&all).await).unwrap()
     }
 
+    /// The Node objects of one node pool.
+    async fn pool_nodes(&self, pool: &str) -> Vec<Value> {
+        let selector = format!("cloud.google.com/gke-nodepool={pool}");
+        let list = self.json(&["get", "nodes", "-l", &selector]).await;
+        list["items"].as_array().cloned().unwrap_or_default()
+    }
+
     /// `kubectl api-versions`, the `resource.k8s.io` lines.
     async fn resource_versions(&self) -> Vec<String> {
         self.ok(&["api-versions"])
@@ -577,4 +584,176 @@ async fn resource_k8s_io_versions_follow_the_minor_and_the_enabled_beta_apis() {
     assert_eq!(request["deviceClassName"], "mrdma.google.com");
     assert_eq!(request["count"], 8);
     assert!(request["exactly"].is_null(), "{old}");
+}
+
+/// A custom-mode network `name` with one subnet `<name>-sub` of `cidr` in us-central1, by REST.
+async fn network(sim: &SimHandle, name: &str, cidr: &str, extra: Value) {
+    let compute = |path: &str| format!("/compute/v1/projects/{PROJECT}/{path}");
+    let mut body = json!({"name": name, "autoCreateSubnetworks": false, "mtu": 8896});
+    if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        body.extend(extra.clone());
+    }
+    post_ok(sim, &compute("global/networks"), body).await;
+    let _ = get(sim, "clusters").await;
+    post_ok(
+        sim,
+        &compute(&format!("regions/{REGION}/subnetworks")),
+        json!({"name": format!("{name}-sub"), "network": format!("global/networks/{name}"),
+            "ipCidrRange": cidr}),
+    )
+    .await;
+    let _ = get(sim, "clusters").await;
+}
+
+/// A GKENetworkParamSet and a Network of `kind` (`Device` or `L3`) for `vpc`'s subnet.
+fn network_objects(name: &str, vpc: &str, kind: &str) -> String {
+    format!(
+        r#"
+apiVersion: networking.gke.io/v1
+kind: GKENetworkParamSet
+metadata:
+  name: {name}
+spec:
+  vpc: {vpc}
+  vpcSubnet: {vpc}-sub
+  deviceMode: NetDevice
+---
+apiVersion: networking.gke.io/v1
+kind: Network
+metadata:
+  name: {name}
+spec:
+  type: {kind}
+  parametersRef:
+    group: networking.gke.io
+    kind: GKENetworkParamSet
+    name: {name}
+"#
+    )
+}
+
+#[tokio::test]
+async fn additional_node_networks_show_on_the_nodes_as_gke_shows_them() {
+    let sim = start().await;
+    let cli = Gcloud::new(&sim);
+    main_network(&sim, PROJECT, REGION).await;
+    network(&sim, "net-1", "192.168.64.0/24", json!({})).await;
+    network(&sim, "net-2", "192.168.65.0/24", json!({})).await;
+    cluster(
+        &cli,
+        "c1",
+        &[
+            "--enable-dataplane-v2",
+            "--enable-multi-networking",
+            "--enable-ip-alias",
+        ],
+    )
+    .await;
+    // An A3 Ultra pool on the second gVNIC network, with gcloud.
+    let created = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "create",
+            "ultra",
+            "--cluster=c1",
+            "--location=us-central1",
+            "--node-locations=us-central1-b",
+            "--machine-type=a3-ultragpu-8g",
+            "--num-nodes=2",
+            "--accelerator=type=nvidia-h200-141gb,count=8,gpu-driver-version=latest",
+            "--enable-gvnic",
+            "--reservation-affinity=none",
+            "--additional-node-network=network=net-1,subnetwork=net-1-sub",
+        ])
+        .await;
+    let created = created.get(0).cloned().unwrap_or(created);
+    assert_eq!(created["status"], "RUNNING", "{created}");
+    assert_eq!(
+        created["config"]["accelerators"][0]["acceleratorType"],
+        "nvidia-h200-141gb"
+    );
+    sim.advance_secs(120.0);
+    let kubectl = Kubectl::new(&sim, "c1").await;
+    let listed = kubectl.pool_nodes("ultra").await;
+    assert_eq!(listed.len(), 2);
+    let mut addresses = vec![];
+    for node in &listed {
+        assert_eq!(
+            node["metadata"]["labels"]["cloud.google.com/gke-accelerator"],
+            "nvidia-h200-141gb"
+        );
+        assert_eq!(node["status"]["allocatable"]["nvidia.com/gpu"], "8");
+        assert_eq!(node["status"]["capacity"]["cpu"], "224");
+        let info: Value = serde_json::from_str(
+            node["metadata"]["annotations"]["networking.gke.io/nic-info"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let names: Vec<&str> = info
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["birthName"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["eth0", "eth1"]);
+        let ip = info[1]["birthIP"].as_str().unwrap().to_string();
+        assert!(ip.starts_with("192.168.64."), "{ip}");
+        addresses.push(ip);
+        // No Network object refers to net-1 yet.
+        assert!(
+            node["metadata"]["annotations"]["networking.gke.io/north-interfaces"].is_null(),
+            "{node}"
+        );
+    }
+    assert_ne!(addresses[0], addresses[1]);
+
+    // Once a Network refers to net-1's subnet, the nodes carry it.
+    kubectl
+        .ok_stdin(
+            &["apply", "-f", "-"],
+            Some(&network_objects("gvnic-1", "net-1", "L3")),
+        )
+        .await;
+    for node in kubectl.pool_nodes("ultra").await {
+        let north: Value = serde_json::from_str(
+            node["metadata"]["annotations"]["networking.gke.io/north-interfaces"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(north[0]["network"], "gvnic-1");
+        assert!(addresses.contains(&north[0]["ipAddress"].as_str().unwrap().to_string()));
+        let allocatable = &node["status"]["allocatable"];
+        assert_eq!(allocatable["networking.gke.io.networks/gvnic-1"], "1");
+        assert_eq!(allocatable["networking.gke.io.networks/gvnic-1.IP"], "1");
+    }
+
+    // Refusals: a network twice, and more NICs than the machine type has.
+    let twice = json!({"additionalNodeNetworkConfigs": [
+        {"network": "net-1", "subnetwork": "net-1-sub"},
+        {"network": "net-1", "subnetwork": "net-1-sub"}]});
+    let answer = post(
+        &sim,
+        "clusters/c1/nodePools",
+        pool("twice", "a3-ultragpu-8g", twice, None),
+    )
+    .await;
+    assert_eq!(
+        bad_request(&answer),
+        "Additional node network \"net-1\" is given more than once; a node has one network \
+         interface per VPC network."
+    );
+    let many = json!({"additionalNodeNetworkConfigs": [
+        {"network": "net-1", "subnetwork": "net-1-sub"},
+        {"network": "net-2", "subnetwork": "net-2-sub"}]});
+    let mut small = pool("small", "e2-medium", many, None);
+    small["nodePool"]["locations"] = json!(["us-central1-a"]);
+    let answer = post(&sim, "clusters/c1/nodePools", small).await;
+    assert_eq!(
+        bad_request(&answer),
+        "Machine type \"e2-medium\" supports at most 2 network interfaces; the node pool asks \
+         for 3 (the primary one and 2 additional node networks)."
+    );
 }
