@@ -805,6 +805,16 @@ fn update_patch(
                 patch.insert((*key).into(), value.clone());
             }
             "nodeNetworkConfig" => {
+                let profile = &value["acceleratorNetworkProfile"];
+                if !profile.is_null()
+                    && *profile != pool.resource["networkConfig"]["acceleratorNetworkProfile"]
+                {
+                    // "Immutable" in the container v1 discovery document.
+                    return Err(bad_request(
+                        "The accelerator network profile of an existing node pool cannot be \
+                         changed; create a new node pool instead.",
+                    ));
+                }
                 let mut network = pool.resource["networkConfig"].clone();
                 super::merge(&mut network, value);
                 patch.insert("networkConfig".into(), network);

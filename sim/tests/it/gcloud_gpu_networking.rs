@@ -305,6 +305,20 @@ async fn a4_pool_with_gke_managed_rdma_serves_device_class_and_resource_slices()
         "{err}"
     );
 
+    // The profile is immutable: an existing pool cannot take it on.
+    let request = reqwest::Client::new()
+        .put(format!(
+            "{}{}",
+            sim.base_url(),
+            container("clusters/c1/nodePools/default-pool")
+        ))
+        .json(&json!({"nodeNetworkConfig": {"acceleratorNetworkProfile": "auto"}}));
+    assert_eq!(
+        bad_request(&send(request).await),
+        "The accelerator network profile of an existing node pool cannot be changed; create a \
+         new node pool instead."
+    );
+
     // The pool's deletion takes its slices away; GKE's DeviceClass stays.
     let (status, _) = send(reqwest::Client::new().delete(format!(
         "{}{}",
