@@ -389,6 +389,27 @@ mod tests {
     }
 
     #[test]
+    fn a3_ultra_and_a4_capacity_is_set_in_their_zones_only() {
+        let config = CapacityConfig::default()
+            .with_on_demand("us-central1-b", "a3-ultragpu-8g", 2)
+            .with_spot("europe-west4-b", "a4-highgpu-8g", 1);
+        assert!(config.check().is_ok());
+        assert_eq!(
+            config.limit("europe-west4-b", "a4-highgpu-8g", Model::Spot),
+            Some(1)
+        );
+        let bad = |c: CapacityConfig| c.check().unwrap_err();
+        assert!(
+            bad(CapacityConfig::default().with_on_demand("us-central1-a", "a3-ultragpu-8g", 1))
+                .contains("does not offer")
+        );
+        assert!(
+            bad(CapacityConfig::default().with_on_demand("europe-west4-a", "a4-highgpu-8g", 1))
+                .contains("does not offer")
+        );
+    }
+
+    #[test]
     fn the_exhausted_failure_is_computes() {
         let failure = compute_exhausted("p", "us-central1-a");
         assert_eq!(failure.code, "ZONE_RESOURCE_POOL_EXHAUSTED");

@@ -71,6 +71,7 @@ fn build_rule(
     let default_network = link(&format!("projects/{project}/global/networks/default"));
     let network_ref = str_field(&spec_value, "network").unwrap_or(&default_network);
     let network = referenced_network(&world.compute, project, network_ref)?;
+    super::network_profiles::check_firewall(world, &network)?;
     rule.insert("network".into(), json!(link(&network)));
     let priority = match spec.get("priority") {
         None | Some(Value::Null) => 1000,

@@ -19,11 +19,14 @@
 //!
 //! Submodules: [`collection`] (the declaration and the shared handlers), [`operations`] (operation
 //! records, the operation endpoints, `requestId` replay), [`regions`] (`regions.get`/`list` and
-//! `projects.get`, with the quotas of [`crate::quotas`]), one module per collection, and `cidr`
-//! (IPv4 range arithmetic).
+//! `projects.get`, with the quotas of [`crate::quotas`]; machine and accelerator types),
+//! [`network_profiles`] (the read-only network profiles and what they allow), one module per
+//! collection, and `cidr` (IPv4 range arithmetic).
 
 mod cidr;
 pub mod collection;
+pub mod machine_types;
+pub mod network_profiles;
 pub mod operations;
 pub mod regions;
 
@@ -203,6 +206,8 @@ pub fn router() -> Router<Arc<Shared>> {
         })
         .merge(operations::router())
         .merge(regions::router())
+        .merge(network_profiles::router())
+        .merge(machine_types::router())
 }
 
 /// The earliest time, not after `now`, at which an operation is due.
@@ -550,6 +555,48 @@ pub fn list_body(kind: &str, collection: &str, items: Vec<Value>) -> Value {
     }
     body["selfLink"] = Value::String(link(collection));
     body
+}
+
+/// The most items one page of a computed (read-only) list holds: Compute's `maxResults` default
+/// and maximum.
+pub const MAX_RESULTS: usize = 500;
+
+/// One page of a computed list of `(name, item)` in name order: `maxResults` (1..=500, default
+/// 500) items from the one `pageToken` names (an opaque token this function gave out), and the
+/// token of the next page if there is one.
+pub fn page<T>(
+    items: Vec<(String, T)>,
+    query: &http::Query,
+) -> GcpResult<(Vec<T>, Option<String>)> {
+    let size = match query.get("maxResults").filter(|m| !m.is_empty()) {
+        None => MAX_RESULTS,
+        Some(raw) => match raw.parse::<usize>() {
+            Ok(n) if (1..=MAX_RESULTS).contains(&n) => n,
+            _ => {
+                return Err(invalid_field(
+                    "maxResults",
+                    raw,
+                    "Must be between 0 and 500.",
+                ));
+            }
+        },
+    };
+    let token = |name: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(name);
+    let start = match query.get("pageToken").filter(|t| !t.is_empty()) {
+        None => 0,
+        Some(given) => items
+            .iter()
+            .position(|(name, _)| token(name) == *given)
+            .ok_or_else(|| invalid_field("pageToken", given, "Invalid page token."))?,
+    };
+    let next = items.get(start + size).map(|(name, _)| token(name));
+    let page = items
+        .into_iter()
+        .skip(start)
+        .take(size)
+        .map(|(_, item)| item)
+        .collect();
+    Ok((page, next))
 }
 
 /// The empty-scope warning of an aggregated list.

@@ -4,10 +4,14 @@
 //! the insert is DONE, one subnetwork named after the network in every region of the simulated
 //! geography, from the /20 blocks of 10.128.0.0/9 that Google assigns to those regions. A request
 //! without `autoCreateSubnetworks` would create a legacy network, which Google no longer allows.
+//!
+//! `networkProfile` (full or partial URL of a [`super::network_profiles`] profile) is accepted on
+//! insert only and stored as the profile's canonical URL; a RoCE network is custom mode and its
+//! MTU defaults to 8896. See that module for what a profile allows and the sources.
 
 use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{
-    Kind, Life, Resource, invalid_field, link, str_field, subnetworks,
+    Kind, Life, Resource, invalid_field, link, network_profiles, str_field, subnetworks,
 };
 use crate::error::GcpResult;
 use crate::geo;
@@ -46,6 +50,8 @@ pub const KIND: Kind = Kind(&COLLECTION);
 
 /// Default and bounds of `mtu`.
 pub const DEFAULT_MTU: i64 = 1460;
+/// The default `mtu` of a network with an RDMA network profile.
+pub const RDMA_DEFAULT_MTU: i64 = 8896;
 pub const MTU_RANGE: std::ops::RangeInclusive<i64> = 1300..=8896;
 
 /// The range auto-mode subnetworks are carved from.
@@ -140,7 +146,46 @@ fn insert(
             "IPv4Range cannot be set on a VPC network.",
         ));
     }
-    let mtu = check_mtu(body)?.unwrap_or(DEFAULT_MTU);
+    let profile = match body.get("networkProfile") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(reference)) if reference.is_empty() => None,
+        Some(Value::String(reference)) => Some(
+            network_profiles::canonical(&target.project, reference).ok_or_else(|| {
+                invalid_field(
+                    "resource.networkProfile",
+                    reference,
+                    "The referenced network profile resource cannot be found.",
+                )
+            })?,
+        ),
+        Some(other) => {
+            return Err(invalid_field(
+                "resource.networkProfile",
+                &other.to_string(),
+                "",
+            ));
+        }
+    };
+    if let Some(profile) = &profile
+        && auto
+        && network_profiles::feature(profile, "allowAutoModeSubnet").as_deref()
+            == Some("AUTO_MODE_SUBNET_BLOCKED")
+    {
+        return Err(invalid_field(
+            "resource.autoCreateSubnetworks",
+            "true",
+            &format!(
+                "Network profile '{}' does not allow auto mode subnetworks; create the network in custom subnet mode.",
+                super::last_segment(profile)
+            ),
+        ));
+    }
+    let default_mtu = if profile.is_some() {
+        RDMA_DEFAULT_MTU
+    } else {
+        DEFAULT_MTU
+    };
+    let mtu = check_mtu(body)?.unwrap_or(default_mtu);
     let routing = routing_config(body, None)?;
     let id = world.numeric_id();
     let mut network = json!({
@@ -164,19 +209,35 @@ fn insert(
         .get("networkFirewallPolicyEnforcementOrder")
         .cloned()
         .unwrap_or_else(|| json!("AFTER_CLASSIC_FIREWALL"));
+    if let Some(profile) = profile {
+        network["networkProfile"] = json!(profile);
+    }
     Ok(network)
 }
 
 /// PATCH: `routingConfig`, `mtu`, `networkFirewallPolicyEnforcementOrder` and `description`
-/// change in place; the subnet mode cannot change this way.
+/// change in place; the subnet mode cannot change this way, the network profile not at all (a
+/// PATCH that repeats it is accepted).
 fn patch(
     _world: &mut World,
     _cx: &Ctx,
-    _target: &Target,
+    target: &Target,
     current: Value,
     body: Map<String, Value>,
 ) -> GcpResult<Value> {
     let mut next = current.clone();
+    if let Some(given) = body.get("networkProfile").filter(|v| !v.is_null()) {
+        let given_text = given.as_str().unwrap_or("");
+        let wanted = network_profiles::canonical(&target.project, given_text)
+            .or_else(|| (!given_text.is_empty()).then(|| given_text.to_string()));
+        if wanted.as_deref() != str_field(&current, "networkProfile") {
+            return Err(invalid_field(
+                "resource.networkProfile",
+                given_text,
+                "The network profile of a network can only be set when the network is created.",
+            ));
+        }
+    }
     if let Some(Value::Bool(auto)) = body.get("autoCreateSubnetworks")
         && Some(*auto) != next["autoCreateSubnetworks"].as_bool()
     {

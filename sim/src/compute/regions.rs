@@ -11,11 +11,7 @@
 //! the project-wide ones in the project, each with its limit in force and the usage computed from
 //! the world ([`crate::quotas`]). Every project exists (there is no project lifecycle); an unknown
 //! region is 404 `notFound`.
-//!
-//! `machineTypes.get` (<https://cloud.google.com/compute/docs/reference/rest/v1/machineTypes/get>)
-//! serves the catalogue of [`crate::geo`] as v1 `MachineType` (`compute#machineType`: `name`,
-//! `guestCpus`, `memoryMb`, `zone`, `selfLink`, `isSharedCpu`, `accelerators` of the A3 types);
-//! a type the zone does not offer is 404, as Compute answers.
+//! Machine and accelerator types are [`super::machine_types`].
 
 use super::{link, list_body, not_found};
 use crate::error::GcpResult;
@@ -37,42 +33,10 @@ pub fn router() -> Router<Arc<Shared>> {
         .route(p, get(get_project))
         .route(&format!("{p}/regions"), get(list_regions))
         .route(&format!("{p}/regions/{{region}}"), get(get_region))
-        .route(
-            &format!("{p}/zones/{{zone}}/machineTypes/{{machine_type}}"),
-            get(get_machine_type),
-        )
-}
-
-async fn get_machine_type(
-    Path((project, zone, name)): Path<(String, String, String)>,
-) -> GcpResult<Response> {
-    let path = format!("projects/{project}/zones/{zone}/machineTypes/{name}");
-    let Some(machine) = geo::machine_type(&name).filter(|_| geo::zone_offers(&zone, &name)) else {
-        return Err(not_found(&path));
-    };
-    let mut body = json!({
-        "kind": "compute#machineType",
-        "id": stable_id(&name),
-        "creationTimestamp": "1969-12-31T16:00:00.000-08:00",
-        "name": name,
-        "description": format!("{} vCPUs, {} GB RAM", machine.cpus, machine.memory_mb / 1024),
-        "guestCpus": machine.cpus,
-        "memoryMb": machine.memory_mb,
-        "maximumPersistentDisks": 128,
-        "maximumPersistentDisksSizeGb": "263168",
-        "zone": zone,
-        "selfLink": link(&path),
-        "isSharedCpu": name.starts_with("e2-micro") || name.starts_with("e2-small") || name.starts_with("e2-medium"),
-    });
-    if let Some((accelerator, count)) = machine.accelerator {
-        body["accelerators"] =
-            json!([{"guestAcceleratorType": accelerator, "guestAcceleratorCount": count}]);
-    }
-    Ok(http::json(body))
 }
 
 /// A stable numeric id derived from `text` (uint64 as a decimal string).
-fn stable_id(text: &str) -> String {
+pub(super) fn stable_id(text: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         hash ^= u64::from(b);

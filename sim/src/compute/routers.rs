@@ -224,6 +224,7 @@ fn insert(
         .and_then(Value::as_str)
         .ok_or_else(|| required_field("resource.network"))?;
     let network = referenced_network(&world.compute, &target.project, network_ref)?;
+    super::network_profiles::check_router(world, &network)?;
     let id = world.numeric_id();
     let created = world.compute_timestamp(cx.now);
     build_router(

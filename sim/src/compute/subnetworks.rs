@@ -226,6 +226,7 @@ fn insert(
     let network_ref =
         str_field(&body, "network").ok_or_else(|| required_field("resource.network"))?;
     let network_path = referenced_network(&world.compute, project, network_ref)?;
+    super::network_profiles::check_subnetwork(world, &network_path, region, spec)?;
     let primary_text =
         str_field(&body, "ipCidrRange").ok_or_else(|| required_field("resource.ipCidrRange"))?;
     let primary = parse_range("resource.ipCidrRange", primary_text)?;
@@ -284,6 +285,9 @@ fn checked(world: &World, target: &Target, mut next: Value) -> GcpResult<Value> 
         cidr: primary,
     }];
     ranges.extend(secondary_ranges(array_field(&next, "secondaryIpRanges"))?);
+    if let Some(map) = next.as_object() {
+        super::network_profiles::check_subnetwork(world, &network_path, target.region(), map)?;
+    }
     check_ranges(
         &world.compute,
         &network_path,
