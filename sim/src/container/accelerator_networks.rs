@@ -29,6 +29,7 @@
 
 use super::rules::{self, last_segment};
 use super::{bad_request, region_of, string_list};
+use crate::compute::network_profiles;
 use crate::error::GcpResult;
 use crate::world::World;
 use serde::{Deserialize, Serialize};
@@ -82,14 +83,15 @@ fn max_nics(machine: &str) -> u32 {
     }
 }
 
-/// The zone of a network's RoCE profile (`.../networkProfiles/us-central1-b-vpc-roce` →
-/// `us-central1-b`), or `None` for a network without one.
-pub fn roce_zone(network: &Value) -> Option<String> {
-    let profile = last_segment(network["networkProfile"].as_str()?);
-    profile
-        .strip_suffix("-vpc-roce")
-        .map(str::to_string)
-        .filter(|zone| crate::geo::zone_exists(zone))
+/// The zone of the RoCE profile network `network` of `project` was made with, or `None` for a
+/// network without one: its NICs are MRDMA ones
+/// ([`crate::compute::network_profiles::interface_types`]).
+fn roce_zone(world: &World, project: &str, network: &str) -> Option<&'static str> {
+    let profile = network_profiles::network_profile_of(world, project, network)?;
+    if !network_profiles::interface_types(&profile).contains(&"MRDMA") {
+        return None;
+    }
+    network_profiles::zone_of(&profile)
 }
 
 /// GKE's version order (`1.34.1-gke.1829001` → `[1, 34, 1, 1829001]`).
@@ -145,9 +147,9 @@ pub fn check(
                 "Additional node network \"{name}\" cannot be the cluster's primary network."
             )));
         }
-        let network = rules::network(world, project, net)?;
+        rules::network(world, project, net)?;
         let subnet = rules::subnetwork(world, project, &region, net, sub)?;
-        let nic_type = match roce_zone(network) {
+        let nic_type = match roce_zone(world, project, &name) {
             Some(zone) => {
                 if mrdma_nics(machine) == 0 {
                     return Err(bad_request(format!(
@@ -155,7 +157,7 @@ pub fn check(
                          \"{machine}\" has no MRDMA network interfaces to attach to it."
                     )));
                 }
-                if let Some(other) = zones.iter().find(|z| **z != zone) {
+                if let Some(other) = zones.iter().find(|z| z.as_str() != zone) {
                     return Err(bad_request(format!(
                         "Network \"{name}\" has the network profile of zone {zone}; it cannot \
                          be attached to nodes in zone {other}."
@@ -275,11 +277,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn roce_profiles_name_their_zone() {
-        let roce = json!({"networkProfile":
-            "https://www.googleapis.com/compute/v1/projects/p/global/networkProfiles/us-central1-b-vpc-roce"});
-        assert_eq!(roce_zone(&roce).as_deref(), Some("us-central1-b"));
-        assert_eq!(roce_zone(&json!({})), None);
+    fn nic_limits_and_addresses() {
         assert_eq!(max_nics("a4-highgpu-8g"), 10);
         assert_eq!(max_nics("e2-standard-4"), 4);
         assert_eq!(max_nics("e2-medium"), 2);
