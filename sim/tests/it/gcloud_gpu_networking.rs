@@ -771,3 +771,230 @@ async fn additional_node_networks_show_on_the_nodes_as_gke_shows_them() {
          for 3 (the primary one and 2 additional node networks)."
     );
 }
+
+/// The RoCE network `name` of `zone`'s profile with `subnets` /21 subnets `<name>-sub-<i>` from
+/// 192.168.128.0, as cluster-toolkit's `gpu-rdma-vpc` lays them out, by REST.
+async fn roce_network(sim: &SimHandle, name: &str, zone: &str, region: &str, subnets: usize) {
+    let compute = |path: &str| format!("/compute/v1/projects/{PROJECT}/{path}");
+    let profile = format!("projects/{PROJECT}/global/networkProfiles/{zone}-vpc-roce");
+    post_ok(
+        sim,
+        &compute("global/networks"),
+        json!({"name": name, "autoCreateSubnetworks": false, "networkProfile": profile}),
+    )
+    .await;
+    let _ = get(sim, "clusters").await;
+    for i in 0..subnets {
+        post_ok(
+            sim,
+            &compute(&format!("regions/{region}/subnetworks")),
+            json!({"name": format!("{name}-sub-{i}"), "network": format!("global/networks/{name}"),
+                "ipCidrRange": format!("192.168.{}.0/21", 128 + 8 * i)}),
+        )
+        .await;
+    }
+    let _ = get(sim, "clusters").await;
+}
+
+/// `additionalNodeNetworkConfigs` for subnets `from..to` of RoCE network `name`.
+fn roce_configs(name: &str, subnets: std::ops::Range<usize>) -> Vec<Value> {
+    subnets
+        .map(|i| json!({"network": name, "subnetwork": format!("{name}-sub-{i}")}))
+        .collect()
+}
+
+#[tokio::test]
+async fn a3_ultra_nodes_have_two_gvnic_and_eight_mrdma_nics_on_a_roce_network() {
+    let sim = start().await;
+    let cli = Gcloud::new(&sim);
+    main_network(&sim, PROJECT, REGION).await;
+    network(&sim, "net-1", "192.168.64.0/24", json!({})).await;
+    roce_network(&sim, "rdma", "us-central1-b", REGION, 9).await;
+    cluster(
+        &cli,
+        "c1",
+        &[
+            "--enable-dataplane-v2",
+            "--enable-multi-networking",
+            "--enable-ip-alias",
+        ],
+    )
+    .await;
+    // The cluster-toolkit layout: net-1's subnet, then the RoCE network's 8 subnets.
+    let mut args: Vec<String> = [
+        "container",
+        "node-pools",
+        "create",
+        "ultra",
+        "--cluster=c1",
+        "--location=us-central1",
+        "--node-locations=us-central1-b",
+        "--machine-type=a3-ultragpu-8g",
+        "--num-nodes=2",
+        "--accelerator=type=nvidia-h200-141gb,count=8,gpu-driver-version=latest",
+        "--enable-gvnic",
+        "--reservation-affinity=none",
+        "--additional-node-network=network=net-1,subnetwork=net-1-sub",
+    ]
+    .map(String::from)
+    .to_vec();
+    for i in 0..8 {
+        args.push(format!(
+            "--additional-node-network=network=rdma,subnetwork=rdma-sub-{i}"
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let created = cli.json(&args).await;
+    let created = created.get(0).cloned().unwrap_or(created);
+    assert_eq!(created["status"], "RUNNING", "{created}");
+    assert_eq!(
+        created["networkConfig"]["additionalNodeNetworkConfigs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+
+    // Ten NICs per node: eth0 and eth1 (gVNIC), eth2..eth9 in the RoCE subnets.
+    sim.advance_secs(120.0);
+    let kubectl = Kubectl::new(&sim, "c1").await;
+    let nodes = kubectl.pool_nodes("ultra").await;
+    assert_eq!(nodes.len(), 2);
+    for node in &nodes {
+        let info: Value = serde_json::from_str(
+            node["metadata"]["annotations"]["networking.gke.io/nic-info"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let info = info.as_array().unwrap();
+        assert_eq!(info.len(), 10, "{info:?}");
+        for (i, nic) in info.iter().enumerate().skip(2) {
+            assert_eq!(nic["birthName"], format!("eth{i}"));
+            let subnet = format!("192.168.{}.", 128 + 8 * (i - 2));
+            assert!(
+                nic["birthIP"].as_str().unwrap().starts_with(&subnet),
+                "{nic}"
+            );
+        }
+    }
+
+    // The RDMA Networks (one per subnet, Device type) make the NICs schedulable resources.
+    let mut objects = String::new();
+    for i in 0..8 {
+        let set = network_objects(&format!("rdma-{i}"), "rdma", "Device")
+            .replace("vpcSubnet: rdma-sub", &format!("vpcSubnet: rdma-sub-{i}"))
+            .replace("deviceMode: NetDevice", "deviceMode: RDMA");
+        objects.push_str(&set);
+        objects.push_str("---\n");
+    }
+    kubectl
+        .ok_stdin(&["apply", "-f", "-"], Some(&objects))
+        .await;
+    for node in kubectl.pool_nodes("ultra").await {
+        let allocatable = &node["status"]["allocatable"];
+        for i in 0..8 {
+            assert_eq!(
+                allocatable[format!("networking.gke.io.networks/rdma-{i}")],
+                "1",
+                "{allocatable}"
+            );
+        }
+        let north: Value = serde_json::from_str(
+            node["metadata"]["annotations"]["networking.gke.io/north-interfaces"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(north.as_array().unwrap().len(), 8);
+    }
+
+    // Nine RoCE subnets are one more than an A3 Ultra has MRDMA NICs.
+    let nine = json!({"additionalNodeNetworkConfigs": roce_configs("rdma", 0..9)});
+    let answer = post(
+        &sim,
+        "clusters/c1/nodePools",
+        pool("nine", "a3-ultragpu-8g", nine, None),
+    )
+    .await;
+    assert_eq!(
+        bad_request(&answer),
+        "Machine type \"a3-ultragpu-8g\" has 8 MRDMA network interfaces; 9 additional node \
+         networks need one."
+    );
+    // A machine type without MRDMA NICs on the RoCE network.
+    let one = json!({"additionalNodeNetworkConfigs": roce_configs("rdma", 0..1)});
+    let mut mega = pool("mega", "a3-megagpu-8g", one, None);
+    mega["nodePool"]["locations"] = json!(["us-central1-a"]);
+    let answer = post(&sim, "clusters/c1/nodePools", mega).await;
+    assert_eq!(
+        bad_request(&answer),
+        "Network \"rdma\" has an RDMA (RoCE) network profile; machine type \"a3-megagpu-8g\" \
+         has no MRDMA network interfaces to attach to it."
+    );
+}
+
+#[tokio::test]
+async fn a_roce_network_serves_nodes_of_its_profiles_zone_only() {
+    // us-west3 offers A4 in two zones, each with its own RoCE profile.
+    let sim = start().await;
+    let cli = Gcloud::new(&sim);
+    main_network(&sim, PROJECT, "us-west3").await;
+    roce_network(&sim, "rdma-b", "us-west3-b", "us-west3", 1).await;
+    cli.json(&[
+        "container",
+        "clusters",
+        "create",
+        "west",
+        "--location=us-west3",
+        "--node-locations=us-west3-b",
+        "--network=main",
+        "--subnetwork=main-sub",
+        "--num-nodes=1",
+        "--machine-type=e2-standard-4",
+        "--enable-dataplane-v2",
+        "--enable-multi-networking",
+        "--enable-ip-alias",
+    ])
+    .await;
+    let err = cli
+        .fails(&[
+            "container",
+            "node-pools",
+            "create",
+            "a4",
+            "--cluster=west",
+            "--location=us-west3",
+            "--node-locations=us-west3-c",
+            "--machine-type=a4-highgpu-8g",
+            "--num-nodes=1",
+            "--reservation-affinity=none",
+            "--additional-node-network=network=rdma-b,subnetwork=rdma-b-sub-0",
+        ])
+        .await;
+    assert!(
+        err.contains(
+            "Network \"rdma-b\" has the network profile of zone us-west3-b; it cannot be \
+             attached to nodes in zone us-west3-c."
+        ),
+        "{err}"
+    );
+    // In the profile's zone the same pool is accepted.
+    let created = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "create",
+            "a4",
+            "--cluster=west",
+            "--location=us-west3",
+            "--node-locations=us-west3-b",
+            "--machine-type=a4-highgpu-8g",
+            "--num-nodes=1",
+            "--reservation-affinity=none",
+            "--additional-node-network=network=rdma-b,subnetwork=rdma-b-sub-0",
+        ])
+        .await;
+    let created = created.get(0).cloned().unwrap_or(created);
+    assert_eq!(created["status"], "RUNNING", "{created}");
+}
