@@ -370,6 +370,77 @@ mod tests {
         assert_eq!(beta_apis(33).len(), 8);
     }
 
+    fn claim_template(version: &str, request: Value) -> (ResourceType, Value) {
+        let rt = served("1.34.1-gke.1829001", &beta_apis(34))
+            .into_iter()
+            .find(|r| r.version == version && r.kind == "ResourceClaimTemplate")
+            .unwrap();
+        let object = json!({"metadata": {"name": "t"},
+            "spec": {"spec": {"devices": {"requests": [request]}}}});
+        (rt, object)
+    }
+
+    fn refusal(version: &str, request: Value) -> String {
+        let (rt, object) = claim_template(version, request);
+        let status = validate(&rt, &object).unwrap_err();
+        assert_eq!(status.code, 422);
+        status.message
+    }
+
+    #[test]
+    fn device_requests_are_validated_with_the_api_servers_paths() {
+        let class = "mrdma.google.com";
+        let at = "ResourceClaimTemplate.resource.k8s.io \"t\" is invalid: \
+                  spec.spec.devices.requests[0]";
+        assert_eq!(
+            refusal("v1", json!({"name": "r"})),
+            format!(
+                "{at}: Required value: exactly one of `exactly` or `firstAvailable` is required"
+            )
+        );
+        assert!(
+            refusal(
+                "v1",
+                json!({"name": "r", "exactly": {}, "firstAvailable": []})
+            )
+            .contains("multiple fields are set")
+        );
+        assert_eq!(
+            refusal("v1", json!({"name": "r", "exactly": {}})),
+            format!("{at}.exactly.deviceClassName: Required value")
+        );
+        assert_eq!(
+            refusal("v1", json!({"exactly": {"deviceClassName": class}})),
+            format!("{at}.name: Required value")
+        );
+        assert_eq!(
+            refusal(
+                "v1beta2",
+                json!({"name": "r", "exactly": {"deviceClassName": class, "count": 0}})
+            ),
+            format!("{at}.exactly.count: Invalid value: 0: must be greater than zero")
+        );
+        assert!(
+            refusal(
+                "v1beta1",
+                json!({"name": "r", "deviceClassName": class,
+                "allocationMode": "All", "count": 2})
+            )
+            .ends_with(
+                "requests[0].count: Invalid value: must not be specified when allocationMode is All"
+            )
+        );
+        let (rt, mut ok) = claim_template(
+            "v1",
+            json!({"name": "r", "exactly": {"deviceClassName": class}}),
+        );
+        assert!(validate(&rt, &ok).is_ok());
+        defaults(&rt, &mut ok);
+        let exactly = &ok["spec"]["spec"]["devices"]["requests"][0]["exactly"];
+        assert_eq!(exactly["allocationMode"], "ExactCount");
+        assert_eq!(exactly["count"], 1);
+    }
+
     #[test]
     fn requests_move_under_exactly_between_v1beta1_and_v1() {
         let v1 = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
