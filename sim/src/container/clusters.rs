@@ -133,6 +133,7 @@ pub async fn create(
                 .unwrap_or("")
                 .to_string(),
             multi_networking: rules::multi_networking(&resource),
+            beta_apis: super::beta_apis::enabled(&resource),
         };
         let provisioned = kube::provision(&arc, world, spec).map_err(|e| {
             GcpError::new(
@@ -325,6 +326,10 @@ fn build(
     )?;
     cluster["initialClusterVersion"] = json!(version);
     cluster["currentMasterVersion"] = json!(version);
+    if !cluster["enableK8sBetaApis"].is_null() {
+        let apis = super::beta_apis::check(&cluster["enableK8sBetaApis"]["enabledApis"], &version)?;
+        cluster["enableK8sBetaApis"] = json!({ "enabledApis": apis });
+    }
     cluster["currentNodeVersion"] = json!(version);
     if !cluster["maintenancePolicy"].is_null() {
         let support = maintenance::Support::of(world);
@@ -700,6 +705,13 @@ fn plan_update(
             rules::check_multi_networking(&probe)?;
             (changed("networkConfig", network), "UPDATE_CLUSTER")
         }
+        "desiredK8sBetaApis" | "enableK8sBetaApis" => (
+            changed(
+                "enableK8sBetaApis",
+                super::beta_apis::enable_more(resource, value)?,
+            ),
+            "UPDATE_CLUSTER",
+        ),
         "desiredAddonsConfig" => (
             changed(
                 "addonsConfig",

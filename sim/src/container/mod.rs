@@ -18,7 +18,9 @@
 //! channel's target moves),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
+pub mod accelerator_networks;
 mod auto_upgrade;
+mod beta_apis;
 mod capacity;
 mod clusters;
 pub mod enum_tables;
@@ -107,6 +109,10 @@ pub struct NodePool {
     /// Nodes (by name) an upgrade has cordoned.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub cordoned: std::collections::BTreeSet<String>,
+    /// The NICs its nodes have after `eth0` (its additional node networks, checked when it was
+    /// created); absent from worlds saved before pools carried them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nics: Vec<accelerator_networks::PoolNic>,
 }
 
 /// What a pool's instance group in one zone holds of a Compute reservation.

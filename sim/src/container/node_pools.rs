@@ -2,6 +2,7 @@
 //! — shared with inline pools of a new cluster),
 //! the `nodePools` methods, and the GKE-like nodes a pool has once its create or resize finished.
 
+use super::accelerator_networks;
 use super::capacity;
 use super::nodes::shape;
 pub use super::nodes::{node_prefix, sync_nodes};
@@ -107,7 +108,6 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         pool["config"] = json!({});
     }
     rules::check_machine(&mut pool["config"], &zones)?;
-    rules::check_additional_networks(world, cx.project, cx.cluster, cx.location, &pool)?;
     rules::check_placement(world, cx.project, &region, &mut pool)?;
     let reserved = reservations::check(world, cx.project, &pool, &zones)?;
     let master = cx.cluster["currentMasterVersion"].as_str().unwrap_or("");
@@ -119,6 +119,8 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         }
     };
     super::skew::check_node_version(&version, master)?;
+    let nics =
+        accelerator_networks::check(world, cx.project, cx.cluster, cx.location, &pool, &version)?;
     pool["version"] = json!(version);
     super::upgrades::check_settings(&pool["upgradeSettings"])?;
     fill_defaults(&mut pool, cx);
@@ -163,6 +165,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
         granted,
         node_versions: BTreeMap::new(),
         cordoned: Default::default(),
+        nics,
     })
 }
 
@@ -802,6 +805,16 @@ fn update_patch(
                 patch.insert((*key).into(), value.clone());
             }
             "nodeNetworkConfig" => {
+                let profile = &value["acceleratorNetworkProfile"];
+                if !profile.is_null()
+                    && *profile != pool.resource["networkConfig"]["acceleratorNetworkProfile"]
+                {
+                    // "Immutable" in the container v1 discovery document.
+                    return Err(bad_request(
+                        "The accelerator network profile of an existing node pool cannot be \
+                         changed; create a new node pool instead.",
+                    ));
+                }
                 let mut network = pool.resource["networkConfig"].clone();
                 super::merge(&mut network, value);
                 patch.insert("networkConfig".into(), network);

@@ -1,10 +1,10 @@
 //! The nodes of a node pool as GKE creates them: instance groups per zone, node names
-//! (`gke-<cluster>-<pool>-<8 hex>-<4 chars>`), GKE's labels and taints, the service account the
-//! nodes run as, and the hand-over to the Kubernetes side.
+//! (`gke-<cluster>-<pool>-<8 hex>-<4 chars>`), GKE's labels and taints, their extra NICs, the
+//! service account the nodes run as, and the hand-over to the Kubernetes side.
 
 use super::rules::count_of;
 use super::{NodePool, fingerprint, region_of};
-use crate::kube::NodeSpec;
+use crate::kube::{NodeNic, NodeSpec};
 use crate::world::{Ctx, World};
 use rand::Rng;
 use serde_json::{Value, json};
@@ -83,6 +83,14 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
 
 /// `(vCPUs, memory)` of a machine type.
 pub fn shape(machine: &str) -> (u32, String) {
+    if let Some(catalogued) = crate::geo::machine_type(machine)
+        && catalogued.accelerator.is_some()
+    {
+        return (
+            catalogued.cpus,
+            format!("{}Gi", catalogued.memory_mb / 1024),
+        );
+    }
     if machine.starts_with("a3-") {
         return (208, "1872Gi".into());
     }
@@ -141,7 +149,9 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
             effect.to_string(),
         ));
     }
+    let managed_rdma_nics = super::accelerator_networks::managed_rdma_nics(&pool.resource);
     let mut nodes = vec![];
+    let mut ordinal = 0u64;
     for (zone, group) in &pool.groups {
         let block = format!("{}{}", fingerprint(&group.hash), fingerprint(zone));
         for (index, suffix) in group.suffixes.iter().enumerate() {
@@ -210,7 +220,19 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
                     .or_else(|| pool.resource["version"].as_str().map(str::to_string))
                     .unwrap_or_default(),
                 unschedulable: pool.cordoned.contains(&name),
+                nics: pool
+                    .nics
+                    .iter()
+                    .map(|nic| NodeNic {
+                        network: nic.network.clone(),
+                        subnetwork: nic.subnetwork.clone(),
+                        nic_type: nic.nic_type.clone(),
+                        ip: super::accelerator_networks::nic_address(&nic.cidr, ordinal),
+                    })
+                    .collect(),
+                managed_rdma_nics,
             });
+            ordinal += 1;
         }
     }
     nodes

@@ -397,9 +397,11 @@ fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
             let version = cluster.resource["currentMasterVersion"]
                 .as_str()
                 .map(str::to_string);
+            let beta_apis = super::beta_apis::enabled(&cluster.resource);
             if let (Some(v), Some(k)) = (version, world.kube.clusters.get_mut(key)) {
                 k.version = v;
             }
+            world.kube.set_beta_apis(key, beta_apis);
             sync_addons(world, key);
         }
         Effect::UpdateNodePool { pool, patch } => {

@@ -1,6 +1,7 @@
 //! The checks GKE makes before it accepts a cluster or node pool: names, locations, machine types
 //! per zone, A3 accelerators, networks and subnetworks (through the Compute module), secondary
-//! ranges, multi-networking, additional node networks and compact placement.
+//! ranges, multi-networking and compact placement. Additional node networks and accelerator
+//! network profiles are checked in [`super::accelerator_networks`].
 //!
 //! Machine types come from the catalogue in [`crate::geo`]. One GKE does not know is refused with
 //! 400 `machine type "<type>" does not exist.` (GKE's answer quoted in kubernetes/kubernetes#12985);
@@ -9,7 +10,7 @@
 //! ("accelerator type \"nvidia-tesla-k80\" does not exist in zone us-west1-c.", GKE's regional
 //! clusters page); the machine-type wording of that per-zone message could not be confirmed.
 
-use super::{Cluster, bad_request, region_of, string_list};
+use super::{Cluster, bad_request, string_list};
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::world::World;
@@ -204,45 +205,6 @@ pub fn check_multi_networking(cluster: &Value) -> GcpResult<()> {
             "Multi-networking requires GKE Dataplane V2 to be enabled \
              (datapathProvider ADVANCED_DATAPATH).",
         ));
-    }
-    Ok(())
-}
-
-/// `networkConfig.additionalNodeNetworkConfigs` of a pool: only on multi-network clusters, each
-/// naming an existing network and a subnetwork of it in the cluster's region.
-pub fn check_additional_networks(
-    world: &World,
-    project: &str,
-    cluster: &Value,
-    location: &str,
-    pool: &Value,
-) -> GcpResult<()> {
-    let configs = pool["networkConfig"]["additionalNodeNetworkConfigs"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    if configs.is_empty() {
-        return Ok(());
-    }
-    if !multi_networking(cluster) {
-        return Err(bad_request(
-            "Additional node networks can only be used on clusters with multi-networking \
-             enabled.",
-        ));
-    }
-    let region = region_of(location);
-    let primary = cluster["network"].as_str().unwrap_or("");
-    for config in &configs {
-        let net = config["network"].as_str().unwrap_or("");
-        let sub = config["subnetwork"].as_str().unwrap_or("");
-        if last_segment(net) == last_segment(primary) {
-            return Err(bad_request(format!(
-                "Additional node network \"{}\" cannot be the cluster's primary network.",
-                last_segment(net)
-            )));
-        }
-        network(world, project, net)?;
-        subnetwork(world, project, &region, net, sub)?;
     }
     Ok(())
 }

@@ -26,7 +26,11 @@ pub const CHANNELS: &[(&str, &str, &[&str])] = &[
     (
         "RAPID",
         "1.34.1-gke.1829001",
-        &["1.34.1-gke.1829001", "1.34.0-gke.2201000"],
+        &[
+            "1.35.0-gke.2398000",
+            "1.34.1-gke.1829001",
+            "1.34.0-gke.2201000",
+        ],
     ),
     (
         "REGULAR",
@@ -493,7 +497,17 @@ mod tests {
         );
         assert_eq!(
             resolve("latest", Some("RAPID"), m).unwrap(),
+            "1.35.0-gke.2398000"
+        );
+        // GKE-managed GPU networking needs 1.34.1-gke.1829001: a blueprint on 1.34 or 1.35 finds
+        // a build in RAPID.
+        assert_eq!(
+            resolve("1.34", Some("RAPID"), m).unwrap(),
             "1.34.1-gke.1829001"
+        );
+        assert_eq!(
+            resolve("1.35", Some("RAPID"), m).unwrap(),
+            "1.35.0-gke.2398000"
         );
         assert_eq!(
             resolve("1.32", Some("REGULAR"), m).unwrap(),
@@ -513,7 +527,7 @@ mod tests {
             "Master version must be one of \"REGULAR\" channel supported versions \
              [1.32.12-gke.1050000, 1.33.4-gke.1245000, 1.33.5-gke.1080000]."
         );
-        assert_eq!(master_versions()[0], "1.34.1-gke.1829001");
+        assert_eq!(master_versions()[0], "1.35.0-gke.2398000");
         assert_eq!(Offer::at(None, SimTime(1 << 40)), Offer::at_zero());
         assert_eq!(
             master_versions().last().map(String::as_str),

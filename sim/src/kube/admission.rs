@@ -60,6 +60,9 @@ pub fn defaults(rt: &ResourceType, object: &mut Value, cluster_ip: impl FnOnce()
         .as_str()
         .unwrap_or_default()
         .to_string();
+    if rt.group == super::dra::GROUP {
+        super::dra::defaults(rt, object);
+    }
     match (rt.group.as_str(), rt.plural.as_str()) {
         ("", "namespaces") => {
             object["metadata"]["labels"]["kubernetes.io/metadata.name"] = Value::String(name);
@@ -393,6 +396,9 @@ pub fn validate(rt: &ResourceType, object: &Value) -> Result<(), Status> {
             "Required value",
             "FieldValueRequired",
         ));
+    }
+    if rt.group == super::dra::GROUP {
+        super::dra::validate(rt, object)?;
     }
     Ok(())
 }

@@ -222,7 +222,7 @@ pub fn webhook_guard(cx: &KubeCtx, method: &Method, path: &str) -> Option<admiss
     };
     cx.shared.read_world(|world, _| {
         let cluster = world.kube.clusters.get(&*cx.key)?;
-        let rt = resources::resolve(&cluster.store, &group, &version, &plural)?;
+        let rt = resources::resolve(cluster, &group, &version, &plural)?;
         let name = name.unwrap_or_default();
         let exists = || {
             cluster
@@ -269,7 +269,7 @@ async fn dispatch(
     let query = Query::parse(uri.query());
     let resolved = cx.shared.read_world(|world, _| {
         let cluster = world.kube.clusters.get(&*cx.key)?;
-        match resources::resolve(&cluster.store, &group, &version, &plural) {
+        match resources::resolve(cluster, &group, &version, &plural) {
             Some(rt) => Some(Ok(rt)),
             None => {
                 let down = super::controllers::housekeeping::api_service_available(

@@ -47,6 +47,7 @@ pub fn groups(cluster: &KubeCluster) -> Vec<(String, Vec<String>)> {
         "apiextensions.k8s.io",
         "scheduling.k8s.io",
         "coordination.k8s.io",
+        "resource.k8s.io",
     ];
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     let mut add = |group: &str, version: &str| {
@@ -62,10 +63,15 @@ pub fn groups(cluster: &KubeCluster) -> Vec<(String, Vec<String>)> {
             None => out.push((group.to_string(), vec![version.to_string()])),
         }
     };
+    let served = all(cluster);
+    // Built-in groups in the API server's order, each with the versions served now (a group
+    // with none, such as `resource.k8s.io` before 1.34 without beta APIs, is not listed).
     for group in ORDER {
-        add(group, "v1");
+        for r in served.iter().filter(|r| !r.custom && r.group == *group) {
+            add(group, &r.version);
+        }
     }
-    let mut custom: Vec<(String, String)> = all(&cluster.store)
+    let mut custom: Vec<(String, String)> = served
         .into_iter()
         .filter(|r| r.custom)
         .map(|r| (r.group, r.version))
@@ -126,7 +132,7 @@ pub fn group(cluster: &KubeCluster, name: &str) -> Option<Value> {
 
 /// The resource types of one group-version.
 fn types_of(cluster: &KubeCluster, group: &str, version: &str) -> Vec<ResourceType> {
-    all(&cluster.store)
+    all(cluster)
         .into_iter()
         .filter(|r| r.group == group && r.version == version)
         .collect()

@@ -13,7 +13,8 @@
 //!
 //! Cluster keys are `projects/P/locations/L/clusters/C`. Files: [`tls`] (certificates),
 //! [`auth`] (who may call), [`server`] (HTTPS, readiness gate), [`status`] (error objects), [`api`] (routing),
-//! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`store`] (objects,
+//! [`discovery`] (discovery and OpenAPI), [`resources`] (the served kinds), [`dra`] (the
+//! `resource.k8s.io` versions a cluster serves, their conversion and checks), [`store`] (objects,
 //! resourceVersions, change log), [`verbs`] (get/list/create/update/patch/delete), [`fields`]
 //! (managedFields and server-side apply), [`patches`] (merge and JSON patches), [`admission`] (defaults, validation, webhooks),
 //! [`selectors`], [`watch`], [`table`] (server-side printing) and [`controllers`] (nodes,
@@ -29,6 +30,7 @@ pub mod api;
 pub mod auth;
 pub mod controllers;
 pub mod discovery;
+pub mod dra;
 pub mod fields;
 pub mod patches;
 pub mod resources;
@@ -64,6 +66,11 @@ pub struct KubeCluster {
     pub location: String,
     pub version: String,
     pub multi_networking: bool,
+    /// The Kubernetes beta APIs the cluster enabled (`enableK8sBetaApis.enabledApis`, e.g.
+    /// `resource.k8s.io/v1beta1/deviceclasses`); the `resource.k8s.io` ones are served
+    /// ([`dra::served`]). Absent from worlds saved before clusters carried them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beta_apis: Vec<String>,
     /// `127.0.0.1:PORT`.
     pub endpoint: String,
     pub certs: tls::ClusterCerts,
@@ -121,6 +128,8 @@ pub struct ClusterSpec {
     pub version: String,
     /// Multi-networking clusters serve `networking.gke.io/v1` Network and GKENetworkParamSet.
     pub multi_networking: bool,
+    /// `enableK8sBetaApis.enabledApis`.
+    pub beta_apis: Vec<String>,
 }
 
 /// Where the new API server listens and the CA that signs its certificate.
@@ -157,6 +166,33 @@ pub struct NodeSpec {
     /// Cordoned (`spec.unschedulable`), as an upgrade leaves a node it is about to drain.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unschedulable: bool,
+    /// The node's NICs after `eth0` (the pool's `additionalNodeNetworkConfigs`, in order: `eth1`,
+    /// `eth2` ...), which GKE shows in the node's `networking.gke.io/nic-info` annotation and,
+    /// once a Network object refers to their VPC, as `networking.gke.io.networks/<Network>`
+    /// resources ([`controllers::nodes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nics: Vec<NodeNic>,
+    /// RDMA NICs GKE manages itself for the pool's `acceleratorNetworkProfile` (GKE-managed
+    /// DRANET): published as devices of a ResourceSlice ([`controllers::dranet`]); 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub managed_rdma_nics: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One additional NIC of a node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeNic {
+    /// The VPC network's name.
+    pub network: String,
+    /// The subnetwork's name.
+    pub subnetwork: String,
+    /// `GVNIC`, or `MRDMA` on a network with a RoCE network profile.
+    pub nic_type: String,
+    /// The NIC's address in its subnetwork.
+    pub ip: String,
 }
 
 /// Cluster add-ons whose Kubernetes side the simulator models.
@@ -218,6 +254,14 @@ impl State {
         }
     }
 
+    /// Records the beta APIs the cluster enabled (they are never disabled again).
+    pub fn set_beta_apis(&mut self, key: &str, apis: Vec<String>) {
+        if let Some(c) = self.clusters.get_mut(key) {
+            c.beta_apis = apis;
+            c.ticked = None;
+        }
+    }
+
     pub fn set_addons(&mut self, key: &str, addons: Addons) {
         if let Some(c) = self.clusters.get_mut(key) {
             c.addons = addons;
@@ -263,6 +307,7 @@ pub fn provision(
         location: spec.location,
         version: spec.version,
         multi_networking: spec.multi_networking,
+        beta_apis: spec.beta_apis,
         endpoint: endpoint.clone(),
         certs,
         ready: false,

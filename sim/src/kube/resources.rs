@@ -1,8 +1,9 @@
-//! The resource types a cluster serves: the built-in kinds (a fixed table) and the kinds of every
-//! established CustomResourceDefinition, with what discovery says about them (plural, singular,
+//! The resource types a cluster serves: the built-in kinds (a fixed table, plus the
+//! `resource.k8s.io` versions of the cluster's minor and beta APIs, [`super::dra`]) and the kinds
+//! of every established CustomResourceDefinition, with what discovery says about them (plural, singular,
 //! kind, scope, short names, categories, verbs, `/status` subresource).
 
-use super::store::Store;
+use super::KubeCluster;
 use serde_json::Value;
 
 /// One resource type at one served version.
@@ -563,10 +564,16 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
         .collect()
 }
 
-/// Every resource type the cluster serves right now: built-ins, then established CRDs.
-pub fn all(store: &Store) -> Vec<ResourceType> {
+/// Every resource type the cluster serves right now: built-ins, the versions of
+/// `resource.k8s.io` its Kubernetes minor and enabled beta APIs give it ([`super::dra`]), then
+/// established CRDs.
+pub fn all(cluster: &KubeCluster) -> Vec<ResourceType> {
     let mut out = builtins();
-    for crd in store.list("apiextensions.k8s.io", "customresourcedefinitions", None) {
+    out.extend(super::dra::served(&cluster.version, &cluster.beta_apis));
+    for crd in cluster
+        .store
+        .list("apiextensions.k8s.io", "customresourcedefinitions", None)
+    {
         if crd_established(crd) {
             out.extend(from_crd(crd));
         }
@@ -575,22 +582,27 @@ pub fn all(store: &Store) -> Vec<ResourceType> {
 }
 
 /// The resource type served at `group/version/plural`, if any.
-pub fn resolve(store: &Store, group: &str, version: &str, plural: &str) -> Option<ResourceType> {
+pub fn resolve(
+    cluster: &KubeCluster,
+    group: &str,
+    version: &str,
+    plural: &str,
+) -> Option<ResourceType> {
     if let Some(entry) = BUILTINS
         .iter()
         .find(|b| b.0 == group && b.1 == version && b.2 == plural)
     {
         return Some(builtin(entry));
     }
-    all(store)
+    all(cluster)
         .into_iter()
         .find(|r| r.group == group && r.version == version && r.plural == plural)
 }
 
 /// The resource type of `apiVersion`/`kind`, if served.
-pub fn by_kind(store: &Store, api_version: &str, kind: &str) -> Option<ResourceType> {
+pub fn by_kind(cluster: &KubeCluster, api_version: &str, kind: &str) -> Option<ResourceType> {
     let (group, version) = split_api_version(api_version);
-    all(store)
+    all(cluster)
         .into_iter()
         .find(|r| r.group == group && r.version == version && r.kind == kind)
 }

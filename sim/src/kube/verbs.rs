@@ -68,7 +68,11 @@ impl Call<'_> {
 
 /// The object as served at the request's version.
 pub fn present(rt: &ResourceType, object: &Value) -> Value {
-    let mut out = object.clone();
+    let mut out = if rt.group == super::dra::GROUP {
+        super::dra::convert(&rt.kind, object, &rt.version)
+    } else {
+        object.clone()
+    };
     out["apiVersion"] = json!(rt.api_version());
     out["kind"] = json!(rt.kind);
     if let Some(map) = out.as_object_mut() {

@@ -183,6 +183,7 @@ async fn a_persisted_world_survives_a_restart_with_its_api_servers() {
             location: "us-central1".into(),
             version: "1.33.5-gke.1080000".into(),
             multi_networking: false,
+            beta_apis: vec![],
         };
         let provisioned = sim
             .shared

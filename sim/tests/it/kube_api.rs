@@ -610,6 +610,7 @@ async fn objects_survive_a_restart_of_a_persisted_simulator() {
         location: "us-central1".into(),
         version: "1.32.4-gke.1767000".into(),
         multi_networking: false,
+        beta_apis: vec![],
     };
     let provisioned = sim
         .shared

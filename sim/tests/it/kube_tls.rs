@@ -21,6 +21,7 @@ async fn api_server_verifies_with_cluster_ca_and_requires_a_token() {
         location: "us-central1".into(),
         version: "1.32.4-gke.1767000".into(),
         multi_networking: true,
+        beta_apis: vec![],
     };
     let shared = sim.shared.clone();
     let provisioned = sim
@@ -75,6 +76,7 @@ async fn a_cluster_takes_its_own_static_token_and_a_strict_server_nothing_else()
         location: "us-central1".into(),
         version: "1.32.4-gke.1767000".into(),
         multi_networking: false,
+        beta_apis: vec![],
     };
     let shared = sim.shared.clone();
     let provisioned = sim

@@ -11,6 +11,7 @@ mod gcloud_capacity;
 mod gcloud_compute;
 mod gcloud_container;
 mod gcloud_filestore;
+mod gcloud_gpu_networking;
 mod gcloud_iam;
 mod gcloud_maintenance;
 mod gcloud_node_upgrades;

@@ -1,5 +1,6 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
-//! background): Node objects and GPU drivers ([`nodes`]), DaemonSet and Deployment status
+//! background): Node objects and GPU drivers ([`nodes`]), GKE-managed RDMA NICs as DRA devices
+//! ([`dranet`]), DaemonSet and Deployment status
 //! ([`workloads`]), Kueue's queue status ([`kueue`]), Pods — scheduler and kubelet ([`pods`]),
 //! with what their volumes need ([`access`]) and their events ([`events`]) — and the cluster
 //! housekeeping — CRD conditions, namespace and CRD deletion,
@@ -11,6 +12,7 @@
 //! depend on how often clients look. Statuses are only written when they change.
 
 pub mod access;
+pub mod dranet;
 pub mod events;
 pub mod housekeeping;
 pub mod kueue;
@@ -222,6 +224,7 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
     housekeeping::namespaces(cluster, &clock);
     housekeeping::addons(cluster, &clock);
     nodes::sync(cluster, &clock);
+    dranet::sync(cluster, &clock);
     workloads::daemonsets(cluster, &clock);
     workloads::deployments(cluster, &clock);
     housekeeping::api_services(cluster, &clock);

@@ -1,5 +1,6 @@
 //! Node objects for every node GKE created, with GKE's labels, the pool's taints, capacity and
-//! allocatable (GKE's reservations), the Ready condition and node info. GPUs appear as
+//! allocatable (GKE's reservations), the Ready condition, node info and the node's extra NICs
+//! (annotations, and a resource per attached Network object). GPUs appear as
 //! `nvidia.com/gpu` only once a driver is installed: the pool's GKE-managed driver after
 //! `kube.driver.installed`, or a driver-installer DaemonSet (COS installer image) ready there.
 
@@ -256,12 +257,90 @@ fn installer_ready_nodes(
     out
 }
 
+/// The annotation GKE lists a node's NICs in: `[{"birthIP", "birthName", "pciAddress"}]`, one
+/// per host interface, `eth0` first (kubernetes/ingress-gce `networking.gke.io/nic-info`,
+/// `NICInfoAnnotationKey` of GKE's network API).
+pub const NIC_INFO: &str = "networking.gke.io/nic-info";
+
+/// The annotation GKE lists a node's additional networks in, by the Network object attached to
+/// each: `[{"network", "ipAddress"}]` (`NorthInterfacesAnnotationKey`, same sources).
+pub const NORTH_INTERFACES: &str = "networking.gke.io/north-interfaces";
+
+/// The prefix of the extended resources GKE advertises per Network a node is attached to:
+/// `networking.gke.io.networks/<Network>` and `networking.gke.io.networks/<Network>.IP`.
+pub const NETWORK_RESOURCE: &str = "networking.gke.io.networks/";
+
+/// The Network objects (name, `spec.type`) whose GKENetworkParamSet names each
+/// `(VPC, subnetwork)`.
+fn attached_networks(cluster: &KubeCluster) -> Vec<((String, String), String)> {
+    let mut out = vec![];
+    for network in cluster.store.list("networking.gke.io", "networks", None) {
+        let name = network["metadata"]["name"].as_str().unwrap_or_default();
+        let reference = &network["spec"]["parametersRef"];
+        if reference["kind"] != "GKENetworkParamSet" {
+            continue;
+        }
+        let params_name = reference["name"].as_str().unwrap_or_default();
+        let Some(params) =
+            cluster
+                .store
+                .get("networking.gke.io", "gkenetworkparamsets", "", params_name)
+        else {
+            continue;
+        };
+        let vpc = params["spec"]["vpc"].as_str().unwrap_or_default();
+        let subnet = params["spec"]["vpcSubnet"].as_str().unwrap_or_default();
+        out.push(((vpc.to_string(), subnet.to_string()), name.to_string()));
+    }
+    out
+}
+
+/// A node's NICs as GKE shows them: the `nic-info` and `north-interfaces` annotations and a
+/// `networking.gke.io.networks/<Network>` resource (with its `.IP` twin) per Network object
+/// that refers to one of the node's additional VPCs. Host interfaces are `eth0` (the primary
+/// NIC) then `eth1`, `eth2` ... in the pool's `additionalNodeNetworkConfigs` order.
+fn show_nics(node: &mut Value, spec: &NodeSpec, attached: &[((String, String), String)]) {
+    if spec.nics.is_empty() {
+        return;
+    }
+    let primary_ip = node["status"]["addresses"][0]["address"].clone();
+    let slot = |i: usize| format!("0000:{:02x}:00.0", 0x0c + i * 0x10);
+    let mut nic_info =
+        vec![json!({"birthIP": primary_ip, "birthName": "eth0", "pciAddress": slot(0)})];
+    let mut north = vec![];
+    for (i, nic) in spec.nics.iter().enumerate() {
+        nic_info.push(
+            json!({"birthIP": nic.ip, "birthName": format!("eth{}", i + 1),
+            "pciAddress": slot(i + 1)}),
+        );
+        for ((vpc, subnet), network) in attached {
+            if *vpc == nic.network && *subnet == nic.subnetwork {
+                north.push(json!({"network": network, "ipAddress": nic.ip}));
+                for table in ["capacity", "allocatable"] {
+                    node["status"][table][format!("{NETWORK_RESOURCE}{network}")] = json!("1");
+                    node["status"][table][format!("{NETWORK_RESOURCE}{network}.IP")] = json!("1");
+                }
+            }
+        }
+    }
+    let annotations = &mut node["metadata"]["annotations"];
+    annotations[NIC_INFO] = json!(Value::Array(nic_info).to_string());
+    if !north.is_empty() {
+        annotations[NORTH_INTERFACES] = json!(Value::Array(north).to_string());
+    }
+}
+
 /// Creates, updates and removes Node objects to match the node pools.
 pub fn sync(cluster: &mut KubeCluster, clock: &Clock) {
     let specs: Vec<NodeSpec> = cluster.nodes.values().flatten().cloned().collect();
+    let attached = attached_networks(cluster);
     let mut desired: Vec<(NodeSpec, Value)> = specs
         .iter()
-        .map(|s| (s.clone(), base_node(cluster, s, clock)))
+        .map(|s| {
+            let mut node = base_node(cluster, s, clock);
+            show_nics(&mut node, s, &attached);
+            (s.clone(), node)
+        })
         .collect();
     let base: Vec<Value> = desired.iter().map(|(_, n)| n.clone()).collect();
     let installed_by_daemonset = installer_ready_nodes(cluster, &base, clock);
@@ -305,14 +384,28 @@ pub fn sync(cluster: &mut KubeCluster, clock: &Clock) {
         let key = object_key("", "nodes", "", &spec.name);
         match cluster.store.objects.get(&key) {
             Some(existing) => {
+                // GKE owns the NIC annotations; others' annotations stay.
+                let mut annotations = existing["metadata"]["annotations"].clone();
+                for key in [NIC_INFO, NORTH_INTERFACES] {
+                    match node["metadata"]["annotations"].get(key) {
+                        Some(v) => annotations[key] = v.clone(),
+                        None => {
+                            if let Some(map) = annotations.as_object_mut() {
+                                map.remove(key);
+                            }
+                        }
+                    }
+                }
                 let same = existing["spec"] == node["spec"]
                     && existing["status"] == node["status"]
-                    && existing["metadata"]["labels"] == node["metadata"]["labels"];
+                    && existing["metadata"]["labels"] == node["metadata"]["labels"]
+                    && existing["metadata"]["annotations"] == annotations;
                 if !same {
                     let mut updated = existing.clone();
                     updated["spec"] = node["spec"].take();
                     updated["status"] = node["status"].take();
                     updated["metadata"]["labels"] = node["metadata"]["labels"].take();
+                    updated["metadata"]["annotations"] = annotations;
                     cluster.store.put("", "nodes", "", &spec.name, updated);
                 }
             }

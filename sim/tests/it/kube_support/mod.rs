@@ -43,6 +43,7 @@ pub async fn start(latency: LatencyProfile, multi_networking: bool) -> Cluster {
         location: "us-central1".into(),
         version: "1.32.4-gke.1767000".into(),
         multi_networking,
+        beta_apis: vec![],
     };
     let provisioned = sim
         .shared
@@ -100,6 +101,8 @@ pub fn node(name: &str, pool: &str, gpus: u32, managed_driver: bool) -> NodeSpec
         memory: memory.into(),
         version: String::new(),
         unschedulable: false,
+        nics: vec![],
+        managed_rdma_nics: 0,
     }
 }
 
