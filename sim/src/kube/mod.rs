@@ -30,6 +30,7 @@ pub mod auth;
 pub mod controllers;
 pub mod discovery;
 pub mod fields;
+pub mod logs;
 pub mod patches;
 pub mod resources;
 pub mod selectors;

@@ -1,8 +1,8 @@
 //! Pods: the default scheduler binds each pod to a node, and that node's kubelet mounts the pod's
 //! volumes, pulls its images and starts its containers — with the statuses, conditions and
 //! events a real cluster shows, and the retries that let a pod start once what it waited for is
-//! fixed. Pods of Deployments, DaemonSets and Jobs are not made (those controllers only compute
-//! their status); this is about Pods created directly.
+//! fixed. This is about every Pod, created directly or by the Job controller ([`super::jobs`]);
+//! Deployments and DaemonSets make none (those controllers only compute their status).
 //!
 //! **Scheduling** (kube-scheduler's default plugins, in their order): volumes first — a claim
 //! that does not exist or is not bound fails the pod on every node (`persistentvolumeclaim "C"
@@ -36,7 +36,11 @@
 //! (`Error: ErrImagePull`), `BackOff` (`Back-off pulling image "IMAGE"`) and `Failed` (`Error:
 //! ImagePullBackOff`) (`pkg/kubelet/images/image_manager.go`, `kuberuntime_container.go`). A
 //! started container is `Running` and ready (probes are not simulated), and a pod whose
-//! containers all run is `Running` and `Ready`; containers never exit.
+//! containers all run is `Running` and `Ready`. Only NCCL tests exit ([`super::runs`] decides
+//! when, with what exit code and log, once every pod has been advanced): a container that ended
+//! is `terminated` (`Completed` or `Error`), and once every regular container has ended the pod
+//! is `Succeeded` (all exit 0) or `Failed`, its native sidecars stopped at that moment (exit 0),
+//! `Ready` and `ContainersReady` False with reason `PodCompleted` (`PodFailed`).
 //!
 //! **Retries** follow the kubelet's back-offs, as attempts at fixed simulated times from the
 //! moment the stage began: volume mounts at +0, +0.5 s, +1.5 s, +3.5 s ..., the gap doubling up to
@@ -59,6 +63,7 @@
 use super::access::{self, Gke};
 use super::events::{self, Occurrence, Source};
 use super::nodes::parse_quantity;
+use super::runs::{self, End};
 use super::{Clock, hash, set_status};
 use crate::clock::SimTime;
 use crate::kube::KubeCluster;
@@ -91,6 +96,12 @@ pub struct PodRun {
     /// Image pull and container start, after a successful pull.
     #[serde(default)]
     pub start_delay_ms: u64,
+    /// How long an NCCL test runs once every host is up ([`super::runs`]).
+    #[serde(default)]
+    pub test_ms: u64,
+    /// Containers that ended, by name ([`super::runs`]).
+    #[serde(default)]
+    pub ends: BTreeMap<String, End>,
 }
 
 /// A step that is retried until it succeeds.
@@ -449,6 +460,21 @@ fn condition(kind: &str, status: bool, at: &str, reason: Option<(&str, String)>)
     c
 }
 
+/// When a container starts (possibly after now), once its image is pulled: `start_delay_ms`
+/// after the pull, and a regular container not before every init container has started.
+pub fn started_at(pod: &Value, run: &PodRun, name: &str) -> Option<SimTime> {
+    let all = containers(pod);
+    let own = |c: &Container| pulled_at(run, &c.name).map(|t| t.plus_ms(run.start_delay_ms));
+    let container = all.iter().find(|c| c.name == name)?;
+    let mut at = own(container)?;
+    if !container.init {
+        for init in all.iter().filter(|c| c.init) {
+            at = at.max(own(init)?);
+        }
+    }
+    Some(at)
+}
+
 /// When a container's image was pulled, if it was.
 fn pulled_at(run: &PodRun, name: &str) -> Option<SimTime> {
     run.pulls.get(name).and_then(|s| s.done)
@@ -516,19 +542,26 @@ pub fn pods(world: &mut World, cx: &crate::world::Ctx, key: &str, cluster: &mut 
             .is_none_or(|r| r.uid != uid);
         if fresh {
             let start_delay_ms = world.duration_ms(cx, "kube.pod.start");
+            let test_ms = world.duration_ms(cx, "kube.nccl.test");
             cluster.controllers.pods.insert(
                 pod_key.clone(),
                 PodRun {
                     uid,
                     start_delay_ms,
+                    test_ms,
                     ..PodRun::default()
                 },
             );
         }
     }
     let gke = Gke::of(world, key, cluster);
-    for pod_key in keys {
-        tick_pod(world, &gke, cluster, &clock, &pod_key);
+    for pod_key in &keys {
+        tick_pod(world, &gke, cluster, &clock, pod_key);
+    }
+    let config = cx.shared.workloads.lock().clone();
+    runs::decide_ends(cluster, &config, cx.now);
+    for pod_key in &keys {
+        report_pod(cluster, &clock, pod_key);
     }
     events::expire(cluster, &clock);
 }
@@ -646,6 +679,28 @@ fn tick_pod(world: &World, gke: &Gke, cluster: &mut KubeCluster, clock: &Clock, 
         }
     }
 
+    cluster.controllers.pods.insert(pod_key.to_string(), run);
+}
+
+/// Records a pod's events and writes its status at `clock.now`, once every pod has been
+/// advanced and the containers' ends decided.
+fn report_pod(cluster: &mut KubeCluster, clock: &Clock, pod_key: &str) {
+    let Some(pod) = cluster.store.objects.get(pod_key).cloned() else {
+        return;
+    };
+    if pod["metadata"].get("deletionTimestamp").is_some() {
+        return;
+    }
+    let Some(run) = cluster.controllers.pods.get(pod_key).cloned() else {
+        return;
+    };
+    let now = clock.now;
+    let node_name = run.node.clone();
+    let node = node_name
+        .as_deref()
+        .and_then(|n| cluster.store.get("", "nodes", "", n))
+        .cloned();
+    let node = node.as_ref();
     // Events and status.
     let node_label = node_name.clone().unwrap_or_default();
     let mut due: Vec<Due> = vec![];
@@ -718,7 +773,6 @@ fn tick_pod(world: &World, gke: &Gke, cluster: &mut KubeCluster, clock: &Clock, 
     }
     let status = status(&pod, &run, node, clock);
     set_status(&mut cluster.store, pod_key, status);
-    cluster.controllers.pods.insert(pod_key.to_string(), run);
 }
 
 /// An event to record, with its occurrences so far.
@@ -899,9 +953,27 @@ fn status(pod: &Value, run: &PodRun, node: Option<&Value>, clock: &Clock) -> Val
         let own = started(c)?;
         Some(own.max(initialized?))
     };
+    let ended = |c: &Container| {
+        run.ends
+            .get(&c.name)
+            .filter(|e| !c.init && e.at <= now && container_start(c).is_some())
+    };
+    // Every regular container ended: the pod is done, its sidecars stopped with it.
+    let finished: Option<(SimTime, bool)> = if regular.is_empty() {
+        None
+    } else {
+        regular
+            .iter()
+            .map(|c| ended(c).map(|e| (e.at, e.exit_code == 0)))
+            .collect::<Option<Vec<_>>>()
+            .map(|ends| {
+                let at = ends.iter().map(|(t, _)| *t).max().unwrap_or(scheduled);
+                (at, ends.iter().all(|(_, ok)| *ok))
+            })
+    };
     let ready_at: Option<SimTime> = regular
         .iter()
-        .map(|c| container_start(c))
+        .map(|c| container_start(c).filter(|_| ended(c).is_none()))
         .collect::<Option<Vec<_>>>()
         .and_then(|t| t.into_iter().max());
     let sandbox = run.mount.done;
@@ -932,11 +1004,19 @@ fn status(pod: &Value, run: &PodRun, node: Option<&Value>, clock: &Clock) -> Val
         .map(|c| c.name.clone())
         .collect();
     let mut conditions = vec![];
-    conditions.push(match sandbox {
-        Some(t) => condition("PodReadyToStartContainers", true, &ts(t), None),
-        None => condition("PodReadyToStartContainers", false, &scheduled_ts, None),
+    let completed = finished.map(|(at, ok)| (at, if ok { "PodCompleted" } else { "PodFailed" }));
+    conditions.push(match (sandbox, completed) {
+        (Some(_), Some((at, _))) => condition("PodReadyToStartContainers", false, &ts(at), None),
+        (Some(t), None) => condition("PodReadyToStartContainers", true, &ts(t), None),
+        (None, _) => condition("PodReadyToStartContainers", false, &scheduled_ts, None),
     });
     conditions.push(match initialized {
+        Some(t) if completed.is_some_and(|(_, r)| r == "PodCompleted") => condition(
+            "Initialized",
+            true,
+            &ts(t),
+            Some(("PodCompleted", String::new())),
+        ),
         Some(t) => condition("Initialized", true, &ts(t), None),
         None => condition(
             "Initialized",
@@ -953,6 +1033,10 @@ fn status(pod: &Value, run: &PodRun, node: Option<&Value>, clock: &Clock) -> Val
     });
     for kind in ["Ready", "ContainersReady"] {
         conditions.push(match ready_at {
+            _ if completed.is_some() => {
+                let (at, reason) = completed.unwrap_or((scheduled, "PodCompleted"));
+                condition(kind, false, &ts(at), Some((reason, String::new())))
+            }
             Some(t) => condition(kind, true, &ts(t), None),
             None => condition(
                 kind,
@@ -974,8 +1058,12 @@ fn status(pod: &Value, run: &PodRun, node: Option<&Value>, clock: &Clock) -> Val
         status["podIPs"] = json!([{"ip": pod_ip}]);
     }
     status["startTime"] = json!(scheduled_ts);
-    if ready_at.is_some() {
-        status["phase"] = json!("Running");
+    let running = regular.iter().all(|c| container_start(c).is_some());
+    match finished {
+        Some((_, true)) => status["phase"] = json!("Succeeded"),
+        Some((_, false)) => status["phase"] = json!("Failed"),
+        None if ready_at.is_some() || running => status["phase"] = json!("Running"),
+        None => {}
     }
     let container_status = |c: &Container| -> Value {
         let image = c.spec["image"].as_str().unwrap_or_default();
@@ -998,9 +1086,18 @@ fn status(pod: &Value, run: &PodRun, node: Option<&Value>, clock: &Clock) -> Val
                 };
                 out["image"] = json!(normalized);
                 out["imageID"] = json!(format!("{repository}@sha256:{}", sha(image)));
+                let end = match ended(c) {
+                    Some(e) => Some((e.at, e.exit_code, e.reason())),
+                    // A native sidecar is stopped when the main containers are done.
+                    None if c.sidecar => finished.map(|(at, _)| (at, 0, "Completed")),
+                    None => None,
+                };
                 if c.init && !c.sidecar {
                     out["state"] = json!({"terminated": {"exitCode": 0, "reason": "Completed",
                         "startedAt": ts(t), "finishedAt": ts(t), "containerID": format!("containerd://{id}")}});
+                } else if let Some((at, code, reason)) = end {
+                    out["state"] = json!({"terminated": {"exitCode": code, "reason": reason,
+                        "startedAt": ts(t), "finishedAt": ts(at), "containerID": format!("containerd://{id}")}});
                 } else {
                     out["state"] = json!({"running": {"startedAt": ts(t)}});
                     out["ready"] = json!(true);
