@@ -630,3 +630,82 @@ async fn the_world_file_sets_the_bandwidths_over_the_defaults() {
         "world.toml:2:1: [workloads]: `tcp_bus_bandwidth_gbps` must be a positive number of GB/s, not 0"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_pod_counts_as_a_failure_and_is_replaced_after_the_back_off() {
+    let cluster = gpu_cluster(30.0).await;
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(NETWORKS))
+        .await;
+    let job = nccl_job("nccl", &["vpc1", "vpc2"], "").replace("backoffLimit: 0", "backoffLimit: 3");
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&job))
+        .await;
+    let first = pods_of(&cluster).await;
+    let peer = first[1]["metadata"]["name"].as_str().unwrap().to_string();
+    // kubectl waits until the pod is gone: the Job controller lets go of it.
+    let out = cluster.kubectl_ok(&["delete", "pod", &peer]).await;
+    assert!(out.contains(&format!("pod \"{peer}\" deleted")), "{out}");
+    let job = json(&cluster, &["get", "job", "nccl"]).await;
+    assert_eq!(job["status"]["failed"], 1, "{:#}", job["status"]);
+    assert_eq!(job["status"]["active"], 1);
+    assert_eq!(pods_of(&cluster).await.len(), 1);
+
+    // A new pod for index 1 after 10 s; the test then runs 30 s.
+    cluster.sim.advance_secs(10.0);
+    let now = pods_of(&cluster).await;
+    assert_eq!(now.len(), 2);
+    let replacement = now[1]["metadata"]["name"].as_str().unwrap();
+    assert!(
+        replacement.starts_with("nccl-1-") && replacement != peer,
+        "{replacement}"
+    );
+    let wait = cluster.kubectl(&[
+        "wait",
+        "--for=condition=complete",
+        "--timeout=30s",
+        "job/nccl",
+    ]);
+    let advance = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        cluster.sim.advance_secs(30.0);
+    };
+    let ((ok, out, err), ()) = tokio::join!(wait, advance);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("job.batch/nccl condition met"), "{out}");
+    let job = json(&cluster, &["get", "job", "nccl"]).await;
+    assert_eq!(
+        (&job["status"]["succeeded"], &job["status"]["failed"]),
+        (&json!(2), &json!(1))
+    );
+    let out = cluster.kubectl_ok(&["get", "job", "nccl"]).await;
+    assert!(out.contains("Complete   2/2           40s"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_of_a_container_that_has_not_started_are_refused() {
+    let cluster = gpu_cluster(30.0).await;
+    // Three GPU pods for two nodes: the third cannot be scheduled.
+    let job = nccl_job("nccl", &[], "")
+        .replace("completions: 2", "completions: 3")
+        .replace("parallelism: 2", "parallelism: 3");
+    cluster
+        .kubectl_stdin(&["apply", "-f", "-"], Some(&job))
+        .await;
+    let pods = pods_of(&cluster).await;
+    assert_eq!(pods.len(), 3);
+    let pending = pods[2]["metadata"]["name"].as_str().unwrap();
+    assert_eq!(pods[2]["status"]["phase"], "Pending");
+    let (ok, _, err) = cluster.kubectl(&["logs", pending, "-c", "nccl-test"]).await;
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("pod {pending} does not have a host assigned")),
+        "{err}"
+    );
+    // The leader waits for its third host: nothing ends.
+    cluster.sim.advance_secs(600.0);
+    let job = json(&cluster, &["get", "job", "nccl"]).await;
+    assert!(job["status"]["conditions"].is_null(), "{:#}", job["status"]);
+    assert_eq!(job["status"]["active"], 3);
+    assert_eq!(job["status"]["ready"], 2);
+}
