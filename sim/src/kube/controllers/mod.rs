@@ -2,9 +2,9 @@
 //! background): Node objects and GPU drivers ([`nodes`]), DaemonSet and Deployment status
 //! ([`workloads`]), Kueue's queue status and admission ([`kueue`]), Jobs and their pods
 //! ([`jobs`]), Pods — scheduler and kubelet ([`pods`]), with what their volumes need
-//! ([`access`]), their events ([`events`]) and how their containers end ([`runs`]) — and the cluster
-//! housekeeping — CRD conditions, namespace and CRD deletion,
-//! per-namespace defaults, add-on objects, PV/PVC binding, APIService availability
+//! ([`access`]), their events ([`events`]), how their containers end ([`runs`]) and the status
+//! that results ([`pod_status`]) — and the cluster housekeeping — CRD conditions, namespace and
+//! CRD deletion, per-namespace defaults, add-on objects, PV/PVC binding, APIService availability
 //! ([`housekeeping`]).
 //!
 //! Every status is computed from simulated times (when a generation was written, when a node
@@ -17,6 +17,7 @@ pub mod housekeeping;
 pub mod jobs;
 pub mod kueue;
 pub mod nodes;
+pub mod pod_status;
 pub mod pods;
 pub mod runs;
 pub mod workloads;
