@@ -497,8 +497,18 @@ pub fn pods(world: &mut World, cx: &crate::world::Ctx, key: &str, cluster: &mut 
             .get(pod_key)
             .is_none_or(|r| r.uid != uid);
         if fresh {
+            // Drawn only for pods that run an NCCL test, so that other worlds draw as before.
+            let nccl = pod["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| runs::nccl_benchmark(pod, c).is_some());
             let start_delay_ms = world.duration_ms(cx, "kube.pod.start");
-            let test_ms = world.duration_ms(cx, "kube.nccl.test");
+            let test_ms = if nccl {
+                world.duration_ms(cx, "kube.nccl.test")
+            } else {
+                0
+            };
             cluster.controllers.pods.insert(
                 pod_key.clone(),
                 PodRun {
