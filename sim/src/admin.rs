@@ -6,11 +6,13 @@
 //! | `GET /_sim/inventory` | every resource of every API and every Kubernetes object |
 //! | `GET /_sim/requests` | the request log and per-endpoint counts; `DELETE` clears it |
 //! | `GET /_sim/clock` | simulated time; `POST /_sim/clock/advance?seconds=N` moves it |
+//! | `GET /_sim/workloads` | what NCCL tests report ([`crate::kube::controllers::runs`]); `PUT` replaces it (JSON, the world file's `[workloads]` fields over the defaults), for the tests that end from then on |
 //! | `GET /_sim/faults` | fault configuration, injected counts, fired tripwires (`tripped`) and held requests (`held`); `PUT` replaces it (JSON), releasing held requests |
 
 use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
 use crate::http::{Query, json};
+use crate::kube::controllers::runs::WorkloadSpec;
 use crate::server::{RequestLog, Shared};
 use axum::Router;
 use axum::body::Bytes;
@@ -32,6 +34,7 @@ pub fn router() -> Router<Arc<Shared>> {
         .route("/_sim/clock", get(clock))
         .route("/_sim/clock/advance", post(advance))
         .route("/_sim/faults", get(faults).put(put_faults))
+        .route("/_sim/workloads", get(workloads).put(put_workloads))
 }
 
 async fn inventory(State(shared): State<Arc<Shared>>) -> Response {
@@ -100,4 +103,30 @@ async fn put_faults(State(shared): State<Arc<Shared>>, body: Bytes) -> Response 
     }
     shared.faults.lock().replace(config, shared.config.seed);
     StatusCode::NO_CONTENT.into_response()
+}
+
+async fn workloads(State(shared): State<Arc<Shared>>) -> Response {
+    json(serde_json::to_value(&*shared.workloads.lock()).unwrap_or_default())
+}
+
+/// Replaces the NCCL settings. The world is first brought to the current time, so tests that
+/// ended before the change keep what they reported.
+async fn put_workloads(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let spec: WorkloadSpec = match serde_json::from_slice(&body) {
+        Ok(s) => s,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                json(json!({"error": e.to_string()})),
+            )
+                .into_response();
+        }
+    };
+    if let Err(e) = spec.check() {
+        return (StatusCode::BAD_REQUEST, json(json!({"error": e}))).into_response();
+    }
+    shared.with_world(|_, _| ());
+    *shared.workloads.lock() = spec.resolve();
+    shared.persist_if_dirty();
+    json(serde_json::to_value(&*shared.workloads.lock()).unwrap_or_default())
 }

@@ -79,6 +79,9 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     ("kube.node.ready", 0.0, 0.0),
     // A pod's image pull and container start, once its volumes are mounted.
     ("kube.pod.start", 2.0, 8.0),
+    // An NCCL test, from the moment every host's test container runs to the leader's exit
+    // (`kube::controllers::runs`).
+    ("kube.nccl.test", 60.0, 180.0),
 ];
 
 /// A latency profile: the defaults, a named preset, or a file's overrides on top of them.

@@ -26,7 +26,8 @@
 //!
 //! A world file ([`worldspec::WorldSpec`], `SimConfig::world`) sets project numbers, enabled
 //! services, quotas, zone capacity ([`capacity`]) and reservations, service accounts and project
-//! IAM bindings that exist at start.
+//! IAM bindings that exist at start, and the bus bandwidth simulated NCCL tests report
+//! ([`kube::controllers::runs`]; also `PUT /_sim/workloads`).
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily

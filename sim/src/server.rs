@@ -78,6 +78,9 @@ pub struct Shared {
     pub latency: LatencyProfile,
     pub world: Mutex<World>,
     pub faults: Mutex<FaultState>,
+    /// What NCCL tests report ([`crate::kube::controllers::runs`]): the world file's
+    /// `[workloads]`, replaced by `PUT /_sim/workloads`.
+    pub workloads: Mutex<crate::kube::controllers::runs::WorkloadConfig>,
     pub log: Mutex<RequestLog>,
     /// Running Kubernetes API servers, by cluster key.
     pub kube_servers: Mutex<BTreeMap<String, kube::ServerHandle>>,
@@ -655,6 +658,7 @@ pub async fn start(mut config: SimConfig) -> Result<SimHandle, StartError> {
         latency: config.latency.clone(),
         world: Mutex::new(world),
         faults: Mutex::new(FaultState::new(config.faults.clone(), config.seed)),
+        workloads: Mutex::new(config.world.workloads.clone().unwrap_or_default().resolve()),
         log: Mutex::new(RequestLog::default()),
         kube_servers: Mutex::new(BTreeMap::new()),
         base_url: format!("http://{addr}"),

@@ -42,6 +42,10 @@
 //! project = "my-project"
 //! role = "roles/artifactregistry.reader"
 //! members = ["serviceAccount:a3-runner@my-project.iam.gserviceaccount.com"]
+//!
+//! [workloads]                     # what simulated NCCL tests report (GB/s)
+//! tcp_bus_bandwidth_gbps = 2.5
+//! nccl_bus_bandwidth_gbps = { "nvidia-h100-mega-80gb" = 50.1 }
 //! ```
 //!
 //! Every table refuses unknown fields, so a typo is an error. [`WorldSpec::load`] names the file,
@@ -53,8 +57,8 @@
 //! accounts that exist (the file's own or Google-managed ones), no `allUsers` — except that a
 //! `user:` may be made owner: the file describes the world, it does not invite anyone).
 //!
-//! **What applies when.** Project numbers, quotas and capacity are configuration: they apply at
-//! every start, also to a world loaded from a `--persist` file. Services, reservations, service
+//! **What applies when.** Project numbers, quotas, capacity and `[workloads]` are configuration:
+//! they apply at every start, also to a world loaded from a `--persist` file. Services, reservations, service
 //! accounts, IAM bindings, `start_time` and `[gke]` are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
 //! file (which has its own, possibly changed since). Seeded reservations are READY from the start
 //! and count against quota and zone capacity like any other; one that does not fit stops the
@@ -106,6 +110,10 @@ pub struct WorldSpec {
     /// fresh world; with it, clusters auto-upgrade.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gke: Option<container::server_config::Schedule>,
+    /// What the simulated NCCL tests report (`[workloads]`, see
+    /// [`crate::kube::controllers::runs`]); configuration, applied at every start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<crate::kube::controllers::runs::WorkloadSpec>,
 }
 
 /// A service account, as `gcloud iam service-accounts create` would make it.
@@ -312,6 +320,16 @@ impl WorldSpec {
                 None => format!("{origin}: {message}"),
             }
         })?;
+        if let Some(Err(problem)) = spec.workloads.as_ref().map(|w| w.check()) {
+            let at = text
+                .find("[workloads")
+                .map(|offset| {
+                    let (line, column) = line_column(text, offset);
+                    format!("{origin}:{line}:{column}")
+                })
+                .unwrap_or_else(|| origin.to_string());
+            return Err(format!("{at}: [workloads]: {problem}"));
+        }
         if let Some(problem) = spec.problems().into_iter().next() {
             let at = locate(text, problem.entry)
                 .map(|offset| {
@@ -331,6 +349,11 @@ impl WorldSpec {
     /// The simulator's checks of a world spec (those [`WorldSpec::parse`] runs, for a spec built in
     /// code): the first problem, naming its entry.
     pub fn check(&self) -> Result<(), String> {
+        if let Some(workloads) = &self.workloads {
+            workloads
+                .check()
+                .map_err(|problem| format!("[workloads]: {problem}"))?;
+        }
         match self.problems().into_iter().next() {
             None => Ok(()),
             Some(problem) => Err(format!(

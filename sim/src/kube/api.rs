@@ -1,6 +1,7 @@
 //! The Kubernetes API proper: routes every request path (`/api`, `/apis/...`, `/openapi/v3/...`,
-//! `/version`) to discovery ([`super::discovery`]), the verbs ([`super::verbs`]) or a watch
-//! ([`super::watch`]), inside the world lock, and renders results and errors.
+//! `/version`) to discovery ([`super::discovery`]), the verbs ([`super::verbs`]), a watch
+//! ([`super::watch`]) or a pod's log ([`super::logs`]), inside the world lock, and renders
+//! results and errors.
 //!
 //! Scripted faults apply to mutations: kind `kube.<Kind>` (e.g. `kube.ResourceFlavor`), verb
 //! `create` (POST), `update` (PUT), `patch` (any PATCH, server-side apply included even when it
@@ -9,6 +10,7 @@
 use super::admission;
 use super::controllers::Clock;
 use super::discovery;
+use super::logs;
 use super::resources::{self, ResourceType};
 use super::server::KubeCtx;
 use super::status::Status;
@@ -294,11 +296,37 @@ async fn dispatch(
     };
     let wrong_scope = (!rt.namespaced && !namespace.is_empty())
         || (rt.namespaced && namespace.is_empty() && name.is_some());
+    let is_log = subresource.as_deref() == Some("log") && rt.is("", "pods");
     let bad_subresource = subresource
         .as_deref()
-        .is_some_and(|s| s != "status" && !(s == "finalize" && rt.is("", "namespaces")));
+        .is_some_and(|s| s != "status" && !(s == "finalize" && rt.is("", "namespaces")) && !is_log);
     if wrong_scope || bad_subresource {
         return Status::no_route().into_response();
+    }
+    if is_log {
+        if method != Method::GET {
+            return Status::method_not_allowed().into_response();
+        }
+        let query = Query::parse(uri.query());
+        let pod = name.clone().unwrap_or_default();
+        let result = cx.shared.read_world(|world, _| {
+            let cluster = world
+                .kube
+                .clusters
+                .get(&*cx.key)
+                .ok_or_else(Status::no_route)?;
+            logs::read(cluster, &namespace, &pod, &query)
+        });
+        return match result {
+            Ok(text) => {
+                let mut response = (StatusCode::OK, text).into_response();
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+                response
+            }
+            Err(status) => status.into_response(),
+        };
     }
     if method == Method::GET && name.is_none() && query.flag("watch") {
         return watch::watch(cx.shared.clone(), cx.key.clone(), rt, namespace, &query);

@@ -32,6 +32,7 @@ pub mod controllers;
 pub mod discovery;
 pub mod dra;
 pub mod fields;
+pub mod logs;
 pub mod patches;
 pub mod resources;
 pub mod selectors;

@@ -85,6 +85,60 @@ fn since(value: &Value, clock: &Clock) -> String {
     human_duration((now - t.with_timezone(&Utc)).num_seconds())
 }
 
+/// The STATUS of a Job (`printJob`, 1.32): its first of Complete, Failed, Terminating,
+/// Suspended, FailureTarget, SuccessCriteriaMet, else Running.
+fn job_status(job: &Value) -> &'static str {
+    let has = |kind: &str| {
+        job["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == kind && c["status"] == "True")
+    };
+    if has("Complete") {
+        "Complete"
+    } else if has("Failed") {
+        "Failed"
+    } else if job["metadata"].get("deletionTimestamp").is_some() {
+        "Terminating"
+    } else if has("Suspended") {
+        "Suspended"
+    } else if has("FailureTarget") {
+        "FailureTarget"
+    } else if has("SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    }
+}
+
+/// COMPLETIONS: `succeeded/completions`, or `succeeded/1 of parallelism` without completions.
+fn job_completions(job: &Value) -> String {
+    let succeeded = int(&job["status"]["succeeded"]);
+    match job["spec"]["completions"].as_i64() {
+        Some(c) => format!("{succeeded}/{c}"),
+        None => match job["spec"]["parallelism"].as_i64().unwrap_or(1) {
+            p if p > 1 => format!("{succeeded}/1 of {p}"),
+            _ => format!("{succeeded}/1"),
+        },
+    }
+}
+
+/// DURATION: from startTime to completionTime (or now); empty before the Job started.
+fn job_duration(job: &Value, clock: &Clock) -> String {
+    let parse = |v: &Value| {
+        v.as_str()
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc))
+    };
+    let Some(start) = parse(&job["status"]["startTime"]) else {
+        return String::new();
+    };
+    let end = parse(&job["status"]["completionTime"])
+        .unwrap_or_else(|| clock.epoch + chrono::Duration::milliseconds(clock.now.0 as i64));
+    human_duration((end - start).num_seconds())
+}
+
 /// A column `kubectl get` shows only with `-o wide` (priority 1).
 fn wide(name: &str, kind: &str) -> Value {
     let mut c = column(name, kind);
@@ -299,6 +353,24 @@ fn layout(rt: &ResourceType, clock: &Clock) -> (Vec<Value>, Cells) {
                     json!(int(&s["updatedNumberScheduled"])),
                     json!(int(&s["numberAvailable"])),
                     json!(selector),
+                    json!(age(o, &clock)),
+                ]
+            }),
+        ),
+        ("batch", "jobs") => (
+            vec![
+                column("Name", "string"),
+                column("Status", "string"),
+                column("Completions", "string"),
+                column("Duration", "string"),
+                column("Age", "string"),
+            ],
+            Box::new(move |o| {
+                vec![
+                    o["metadata"]["name"].clone(),
+                    json!(job_status(o)),
+                    json!(job_completions(o)),
+                    json!(job_duration(o, &clock)),
                     json!(age(o, &clock)),
                 ]
             }),

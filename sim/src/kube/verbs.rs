@@ -332,6 +332,9 @@ pub fn create(
     }
     object["metadata"]["uid"] = json!(cluster.store.next_uid());
     object["metadata"]["creationTimestamp"] = json!(call.clock.ts(call.clock.now));
+    if rt.is("batch", "jobs") {
+        super::controllers::jobs::on_create(cluster, &mut object);
+    }
     if rt.generation {
         object["metadata"]["generation"] = json!(1);
     }
@@ -707,6 +710,12 @@ pub fn delete(cluster: &mut KubeCluster, call: &Call, options: &Value) -> Result
     } else if !has_finalizers {
         if call.dry_run() {
             return Ok(present(&rt, &old));
+        }
+        if rt.is("batch", "jobs") {
+            let policy = options["propagationPolicy"]
+                .as_str()
+                .or(call.query.get("propagationPolicy"));
+            super::controllers::jobs::on_delete(cluster, &old, policy);
         }
         let removed = cluster
             .store

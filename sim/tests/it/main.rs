@@ -24,6 +24,7 @@ mod gcloud_storage;
 mod gcloud_world;
 mod kube_api;
 mod kube_faults;
+mod kube_jobs;
 mod kube_kubectl;
 mod kube_nodes;
 mod kube_pods;

@@ -1,28 +1,66 @@
 //! Kueue's controller, as far as a3ctl can see it: once the `kueue-system/kueue-controller-manager`
 //! Deployment is available, every ClusterQueue gets an `Active` condition (true when each
 //! ResourceFlavor it names exists, otherwise false with reason `FlavorNotFound`) and the workload
-//! counters at zero, and every LocalQueue an `Active` condition that follows its ClusterQueue.
+//! counters, and every LocalQueue an `Active` condition that follows its ClusterQueue.
 //! Without an available controller nothing writes status, as in a real cluster.
+//!
+//! **Jobs** (Kueue's batch/v1 Job integration). While Kueue's Deployment exists, a Job made with
+//! the label `kueue.x-k8s.io/queue-name` is made suspended (Kueue's mutating webhook; see
+//! [`super::jobs::on_create`]). Once the controller is available, the queued Jobs are admitted in
+//! creation order: a Job is admitted when its LocalQueue (in the Job's namespace) points at an
+//! active ClusterQueue whose quota covers what the Job's pods request (`requests`, else
+//! `limits`, of every container and native sidecar, times `min(parallelism, completions)`): for
+//! every requested resource, a resource group covering it, and in that group the first flavor
+//! (in order) with that much of its `nominalQuota` left after the Jobs admitted before. Admission
+//! unsuspends the Job and adds the flavor's `nodeLabels` to its pod template's `nodeSelector`; the
+//! quota is held until the Job completes or fails (or is deleted). A Job that does not fit stays
+//! suspended — `pendingWorkloads` of its ClusterQueue and LocalQueue — and is admitted when quota
+//! frees up or grows. The admission is dated at the latest of: the Job's last write, the
+//! controller becoming available, the last write of the LocalQueue, the ClusterQueue and its
+//! flavors, and the end of the last Job that held quota of the same ClusterQueue.
+//!
+//! Not simulated: Workload objects (`kubectl get workloads` shows none), borrowing and cohorts,
+//! preemption, fair sharing, `flavorFungibility`, admission checks, `waitForPodsReady`, and
+//! integrations other than batch/v1 Jobs.
 
-use super::{Clock, set_status};
+use super::jobs::{JobRun, QUEUE_LABEL};
+use super::nodes::parse_quantity;
+use super::{Clock, generation_since, set_status};
+use crate::clock::SimTime;
 use crate::kube::KubeCluster;
-use crate::kube::store::object_key;
+use crate::kube::store::{object_key, split_key};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 const GROUP: &str = "kueue.x-k8s.io";
 
-fn controller_available(cluster: &KubeCluster, clock: &Clock) -> bool {
-    let key = object_key(
+fn controller_key() -> String {
+    object_key(
         "apps",
         "deployments",
         "kueue-system",
         "kueue-controller-manager",
-    );
+    )
+}
+
+/// When Kueue's controller became available, if it is.
+fn available_since(cluster: &KubeCluster, clock: &Clock) -> Option<SimTime> {
     cluster
         .controllers
         .available_since
-        .get(&key)
-        .is_some_and(|t| *t <= clock.now)
+        .get(&controller_key())
+        .copied()
+        .filter(|t| *t <= clock.now)
+}
+
+fn controller_available(cluster: &KubeCluster, clock: &Clock) -> bool {
+    available_since(cluster, clock).is_some()
+}
+
+/// Kueue is installed (its Deployment exists), so its webhook suspends queued Jobs.
+pub fn installed(cluster: &KubeCluster) -> bool {
+    cluster.store.objects.contains_key(&controller_key())
 }
 
 fn condition(active: bool, reason: &str, message: String, at: &Value) -> Value {
@@ -41,22 +79,14 @@ pub fn queues(cluster: &mut KubeCluster, clock: &Clock) {
         .iter()
         .filter_map(|f| f["metadata"]["name"].as_str().map(str::to_string))
         .collect();
+    let counts = workload_counts(cluster);
     let mut active_queues = Vec::new();
     for key in cluster.store.keys(GROUP, "clusterqueues") {
         let Some(queue) = cluster.store.objects.get(&key) else {
             continue;
         };
         let created = queue["metadata"]["creationTimestamp"].clone();
-        let mut missing: Vec<String> = queue["spec"]["resourceGroups"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
-            .filter_map(|f| f["name"].as_str())
-            .filter(|name| !flavors.iter().any(|f| f == name))
-            .map(str::to_string)
-            .collect();
-        missing.dedup();
+        let missing = missing_flavors(queue, &flavors);
         let condition = if missing.is_empty() {
             if let Some(name) = queue["metadata"]["name"].as_str() {
                 active_queues.push(name.to_string());
@@ -73,11 +103,16 @@ pub fn queues(cluster: &mut KubeCluster, clock: &Clock) {
                 &created,
             )
         };
+        let name = queue["metadata"]["name"].as_str().unwrap_or_default();
+        let (admitted, pending) = counts
+            .get(&(None, name.to_string()))
+            .copied()
+            .unwrap_or((0, 0));
         let status = json!({
             "conditions": [condition],
-            "admittedWorkloads": 0,
-            "pendingWorkloads": 0,
-            "reservingWorkloads": 0,
+            "admittedWorkloads": admitted,
+            "pendingWorkloads": pending,
+            "reservingWorkloads": admitted,
         });
         set_status(&mut cluster.store, &key, status);
     }
@@ -113,8 +148,382 @@ pub fn queues(cluster: &mut KubeCluster, clock: &Clock) {
                 &created,
             )
         };
-        let status = json!({"conditions": [condition], "admittedWorkloads": 0,
-            "pendingWorkloads": 0, "reservingWorkloads": 0});
+        let namespace = queue["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = queue["metadata"]["name"].as_str().unwrap_or_default();
+        let (admitted, pending) = counts
+            .get(&(Some(namespace.to_string()), name.to_string()))
+            .copied()
+            .unwrap_or((0, 0));
+        let status = json!({"conditions": [condition], "admittedWorkloads": admitted,
+            "pendingWorkloads": pending, "reservingWorkloads": admitted});
         set_status(&mut cluster.store, &key, status);
+    }
+}
+
+/// The ResourceFlavors a ClusterQueue names that do not exist.
+fn missing_flavors(queue: &Value, flavors: &[String]) -> Vec<String> {
+    let mut missing: Vec<String> = queue["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
+        .filter_map(|f| f["name"].as_str())
+        .filter(|name| !flavors.iter().any(|f| f == name))
+        .map(str::to_string)
+        .collect();
+    missing.dedup();
+    missing
+}
+
+/// The quota a Job holds from its admission until it ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Admission {
+    pub cluster_queue: String,
+    pub local_queue: String,
+    /// `flavor/resource` → amount.
+    pub usage: BTreeMap<String, f64>,
+    pub at: SimTime,
+}
+
+/// A queued Job as Kueue sees it.
+struct Queued {
+    key: String,
+    namespace: String,
+    local_queue: String,
+    suspended: bool,
+    finished: bool,
+    admission: Option<Admission>,
+}
+
+fn queued_jobs(cluster: &KubeCluster) -> Vec<Queued> {
+    let mut jobs: Vec<(String, Queued)> = vec![];
+    for key in cluster.store.keys("batch", "jobs") {
+        let Some(job) = cluster.store.objects.get(&key) else {
+            continue;
+        };
+        let Some(queue) = job["metadata"]["labels"][QUEUE_LABEL].as_str() else {
+            continue;
+        };
+        let run = cluster
+            .controllers
+            .jobs
+            .get(&key)
+            .filter(|r| job["metadata"]["uid"].as_str() == Some(r.uid.as_str()));
+        let finished = job["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True")
+            || run.is_some_and(|r| r.finished.is_some());
+        let created = job["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        jobs.push((
+            format!("{created}/{key}"),
+            Queued {
+                key: key.clone(),
+                namespace: job["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                local_queue: queue.to_string(),
+                suspended: job["spec"]["suspend"] == true,
+                finished,
+                admission: run.and_then(|r| r.admission.clone()),
+            },
+        ));
+    }
+    jobs.sort_by(|a, b| a.0.cmp(&b.0));
+    jobs.into_iter().map(|(_, j)| j).collect()
+}
+
+/// Admitted and pending Jobs by ClusterQueue (`(None, name)`) and LocalQueue
+/// (`(Some(namespace), name)`).
+fn workload_counts(cluster: &KubeCluster) -> BTreeMap<(Option<String>, String), (u64, u64)> {
+    let mut counts: BTreeMap<(Option<String>, String), (u64, u64)> = BTreeMap::new();
+    for job in queued_jobs(cluster) {
+        if job.finished {
+            continue;
+        }
+        let Some(lq) = cluster
+            .store
+            .get(GROUP, "localqueues", &job.namespace, &job.local_queue)
+        else {
+            continue;
+        };
+        let cq = lq["spec"]["clusterQueue"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let (admitted, pending) = match (&job.admission, job.suspended) {
+            (Some(_), false) => (1, 0),
+            (_, true) => (0, 1),
+            _ => continue,
+        };
+        for key in [
+            (None, cq.clone()),
+            (Some(job.namespace.clone()), job.local_queue.clone()),
+        ] {
+            let entry = counts.entry(key).or_insert((0, 0));
+            entry.0 += admitted;
+            entry.1 += pending;
+        }
+    }
+    counts
+}
+
+/// What one pod of a Job asks for: requests (limits where a resource has no request) of its
+/// containers and native sidecars.
+fn pod_requests(template: &Value) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let spec = &template["spec"];
+    let sidecars = spec["initContainers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["restartPolicy"] == "Always");
+    let containers = spec["containers"].as_array().into_iter().flatten();
+    for c in containers.chain(sidecars) {
+        let resources = &c["resources"];
+        let mut names: Vec<&String> = vec![];
+        for kind in ["requests", "limits"] {
+            names.extend(
+                resources[kind]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k),
+            );
+        }
+        names.sort();
+        names.dedup();
+        for name in names {
+            let value = if resources["requests"][name].is_null() {
+                &resources["limits"][name]
+            } else {
+                &resources["requests"][name]
+            };
+            let amount = value
+                .as_str()
+                .and_then(parse_quantity)
+                .or_else(|| value.as_f64())
+                .unwrap_or(0.0);
+            *out.entry(name.clone()).or_insert(0.0) += amount;
+        }
+    }
+    out
+}
+
+/// The flavor of each resource a Job needs from a ClusterQueue, given what is in use
+/// (`flavor/resource` → amount); `None` when it does not fit.
+fn fit(
+    queue: &Value,
+    wanted: &BTreeMap<String, f64>,
+    used: &BTreeMap<String, f64>,
+) -> Option<BTreeMap<String, f64>> {
+    let mut usage = BTreeMap::new();
+    let groups: Vec<&Value> = queue["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    let covered = |g: &Value, r: &str| {
+        g["coveredResources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c == r)
+    };
+    for resource in wanted.iter().filter(|(_, a)| **a > 0.0).map(|(r, _)| r) {
+        groups.iter().find(|g| covered(g, resource))?;
+    }
+    for group in groups {
+        let needed: Vec<(&String, f64)> = wanted
+            .iter()
+            .filter(|(r, a)| **a > 0.0 && covered(group, r))
+            .map(|(r, a)| (r, *a))
+            .collect();
+        if needed.is_empty() {
+            continue;
+        }
+        let flavor = group["flavors"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|f| {
+                let name = f["name"].as_str().unwrap_or_default();
+                needed.iter().all(|(resource, amount)| {
+                    let quota = f["resources"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|r| r["name"] == resource.as_str())
+                        .map(|r| &r["nominalQuota"])
+                        .and_then(|q| q.as_str().and_then(parse_quantity).or_else(|| q.as_f64()))
+                        .unwrap_or(0.0);
+                    let in_use = used
+                        .get(&format!("{name}/{resource}"))
+                        .copied()
+                        .unwrap_or(0.0);
+                    in_use + amount <= quota + 1e-9
+                })
+            })?;
+        let name = flavor["name"].as_str().unwrap_or_default();
+        for (resource, amount) in needed {
+            usage.insert(format!("{name}/{resource}"), amount);
+        }
+    }
+    Some(usage)
+}
+
+fn written(cluster: &KubeCluster, key: &str) -> SimTime {
+    generation_since(&cluster.store, key).1
+}
+
+/// Admits queued Jobs whose ClusterQueue has quota for them (see the module doc).
+pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
+    let Some(available) = available_since(cluster, clock) else {
+        return;
+    };
+    let flavors: Vec<String> = cluster
+        .store
+        .list(GROUP, "resourceflavors", None)
+        .iter()
+        .filter_map(|f| f["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    // Quota in use, and when quota was last given back, by ClusterQueue.
+    let mut used: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut freed: BTreeMap<String, SimTime> = BTreeMap::new();
+    let jobs = queued_jobs(cluster);
+    for job in &jobs {
+        let Some(admission) = &job.admission else {
+            continue;
+        };
+        let end = cluster
+            .controllers
+            .jobs
+            .get(&job.key)
+            .and_then(|r| r.finished.as_ref())
+            .map(|f| f.at);
+        if job.finished || job.suspended {
+            let at = end.unwrap_or(clock.now);
+            let entry = freed.entry(admission.cluster_queue.clone()).or_insert(at);
+            *entry = (*entry).max(at);
+            continue;
+        }
+        let entry = used.entry(admission.cluster_queue.clone()).or_default();
+        for (k, v) in &admission.usage {
+            *entry.entry(k.clone()).or_insert(0.0) += v;
+        }
+    }
+    for job in jobs {
+        if !job.suspended || job.finished {
+            continue;
+        }
+        let Some(lq) = cluster
+            .store
+            .get(GROUP, "localqueues", &job.namespace, &job.local_queue)
+        else {
+            continue;
+        };
+        let cq_name = lq["spec"]["clusterQueue"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let Some(cq) = cluster.store.get(GROUP, "clusterqueues", "", &cq_name) else {
+            continue;
+        };
+        if !missing_flavors(cq, &flavors).is_empty() {
+            continue;
+        }
+        let Some(object) = cluster.store.objects.get(&job.key) else {
+            continue;
+        };
+        let spec = &object["spec"];
+        let pods = spec["parallelism"]
+            .as_u64()
+            .unwrap_or(1)
+            .min(spec["completions"].as_u64().unwrap_or(u64::MAX)) as f64;
+        let wanted: BTreeMap<String, f64> = pod_requests(&spec["template"])
+            .into_iter()
+            .map(|(r, a)| (r, a * pods))
+            .collect();
+        let in_use = used.entry(cq_name.clone()).or_default();
+        let Some(usage) = fit(cq, &wanted, in_use) else {
+            continue;
+        };
+        for (k, v) in &usage {
+            *in_use.entry(k.clone()).or_insert(0.0) += v;
+        }
+        // Dated at the last change that could have let it in.
+        let mut at = written(cluster, &job.key).max(available);
+        at = at.max(written(
+            cluster,
+            &object_key(GROUP, "localqueues", &job.namespace, &job.local_queue),
+        ));
+        at = at.max(written(
+            cluster,
+            &object_key(GROUP, "clusterqueues", "", &cq_name),
+        ));
+        for flavor in usage.keys().filter_map(|k| k.split('/').next()) {
+            at = at.max(written(
+                cluster,
+                &object_key(GROUP, "resourceflavors", "", flavor),
+            ));
+        }
+        if let Some(t) = freed.get(&cq_name) {
+            at = at.max(*t);
+        }
+        let at = at.min(clock.now);
+        let mut object = object.clone();
+        object["spec"]["suspend"] = json!(false);
+        for flavor in usage.keys().filter_map(|k| k.split('/').next()) {
+            let labels = cluster
+                .store
+                .get(GROUP, "resourceflavors", "", flavor)
+                .map(|f| f["spec"]["nodeLabels"].clone())
+                .unwrap_or(Value::Null);
+            for (k, v) in labels.as_object().into_iter().flatten() {
+                object["spec"]["template"]["spec"]["nodeSelector"][k] = v.clone();
+            }
+        }
+        let generation = object["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
+        object["metadata"]["generation"] = json!(generation);
+        let Some((_, _, namespace, name)) = split_key(&job.key) else {
+            continue;
+        };
+        let (namespace, name) = (namespace.to_string(), name.to_string());
+        cluster
+            .store
+            .generation_since
+            .insert(job.key.clone(), (generation, at));
+        cluster
+            .store
+            .put("batch", "jobs", &namespace, &name, object);
+        let uid = cluster.store.objects[&job.key]["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let run = cluster
+            .controllers
+            .jobs
+            .entry(job.key.clone())
+            .or_insert_with(|| JobRun {
+                uid: uid.clone(),
+                ..JobRun::default()
+            });
+        if run.uid != uid {
+            *run = JobRun {
+                uid,
+                ..JobRun::default()
+            };
+        }
+        run.admission = Some(Admission {
+            cluster_queue: cq_name,
+            local_queue: job.local_queue.clone(),
+            usage,
+            at,
+        });
     }
 }

@@ -1,10 +1,11 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
 //! background): Node objects and GPU drivers ([`nodes`]), GKE-managed RDMA NICs as DRA devices
-//! ([`dranet`]), DaemonSet and Deployment status
-//! ([`workloads`]), Kueue's queue status ([`kueue`]), Pods — scheduler and kubelet ([`pods`]),
-//! with what their volumes need ([`access`]) and their events ([`events`]) — and the cluster
-//! housekeeping — CRD conditions, namespace and CRD deletion,
-//! per-namespace defaults, add-on objects, PV/PVC binding, APIService availability
+//! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), Kueue's queue status and
+//! admission ([`kueue`]), Jobs and their pods ([`jobs`]), Pods — scheduler and kubelet
+//! ([`pods`]), with what their volumes need ([`access`]), their events ([`events`]), how their
+//! containers end ([`runs`]) and the status that results ([`pod_status`]) — and the cluster
+//! housekeeping — CRD conditions, namespace and CRD deletion, per-namespace defaults, add-on
+//! objects, PV/PVC binding, APIService availability
 //! ([`housekeeping`]).
 //!
 //! Every status is computed from simulated times (when a generation was written, when a node
@@ -15,9 +16,12 @@ pub mod access;
 pub mod dranet;
 pub mod events;
 pub mod housekeeping;
+pub mod jobs;
 pub mod kueue;
 pub mod nodes;
+pub mod pod_status;
 pub mod pods;
+pub mod runs;
 pub mod workloads;
 
 use super::KubeCluster;
@@ -46,6 +50,9 @@ pub struct ControllerState {
     /// saved before pods were run.
     #[serde(default)]
     pub pods: BTreeMap<String, pods::PodRun>,
+    /// Job key → what the Job controller (and Kueue's admission) did with it.
+    #[serde(default)]
+    pub jobs: BTreeMap<String, jobs::JobRun>,
 }
 
 impl ControllerState {
@@ -228,9 +235,15 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
     workloads::daemonsets(cluster, &clock);
     workloads::deployments(cluster, &clock);
     housekeeping::api_services(cluster, &clock);
+    kueue::admit(cluster, &clock);
     kueue::queues(cluster, &clock);
     housekeeping::volumes(cluster, &clock);
+    jobs::sync(cluster, &clock);
     pods::pods(world, cx, key, cluster);
+    jobs::sync(cluster, &clock);
+    // Jobs that ended now give their quota back now.
+    kueue::admit(cluster, &clock);
+    kueue::queues(cluster, &clock);
     cluster.ticked = Some((cx.now, cluster.store.resource_version));
     cluster.store.resource_version != before
 }

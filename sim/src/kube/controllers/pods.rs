@@ -1,8 +1,8 @@
 //! Pods: the default scheduler binds each pod to a node, and that node's kubelet mounts the pod's
 //! volumes, pulls its images and starts its containers — with the statuses, conditions and
 //! events a real cluster shows, and the retries that let a pod start once what it waited for is
-//! fixed. Pods of Deployments, DaemonSets and Jobs are not made (those controllers only compute
-//! their status); this is about Pods created directly.
+//! fixed. This is about every Pod, created directly or by the Job controller ([`super::jobs`]);
+//! Deployments and DaemonSets make none (those controllers only compute their status).
 //!
 //! **Scheduling** (kube-scheduler's default plugins, in their order): volumes first — a claim
 //! that does not exist or is not bound fails the pod on every node (`persistentvolumeclaim "C"
@@ -36,7 +36,11 @@
 //! (`Error: ErrImagePull`), `BackOff` (`Back-off pulling image "IMAGE"`) and `Failed` (`Error:
 //! ImagePullBackOff`) (`pkg/kubelet/images/image_manager.go`, `kuberuntime_container.go`). A
 //! started container is `Running` and ready (probes are not simulated), and a pod whose
-//! containers all run is `Running` and `Ready`; containers never exit.
+//! containers all run is `Running` and `Ready`. Only NCCL tests exit ([`super::runs`] decides
+//! when, with what exit code and log, once every pod has been advanced): a container that ended
+//! is `terminated` (`Completed` or `Error`), and once every regular container has ended the pod
+//! is `Succeeded` (all exit 0) or `Failed`, its native sidecars stopped at that moment (exit 0),
+//! `Ready` and `ContainersReady` False with reason `PodCompleted` (`PodFailed`).
 //!
 //! **Retries** follow the kubelet's back-offs, as attempts at fixed simulated times from the
 //! moment the stage began: volume mounts at +0, +0.5 s, +1.5 s, +3.5 s ..., the gap doubling up to
@@ -59,6 +63,8 @@
 use super::access::{self, Gke};
 use super::events::{self, Occurrence, Source};
 use super::nodes::parse_quantity;
+use super::pod_status;
+use super::runs::{self, End};
 use super::{Clock, hash, set_status};
 use crate::clock::SimTime;
 use crate::kube::KubeCluster;
@@ -91,6 +97,12 @@ pub struct PodRun {
     /// Image pull and container start, after a successful pull.
     #[serde(default)]
     pub start_delay_ms: u64,
+    /// How long an NCCL test runs once every host is up ([`super::runs`]).
+    #[serde(default)]
+    pub test_ms: u64,
+    /// Containers that ended, by name ([`super::runs`]).
+    #[serde(default)]
+    pub ends: BTreeMap<String, End>,
 }
 
 /// A step that is retried until it succeeds.
@@ -192,7 +204,7 @@ impl Stage {
     }
 
     /// Failing now (not done, and some attempt failed).
-    fn is_failing(&self) -> bool {
+    pub(super) fn is_failing(&self) -> bool {
         self.done.is_none() && !self.failing.is_empty()
     }
 }
@@ -207,15 +219,15 @@ fn sim_time(clock: &Clock, value: &Value) -> SimTime {
 }
 
 /// A pod's containers as the kubelet handles them: init containers first.
-struct Container<'a> {
-    spec: &'a Value,
-    name: String,
-    init: bool,
+pub(super) struct Container<'a> {
+    pub spec: &'a Value,
+    pub name: String,
+    pub init: bool,
     /// A restartable init container (native sidecar).
-    sidecar: bool,
+    pub sidecar: bool,
 }
 
-fn containers(pod: &Value) -> Vec<Container<'_>> {
+pub(super) fn containers(pod: &Value) -> Vec<Container<'_>> {
     let mut out = vec![];
     for (list, init) in [("initContainers", true), ("containers", false)] {
         for spec in pod["spec"][list].as_array().into_iter().flatten() {
@@ -404,59 +416,29 @@ fn schedule(cluster: &KubeCluster, pod: &Value, nodes: &[Value]) -> Result<Strin
     ))
 }
 
-/// The image reference as the container runtime reports it (`nginx` →
-/// `docker.io/library/nginx:latest`).
-fn normalized_image(image: &str) -> String {
-    let (name, digest) = match image.split_once('@') {
-        Some((n, d)) => (n, Some(d)),
-        None => (image, None),
-    };
-    let first = name.split('/').next().unwrap_or_default();
-    let has_domain =
-        name.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
-    let mut full = if has_domain {
-        name.to_string()
-    } else if name.contains('/') {
-        format!("docker.io/{name}")
-    } else {
-        format!("docker.io/library/{name}")
-    };
-    let last = full.rsplit('/').next().unwrap_or_default();
-    if digest.is_none() && !last.contains(':') {
-        full.push_str(":latest");
-    }
-    match digest {
-        Some(d) => format!("{full}@{d}"),
-        None => full,
-    }
-}
-
-fn sha(seed: &str) -> String {
-    (0..4)
-        .map(|i| format!("{:016x}", hash(&format!("{seed}/{i}"))))
-        .collect()
-}
-
-fn condition(kind: &str, status: bool, at: &str, reason: Option<(&str, String)>) -> Value {
-    let mut c = json!({"type": kind, "status": if status { "True" } else { "False" },
-        "lastProbeTime": null, "lastTransitionTime": at});
-    if let Some((reason, message)) = reason {
-        c["reason"] = json!(reason);
-        if !message.is_empty() {
-            c["message"] = json!(message);
+/// When a container starts (possibly after now), once its image is pulled: `start_delay_ms`
+/// after the pull, and a regular container not before every init container has started.
+pub fn started_at(pod: &Value, run: &PodRun, name: &str) -> Option<SimTime> {
+    let all = containers(pod);
+    let own = |c: &Container| pulled_at(run, &c.name).map(|t| t.plus_ms(run.start_delay_ms));
+    let container = all.iter().find(|c| c.name == name)?;
+    let mut at = own(container)?;
+    if !container.init {
+        for init in all.iter().filter(|c| c.init) {
+            at = at.max(own(init)?);
         }
     }
-    c
+    Some(at)
 }
 
 /// When a container's image was pulled, if it was.
-fn pulled_at(run: &PodRun, name: &str) -> Option<SimTime> {
+pub(super) fn pulled_at(run: &PodRun, name: &str) -> Option<SimTime> {
     run.pulls.get(name).and_then(|s| s.done)
 }
 
 /// The latest kubelet sync of a failing pull at or before `now`: whether it was a pull attempt
 /// (else a back-off sync), and the attempt it follows.
-fn pull_sync(stage: &Stage, start: SimTime, now: SimTime) -> (bool, SimTime) {
+pub(super) fn pull_sync(stage: &Stage, start: SimTime, now: SimTime) -> (bool, SimTime) {
     let (_, last) = PULL.between(start, stage.failing_since, now);
     let last = last.unwrap_or(stage.failing_since);
     let next = PULL.first_after(start, Some(last));
@@ -515,20 +497,37 @@ pub fn pods(world: &mut World, cx: &crate::world::Ctx, key: &str, cluster: &mut 
             .get(pod_key)
             .is_none_or(|r| r.uid != uid);
         if fresh {
+            // Drawn only for pods that run an NCCL test, so that other worlds draw as before.
+            let nccl = pod["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| runs::nccl_benchmark(pod, c).is_some());
             let start_delay_ms = world.duration_ms(cx, "kube.pod.start");
+            let test_ms = if nccl {
+                world.duration_ms(cx, "kube.nccl.test")
+            } else {
+                0
+            };
             cluster.controllers.pods.insert(
                 pod_key.clone(),
                 PodRun {
                     uid,
                     start_delay_ms,
+                    test_ms,
                     ..PodRun::default()
                 },
             );
         }
     }
     let gke = Gke::of(world, key, cluster);
-    for pod_key in keys {
-        tick_pod(world, &gke, cluster, &clock, &pod_key);
+    for pod_key in &keys {
+        tick_pod(world, &gke, cluster, &clock, pod_key);
+    }
+    let config = cx.shared.workloads.lock().clone();
+    runs::decide_ends(cluster, &config, cx.now);
+    for pod_key in &keys {
+        report_pod(cluster, &clock, pod_key);
     }
     events::expire(cluster, &clock);
 }
@@ -646,6 +645,28 @@ fn tick_pod(world: &World, gke: &Gke, cluster: &mut KubeCluster, clock: &Clock, 
         }
     }
 
+    cluster.controllers.pods.insert(pod_key.to_string(), run);
+}
+
+/// Records a pod's events and writes its status at `clock.now`, once every pod has been
+/// advanced and the containers' ends decided.
+fn report_pod(cluster: &mut KubeCluster, clock: &Clock, pod_key: &str) {
+    let Some(pod) = cluster.store.objects.get(pod_key).cloned() else {
+        return;
+    };
+    if pod["metadata"].get("deletionTimestamp").is_some() {
+        return;
+    }
+    let Some(run) = cluster.controllers.pods.get(pod_key).cloned() else {
+        return;
+    };
+    let now = clock.now;
+    let node_name = run.node.clone();
+    let node = node_name
+        .as_deref()
+        .and_then(|n| cluster.store.get("", "nodes", "", n))
+        .cloned();
+    let node = node.as_ref();
     // Events and status.
     let node_label = node_name.clone().unwrap_or_default();
     let mut due: Vec<Due> = vec![];
@@ -716,9 +737,8 @@ fn tick_pod(world: &World, gke: &Gke, cluster: &mut KubeCluster, clock: &Clock, 
             },
         );
     }
-    let status = status(&pod, &run, node, clock);
+    let status = pod_status::status(&pod, &run, node, clock);
     set_status(&mut cluster.store, pod_key, status);
-    cluster.controllers.pods.insert(pod_key.to_string(), run);
 }
 
 /// An event to record, with its occurrences so far.
@@ -857,187 +877,6 @@ fn node_account(world: &World, gke: &Gke, cluster: &KubeCluster, node: &Value) -
         .unwrap_or_else(|| crate::iam::compute_default_email(world, &gke.project))
 }
 
-/// The pod's status at `clock.now`.
-fn status(pod: &Value, run: &PodRun, node: Option<&Value>, clock: &Clock) -> Value {
-    let now = clock.now;
-    let qos = pod["status"]["qosClass"].clone();
-    let mut status = json!({"phase": "Pending"});
-    if !qos.is_null() {
-        status["qosClass"] = qos;
-    }
-    let (Some(scheduled), Some(node)) = (run.scheduled, node) else {
-        if run.scheduling.is_failing() {
-            let message = run.scheduling.failing.join("; ");
-            status["conditions"] = json!([condition(
-                "PodScheduled",
-                false,
-                &clock.ts(run.scheduling.failing_since),
-                Some(("Unschedulable", message)),
-            )]);
-        }
-        return status;
-    };
-    let all = containers(pod);
-    let delay = run.start_delay_ms;
-    let started = |c: &Container| {
-        pulled_at(run, &c.name)
-            .map(|t| t.plus_ms(delay))
-            .filter(|t| *t <= now)
-    };
-    let inits: Vec<&Container> = all.iter().filter(|c| c.init).collect();
-    let regular: Vec<&Container> = all.iter().filter(|c| !c.init).collect();
-    let initialized: Option<SimTime> = if inits.is_empty() {
-        Some(scheduled)
-    } else {
-        inits
-            .iter()
-            .map(|c| started(c))
-            .collect::<Option<Vec<_>>>()
-            .and_then(|t| t.into_iter().max())
-    };
-    let container_start = |c: &Container| {
-        let own = started(c)?;
-        Some(own.max(initialized?))
-    };
-    let ready_at: Option<SimTime> = regular
-        .iter()
-        .map(|c| container_start(c))
-        .collect::<Option<Vec<_>>>()
-        .and_then(|t| t.into_iter().max());
-    let sandbox = run.mount.done;
-    let host_ip = node["status"]["addresses"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|a| a["type"] == "InternalIP")
-        .and_then(|a| a["address"].as_str())
-        .unwrap_or_default()
-        .to_string();
-    let uid = pod["metadata"]["uid"].as_str().unwrap_or_default();
-    let pod_ip = {
-        let cidr = node["spec"]["podCIDR"].as_str().unwrap_or("10.64.0.0/24");
-        let prefix = cidr.rsplit_once('.').map(|(p, _)| p).unwrap_or("10.64.0");
-        format!("{prefix}.{}", 2 + hash(uid) % 250)
-    };
-    let ts = |t: SimTime| clock.ts(t);
-    let scheduled_ts = ts(scheduled);
-    let unready: Vec<String> = regular
-        .iter()
-        .filter(|c| container_start(c).is_none())
-        .map(|c| c.name.clone())
-        .collect();
-    let not_initialized: Vec<String> = inits
-        .iter()
-        .filter(|c| started(c).is_none())
-        .map(|c| c.name.clone())
-        .collect();
-    let mut conditions = vec![];
-    conditions.push(match sandbox {
-        Some(t) => condition("PodReadyToStartContainers", true, &ts(t), None),
-        None => condition("PodReadyToStartContainers", false, &scheduled_ts, None),
-    });
-    conditions.push(match initialized {
-        Some(t) => condition("Initialized", true, &ts(t), None),
-        None => condition(
-            "Initialized",
-            false,
-            &scheduled_ts,
-            Some((
-                "ContainersNotInitialized",
-                format!(
-                    "containers with incomplete status: [{}]",
-                    not_initialized.join(" ")
-                ),
-            )),
-        ),
-    });
-    for kind in ["Ready", "ContainersReady"] {
-        conditions.push(match ready_at {
-            Some(t) => condition(kind, true, &ts(t), None),
-            None => condition(
-                kind,
-                false,
-                &scheduled_ts,
-                Some((
-                    "ContainersNotReady",
-                    format!("containers with unready status: [{}]", unready.join(" ")),
-                )),
-            ),
-        });
-    }
-    conditions.push(condition("PodScheduled", true, &scheduled_ts, None));
-    status["conditions"] = Value::Array(conditions);
-    status["hostIP"] = json!(host_ip);
-    status["hostIPs"] = json!([{"ip": host_ip}]);
-    if sandbox.is_some() {
-        status["podIP"] = json!(pod_ip);
-        status["podIPs"] = json!([{"ip": pod_ip}]);
-    }
-    status["startTime"] = json!(scheduled_ts);
-    if ready_at.is_some() {
-        status["phase"] = json!("Running");
-    }
-    let container_status = |c: &Container| -> Value {
-        let image = c.spec["image"].as_str().unwrap_or_default();
-        let start = if c.init && !c.sidecar {
-            started(c)
-        } else {
-            container_start(c)
-        };
-        let mut out = json!({"name": c.name, "lastState": {}, "ready": false, "restartCount": 0,
-            "image": image, "imageID": "", "started": false});
-        match start {
-            Some(t) => {
-                let id = sha(&format!("{uid}/{}", c.name));
-                out["containerID"] = json!(format!("containerd://{id}"));
-                let normalized = normalized_image(image);
-                let repository = normalized.split('@').next().unwrap_or_default();
-                let repository = match repository.rsplit_once(':') {
-                    Some((r, tag)) if !tag.contains('/') => r,
-                    _ => repository,
-                };
-                out["image"] = json!(normalized);
-                out["imageID"] = json!(format!("{repository}@sha256:{}", sha(image)));
-                if c.init && !c.sidecar {
-                    out["state"] = json!({"terminated": {"exitCode": 0, "reason": "Completed",
-                        "startedAt": ts(t), "finishedAt": ts(t), "containerID": format!("containerd://{id}")}});
-                } else {
-                    out["state"] = json!({"running": {"startedAt": ts(t)}});
-                    out["ready"] = json!(true);
-                    out["started"] = json!(true);
-                }
-            }
-            None => {
-                let waiting = match (run.pulls.get(&c.name), run.mount.done) {
-                    (Some(stage), Some(mounted)) if stage.is_failing() => {
-                        let (attempt, _) = pull_sync(stage, mounted, now);
-                        if attempt {
-                            json!({"reason": "ErrImagePull", "message": stage.failing.join("; ")})
-                        } else {
-                            json!({"reason": "ImagePullBackOff",
-                                "message": format!("Back-off pulling image \"{image}\"")})
-                        }
-                    }
-                    _ if !c.init && !inits.is_empty() && initialized.is_none() => {
-                        json!({"reason": "PodInitializing"})
-                    }
-                    _ if c.init && sandbox.is_none() => json!({"reason": "PodInitializing"}),
-                    _ => json!({"reason": "ContainerCreating"}),
-                };
-                out["state"] = json!({"waiting": waiting});
-            }
-        }
-        out
-    };
-    if !inits.is_empty() {
-        status["initContainerStatuses"] =
-            Value::Array(inits.iter().map(|c| container_status(c)).collect());
-    }
-    status["containerStatuses"] =
-        Value::Array(regular.iter().map(|c| container_status(c)).collect());
-    status
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1092,22 +931,5 @@ mod tests {
         assert_eq!(stage.done, None);
         stage.advance(MOUNT, SimTime(0), SimTime(900_000), vec![]);
         assert_eq!(stage.done, Some(SimTime(249_500)));
-    }
-
-    #[test]
-    fn images_are_normalized_like_containerd() {
-        assert_eq!(normalized_image("nginx"), "docker.io/library/nginx:latest");
-        assert_eq!(
-            normalized_image("bitnami/redis:7"),
-            "docker.io/bitnami/redis:7"
-        );
-        assert_eq!(
-            normalized_image("us-central1-docker.pkg.dev/p/r/app:v1"),
-            "us-central1-docker.pkg.dev/p/r/app:v1"
-        );
-        assert_eq!(
-            normalized_image("localhost:5000/app"),
-            "localhost:5000/app:latest"
-        );
     }
 }
