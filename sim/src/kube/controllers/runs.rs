@@ -62,13 +62,16 @@ pub struct WorkloadConfig {
 }
 
 impl Default for WorkloadConfig {
-    /// Illustrative values, not measurements: above a3ctl's floors (25 GB/s A3 High, 50 GB/s A3
-    /// Mega) as a healthy GPUDirect pair would be, and TCP far below both.
+    /// Illustrative values, not measurements: above a3ctl's floors (Cluster Health Scanner's 60
+    /// GB/s A3 High, 150 GB/s A3 Mega, 250 GB/s A3 Ultra and A4) as a healthy GPUDirect pair
+    /// would be, and TCP far below all of them.
     fn default() -> Self {
         WorkloadConfig {
             nccl_bus_bandwidth_gbps: BTreeMap::from([
-                ("nvidia-h100-80gb".to_string(), 40.0),
-                ("nvidia-h100-mega-80gb".to_string(), 90.0),
+                ("nvidia-h100-80gb".to_string(), 80.0),
+                ("nvidia-h100-mega-80gb".to_string(), 180.0),
+                ("nvidia-h200-141gb".to_string(), 320.0),
+                ("nvidia-b200".to_string(), 360.0),
             ]),
             tcp_bus_bandwidth_gbps: 2.5,
         }
@@ -163,6 +166,20 @@ pub fn nccl_benchmark(pod: &Value, container: &Value) -> Option<&'static str> {
     if let Some((_, name)) = found {
         return Some(name);
     }
+    // The gIB diagnostic image's launcher, `run_nccl_tests.sh -t all_gather ...`
+    // (container-engine-accelerators `gpudirect-rdma/README.md`), runs `<t>_perf`.
+    if let Some(at) = text.find("run_nccl_tests.sh") {
+        let mut words = text[at..].split_whitespace();
+        let test = std::iter::from_fn(|| words.next())
+            .skip_while(|w| *w != "-t")
+            .nth(1)
+            .unwrap_or("all_gather");
+        return BENCHMARKS
+            .iter()
+            .copied()
+            .find(|b| b.strip_suffix("_perf") == Some(test))
+            .or(Some("all_gather_perf"));
+    }
     text.contains("run-allgather.sh")
         .then_some("all_gather_perf")
 }
@@ -204,6 +221,7 @@ pub fn outcome(
     pod: &Value,
     node: Option<&Value>,
     network_exists: impl Fn(&str) -> bool,
+    claims_rdma: bool,
 ) -> Outcome {
     let accelerator = node.and_then(|n| n["metadata"]["labels"][ACCELERATOR_LABEL].as_str());
     let Some(accelerator) = accelerator else {
@@ -219,7 +237,7 @@ pub fn outcome(
         return Outcome::MissingNetworks(missing);
     }
     match config.nccl_bus_bandwidth_gbps.get(accelerator) {
-        Some(gbps) if !networks.is_empty() => Outcome::Bandwidth {
+        Some(gbps) if !networks.is_empty() || claims_rdma => Outcome::Bandwidth {
             gbps: *gbps,
             gpudirect: true,
         },
@@ -228,6 +246,56 @@ pub fn outcome(
             gpudirect: false,
         },
     }
+}
+
+/// Whether `pod` reaches the RDMA NICs of GKE-managed GPU networking: one of its
+/// `resourceClaims` comes from a ResourceClaimTemplate that asks for the `mrdma.google.com`
+/// DeviceClass (at `v1`, `exactly.deviceClassName`; at the betas, `deviceClassName`), a container
+/// uses that claim, and `node` publishes such devices in a ResourceSlice.
+fn claims_rdma_nics(cluster: &KubeCluster, pod: &Value, node: &Value) -> bool {
+    let class = super::dranet::DEVICE_CLASS;
+    let namespace = pod["metadata"]["namespace"].as_str().unwrap_or("default");
+    let used: Vec<&str> = pod["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["resources"]["claims"].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    let asks_for_rdma = pod["spec"]["resourceClaims"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["name"].as_str().is_some_and(|n| used.contains(&n)))
+        .filter_map(|c| c["resourceClaimTemplateName"].as_str())
+        .filter_map(|t| {
+            cluster.store.get(
+                crate::kube::dra::GROUP,
+                "resourceclaimtemplates",
+                namespace,
+                t,
+            )
+        })
+        .any(|template| {
+            template["spec"]["spec"]["devices"]["requests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|r| r["exactly"]["deviceClassName"] == class || r["deviceClassName"] == class)
+        });
+    let node_name = node["metadata"]["name"].as_str().unwrap_or_default();
+    asks_for_rdma
+        && cluster
+            .store
+            .list(crate::kube::dra::GROUP, "resourceslices", None)
+            .into_iter()
+            .any(|s| {
+                s["spec"]["driver"] == class
+                    && s["spec"]["nodeName"] == node_name
+                    && s["spec"]["devices"]
+                        .as_array()
+                        .is_some_and(|d| !d.is_empty())
+            })
 }
 
 /// The Networks besides `default` a pod's `networking.gke.io/interfaces` annotation names.
@@ -350,6 +418,7 @@ pub fn gpu_name(accelerator: &str) -> &'static str {
     match accelerator {
         "nvidia-h100-80gb" | "nvidia-h100-mega-80gb" => "NVIDIA H100 80GB HBM3",
         "nvidia-h200-141gb" => "NVIDIA H200",
+        "nvidia-b200" => "NVIDIA B200",
         "nvidia-a100-80gb" => "NVIDIA A100-SXM4-80GB",
         "nvidia-tesla-a100" => "NVIDIA A100-SXM4-40GB",
         "nvidia-l4" => "NVIDIA L4",
@@ -468,12 +537,19 @@ pub fn decide_ends(cluster: &mut KubeCluster, config: &WorkloadConfig, now: SimT
                 let accelerator = node
                     .and_then(|n| n["metadata"]["labels"][ACCELERATOR_LABEL].as_str())
                     .unwrap_or_default();
-                let outcome = outcome(config, pod, node, |network| {
-                    cluster
-                        .store
-                        .get("networking.gke.io", "networks", "", network)
-                        .is_some()
-                });
+                let claims_rdma = node.is_some_and(|n| claims_rdma_nics(cluster, pod, n));
+                let outcome = outcome(
+                    config,
+                    pod,
+                    node,
+                    |network| {
+                        cluster
+                            .store
+                            .get("networking.gke.io", "networks", "", network)
+                            .is_some()
+                    },
+                    claims_rdma,
+                );
                 let names: Vec<String> = hosts.iter().map(|m| m.hostname.clone()).collect();
                 let (exit_code, log) =
                     leader_log(&names, leader.gpus.max(1), gpu_name(accelerator), &outcome);
@@ -591,25 +667,25 @@ mod tests {
             r#"[{"interfaceName":"eth0","network":"default"},{"interfaceName":"eth1","network":"vpc1"}]"#,
         );
         assert_eq!(
-            outcome(&config, &pod, Some(&node), |_| true),
+            outcome(&config, &pod, Some(&node), |_| true, false),
             Outcome::Bandwidth {
                 gbps: 90.0,
                 gpudirect: true
             }
         );
         assert_eq!(
-            outcome(&config, &pod, Some(&node), |n| n != "vpc1"),
+            outcome(&config, &pod, Some(&node), |n| n != "vpc1", false),
             Outcome::MissingNetworks(vec!["vpc1".into()])
         );
         assert_eq!(
-            outcome(&config, &json!({}), Some(&node), |_| true),
+            outcome(&config, &json!({}), Some(&node), |_| true, false),
             Outcome::Bandwidth {
                 gbps: 2.5,
                 gpudirect: false
             }
         );
         assert_eq!(
-            outcome(&config, &pod, Some(&json!({})), |_| true),
+            outcome(&config, &pod, Some(&json!({})), |_| true, false),
             Outcome::NoGpu
         );
     }
