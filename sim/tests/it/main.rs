@@ -10,6 +10,7 @@ mod gcloud_artifactregistry;
 mod gcloud_capacity;
 mod gcloud_compute;
 mod gcloud_container;
+mod gcloud_dranet;
 mod gcloud_filestore;
 mod gcloud_gpu_networking;
 mod gcloud_iam;
