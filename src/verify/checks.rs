@@ -552,7 +552,7 @@ fn managed_rdma_checks(
     out.push(match &dra.claim_template {
         Some(_) => Check::pass(
             template_name,
-            format!("claims every `{device_class}` device of a node"),
+            format!("claims {nics} `{device_class}` devices for a pod"),
         ),
         None => Check::fail(
             template_name,

@@ -27,6 +27,9 @@ pub const TEST_CONTAINER: &str = "nccl-test";
 pub const HOSTS: u32 = 2;
 /// Where GKE puts the NVIDIA libraries (and the installers the NCCL plugin) on the host.
 const HOST_NVIDIA_LIB: &str = "/home/kubernetes/bin/nvidia/lib64";
+/// A finished test Job (and its pods' logs) stays a day, so its log can be read after a3ctl
+/// stops waiting, and a clock running fast (the sandbox's) cannot remove it between two polls.
+const TTL_SECONDS: u32 = 86_400;
 /// Pod 0 touches this file on pod 1 when the test is over.
 const DONE_MARKER: &str = "/tmp/a3ctl-nccl-test-done";
 
@@ -117,7 +120,7 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
             "completions": HOSTS,
             "parallelism": HOSTS,
             "backoffLimit": 0,
-            "ttlSecondsAfterFinished": 3600,
+            "ttlSecondsAfterFinished": TTL_SECONDS,
             "template": {
                 "metadata": {"labels": labels, "annotations": annotations},
                 "spec": {
@@ -160,8 +163,9 @@ fn gib_job(bp: &Blueprint, pool: &str, labels: Value) -> Value {
          exit $status\n"
     );
     let managed = bp.network.mode == crate::blueprint::NetworkMode::Managed;
-    let mut resources =
-        json!({"requests": {"cpu": "150m"}, "limits": {GPU_RESOURCE: bp.family.gpus_per_node()}});
+    // GPUs only: the blueprint's ClusterQueue covers `nvidia.com/gpu` alone, and Kueue does not
+    // admit a Job that requests a resource its ClusterQueue does not cover.
+    let mut resources = json!({"limits": {GPU_RESOURCE: bp.family.gpus_per_node()}});
     if managed {
         resources["claims"] = json!([{"name": "rdma"}]);
     }
@@ -212,7 +216,7 @@ fn gib_job(bp: &Blueprint, pool: &str, labels: Value) -> Value {
             "completions": HOSTS,
             "parallelism": HOSTS,
             "backoffLimit": 0,
-            "ttlSecondsAfterFinished": 3600,
+            "ttlSecondsAfterFinished": TTL_SECONDS,
             "template": {
                 "metadata": {"labels": labels, "annotations": annotations},
                 "spec": pod,

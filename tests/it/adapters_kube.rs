@@ -37,6 +37,7 @@ async fn start_with(config: SimConfig, multi_networking: bool) -> Cluster {
         location: "us-central1".into(),
         version: "1.32.4-gke.1767000".into(),
         multi_networking,
+        beta_apis: Vec::new(),
     };
     let provisioned = sim
         .shared
@@ -95,6 +96,8 @@ fn node(name: &str, pool: &str, gpus: u32) -> NodeSpec {
         // The control plane's version, not cordoned.
         version: String::new(),
         unschedulable: false,
+        nics: Vec::new(),
+        managed_rdma_nics: 0,
     }
 }
 
@@ -489,6 +492,7 @@ async fn tls_is_verified_against_the_cluster_ca() {
                     location: "us-central1".into(),
                     version: "1.32.4-gke.1767000".into(),
                     multi_networking: false,
+                    beta_apis: Vec::new(),
                 },
             )
         })

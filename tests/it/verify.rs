@@ -3,8 +3,9 @@
 //! installer DaemonSet, the driver installer) fails exactly the check that names it, plan shows
 //! the drift and apply repairs it. Kueue is checked against queue objects made with kubectl
 //! (this branch's apply does not install Kueue yet). `--nccl-test` writes a manifest the
-//! simulated API server accepts, and `--run` times out with a clear message (the simulator runs
-//! no Job to completion).
+//! simulated API server accepts; `--run` times out with a clear message while a pod cannot be
+//! scheduled, and passes once it can (the simulator's NCCL test reports a bus bandwidth;
+//! `rdma.rs` judges it against every family's floor).
 
 use crate::common;
 
@@ -210,12 +211,22 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
     )
     .await;
 
-    // The NCCL test: written without cloud calls, accepted by the API server, and --run times out
-    // clearly since the simulator never completes a Job.
+    // The NCCL test: written without cloud calls, accepted by the API server. With three of the
+    // four GPU nodes cordoned, its second pod cannot be scheduled, so --run times out clearly.
     let text = nccl_test_is_accepted(&cx, &kubectl, HIGH).await;
     assert!(
         text.contains("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
     );
+    let gpu_nodes = kubectl
+        .items(&["nodes", "-l", "cloud.google.com/gke-nodepool=a3high"])
+        .await;
+    let names: Vec<&str> = gpu_nodes
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap())
+        .collect();
+    for name in &names[1..] {
+        kubectl.ok(&["cordon", name]).await;
+    }
     let run = cx
         .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "300ms"])
         .await
@@ -241,6 +252,19 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         .await
         .expect(1);
     assert_eq!(kubectl.items(&["jobs", "-n", "default"]).await.len(), 1);
+    // With the nodes back, the test runs to completion above A3 High's floor.
+    for name in &names[1..] {
+        kubectl.ok(&["uncordon", name]).await;
+    }
+    let run = cx
+        .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "20m"])
+        .await
+        .expect(0);
+    assert!(
+        run.stdout.contains("floor 60 GB/s") && run.stdout.trim_end().ends_with("ok"),
+        "{}",
+        run.stdout
+    );
 }
 
 /// Runs `kubectl DELETE` (when given), then: verify fails exactly `failing`, plan shows `addr` as
