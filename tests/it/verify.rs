@@ -211,22 +211,22 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
     )
     .await;
 
-    // The NCCL test: written without cloud calls, accepted by the API server. With three of the
-    // four GPU nodes cordoned, its second pod cannot be scheduled, so --run times out clearly.
+    // The NCCL test: written without cloud calls, accepted by the API server. With the queue's
+    // GPU quota cut below the test's two nodes, Kueue holds the Job, so --run times out clearly.
     let text = nccl_test_is_accepted(&cx, &kubectl, HIGH).await;
     assert!(
         text.contains("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12")
     );
-    let gpu_nodes = kubectl
-        .items(&["nodes", "-l", "cloud.google.com/gke-nodepool=a3high"])
+    kubectl
+        .ok(&[
+            "patch",
+            "clusterqueues.kueue.x-k8s.io",
+            "a3-queue",
+            "--type=json",
+            "-p",
+            r#"[{"op": "replace", "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota", "value": 8}]"#,
+        ])
         .await;
-    let names: Vec<&str> = gpu_nodes
-        .iter()
-        .map(|n| n["metadata"]["name"].as_str().unwrap())
-        .collect();
-    for name in &names[1..] {
-        kubectl.ok(&["cordon", name]).await;
-    }
     let run = cx
         .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "300ms"])
         .await
@@ -252,10 +252,8 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         .await
         .expect(1);
     assert_eq!(kubectl.items(&["jobs", "-n", "default"]).await.len(), 1);
-    // With the nodes back, the test runs to completion above A3 High's floor.
-    for name in &names[1..] {
-        kubectl.ok(&["uncordon", name]).await;
-    }
+    // apply puts the quota back; the test then runs to completion above A3 High's floor.
+    cx.run(&["apply", HIGH, "--auto-approve"]).await.expect(0);
     let run = cx
         .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "20m"])
         .await
