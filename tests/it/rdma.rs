@@ -16,6 +16,16 @@ const ULTRA: &str = "blueprints/a3-ultra.toml";
 const A4: &str = "blueprints/a4.toml";
 const PROJECT: &str = "my-project";
 
+/// A test world that also holds the reservation of the shipped blueprint `blueprint`.
+async fn world_for(blueprint: &str) -> TestContext {
+    let cx = TestContext::new().await;
+    let file = blueprint.trim_start_matches("blueprints/");
+    if !common::WORLD_BLUEPRINTS.contains(&file) {
+        common::provide_reservations(&cx.sim, &[file]).await;
+    }
+    cx
+}
+
 /// Applies `blueprint` (protection off, as for a deployment meant to be thrown away), then
 /// checks that a second plan is empty.
 async fn apply_and_plan_nothing(cx: &TestContext, blueprint: &str) {
@@ -55,7 +65,7 @@ async fn destroys_everything(cx: &TestContext, blueprint: &str, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a3_ultra_builds_a_roce_vpc_with_eight_subnets_and_verifies_its_rdma_nics() {
-    let cx = TestContext::new().await;
+    let cx = world_for(ULTRA).await;
     apply_and_plan_nothing(&cx, ULTRA).await;
     let gcloud = Gcloud::in_project(&cx.sim, PROJECT);
 
@@ -184,7 +194,7 @@ async fn a3_ultra_builds_a_roce_vpc_with_eight_subnets_and_verifies_its_rdma_nic
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a4_with_gke_managed_networking_claims_its_rdma_nics_through_dra() {
-    let cx = TestContext::new().await;
+    let cx = world_for(A4).await;
     apply_and_plan_nothing(&cx, A4).await;
     let gcloud = Gcloud::in_project(&cx.sim, PROJECT);
 
@@ -267,7 +277,7 @@ async fn inject_bandwidth(cx: &TestContext, accelerator: &str, gbps: f64) {
 /// For one family's shipped blueprint: the NCCL test fails 0.1 GB/s below the floor and passes
 /// 0.1 GB/s above it.
 async fn floor_is_judged(blueprint: &str, accelerator: &str, floor: f64) {
-    let cx = TestContext::new().await;
+    let cx = world_for(blueprint).await;
     cx.run(&["apply", blueprint, "--auto-approve"])
         .await
         .expect(0);

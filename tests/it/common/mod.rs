@@ -99,16 +99,27 @@ pub async fn request_log(cx: &TestContext) -> Vec<serde_json::Value> {
     log["entries"].as_array().cloned().unwrap_or_default()
 }
 
-/// Like the sandbox, the test world holds the reservations the shipped blueprints name
-/// (`a3ctl::commands::session::provide_reservations`), as a project that bought its capacity
-/// would. Their inserts finish by moving the clock a minute (a reservation takes at most 30
-/// simulated seconds), and the request log starts empty after them, so tests count only their
-/// own requests. Scripted faults are set after this, so it does not meet them.
+/// The shipped blueprints whose reservations every test world holds.
+pub const WORLD_BLUEPRINTS: [&str; 3] = ["a3-high.toml", "a3-mega.toml", "minimal.toml"];
+
+/// Like the sandbox, the test world holds the reservations the shipped A3 High and A3 Mega
+/// blueprints name (`a3ctl::commands::session::provide_reservations`), as a project that bought
+/// its capacity would. The A3 Ultra and A4 blueprints' reservations (1,344 more reserved vCPUs in
+/// us-central1) are made only by the tests that apply them ([`provide_reservations`]), so the
+/// other tests' quota numbers stay those of a world without them. Their inserts finish by
+/// moving the clock a minute (a reservation takes at most 30 simulated seconds), and the request
+/// log starts empty after them, so tests count only their own requests. Scripted faults are set
+/// after this, so it does not meet them.
 pub async fn provide_shipped_reservations(sim: &SimHandle) {
+    provide_reservations(sim, &WORLD_BLUEPRINTS).await;
+}
+
+/// Makes the reservations the shipped blueprints `files` name, then clears the request log.
+pub async fn provide_reservations(sim: &SimHandle, files: &[&str]) {
     let blueprints = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
     let client = reqwest::Client::new();
-    for entry in std::fs::read_dir(blueprints).expect("shipped blueprints") {
-        let path = entry.expect("entry").path();
+    for file in files {
+        let path = blueprints.join(file);
         let blueprint = a3ctl::blueprint::load(&path).expect("shipped blueprint loads");
         let operations = a3ctl::commands::session::provide_reservations(
             sim.base_url(),

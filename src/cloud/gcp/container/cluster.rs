@@ -586,6 +586,28 @@ mod tests {
     }
 
     #[test]
+    fn managed_gpu_networking_is_checked_against_the_resolved_build() {
+        let bp = crate::blueprint::testing::shipped("a4.toml");
+        let cluster = crate::graph::build::resources(&bp)
+            .into_iter()
+            .find(|r| r.addr == crate::graph::build::addr::cluster())
+            .unwrap();
+        let mut spec: ClusterSpec = serde_json::from_value(cluster.spec).unwrap();
+        spec.version = "default".into();
+        let e = check_gpudirect(&spec, "1.34.0-gke.2201000").unwrap_err();
+        assert_eq!(e.class, ErrorClass::Invalid);
+        assert!(
+            e.message.contains("GKE 1.34.0-gke.2201000, which `version = \"default\"` resolves to in this release channel, is older than GKE-managed GPU networking needs (1.34.1-gke.1829001 or later)"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.unwrap().contains("network_mode = \"explicit\""));
+        assert!(check_gpudirect(&spec, "1.34.1-gke.1829001").is_ok());
+        spec.managed_gpu_networking = false;
+        assert!(check_gpudirect(&spec, "1.34.0-gke.2201000").is_ok());
+    }
+
+    #[test]
     fn one_call_per_field_group() {
         let diff = |f: &str| FieldDiff {
             field: f.into(),
