@@ -144,7 +144,7 @@ async fn an_indexed_nccl_job_makes_its_pods_completes_and_logs_the_injected_band
     // The other defaults stay.
     assert_eq!(
         settings["nccl_bus_bandwidth_gbps"]["nvidia-h100-80gb"],
-        40.0
+        80.0
     );
     cluster
         .kubectl_stdin(&["apply", "-f", "-"], Some(NETWORKS))
@@ -567,7 +567,7 @@ async fn a_queued_job_stays_suspended_without_quota_and_runs_once_admitted() {
         .kubectl_ok(&["logs", &leader, "-c", "nccl-test"])
         .await;
     // The default for A3 Mega.
-    assert!(log.contains("# Avg bus bandwidth    : 90 \n"), "{log}");
+    assert!(log.contains("# Avg bus bandwidth    : 180 \n"), "{log}");
     let queue = json(&cluster, &["get", "clusterqueue", "a3-mega"]).await;
     assert_eq!(
         queue["status"]["admittedWorkloads"], 0,
@@ -618,7 +618,8 @@ async fn the_world_file_sets_the_bandwidths_over_the_defaults() {
         .unwrap();
     assert_eq!(
         current,
-        json!({"nccl_bus_bandwidth_gbps": {"nvidia-h100-80gb": 24.9, "nvidia-h100-mega-80gb": 90.0},
+        json!({"nccl_bus_bandwidth_gbps": {"nvidia-b200": 360.0, "nvidia-h100-80gb": 24.9,
+            "nvidia-h100-mega-80gb": 180.0, "nvidia-h200-141gb": 320.0},
             "tcp_bus_bandwidth_gbps": 3.5})
     );
     let bad = a3ctl_sim::WorldSpec::parse(

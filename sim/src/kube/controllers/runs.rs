@@ -669,7 +669,15 @@ mod tests {
         assert_eq!(
             outcome(&config, &pod, Some(&node), |_| true, false),
             Outcome::Bandwidth {
-                gbps: 90.0,
+                gbps: 180.0,
+                gpudirect: true
+            }
+        );
+        // A pod without device Networks that claims the node's managed RDMA NICs uses them.
+        assert_eq!(
+            outcome(&config, &json!({}), Some(&node), |_| true, true),
+            Outcome::Bandwidth {
+                gbps: 180.0,
                 gpudirect: true
             }
         );
