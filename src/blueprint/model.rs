@@ -706,15 +706,21 @@ pub struct Summary {
 }
 
 impl Blueprint {
+    /// The GPU subnets a3ctl creates, split into the gVNIC GPU VPCs' (one each) and the RDMA
+    /// VPC's (A3 Ultra and A4; empty otherwise). Both are empty in managed mode.
+    pub fn gpu_subnet_split(&self) -> (&[Ipv4Net], &[Ipv4Net]) {
+        let subnets = &self.network.gpu_subnets;
+        subnets.split_at(subnets.len().min(self.family.spec().nics.gvnic_vpcs))
+    }
+
     /// Counts of what applying the blueprint creates.
     pub fn summary(&self) -> Summary {
         // The gVNIC GPU VPCs have a subnet each; the RDMA subnets share one VPC.
-        let subnets = self.network.gpu_subnets.len();
-        let gvnic = subnets.min(self.family.spec().nics.gvnic_vpcs);
-        let gpu_vpcs = gvnic + usize::from(subnets > gvnic);
+        let (gvnic, rdma) = self.gpu_subnet_split();
+        let gpu_vpcs = gvnic.len() + usize::from(!rdma.is_empty());
         Summary {
             vpcs: 1 + gpu_vpcs,
-            subnets: 1 + subnets,
+            subnets: 1 + self.network.gpu_subnets.len(),
             node_pools: 1 + self.gpu_pools.len(),
             gpu_nodes: self.gpu_pools.iter().map(|pool| pool.nodes).sum(),
             gpus: self.gpu_pools.iter().map(GpuPool::gpus).sum(),

@@ -59,37 +59,22 @@ pub fn roce_profile(bp: &Blueprint) -> String {
 
 /// Every GPU subnet a3ctl creates, gVNIC ones first.
 pub fn gpu_subnet_addrs(bp: &Blueprint) -> Vec<Addr> {
-    let gvnic = bp
-        .network
-        .gpu_subnets
-        .len()
-        .min(bp.family.spec().nics.gvnic_vpcs);
-    (0..gvnic)
-        .map(addr::gpu_subnet)
-        .chain((0..bp.network.gpu_subnets.len() - gvnic).map(addr::rdma_subnet))
+    super::software::device_networks(bp)
+        .into_iter()
+        .map(|n| n.subnet_addr)
         .collect()
 }
 
 /// A GPU pool's additional node networks, in NIC order: the gVNIC GPU VPCs, then the RDMA
 /// subnets (each one NIC on the RDMA VPC).
 fn additional_networks(bp: &Blueprint) -> Vec<AdditionalNetwork> {
-    let gvnic = bp
-        .network
-        .gpu_subnets
-        .len()
-        .min(bp.family.spec().nics.gvnic_vpcs);
-    let gvnic_nets = (0..gvnic).map(|i| {
-        let net = bp.network.gpu_vpc_name(&bp.name, i);
-        AdditionalNetwork {
-            subnetwork: format!("{net}-subnet"),
-            network: net,
-        }
-    });
-    let rdma = (0..bp.network.gpu_subnets.len() - gvnic).map(|j| AdditionalNetwork {
-        network: rdma_network_name(bp),
-        subnetwork: rdma_subnet_name(bp, j),
-    });
-    gvnic_nets.chain(rdma).collect()
+    super::software::device_networks(bp)
+        .into_iter()
+        .map(|n| AdditionalNetwork {
+            network: n.vpc,
+            subnetwork: n.subnet,
+        })
+        .collect()
 }
 
 pub use crate::resource::mark;
@@ -242,9 +227,8 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
     //    RDMA families, one VPC from the zone's RoCE network profile with a subnet per RDMA NIC
     //    and no firewall rule (Compute refuses them on it). Independent of each other and of the
     //    primary VPC: they are created in parallel.
-    let nics = bp.family.spec().nics;
-    let gvnic = bp.network.gpu_subnets.len().min(nics.gvnic_vpcs);
-    for (i, cidr) in bp.network.gpu_subnets.iter().take(gvnic).enumerate() {
+    let (gvnic_cidrs, rdma_cidrs) = bp.gpu_subnet_split();
+    for (i, cidr) in gvnic_cidrs.iter().enumerate() {
         let net = bp.network.gpu_vpc_name(&bp.name, i);
         push(
             &mut out,
@@ -294,7 +278,6 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
             );
         }
     }
-    let rdma_cidrs = &bp.network.gpu_subnets[gvnic..];
     if !rdma_cidrs.is_empty() {
         let net = rdma_network_name(bp);
         push(

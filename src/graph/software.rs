@@ -146,19 +146,17 @@ pub struct DeviceNetwork {
     pub subnet: String,
     /// `NetDevice` (gVNIC) or `RDMA`.
     pub device_mode: &'static str,
+    /// The graph addresses of the GCE VPC and subnet.
+    pub vpc_addr: Addr,
     pub subnet_addr: Addr,
 }
 
 /// The blueprint's device networks in NIC order: gVNIC GPU VPCs, then RDMA subnets.
 pub fn device_networks(bp: &Blueprint) -> Vec<DeviceNetwork> {
-    let gvnic = bp
-        .network
-        .gpu_subnets
-        .len()
-        .min(bp.family.spec().nics.gvnic_vpcs);
+    let (gvnic, rdma) = bp.gpu_subnet_split();
     let gvnic_networks = bp
         .software
-        .network_names(gvnic)
+        .network_names(gvnic.len())
         .into_iter()
         .enumerate()
         .map(|(i, name)| {
@@ -168,17 +166,19 @@ pub fn device_networks(bp: &Blueprint) -> Vec<DeviceNetwork> {
                 subnet: format!("{vpc}-subnet"),
                 vpc,
                 device_mode: "NetDevice",
+                vpc_addr: addr::gpu_network(i),
                 subnet_addr: addr::gpu_subnet(i),
             }
         });
-    let rdma = (0..bp.network.gpu_subnets.len() - gvnic).map(|j| DeviceNetwork {
+    let rdma_networks = (0..rdma.len()).map(|j| DeviceNetwork {
         name: format!("rdma-{j}"),
         vpc: super::build::rdma_network_name(bp),
         subnet: super::build::rdma_subnet_name(bp, j),
         device_mode: "RDMA",
+        vpc_addr: addr::rdma_network(),
         subnet_addr: addr::rdma_subnet(j),
     });
-    gvnic_networks.chain(rdma).collect()
+    gvnic_networks.chain(rdma_networks).collect()
 }
 
 /// What every object needs from the blueprint.

@@ -122,10 +122,7 @@ fn pool_check(expected: &Expected, expected_pool: &ExpectedPool, nodes: &[Value]
     let (pool, declared) = (expected_pool.name.as_str(), expected_pool.nodes);
     let name = format!("nodes/{pool}");
     let gpus = u64::from(expected.gpus_per_node());
-    let members: Vec<&Value> = nodes
-        .iter()
-        .filter(|n| n["metadata"]["labels"][NODE_POOL_LABEL] == pool)
-        .collect();
+    let members = pool_nodes(expected_pool, nodes);
     if members.len() != declared as usize {
         return Check::fail(
             name,

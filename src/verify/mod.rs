@@ -15,7 +15,6 @@ pub use checks::check;
 
 use crate::blueprint::{Blueprint, DriverMode, MachineFamily};
 use crate::graph::ResourceGraph;
-use crate::graph::build::addr;
 use crate::resource::Kind;
 use serde::Serialize;
 use serde_json::Value;
@@ -116,22 +115,10 @@ impl Expected {
                 .to_string()
         };
         // The names apply gave the GCE objects, from the graph, so a drifted graph shows.
-        let gvnic = bp.family.spec().nics.gvnic_vpcs;
         let networks: Vec<ExpectedNetwork> = crate::graph::software::device_networks(bp)
             .into_iter()
-            .enumerate()
-            .map(|(i, network)| {
-                let (vpc, subnet) = if i < gvnic {
-                    (
-                        spec_name(addr::gpu_network(i)),
-                        spec_name(addr::gpu_subnet(i)),
-                    )
-                } else {
-                    (
-                        spec_name(addr::rdma_network()),
-                        spec_name(addr::rdma_subnet(i - gvnic)),
-                    )
-                };
+            .map(|network| {
+                let (vpc, subnet) = (spec_name(network.vpc_addr), spec_name(network.subnet_addr));
                 ExpectedNetwork {
                     name: network.name,
                     vpc,

@@ -106,35 +106,12 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
     } else {
         tcpx_containers(bp, sidecar_name, &hosts)
     };
-    // With Kueue, the Job waits in the blueprint's queue for 2 nodes' worth of GPU quota.
-    let mut job_labels = labels.clone();
-    if bp.software.kueue.enabled {
-        job_labels["kueue.x-k8s.io/queue-name"] = json!(bp.software.kueue.queue);
-    }
-    let job = json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": NAME, "namespace": TEST_NAMESPACE, "labels": job_labels},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": HOSTS,
-            "parallelism": HOSTS,
-            "backoffLimit": 0,
-            "ttlSecondsAfterFinished": TTL_SECONDS,
-            "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
-                "spec": {
-                    "subdomain": NAME,
-                    "restartPolicy": "Never",
-                    "nodeSelector": {NODE_POOL_LABEL: pool.name},
-                    "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
-                    "initContainers": [sidecar],
-                    "containers": [test],
-                    "volumes": volumes,
-                },
-            },
-        },
+    let pod = json!({
+        "initContainers": [sidecar],
+        "containers": [test],
+        "volumes": volumes,
     });
+    let job = job(bp, &pool.name, labels, Value::Object(annotations), pod);
     Ok(vec![service, job])
 }
 
@@ -182,10 +159,6 @@ fn gib_job(bp: &Blueprint, pool: &str, labels: Value) -> Value {
         ],
     });
     let mut pod = json!({
-        "subdomain": NAME,
-        "restartPolicy": "Never",
-        "nodeSelector": {NODE_POOL_LABEL: pool},
-        "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
         "containers": [test],
         "volumes": [
             host_path("library-dir-host", "/home/kubernetes/bin/nvidia"),
@@ -203,6 +176,19 @@ fn gib_job(bp: &Blueprint, pool: &str, labels: Value) -> Value {
         .into_iter()
         .map(|(key, value)| (key, json!(value)))
         .collect();
+    job(bp, pool, labels, Value::Object(annotations), pod)
+}
+
+/// The test's Indexed Job: 2 pods, one per node of `pool` (GPU taint tolerated), with stable
+/// host names `<job>-<index>.<service>`, never restarted, kept a day after finishing; with
+/// Kueue, it waits in the blueprint's queue for 2 nodes' worth of GPU quota. `pod` holds the
+/// family's containers and volumes (and claims).
+fn job(bp: &Blueprint, pool: &str, labels: Value, annotations: Value, mut pod: Value) -> Value {
+    pod["subdomain"] = json!(NAME);
+    pod["restartPolicy"] = json!("Never");
+    pod["nodeSelector"] = json!({NODE_POOL_LABEL: pool});
+    pod["tolerations"] =
+        json!([{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]);
     let mut job_labels = labels.clone();
     if bp.software.kueue.enabled {
         job_labels["kueue.x-k8s.io/queue-name"] = json!(bp.software.kueue.queue);

@@ -340,3 +340,23 @@ async fn the_nccl_test_is_judged_against_each_familys_floor() {
         floor_is_judged(blueprint, accelerator, floor).await;
     }
 }
+
+#[test]
+fn a3ctl_and_the_simulator_offer_each_family_in_the_same_zones() {
+    // The zone tables are kept in step by convention (the simulator shares no code with a3ctl).
+    for family in a3ctl::blueprint::families::FAMILIES {
+        let sim = a3ctl_sim::geo::gpu_zones(family.machine_type())
+            .unwrap_or_else(|| panic!("the simulator knows {}", family.machine_type()));
+        let mut ours = family.zones().to_vec();
+        let mut theirs = sim.to_vec();
+        ours.sort_unstable();
+        theirs.sort_unstable();
+        assert_eq!(ours, theirs, "{}", family.machine_type());
+        for zone in family.zones() {
+            assert!(
+                a3ctl::blueprint::presets::region_of_zone(zone).is_some(),
+                "{zone} is in a3ctl's region table"
+            );
+        }
+    }
+}
