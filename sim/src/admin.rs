@@ -5,7 +5,7 @@
 //! | `GET /_sim/health` | `{"status":"ok"}` |
 //! | `GET /_sim/inventory` | every resource of every API and every Kubernetes object |
 //! | `GET /_sim/requests` | the request log and per-endpoint counts; `DELETE` clears it |
-//! | `GET /_sim/clock` | simulated time; `POST /_sim/clock/advance?seconds=N` moves it |
+//! | `GET /_sim/clock` | simulated time: `now_ms` since the world's epoch and `now`, the instant it stands for (RFC 3339; a3ctl's clock in the sandbox, `A3CTL_CLOCK_ENDPOINT`); `POST /_sim/clock/advance?seconds=N` moves it |
 //! | `GET /_sim/workloads` | what NCCL tests report ([`crate::kube::controllers::runs`]); `PUT` replaces it (JSON, the world file's `[workloads]` fields over the defaults), for the tests that end from then on |
 //! | `GET /_sim/faults` | fault configuration, injected counts, fired tripwires (`tripped`) and held requests (`held`); `PUT` replaces it (JSON), releasing held requests |
 
@@ -55,7 +55,13 @@ async fn clock(State(shared): State<Arc<Shared>>) -> Response {
         ClockMode::Manual => json!({"manual": true}),
         ClockMode::Scaled { scale } => json!({"scale": scale}),
     };
-    json(json!({"now_ms": shared.clock.now().0, "mode": mode}))
+    let now = shared.clock.now();
+    let instant = shared.world.lock().instant(now);
+    json(json!({
+        "now_ms": now.0,
+        "now": instant.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "mode": mode,
+    }))
 }
 
 async fn advance(State(shared): State<Arc<Shared>>, query: Query) -> Response {

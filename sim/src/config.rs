@@ -7,8 +7,42 @@ use crate::faults::FaultConfig;
 use crate::latency::LatencyProfile;
 use crate::quotas::QuotaConfig;
 use crate::worldspec::WorldSpec;
+use chrono::{DateTime, Utc};
 use std::net::IpAddr;
 use std::path::PathBuf;
+
+/// The instant simulated time zero stands for in a fresh world whose world file names no
+/// `start_time`, unless the configuration asks for the wall clock ([`Start::WallClock`]): a fixed
+/// Monday morning, 2026-03-02T09:00:00Z. Tests get it by default, so what they see never depends on
+/// the date or the time of day they run at; a test about a time of day pins its own start.
+pub const DEFAULT_START: &str = "2026-03-02T09:00:00Z";
+
+/// [`DEFAULT_START`] as a time.
+pub fn default_start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(DEFAULT_START)
+        .expect("DEFAULT_START is an RFC 3339 time")
+        .with_timezone(&Utc)
+}
+
+/// Where a fresh world's simulated time starts when its world file names no `start_time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// At this instant (tests: [`default_start`] unless they pin another).
+    At(DateTime<Utc>),
+    /// At the wall clock's time when the simulator starts (the sandbox, `a3ctl-sim`), so what a
+    /// person sees carries today's dates.
+    WallClock,
+}
+
+impl Start {
+    /// The instant this start stands for, read now.
+    pub fn instant(self) -> DateTime<Utc> {
+        match self {
+            Start::At(t) => t,
+            Start::WallClock => Utc::now(),
+        }
+    }
+}
 
 /// Everything [`crate::start`] needs. `SimConfig::default()` listens on a random loopback port with
 /// a manual clock and zero latency, which is what most tests want.
@@ -19,6 +53,9 @@ pub struct SimConfig {
     /// Port for the Google APIs; 0 picks a free one.
     pub port: u16,
     pub clock: ClockMode,
+    /// Where simulated time starts in a fresh world whose world file names no `start_time` (a
+    /// loaded world goes on from where it was saved).
+    pub start: Start,
     pub latency: LatencyProfile,
     pub faults: FaultConfig,
     /// When set, the whole world is loaded from and saved to this file.
@@ -48,6 +85,7 @@ impl Default for SimConfig {
             host: IpAddr::from([127, 0, 0, 1]),
             port: 0,
             clock: ClockMode::Manual,
+            start: Start::At(default_start()),
             latency: LatencyProfile::zero(),
             faults: FaultConfig::default(),
             persist: None,

@@ -66,6 +66,6 @@ pub mod storage;
 pub mod world;
 pub mod worldspec;
 
-pub use config::SimConfig;
+pub use config::{SimConfig, Start};
 pub use server::{SimHandle, start};
 pub use worldspec::WorldSpec;

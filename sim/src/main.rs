@@ -129,6 +129,8 @@ fn main() -> ExitCode {
         kube_token: args.kube_token,
         quotas,
         world,
+        // A person's simulator carries today's dates (a world file's `start_time` pins another).
+        start: a3ctl_sim::Start::WallClock,
         ..SimConfig::default()
     };
     let runtime = match tokio::runtime::Runtime::new() {

@@ -511,6 +511,10 @@ impl SimHandle {
                 self.endpoint("cloudresourcemanager"),
             ),
             ("A3CTL_GITHUB_ENDPOINT".into(), self.endpoint("github")),
+            (
+                "A3CTL_CLOCK_ENDPOINT".into(),
+                format!("{}/_sim/clock", self.base_url()),
+            ),
             ("A3CTL_ANONYMOUS_CREDENTIALS".into(), "1".into()),
         ]
     }
@@ -638,7 +642,7 @@ pub async fn start(mut config: SimConfig) -> Result<SimHandle, StartError> {
         .start_time
         .as_deref()
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-        .map_or_else(chrono::Utc::now, |t| t.with_timezone(&chrono::Utc));
+        .map_or_else(|| config.start.instant(), |t| t.with_timezone(&chrono::Utc));
     let mut world = loaded.unwrap_or_else(|| World::new(config.seed, epoch));
     world.project_numbers = config.world.project_numbers();
     let clock = Clock::new(config.clock, world.saved_at);

@@ -802,6 +802,8 @@ pub async fn start_sandbox(
         persist: Some(sandbox_world_file()),
         world: spec.unwrap_or_default(),
         kube_token: Some(crate::cloud::kube::client::ANONYMOUS_TOKEN.to_string()),
+        // The sandbox's world carries today's dates (a world file's `start_time` pins another).
+        start: a3ctl_sim::Start::WallClock,
         ..a3ctl_sim::SimConfig::realistic(scale)
     };
     let sim = a3ctl_sim::start(config).await.map_err(|e| {

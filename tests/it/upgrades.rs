@@ -672,12 +672,34 @@ async fn a_blue_green_upgrade_keeps_every_node_serving_until_the_green_pool_is_u
     cx.run(&["verify", "changed.toml"]).await.expect(0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through() {
-    use a3ctl_sim::{SimConfig, WorldSpec};
+/// The auto-upgrade case at a start time of day every three hours, so the suite passes whatever
+/// hour it runs at: simulated time starts at `hour`:00 UTC on 2026-03-02 (a Monday).
+macro_rules! exclusion_then_window_at {
+    ($($name:ident: $hour:expr,)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            exclusion_then_window($hour).await;
+        }
+    )*};
+}
+
+exclusion_then_window_at! {
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_00h: 0,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_03h: 3,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_06h: 6,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_09h: 9,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_12h: 12,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_15h: 15,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_18h: 18,
+    the_default_exclusion_holds_off_an_auto_upgrade_that_a_window_then_lets_through_at_21h: 21,
+}
+
+async fn exclusion_then_window(hour: u32) {
+    use a3ctl_sim::{SimConfig, Start, WorldSpec};
+    use chrono::TimeZone;
     // REGULAR publishes 1.33.6 (its default from day 2) and 1.34 (its default from day 10).
-    // Simulated time starts now, as a3ctl's clock does: an exclusion without a start in the
-    // blueprint starts when a3ctl applies it, as gcloud's do.
+    // a3ctl reads the simulator's clock: an exclusion without a start in the blueprint starts
+    // when a3ctl applies it, as gcloud's do.
     let world = WorldSpec::parse(
         r#"
 [gke]
@@ -695,8 +717,13 @@ default_after_secs = 864000
         "test world",
     )
     .expect("a valid world");
+    let start = chrono::Utc
+        .with_ymd_and_hms(2026, 3, 2, hour, 0, 0)
+        .single()
+        .expect("a valid start");
     let cx = TestContext::with(SimConfig {
         world,
+        start: Start::At(start),
         ..SimConfig::default()
     })
     .await;
@@ -738,8 +765,7 @@ default_after_secs = 864000
         .expect(0);
 
     // The blueprint lifts the exclusion and allows 00:00–12:00 UTC each day: within a day (the
-    // window may already be open: simulated time starts at the wall clock's time of day) the
-    // control plane goes to 1.34, then the pool that auto-upgrades (the system pool; a3ctl
+    // window may already be open, or open only hours later) the control plane goes to 1.34, then the pool that auto-upgrades (the system pool; a3ctl
     // creates GPU pools without auto-upgrade), in the same window.
     let text = std::fs::read_to_string(cx.path("changed.toml")).unwrap();
     let lifted = text.replace(

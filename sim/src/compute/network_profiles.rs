@@ -390,7 +390,7 @@ mod tests {
     #[test]
     fn a_networks_zone_comes_from_its_profile() {
         use crate::compute::{Life, Resource, networks};
-        let mut world = World::new(1, chrono::Utc::now());
+        let mut world = World::new(1, crate::config::default_start());
         let mut add = |name: &str, body: Value| {
             world.compute.resources.insert(
                 format!("projects/p/global/networks/{name}"),

@@ -356,7 +356,7 @@ mod tests {
     }
 
     fn world_with(bucket_policy: Vec<Binding>, project_bindings: Vec<Binding>) -> World {
-        let mut world = World::new(1, chrono::Utc::now());
+        let mut world = World::new(1, crate::config::default_start());
         world.storage.buckets.insert(
             "data".into(),
             Bucket {
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn workload_identity_forms() {
-        let world = World::new(1, chrono::Utc::now());
+        let world = World::new(1, crate::config::default_start());
         let pool = pool(&world);
         let yes = [
             format!("principal:{pool}/subject/ns/team-a/sa/trainer"),
@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn members_users_domains_and_anonymous() {
-        let world = World::new(1, chrono::Utc::now());
+        let world = World::new(1, crate::config::default_start());
         let alice = Principal::Member("user:Alice@Example.com".into());
         assert!(matches(&world, &alice, "user:alice@example.com"));
         assert!(matches(&world, &alice, "domain:example.com"));
@@ -458,7 +458,7 @@ mod tests {
         let runner = "serviceAccount:runner@my-project.iam.gserviceaccount.com";
         let condition = json!({"title": "t", "expression": "true"});
         let world = {
-            let mut w = World::new(1, chrono::Utc::now());
+            let mut w = World::new(1, crate::config::default_start());
             let pool = pool(&w);
             w = world_with(
                 vec![
@@ -535,7 +535,7 @@ mod tests {
 
     #[test]
     fn grants_on_repositories() {
-        let mut world = World::new(1, chrono::Utc::now());
+        let mut world = World::new(1, crate::config::default_start());
         let name = format!("projects/{P}/locations/us-central1/repositories/images");
         world
             .artifactregistry

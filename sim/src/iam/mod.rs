@@ -709,7 +709,7 @@ mod tests {
 
     #[test]
     fn every_project_has_a_compute_default_account() {
-        let mut world = World::new(1, chrono::Utc::now());
+        let mut world = World::new(1, crate::config::default_start());
         let email = compute_default_email(&world, "sim-proj");
         let account = default_account(&world, &email).expect("exists");
         assert_eq!(account.display_name, COMPUTE_DEFAULT_NAME);
@@ -722,7 +722,7 @@ mod tests {
 
     #[test]
     fn worlds_saved_before_iam_load_without_accounts() {
-        let world = World::new(1, chrono::Utc::now());
+        let world = World::new(1, crate::config::default_start());
         let mut saved = serde_json::to_value(&world).unwrap();
         saved.as_object_mut().unwrap().remove("iam");
         let loaded: World = serde_json::from_value(saved).unwrap();

@@ -933,7 +933,7 @@ mod tests {
     use super::*;
 
     fn world() -> World {
-        World::new(1, chrono::Utc::now())
+        World::new(1, crate::config::default_start())
     }
 
     fn incoming(bindings: Vec<Binding>, version: i64, etag: Option<&str>) -> Incoming {

@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn consumers_of_iam_paths() {
-        let world = World::new(1, chrono::Utc::now());
+        let world = World::new(1, crate::config::default_start());
         let q = Query::default();
         let seg = |path: &str| consumer_segment(&world, path, &q);
         assert_eq!(

@@ -827,7 +827,7 @@ mod tests {
 
     #[test]
     fn worlds_saved_before_service_usage_load_with_defaults() {
-        let world = World::new(1, chrono::Utc::now());
+        let world = World::new(1, crate::config::default_start());
         let mut saved = serde_json::to_value(&world).unwrap();
         saved.as_object_mut().unwrap().remove("serviceusage");
         let loaded: World = serde_json::from_value(saved).unwrap();

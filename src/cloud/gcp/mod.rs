@@ -37,6 +37,7 @@ macro_rules! client {
 pub(crate) use client;
 
 pub mod artifactregistry;
+pub mod clock;
 pub mod cloudquotas;
 pub mod compute;
 pub mod container;
@@ -74,6 +75,9 @@ pub mod env {
     pub const RESOURCEMANAGER_ENDPOINT: &str = "A3CTL_RESOURCEMANAGER_ENDPOINT";
     /// Replaces `https://github.com` in release download URLs (mirrors, simulators).
     pub const GITHUB_ENDPOINT: &str = "A3CTL_GITHUB_ENDPOINT";
+    /// Where a3ctl reads the current time instead of this machine's clock (a simulator's
+    /// `/_sim/clock`, whose time moves as the simulator says).
+    pub const CLOCK_ENDPOINT: &str = "A3CTL_CLOCK_ENDPOINT";
     /// Send no credentials at all (for simulators).
     pub const ANONYMOUS_CREDENTIALS: &str = "A3CTL_ANONYMOUS_CREDENTIALS";
 }
@@ -92,6 +96,8 @@ pub struct Endpoints {
     pub resourcemanager: Option<String>,
     /// Where `https://github.com/...` release downloads go instead.
     pub github: Option<String>,
+    /// Where the current time is read instead of this machine's clock ([`clock::Clock`]).
+    pub clock: Option<String>,
 }
 
 impl Endpoints {
@@ -109,6 +115,7 @@ impl Endpoints {
             iam: var(env::IAM_ENDPOINT),
             resourcemanager: var(env::RESOURCEMANAGER_ENDPOINT),
             github: var(env::GITHUB_ENDPOINT),
+            clock: var(env::CLOCK_ENDPOINT),
         }
     }
 
@@ -125,6 +132,7 @@ impl Endpoints {
             iam: Some(format!("{base}/iam")),
             resourcemanager: Some(format!("{base}/cloudresourcemanager")),
             github: Some(format!("{base}/github")),
+            clock: Some(format!("{base}/_sim/clock")),
         }
     }
 }

@@ -26,7 +26,13 @@ use google_cloud_container_v1::model::{Cluster, ClusterUpdate};
 use serde_json::{Value, json};
 
 /// The `Cluster` a spec asks for (the version already resolved).
-pub(super) fn create_body(path: &ClusterPath, spec: &ClusterSpec, version: &str) -> Value {
+/// `now` is when an exclusion without a start begins ([`super::super::clock`]).
+pub(super) fn create_body(
+    path: &ClusterPath,
+    spec: &ClusterSpec,
+    version: &str,
+    now: &str,
+) -> Value {
     let project = &path.project;
     let mut cluster = json!({
         "name": path.name,
@@ -60,7 +66,7 @@ pub(super) fn create_body(path: &ClusterPath, spec: &ClusterSpec, version: &str)
         }],
     });
     if let Some(policy) = &spec.maintenance_policy {
-        cluster["maintenancePolicy"] = maintenance_policy(policy, &now());
+        cluster["maintenancePolicy"] = maintenance_policy(policy, now);
     }
     if spec.private_nodes {
         cluster["privateClusterConfig"] = json!({
@@ -79,11 +85,6 @@ fn authorized_networks(list: &[AuthorizedNetwork]) -> Value {
         .map(|n| json!({"cidrBlock": n.cidr, "displayName": n.name}))
         .collect();
     json!({"enabled": !blocks.is_empty(), "cidrBlocks": blocks})
-}
-
-/// The current time as GKE writes it: when an exclusion without a `start` begins.
-fn now() -> String {
-    crate::resource::kinds::cluster::instant(&chrono::Utc::now().to_rfc3339())
 }
 
 /// The API's `MaintenancePolicy` for `policy` (without `resourceVersion`); an exclusion without a
@@ -258,6 +259,12 @@ pub(super) fn resolve_version(
 }
 
 impl ContainerAdapter {
+    /// The current time as GKE writes it: when an exclusion without a `start` begins.
+    async fn now(&self) -> CloudResult<String> {
+        let now = self.clock.now().await?;
+        Ok(crate::resource::kinds::cluster::instant(&now.to_rfc3339()))
+    }
+
     pub(super) async fn read_cluster(&self, target: &Target) -> CloudResult<Option<Observed>> {
         let cluster = absent_or(self.client.get_cluster().set_name(&target.id).send().await)?;
         Ok(cluster.as_ref().map(ClusterSpec::project).transpose()?)
@@ -297,7 +304,8 @@ impl ContainerAdapter {
             .resolve(&path, &spec.release_channel, &spec.version)
             .await?;
         check_gpudirect(&spec, &version)?;
-        let cluster: Cluster = typed("cluster", create_body(&path, &spec, &version))?;
+        let now = self.now().await?;
+        let cluster: Cluster = typed("cluster", create_body(&path, &spec, &version, &now))?;
         match self
             .client
             .create_cluster()
@@ -478,7 +486,7 @@ impl ContainerAdapter {
             return Ok(Started::Done);
         };
         let current = self.live_cluster(path).await?;
-        let mut body = maintenance_policy(policy, &now());
+        let mut body = maintenance_policy(policy, &self.now().await?);
         // An exclusion whose start the blueprint leaves open keeps the start it already has.
         if let Some(live) = current
             .maintenance_policy

@@ -39,6 +39,8 @@ enum KubeAuth {
 pub struct ContainerAdapter {
     client: ClusterManager,
     kube_auth: KubeAuth,
+    /// When an exclusion without a start begins ([`super::clock`]).
+    clock: super::clock::Clock,
 }
 
 impl ContainerAdapter {
@@ -62,7 +64,11 @@ impl ContainerAdapter {
                     })?,
             ),
         };
-        Ok(ContainerAdapter { client, kube_auth })
+        Ok(ContainerAdapter {
+            client,
+            kube_auth,
+            clock: super::clock::Clock::new(config.endpoints.clock.clone()),
+        })
     }
 
     /// The bearer token for a cluster's Kubernetes API.
