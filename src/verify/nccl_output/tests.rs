@@ -403,3 +403,56 @@ fn sizes_show_as_nccl_tests_takes_them() {
     assert_eq!(show_size(1000), "1000");
     assert_eq!(show_size(0), "0");
 }
+
+#[test]
+fn the_simulators_output_parses_like_the_captures_and_has_their_shape() {
+    use a3ctl_sim::kube::controllers::runs::{Outcome, Sizes, leader_log};
+    let capture = parse(&gather_1k_8g()).unwrap();
+    let capture_ratio = capture.avg_bus_bandwidth.unwrap() / judged_mean(&capture);
+    let hosts = [
+        "a3ctl-nccl-test-0".to_string(),
+        "a3ctl-nccl-test-1".to_string(),
+    ];
+    // The simulator's defaults for A3 High, A3 Mega, A3 Ultra and A4.
+    for (family, gbps) in [
+        (MachineFamily::A3High, 80.0),
+        (MachineFamily::A3Mega, 180.0),
+        (MachineFamily::A3Ultra, 320.0),
+        (MachineFamily::A4, 360.0),
+    ] {
+        let (code, log) = leader_log(
+            &hosts,
+            8,
+            "NVIDIA GPU",
+            "all_gather_perf",
+            Sizes {
+                min: 1 << 10,
+                max: 8 << 30,
+                factor: 2,
+            },
+            &Outcome::Bandwidth {
+                gbps,
+                gpudirect: true,
+            },
+        );
+        assert_eq!(code, 0);
+        let sim = parse(&log).unwrap();
+        assert_eq!(sim.rows.len(), capture.rows.len());
+        assert_eq!(sim.out_of_bounds, Some(OutOfBounds { count: 0, ok: true }));
+        // Its footer is the mean of its rows, as nccl-tests' is.
+        assert!((all_mean(&sim) - sim.avg_bus_bandwidth.unwrap()).abs() < 0.005);
+        // The configured bandwidth is what the verdict reads.
+        let verdict = nccl::judge(&sim, family);
+        assert!(
+            (verdict.busbw_gbps.unwrap() - gbps).abs() < 0.005,
+            "{verdict:?}"
+        );
+        assert!(verdict.passed);
+        // The curve: the all-sizes average over the 2G–8G figure is the capture's.
+        let ratio = sim.avg_bus_bandwidth.unwrap() / judged_mean(&sim);
+        assert!(
+            (ratio - capture_ratio).abs() < 0.01,
+            "{ratio} against the capture's {capture_ratio}"
+        );
+    }
+}
