@@ -182,4 +182,50 @@ mod tests {
         assert_eq!(value["checks"][1]["status"], "fail");
         assert_eq!(value["checks"][0]["hint"], serde_json::Value::Null);
     }
+
+    #[test]
+    fn a_verdict_without_2g_8g_rows_shows_the_table_and_says_what_is_missing() {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let output = crate::verify::nccl_output::Output {
+            rows: vec![crate::verify::nccl_output::Row {
+                size: 512 << 20,
+                busbw_out: 70.5,
+                busbw_in: 71.25,
+                wrong_out: Some(0),
+                wrong_in: Some(0),
+            }],
+            avg_bus_bandwidth: Some(70.875),
+            out_of_bounds: None,
+        };
+        let verdict = crate::verify::nccl::judge(&output, crate::blueprint::MachineFamily::A3High);
+        let text = nccl_verdict(&printer, &verdict);
+        assert!(
+            text.contains("    SIZE  OUT-OF-PLACE  IN-PLACE\n    512M         70.50     71.25\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("NCCL all-gather over 2 nodes: no bus bandwidth at 2G-8G (all sizes 70.9 GB/s), floor 60 GB/s ("),
+            "{text}"
+        );
+        assert!(
+            text.contains("): FAIL\n  the log has no row of 2G-8G"),
+            "{text}"
+        );
+        assert!(
+            text.contains("it covers 512M\n  hint: run all_gather_perf"),
+            "{text}"
+        );
+        let value: serde_json::Value =
+            serde_json::from_str(&nccl_json("a3high", "a3high", &verdict)).unwrap();
+        assert_eq!(value["passed"], false);
+        assert_eq!(value["busbw_gbps"], serde_json::Value::Null);
+        assert_eq!(
+            value["rows"],
+            serde_json::json!([{"size": 512u64 << 20, "busbw_out": 70.5, "busbw_in": 71.25, "judged": false}])
+        );
+    }
 }

@@ -136,6 +136,7 @@ pub fn judge(output: &Output, family: MachineFamily) -> Verdict {
     let (message, hint) = match busbw {
         None => {
             let covered = match (output.rows.first(), output.rows.last()) {
+                (Some(first), Some(last)) if first.size == last.size => show_size(first.size),
                 (Some(first), Some(last)) => {
                     format!("{}-{}", show_size(first.size), show_size(last.size))
                 }
