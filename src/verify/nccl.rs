@@ -148,9 +148,10 @@ pub fn judge(output: &Output, family: MachineFamily) -> Verdict {
                     JUDGED_SIZES.start(),
                     JUDGED_SIZES.end()
                 )),
-                Some(format!(
+                Some(
                     "run all_gather_perf with sizes up to at least 2G (`-e 8G`); the test a3ctl writes does (`a3ctl verify --nccl-test`)"
-                )),
+                        .to_string(),
+                ),
             )
         }
         Some(_) if corrupt => (

@@ -85,10 +85,10 @@ pub fn parse(text: &str) -> Result<Output, ParseError> {
     if trimmed.is_empty() {
         return Err(ParseError::Empty);
     }
-    if trimmed.starts_with('{') {
-        if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
-            return parse_json(&value);
-        }
+    if trimmed.starts_with('{')
+        && let Ok(value) = serde_json::from_str::<Value>(trimmed)
+    {
+        return parse_json(&value);
     }
     parse_table(text)
 }
@@ -304,7 +304,7 @@ fn parse_json(value: &Value) -> Result<Output, ParseError> {
 /// A size as nccl-tests' `-b`/`-e` take it: `1K`, `512M`, `8G`, else bytes.
 pub fn show_size(bytes: u64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }

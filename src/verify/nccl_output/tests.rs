@@ -113,8 +113,7 @@ fn edited(edit: impl Fn(&str) -> String) -> String {
 }
 
 fn is_row(line: &str) -> bool {
-    line.trim_start()
-        .split_whitespace()
+    line.split_whitespace()
         .next()
         .is_some_and(|c| c.parse::<u64>().is_ok())
 }
