@@ -193,8 +193,8 @@ pub enum Command {
     /// every check passes, 1 otherwise, each failure naming the object and what to do.
     ///
     /// With `--nccl-test`, writes a two-node NCCL all-gather test built from the blueprint's
-    /// GPUDirect stack instead (no cloud call); add `--run` to run it and compare its bus
-    /// bandwidth with the machine family's floor.
+    /// GPUDirect stack instead (no cloud call); add `--run` to run it and compare the mean bus
+    /// bandwidth of its 2G-8G messages with the machine family's floor.
     #[command(after_help = examples::VERIFY)]
     Verify(VerifyArgs),
 
@@ -536,7 +536,8 @@ pub struct DestroyArgs {
 pub struct VerifyArgs {
     /// The blueprint (TOML), e.g. `blueprints/a3-mega.toml`.
     pub blueprint: PathBuf,
-    /// Print the report as JSON on stdout (format in docs/cluster-software.md).
+    /// Print the report (with `--nccl-test --run`, the verdict) as JSON on stdout (format in
+    /// docs/cluster-software.md).
     #[arg(long)]
     pub json: bool,
     /// Write the two-node NCCL all-gather test (a headless Service and an Indexed Job) instead of
@@ -546,9 +547,11 @@ pub struct VerifyArgs {
     /// With `--nccl-test`: write the manifest to FILE.
     #[arg(long, value_name = "FILE", requires = "nccl_test")]
     pub out: Option<PathBuf>,
-    /// With `--nccl-test`: apply the test to the cluster, wait for it, and check its bus
-    /// bandwidth against the family's floor (A3 High 60 GB/s, A3 Mega 150 GB/s, A3 Ultra and A4
-    /// 250 GB/s: Cluster Health Scanner's NCCL health-check thresholds).
+    /// With `--nccl-test`: apply the test to the cluster, wait for it, print its bus bandwidth by
+    /// message size, and check the mean of its 2G-8G rows (out-of-place and in-place) against
+    /// the family's floor (A3 High 60 GB/s, A3 Mega 150 GB/s, A3 Ultra and A4 250 GB/s: Cluster
+    /// Health Scanner's NCCL health-check thresholds, which it applies to a 2G-8G all-gather).
+    /// With `--json`, the verdict and the table as JSON.
     #[arg(long, requires = "nccl_test")]
     pub run: bool,
     /// With `--run`: how long to wait for the test (default `20m`); with `--access`: for the probes

@@ -26,7 +26,7 @@
 //!
 //! A world file ([`worldspec::WorldSpec`], `SimConfig::world`) sets project numbers, enabled
 //! services, quotas, zone capacity ([`capacity`]) and reservations, service accounts and project
-//! IAM bindings that exist at start, and the bus bandwidth simulated NCCL tests report
+//! IAM bindings that exist at start, and the bus bandwidth simulated NCCL tests report (at 2G–8G)
 //! ([`kube::controllers::runs`]; also `PUT /_sim/workloads`).
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):

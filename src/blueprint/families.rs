@@ -155,8 +155,12 @@ pub struct FamilySpec {
     pub zones: &'static [&'static str],
     /// GKE versions GPUDirect needs on this family.
     pub min_gke: &'static GkeMinimums,
-    /// The two-node all-gather bus-bandwidth floor `verify --nccl-test` judges by, in GB/s.
+    /// The two-node all-gather bus-bandwidth floor `verify --nccl-test` judges by, in GB/s:
+    /// Cluster Health Scanner's `BANDWIDTH_THRESHOLD`, which it compares with the mean bus
+    /// bandwidth of a 2G–8G all-gather ([`crate::verify::nccl::JUDGED_SIZES`]).
     pub nccl_floor: f64,
+    /// The Cluster Health Scanner values file that sets it, under [`NCCL_FLOOR_SOURCE`].
+    pub nccl_floor_file: &'static str,
 }
 
 /// Every machine family, in a stable order.
@@ -175,8 +179,13 @@ pub const GPU_MACHINE_TYPES: [&str; 4] = [
     "a4-highgpu-8g",
 ];
 
-/// Where the bus-bandwidth floors come from.
-pub const NCCL_FLOOR_SOURCE: &str = "Cluster Health Scanner's NCCL health check threshold for this machine type (GoogleCloudPlatform/cluster-health-scanner)";
+/// Where the bus-bandwidth floors come from: Cluster Health Scanner's NCCL health check, whose
+/// values files set `START_MESSAGE_SIZE` "2G", `END_MESSAGE_SIZE` "8G" and
+/// `BANDWIDTH_THRESHOLD` 60 (`a3.yaml`), 150 (`a3plus.yaml`; "90" until
+/// f3f54670400604e8d1756e51af399b53c68f3cd5, 2024-11-19), 250 (`a3ultra.yaml`, `a4.yaml`); last
+/// changed in badb65aae6fdc72e31c9bc381d71f846d49e695b. Each family names its file
+/// ([`FamilySpec::nccl_floor_file`]).
+pub const NCCL_FLOOR_SOURCE: &str = "BANDWIDTH_THRESHOLD of a 2G-8G all-gather, GoogleCloudPlatform/cluster-health-scanner@81c525d897f4e85a4f69dd1e389379de6f1e07c2 deploy/helm/health_checks/nccl_healthcheck";
 
 const EXPLICIT_ONLY: &[NetworkMode] = &[NetworkMode::Explicit];
 const EXPLICIT_OR_MANAGED: &[NetworkMode] = &[NetworkMode::Explicit, NetworkMode::Managed];
@@ -203,6 +212,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         zones: A3_HIGH_ZONES,
         min_gke: &super::presets::A3_HIGH_MINIMUMS,
         nccl_floor: 60.0,
+        nccl_floor_file: "a3.yaml",
     },
     FamilySpec {
         family: MachineFamily::A3Mega,
@@ -224,6 +234,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         zones: A3_MEGA_ZONES,
         min_gke: &super::presets::A3_MEGA_MINIMUMS,
         nccl_floor: 150.0,
+        nccl_floor_file: "a3plus.yaml",
     },
     FamilySpec {
         family: MachineFamily::A3Ultra,
@@ -245,6 +256,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         zones: A3_ULTRA_ZONES,
         min_gke: &super::presets::RDMA_MINIMUMS,
         nccl_floor: 250.0,
+        nccl_floor_file: "a3ultra.yaml",
     },
     FamilySpec {
         family: MachineFamily::A4,
@@ -266,6 +278,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         zones: A4_ZONES,
         min_gke: &super::presets::RDMA_MINIMUMS,
         nccl_floor: 250.0,
+        nccl_floor_file: "a4.yaml",
     },
 ];
 
@@ -462,5 +475,7 @@ mod tests {
     fn bus_bandwidth_floors_are_cluster_health_scanners() {
         let floors: Vec<f64> = FAMILY_TABLE.iter().map(|r| r.nccl_floor).collect();
         assert_eq!(floors, [60.0, 150.0, 250.0, 250.0]);
+        let files: Vec<&str> = FAMILY_TABLE.iter().map(|r| r.nccl_floor_file).collect();
+        assert_eq!(files, ["a3.yaml", "a3plus.yaml", "a3ultra.yaml", "a4.yaml"]);
     }
 }

@@ -70,7 +70,7 @@ pub async fn run(
         .await
         .map_err(|e| unreachable(&e))?;
     if args.nccl_test {
-        return run_nccl_test(&session, &api, timeout).await;
+        return run_nccl_test(&session, &api, timeout, args.json).await;
     }
     let expected = Expected::new(bp, &session.graph, &args.blueprint.display().to_string());
     let snapshot = live::fetch(&api, &expected)
@@ -144,11 +144,13 @@ fn nccl_objects(bp: &crate::blueprint::Blueprint) -> Result<Vec<serde_json::Valu
     })
 }
 
-/// `--nccl-test --run`: replace any earlier test, apply it, wait, judge pod 0's bus bandwidth.
+/// `--nccl-test --run`: replace any earlier test, apply it, wait, judge pod 0's 2G–8G bus
+/// bandwidth and print the verdict with the per-size table (or `--json`).
 async fn run_nccl_test(
     session: &Session,
     api: &ClusterApi<'_>,
     timeout: Duration,
+    json: bool,
 ) -> Result<ExitStatus, Failure> {
     let printer = session.printer;
     let bp = &session.blueprint;
@@ -165,7 +167,7 @@ async fn run_nccl_test(
         show_duration(timeout)
     ));
     let progress = |line: &str| printer.info(&format!("  {line}"));
-    let busbw = live::run_nccl_test(api, &objects, timeout, poll, &progress)
+    let output = live::run_nccl_test(api, &objects, timeout, poll, &progress)
         .await
         .map_err(|e| match e {
             NcclError::Cloud { what, error } => {
@@ -197,14 +199,22 @@ async fn run_nccl_test(
                 "Pod 0 of {job_ref} is gone; its log cannot be read"
             ))
             .hint("run the test again"),
-            NcclError::NoBandwidth => Failure::new(format!(
-                "The NCCL test finished but its log has no \"Avg bus bandwidth\" line (pod 0 of {job_ref}, container {TEST_CONTAINER})"
+            NcclError::Unreadable { error, log_tail } => Failure::new(format!(
+                "The NCCL test finished but its log cannot be read: {error} (pod 0 of {job_ref}, container {TEST_CONTAINER})"
             ))
+            .cause(log_tail)
             .hint(format!("read it with `kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME},batch.kubernetes.io/job-completion-index=0 -c {TEST_CONTAINER}`")),
         })?;
-    let (floor, source) = nccl::floor(bp.family);
-    printer.out(&verify_view::bandwidth(&printer, busbw, floor, source));
-    Ok(if busbw >= floor {
+    let verdict = nccl::judge(&output, bp.family);
+    if json {
+        printer.out(&format!(
+            "{}\n",
+            verify_view::nccl_json(&bp.name, &bp.name, &verdict)
+        ));
+    } else {
+        printer.out(&verify_view::nccl_verdict(&printer, &verdict));
+    }
+    Ok(if verdict.passed {
         ExitStatus::Success
     } else {
         ExitStatus::Failure

@@ -1,7 +1,10 @@
 //! `a3ctl verify`'s report: a table for people, JSON for scripts, and the NCCL test's verdict.
 
 use super::Printer;
+use crate::verify::nccl::Verdict;
+use crate::verify::nccl_output::show_size;
 use crate::verify::{Report, Status};
+use serde::Serialize;
 
 /// The report as an aligned table, each failure followed by its hint, then a summary line.
 pub fn render(printer: &Printer, report: &Report) -> String {
@@ -52,22 +55,83 @@ pub fn json(report: &Report) -> String {
     serde_json::to_string_pretty(report).unwrap_or_default()
 }
 
-/// The NCCL test's result line.
-pub fn bandwidth(printer: &Printer, busbw: f64, floor: f64, source: &str) -> String {
-    let verdict = if busbw >= floor {
+/// The NCCL test's verdict: the per-size table (the judged 2G–8G rows marked), then the verdict
+/// line, with what failed and what to check under it.
+pub fn nccl_verdict(printer: &Printer, verdict: &Verdict) -> String {
+    let range = format!(
+        "{}-{}",
+        show_size(verdict.judged_min_bytes),
+        show_size(verdict.judged_max_bytes)
+    );
+    let mut text = format!(
+        "NCCL all-gather over {} nodes, bus bandwidth by message size (GB/s; * = judged):\n",
+        crate::verify::nccl::HOSTS
+    );
+    text.push_str(&printer.bold(&format!(
+        "  {:>6}  {:>12}  {:>8}",
+        "SIZE", "OUT-OF-PLACE", "IN-PLACE"
+    )));
+    text.push('\n');
+    for row in &verdict.rows {
+        text.push_str(&format!(
+            "  {:>6}  {:>12.2}  {:>8.2}{}\n",
+            show_size(row.size),
+            row.busbw_out,
+            row.busbw_in,
+            if row.judged { "  *" } else { "" }
+        ));
+    }
+    let status = if verdict.passed {
         paint(printer, "32", "ok")
     } else {
         paint(printer, "31", "FAIL")
     };
-    let mut text = format!(
-        "NCCL all-gather over 2 nodes: average bus bandwidth {busbw:.1} GB/s, floor {floor:.0} GB/s ({source}): {verdict}\n"
+    let measured = match verdict.busbw_gbps {
+        Some(gbps) => format!("bus bandwidth {gbps:.1} GB/s at {range}"),
+        None => format!("no bus bandwidth at {range}"),
+    };
+    let all = verdict
+        .all_sizes_busbw_gbps
+        .map_or(String::new(), |gbps| format!(" (all sizes {gbps:.1} GB/s)"));
+    let mut last = format!(
+        "NCCL all-gather over {} nodes: {measured}{all}, floor {:.0} GB/s ({}): {status}\n",
+        crate::verify::nccl::HOSTS,
+        verdict.floor_gbps,
+        verdict.floor_source,
     );
-    if busbw < floor {
-        text.push_str(
-            "  hint: below the floor, NCCL is not using every GPU NIC (or fell back to TCP on eth0): run `a3ctl verify` without --nccl-test to check the networks and the NCCL installer, and look for `NET/` lines in pod 0's log (`kubectl -n default logs -l job-name=a3ctl-nccl-test,batch.kubernetes.io/job-completion-index=0 -c nccl-test`)\n",
-        );
+    if let Some(message) = &verdict.message {
+        last.push_str(&format!("  {message}\n"));
     }
+    if let Some(hint) = &verdict.hint {
+        last.push_str(&format!("  {}: {hint}\n", paint(printer, "36", "hint")));
+    }
+    text.push_str(&last);
     text
+}
+
+/// `verify --nccl-test --run --json`: the verdict as pretty JSON, with the report's format and
+/// the blueprint (shape in docs/cluster-software.md).
+pub fn nccl_json(blueprint: &str, cluster: &str, verdict: &Verdict) -> String {
+    #[derive(Serialize)]
+    struct Shown<'a> {
+        format: u32,
+        blueprint: &'a str,
+        cluster: &'a str,
+        test: &'a str,
+        hosts: u32,
+        #[serde(flatten)]
+        verdict: &'a Verdict,
+    }
+    let shown = Shown {
+        format: crate::verify::REPORT_FORMAT,
+        blueprint,
+        cluster,
+        test: "all_gather_perf",
+        hosts: crate::verify::nccl::HOSTS,
+        verdict,
+    };
+    // Strings, booleans and numbers always serialize.
+    serde_json::to_string_pretty(&shown).unwrap_or_default()
 }
 
 fn paint(printer: &Printer, code: &str, text: &str) -> String {
@@ -117,5 +181,51 @@ mod tests {
         assert_eq!(value["passed"], false);
         assert_eq!(value["checks"][1]["status"], "fail");
         assert_eq!(value["checks"][0]["hint"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_verdict_without_2g_8g_rows_shows_the_table_and_says_what_is_missing() {
+        let printer = Printer {
+            color: false,
+            bars: false,
+            quiet: false,
+        };
+        let output = crate::verify::nccl_output::Output {
+            rows: vec![crate::verify::nccl_output::Row {
+                size: 512 << 20,
+                busbw_out: 70.5,
+                busbw_in: 71.25,
+                wrong_out: Some(0),
+                wrong_in: Some(0),
+            }],
+            avg_bus_bandwidth: Some(70.875),
+            out_of_bounds: None,
+        };
+        let verdict = crate::verify::nccl::judge(&output, crate::blueprint::MachineFamily::A3High);
+        let text = nccl_verdict(&printer, &verdict);
+        assert!(
+            text.contains("    SIZE  OUT-OF-PLACE  IN-PLACE\n    512M         70.50     71.25\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("NCCL all-gather over 2 nodes: no bus bandwidth at 2G-8G (all sizes 70.9 GB/s), floor 60 GB/s ("),
+            "{text}"
+        );
+        assert!(
+            text.contains("): FAIL\n  the log has no row of 2G-8G"),
+            "{text}"
+        );
+        assert!(
+            text.contains("it covers 512M\n  hint: run all_gather_perf"),
+            "{text}"
+        );
+        let value: serde_json::Value =
+            serde_json::from_str(&nccl_json("a3high", "a3high", &verdict)).unwrap();
+        assert_eq!(value["passed"], false);
+        assert_eq!(value["busbw_gbps"], serde_json::Value::Null);
+        assert_eq!(
+            value["rows"],
+            serde_json::json!([{"size": 512u64 << 20, "busbw_out": 70.5, "busbw_in": 71.25, "judged": false}])
+        );
     }
 }

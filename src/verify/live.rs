@@ -128,8 +128,11 @@ pub enum NcclError {
     Failed { progress: String, log_tail: String },
     /// Pod 0 is gone, so its log cannot be read.
     LeaderGone,
-    /// Pod 0's log has no "Avg bus bandwidth" line.
-    NoBandwidth,
+    /// Pod 0's log is not nccl-tests output with a result table; the last lines of the log.
+    Unreadable {
+        error: super::nccl_output::ParseError,
+        log_tail: String,
+    },
 }
 
 fn cloud(what: &str) -> impl FnOnce(CloudError) -> NcclError + '_ {
@@ -140,15 +143,16 @@ fn cloud(what: &str) -> impl FnOnce(CloudError) -> NcclError + '_ {
 }
 
 /// Replaces any earlier test, applies `objects` (the Job and its Service), waits until the Job
-/// completes or fails or `timeout` passes, polling every `poll`, and returns pod 0's bus
-/// bandwidth in GB/s. `progress` is told each new state of the Job.
+/// completes or fails or `timeout` passes, polling every `poll`, and returns what pod 0's
+/// nccl-tests printed (its per-size table and footer; [`nccl::judge`] compares it with the
+/// floor). `progress` is told each new state of the Job.
 pub async fn run_nccl_test(
     api: &ClusterApi<'_>,
     objects: &[Value],
     timeout: Duration,
     poll: Duration,
     progress: &(dyn Fn(&str) + Sync),
-) -> Result<f64, NcclError> {
+) -> Result<super::nccl_output::Output, NcclError> {
     let jitter = Jitter::new(0);
     let never = CancellationToken::new();
     let poller = Poller {
@@ -247,18 +251,26 @@ pub async fn run_nccl_test(
     match outcome {
         Ok(()) => {
             let log = leader_log(api).await?;
-            nccl::bus_bandwidth(&log).ok_or(NcclError::NoBandwidth)
+            super::nccl_output::parse(&log).map_err(|error| NcclError::Unreadable {
+                error,
+                log_tail: tail(&log),
+            })
         }
         Err(NcclError::Failed { progress, .. }) => {
             let log = leader_log(api).await?;
-            let tail: Vec<&str> = log.lines().rev().take(20).collect();
             Err(NcclError::Failed {
                 progress,
-                log_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+                log_tail: tail(&log),
             })
         }
         Err(other) => Err(other),
     }
+}
+
+/// The last 20 lines of a log.
+fn tail(log: &str) -> String {
+    let tail: Vec<&str> = log.lines().rev().take(20).collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 /// The test container's log of the Job's pod 0.

@@ -4,12 +4,14 @@
 //! snapshot and runs the NCCL test through the cluster's Kubernetes API; the UI renders the
 //! [`Report`].
 //!
-//! [`nccl`] builds the two-node NCCL all-gather test and reads its bandwidth.
+//! [`nccl`] builds the two-node NCCL all-gather test and judges its 2G–8G bus bandwidth, which
+//! [`nccl_output`] reads from nccl-tests' output.
 
 pub mod access;
 pub mod checks;
 pub mod live;
 pub mod nccl;
+pub mod nccl_output;
 
 pub use checks::check;
 

@@ -11,11 +11,16 @@
 //! (`initContainers` with `restartPolicy: Always`) so the Job can complete. The test container
 //! runs the stack's plugin image, which ships the NCCL tests and their launch scripts: pod 1
 //! starts sshd and waits; pod 0 sets up ssh and the host files, runs `all_gather_perf` over both
-//! hosts through MPI, then tells pod 1 to stop. NCCL tests print `# Avg bus bandwidth : <GB/s>`.
+//! hosts through MPI, then tells pod 1 to stop. Every transport's run covers 2G–8G, the sizes the
+//! floor is set for ([`JUDGED_SIZES`]); [`judge`] reads those rows of pod 0's table
+//! ([`super::nccl_output`]).
 
 use crate::blueprint::{Blueprint, GpuDirect, MachineFamily};
+use crate::verify::nccl_output::{OutOfBounds, Output, show_size};
 use crate::verify::{GPU_RESOURCE, NODE_POOL_LABEL};
+use serde::Serialize;
 use serde_json::{Value, json};
+use std::ops::RangeInclusive;
 
 /// Name of the Job and of its headless Service.
 pub const NAME: &str = "a3ctl-nccl-test";
@@ -35,27 +40,147 @@ const DONE_MARKER: &str = "/tmp/a3ctl-nccl-test-done";
 
 /// The all-gather bus-bandwidth floor of a machine family, in GB/s, and where it comes from
 /// (the family table's, [`crate::blueprint::families::FamilySpec::nccl_floor`]).
-pub fn floor(family: MachineFamily) -> (f64, &'static str) {
+pub fn floor(family: MachineFamily) -> (f64, String) {
+    let spec = family.spec();
     (
-        family.spec().nccl_floor,
-        crate::blueprint::families::NCCL_FLOOR_SOURCE,
+        spec.nccl_floor,
+        format!(
+            "{}/{}",
+            crate::blueprint::families::NCCL_FLOOR_SOURCE,
+            spec.nccl_floor_file
+        ),
     )
 }
 
-/// The `# Avg bus bandwidth : 42.1` value of NCCL tests output (the last one), in GB/s.
-pub fn bus_bandwidth(log: &str) -> Option<f64> {
-    log.lines()
-        .filter_map(|line| {
-            let rest = line.trim_start_matches('#').trim_start();
-            let value = rest.strip_prefix("Avg bus bandwidth")?;
-            value
-                .trim_start()
-                .strip_prefix(':')?
-                .trim()
-                .parse::<f64>()
-                .ok()
+/// The message sizes the floors are set for, in bytes: 2G–8G. Cluster Health Scanner runs its
+/// all-gather with `START_MESSAGE_SIZE` "2G" and `END_MESSAGE_SIZE` "8G" and compares
+/// `BANDWIDTH_THRESHOLD` with that run's `# Avg bus bandwidth`
+/// (GoogleCloudPlatform/cluster-health-scanner at 81c525d897f4e85a4f69dd1e389379de6f1e07c2,
+/// `deploy/helm/health_checks/nccl_healthcheck/*.yaml`, `src/nccl_healthcheck/nccl_startup.py`):
+/// the mean bus bandwidth of the 2G, 4G and 8G rows, out-of-place and in-place together. Over
+/// 1K–8G the average is dominated by latency-bound small messages (a 4×H200 run: 135.6 GB/s over
+/// 1K–8G, 345 GB/s at 2G–8G), so a3ctl takes the same rows out of its wider run.
+pub const JUDGED_SIZES: RangeInclusive<u64> = (2 << 30)..=(8 << 30);
+
+/// One size of the test's table, as the verdict shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictRow {
+    /// Bytes.
+    pub size: u64,
+    /// GB/s, out of place and in place.
+    pub busbw_out: f64,
+    pub busbw_in: f64,
+    /// Whether the row is within [`JUDGED_SIZES`].
+    pub judged: bool,
+}
+
+/// The NCCL test judged: its per-size table, the figure compared with the floor, and why it
+/// failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub passed: bool,
+    /// The mean bus bandwidth of the rows within [`JUDGED_SIZES`], both halves, in GB/s; `None`
+    /// when the log has no such row.
+    pub busbw_gbps: Option<f64>,
+    pub floor_gbps: f64,
+    pub floor_source: String,
+    /// [`JUDGED_SIZES`], in bytes.
+    pub judged_min_bytes: u64,
+    pub judged_max_bytes: u64,
+    /// nccl-tests' own `# Avg bus bandwidth`, over every size the run covered (context only).
+    pub all_sizes_busbw_gbps: Option<f64>,
+    pub out_of_bounds: Option<OutOfBounds>,
+    pub rows: Vec<VerdictRow>,
+    /// Why it failed, when it did.
+    pub message: Option<String>,
+    /// What to check then.
+    pub hint: Option<String>,
+}
+
+/// What to check when the bandwidth is below the floor.
+const BELOW_FLOOR_HINT: &str = "below the floor, NCCL is not using every GPU NIC (or fell back to TCP on eth0): run `a3ctl verify` without --nccl-test to check the networks and the NCCL installer, and look for `NET/` lines in pod 0's log (`kubectl -n default logs -l job-name=a3ctl-nccl-test,batch.kubernetes.io/job-completion-index=0 -c nccl-test`)";
+
+/// Judges a run's `output` against `family`'s floor (see [`JUDGED_SIZES`]): it passes when the
+/// log has rows of 2G–8G, no wrong values, and their mean bus bandwidth meets the floor. A log
+/// without such rows fails; the footer's all-sizes average is never used in their place.
+pub fn judge(output: &Output, family: MachineFamily) -> Verdict {
+    let (floor, source) = floor(family);
+    let rows: Vec<VerdictRow> = output
+        .rows
+        .iter()
+        .map(|r| VerdictRow {
+            size: r.size,
+            busbw_out: r.busbw_out,
+            busbw_in: r.busbw_in,
+            judged: JUDGED_SIZES.contains(&r.size),
         })
-        .next_back()
+        .collect();
+    let judged: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.judged)
+        .flat_map(|r| [r.busbw_out, r.busbw_in])
+        .collect();
+    let busbw = (!judged.is_empty()).then(|| judged.iter().sum::<f64>() / judged.len() as f64);
+    let wrong: u64 = output
+        .rows
+        .iter()
+        .map(|r| r.wrong_out.unwrap_or(0) + r.wrong_in.unwrap_or(0))
+        .sum::<u64>()
+        .max(output.out_of_bounds.map_or(0, |o| o.count));
+    let corrupt = wrong > 0 || output.out_of_bounds.is_some_and(|o| !o.ok);
+    let range = format!(
+        "{}-{}",
+        show_size(*JUDGED_SIZES.start()),
+        show_size(*JUDGED_SIZES.end())
+    );
+    let (message, hint) = match busbw {
+        None => {
+            let covered = match (output.rows.first(), output.rows.last()) {
+                (Some(first), Some(last)) if first.size == last.size => show_size(first.size),
+                (Some(first), Some(last)) => {
+                    format!("{}-{}", show_size(first.size), show_size(last.size))
+                }
+                _ => "no size".to_string(),
+            };
+            (
+                Some(format!(
+                    "the log has no row of {range} ({}..={} bytes), the message sizes the floor is set for; it covers {covered}",
+                    JUDGED_SIZES.start(),
+                    JUDGED_SIZES.end()
+                )),
+                Some(
+                    "run all_gather_perf with sizes up to at least 2G (`-e 8G`); the test a3ctl writes does (`a3ctl verify --nccl-test`)"
+                        .to_string(),
+                ),
+            )
+        }
+        Some(_) if corrupt => (
+            Some(format!(
+                "{wrong} wrong value(s) (`# Out of bounds values`): the data NCCL moved came back corrupted"
+            )),
+            Some("a bandwidth over corrupted data proves nothing; check the GPUs (`nvidia-smi -q` for ECC errors) and the NCCL plugin's version against the stack's, then run again".to_string()),
+        ),
+        Some(gbps) if gbps < floor => (
+            Some(format!(
+                "{range} bus bandwidth {gbps:.1} GB/s is below the floor of {floor:.0} GB/s"
+            )),
+            Some(BELOW_FLOOR_HINT.to_string()),
+        ),
+        Some(_) => (None, None),
+    };
+    Verdict {
+        passed: message.is_none(),
+        busbw_gbps: busbw,
+        floor_gbps: floor,
+        floor_source: source,
+        judged_min_bytes: *JUDGED_SIZES.start(),
+        judged_max_bytes: *JUDGED_SIZES.end(),
+        all_sizes_busbw_gbps: output.avg_bus_bandwidth,
+        out_of_bounds: output.out_of_bounds,
+        rows,
+        message,
+        hint,
+    }
 }
 
 /// Why the test cannot be built for a blueprint.
@@ -217,7 +342,7 @@ pub fn manifest(bp: &Blueprint, objects: &[Value]) -> String {
     let mut out = format!(
         "# Two-node NCCL all-gather test for `{}` ({}, stack {}: plugin {}{}), written by a3ctl.\n\
          # Run it with `a3ctl verify <blueprint> --nccl-test --run`, or `kubectl apply --server-side -f` this file and read\n\
-         # `kubectl logs job/{NAME} -c {TEST_CONTAINER}` (pod 0) for \"Avg bus bandwidth\".\n",
+         # `kubectl logs job/{NAME} -c {TEST_CONTAINER}` (pod 0): a3ctl judges the mean bus bandwidth of its 2G-8G rows.\n",
         bp.name,
         bp.family.display_name(),
         stack.id,
@@ -325,7 +450,7 @@ fn tcpxo_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Va
         ],
     );
     let run = format!(
-        "BENCHMARK=all_gather_perf NHOSTS={HOSTS} NCCL_LIB_DIR={LIB} LD_LIBRARY_PATH={LIB} /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh"
+        "BENCHMARK=all_gather_perf NHOSTS={HOSTS} NCCL_LIB_DIR={LIB} LD_LIBRARY_PATH={LIB} DATA_MIN=1K DATA_MAX=8G /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh"
     );
     let test = test_container(
         bp,
@@ -384,7 +509,7 @@ fn tcpx_containers(bp: &Blueprint, sidecar_name: &str, hosts: &[String]) -> (Val
         .collect::<Vec<_>>()
         .join(",");
     let run = format!(
-        "/scripts/run-allgather.sh {} {nics} 1M 512M {HOSTS}",
+        "/scripts/run-allgather.sh {} {nics} 1M 8G {HOSTS}",
         bp.family.gpus_per_node()
     );
     let mut test = test_container(

@@ -470,9 +470,24 @@ fn quantities_parse() {
 
 #[test]
 fn the_nccl_test_uses_the_stack_images_and_the_blueprint_networks() {
-    for (file, sidecar, devices, nics) in [
-        ("a3-mega.toml", "tcpxo-daemon", 11, 8),
-        ("a3-high.toml", "tcpx-daemon", 10, 4),
+    for (file, sidecar, devices, nics, run) in [
+        (
+            "a3-mega.toml",
+            "tcpxo-daemon",
+            11,
+            8,
+            // The script's sizes are `-b $DATA_MIN -e $DATA_MAX`: 2G–8G, which the floor is set
+            // for, is within them.
+            "BENCHMARK=all_gather_perf NHOSTS=2 NCCL_LIB_DIR=/usr/local/nvidia/lib64 LD_LIBRARY_PATH=/usr/local/nvidia/lib64 DATA_MIN=1K DATA_MAX=8G /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh",
+        ),
+        (
+            "a3-high.toml",
+            "tcpx-daemon",
+            10,
+            4,
+            // GPUs per node, NICs, min and max size, hosts.
+            "/scripts/run-allgather.sh 8 eth1,eth2,eth3,eth4 1M 8G 2",
+        ),
     ] {
         let bp = shipped(file);
         let objects = nccl::objects(&bp).unwrap();
@@ -504,6 +519,11 @@ fn the_nccl_test_uses_the_stack_images_and_the_blueprint_networks() {
             format!("{}:{}", stack.plugin_image, stack.plugin_tag)
         );
         assert_eq!(test["resources"]["limits"][GPU_RESOURCE], 8);
+        let script = test["command"][2].as_str().unwrap();
+        assert!(
+            script.contains(&format!("\n{run} || status=$?\n")),
+            "{script}"
+        );
         let annotations = &job["spec"]["template"]["metadata"]["annotations"];
         assert_eq!(annotations["networking.gke.io/default-interface"], "eth0");
         let interfaces: Vec<Value> = serde_json::from_str(
@@ -537,14 +557,16 @@ fn the_nccl_test_uses_the_stack_images_and_the_blueprint_networks() {
 }
 
 #[test]
-fn the_nccl_test_needs_a_pool_of_two_and_reads_the_last_bandwidth_line() {
+fn the_nccl_test_needs_a_pool_of_two_and_names_each_familys_floor_file() {
     let mut bp = shipped("a3-high.toml");
     bp.gpu_pools[0].nodes = 1;
     assert_eq!(nccl::objects(&bp), Err(nccl::NoRoom { largest: 1 }));
-    let log = "# nccl-tests\n#  Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.5 \n#\n# Avg bus bandwidth    : 31.0412\n";
-    assert_eq!(nccl::bus_bandwidth(log), Some(31.0412));
-    assert_eq!(nccl::bus_bandwidth("no result\n"), None);
-    assert_eq!(nccl::floor(crate::blueprint::MachineFamily::A3High).0, 60.0);
+    let (floor, source) = nccl::floor(crate::blueprint::MachineFamily::A3High);
+    assert_eq!(floor, 60.0);
+    assert_eq!(
+        source,
+        "BANDWIDTH_THRESHOLD of a 2G-8G all-gather, GoogleCloudPlatform/cluster-health-scanner@81c525d897f4e85a4f69dd1e389379de6f1e07c2 deploy/helm/health_checks/nccl_healthcheck/a3.yaml"
+    );
     assert_eq!(
         nccl::floor(crate::blueprint::MachineFamily::A3Mega).0,
         150.0

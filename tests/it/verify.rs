@@ -4,8 +4,8 @@
 //! the drift and apply repairs it. Kueue is checked against queue objects made with kubectl
 //! (this branch's apply does not install Kueue yet). `--nccl-test` writes a manifest the
 //! simulated API server accepts; `--run` times out with a clear message while a pod cannot be
-//! scheduled, and passes once it can (the simulator's NCCL test reports a bus bandwidth;
-//! `rdma.rs` judges it against every family's floor).
+//! scheduled, and passes once it can, judging the 2G-8G rows of the simulated run's per-size
+//! table (shown, and in `--json`); `rdma.rs` judges it against every family's floor.
 
 use crate::common;
 
@@ -258,11 +258,103 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         .run(&["verify", HIGH, "--nccl-test", "--run", "--timeout", "20m"])
         .await
         .expect(0);
+    // The per-size table of the TCPX script's 1M-8G run, the 2G-8G rows marked, then the verdict
+    // on those rows: the simulator's A3 High default, 80 GB/s, against Cluster Health Scanner's
+    // 60 GB/s.
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("SIZE"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("NCCL"))
+        .collect();
+    assert_eq!(rows.len(), 14, "{}", run.stdout);
+    assert!(rows[0].trim_start().starts_with("1M "), "{}", run.stdout);
+    let judged: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.ends_with("  *"))
+        .copied()
+        .collect();
+    assert_eq!(judged.len(), 3, "{}", run.stdout);
+    assert!(judged[0].trim_start().starts_with("2G "), "{}", run.stdout);
     assert!(
-        run.stdout.contains("floor 60 GB/s") && run.stdout.trim_end().ends_with("ok"),
+        run.stdout
+            .contains("NCCL all-gather over 2 nodes: bus bandwidth 80.0 GB/s at 2G-8G (all sizes "),
         "{}",
         run.stdout
     );
+    assert!(
+        run.stdout.contains("), floor 60 GB/s (BANDWIDTH_THRESHOLD of a 2G-8G all-gather, GoogleCloudPlatform/cluster-health-scanner@81c525d897f4e85a4f69dd1e389379de6f1e07c2 deploy/helm/health_checks/nccl_healthcheck/a3.yaml): ok"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.trim_end().ends_with("ok"), "{}", run.stdout);
+    // --json: the verdict with the same table.
+    let run = cx
+        .run(&[
+            "verify",
+            HIGH,
+            "--nccl-test",
+            "--run",
+            "--timeout",
+            "20m",
+            "--json",
+        ])
+        .await
+        .expect(0);
+    let verdict: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    let keys: Vec<&str> = verdict
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "format",
+            "blueprint",
+            "cluster",
+            "test",
+            "hosts",
+            "passed",
+            "busbw_gbps",
+            "floor_gbps",
+            "floor_source",
+            "judged_min_bytes",
+            "judged_max_bytes",
+            "all_sizes_busbw_gbps",
+            "out_of_bounds",
+            "rows",
+            "message",
+            "hint"
+        ]
+    );
+    assert_eq!(verdict["passed"], true);
+    assert_eq!(verdict["floor_gbps"], 60.0);
+    assert_eq!(verdict["judged_min_bytes"], 2u64 << 30);
+    assert_eq!(verdict["judged_max_bytes"], 8u64 << 30);
+    assert!(
+        (verdict["busbw_gbps"].as_f64().unwrap() - 80.0).abs() < 0.005,
+        "{verdict}"
+    );
+    assert!(
+        verdict["all_sizes_busbw_gbps"].as_f64().unwrap() < 80.0,
+        "{verdict}"
+    );
+    assert_eq!(
+        verdict["out_of_bounds"],
+        serde_json::json!({"count": 0, "ok": true})
+    );
+    let rows = verdict["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 14);
+    assert_eq!(
+        rows[11],
+        serde_json::json!({"size": 2u64 << 30, "busbw_out": rows[11]["busbw_out"], "busbw_in": rows[11]["busbw_in"], "judged": true})
+    );
+    assert_eq!(rows[10]["judged"], false);
+    assert!(verdict["message"].is_null() && verdict["hint"].is_null());
 }
 
 /// Runs `kubectl DELETE` (when given), then: verify fails exactly `failing`, plan shows `addr` as

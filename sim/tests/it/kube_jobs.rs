@@ -63,12 +63,26 @@ spec:
         - -c
         - |
           if [ "$JOB_COMPLETION_INDEX" != 0 ]; then while [ ! -e /tmp/done ]; do sleep 5; done; exit 0; fi
-          BENCHMARK=all_gather_perf NHOSTS=2 /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh
+          BENCHMARK=all_gather_perf NHOSTS=2 DATA_MIN=1K DATA_MAX=8G /scripts/demo-run-nccl-test-tcpxo-via-mpi.sh
         resources:
           limits:
             nvidia.com/gpu: 8
 "#
     )
+}
+
+/// The mean bus bandwidth of a log's 2G–8G rows, out-of-place and in-place: the figure the
+/// configured bandwidth sets (and a3ctl judges).
+fn busbw_2g_8g(log: &str) -> f64 {
+    let cells: Vec<f64> = log
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|cells| cells[0].parse::<u64>().unwrap() >= 2 << 30)
+        .flat_map(|cells| [cells[7].parse::<f64>().unwrap(), cells[11].parse().unwrap()])
+        .collect();
+    assert_eq!(cells.len(), 6, "{log}");
+    cells.iter().sum::<f64>() / cells.len() as f64
 }
 
 const NETWORKS: &str = "apiVersion: networking.gke.io/v1
@@ -281,19 +295,30 @@ async fn an_indexed_nccl_job_makes_its_pods_completes_and_logs_the_injected_band
         .kubectl_ok(&["logs", &leader, "-c", "nccl-test"])
         .await;
     assert!(
-        log.starts_with("# nThread 1 nGpus 1 minBytes 1048576"),
+        log.starts_with(
+            "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809\n# Collective test starting: all_gather_perf\n# nThread 1 nGpus 1 minBytes 1024 maxBytes 8589934592 "
+        ),
         "{log}"
     );
     assert!(log.contains("#  Rank 15 Group  0 Pid"), "{log}");
-    assert!(log.contains(" on nccl-1 device  7 "), "{log}");
+    assert!(log.contains(" on     nccl-1 device  7 "), "{log}");
+    // 1K to 8G (the script's DATA_MIN and DATA_MAX), the injected bandwidth at 2G–8G.
+    assert_eq!(
+        log.lines().filter(|l| !l.starts_with('#')).count(),
+        24,
+        "{log}"
+    );
+    let busbw = busbw_2g_8g(&log);
+    assert!((busbw - 49.9).abs() < 0.005, "{busbw}");
+    assert!(log.contains("\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : "));
     assert!(
-        log.ends_with("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 49.9 \n#\n"),
+        log.ends_with("\n#\n# Collective test concluded: all_gather_perf\n#\n"),
         "{log}"
     );
     let tail = cluster
         .kubectl_ok(&["logs", &leader, "-c", "nccl-test", "--tail=2"])
         .await;
-    assert_eq!(tail, "# Avg bus bandwidth    : 49.9 \n#\n");
+    assert_eq!(tail, "# Collective test concluded: all_gather_perf\n#\n");
     // The peer's log is empty.
     let peer = done[1]["metadata"]["name"].as_str().unwrap();
     assert_eq!(
@@ -307,10 +332,10 @@ async fn an_indexed_nccl_job_makes_its_pods_completes_and_logs_the_injected_band
         json!({"nccl_bus_bandwidth_gbps": {"nvidia-h100-mega-80gb": 50.1}}),
     )
     .await;
-    let log = cluster
+    let later = cluster
         .kubectl_ok(&["logs", &leader, "-c", "nccl-test"])
         .await;
-    assert!(log.contains("# Avg bus bandwidth    : 49.9 \n"), "{log}");
+    assert_eq!(later, log);
 
     // kubectl deletes in the background: the pods go with the Job.
     let out = cluster.kubectl_ok(&["delete", "job", "nccl"]).await;
@@ -567,7 +592,8 @@ async fn a_queued_job_stays_suspended_without_quota_and_runs_once_admitted() {
         .kubectl_ok(&["logs", &leader, "-c", "nccl-test"])
         .await;
     // The default for A3 Mega.
-    assert!(log.contains("# Avg bus bandwidth    : 180 \n"), "{log}");
+    let busbw = busbw_2g_8g(&log);
+    assert!((busbw - 180.0).abs() < 0.005, "{busbw}");
     let queue = json(&cluster, &["get", "clusterqueue", "a3-mega"]).await;
     assert_eq!(
         queue["status"]["admittedWorkloads"], 0,
