@@ -43,14 +43,20 @@
 //! rule, router and resource policy counts one, from its insert until its delete is DONE (an
 //! insert whose operation fails counts nothing). A VM counts its machine type's vCPUs (every
 //! series against `CPUS`: the simulator does not split `N2_CPUS`, `C3_CPUS` ... off), its GPUs
-//! (on demand: the family quota; Spot or preemptible: `PREEMPTIBLE_<FAMILY>_GPUS`; both:
-//! `GPUS_ALL_REGIONS`) and its local SSDs at 375 GB each (`LOCAL_SSD_TOTAL_GB`). A reservation
+//! (on demand: the family quota; Spot, preemptible or flex-start: `PREEMPTIBLE_<FAMILY>_GPUS`;
+//! all: `GPUS_ALL_REGIONS`) and its local SSDs at 375 GB each (`LOCAL_SSD_TOTAL_GB`). A reservation
 //! counts `count` such VMs, with its `localSsds`, from its insert until its delete is DONE — "VMs
 //! in a reservation consume quota as if they were running"; a resize that grows it counts the new
 //! `count` from its start (and fails with `QUOTA_EXCEEDED` past a limit), one that shrinks it
 //! when it is DONE. A VM that consumes a reservation
 //! counts nothing more. The VMs are GKE nodes (the simulator has no Compute instances): a pool
-//! counts the nodes it has, or the nodes an unfailed create or resize is bringing it to.
+//! counts, per zone, the larger of the nodes its instance group has and the group's `targetSize`
+//! (the nodes an unfailed create or resize is bringing it to), the numbers
+//! `instanceGroupManagers.get` serves ([`crate::container::instance_groups`]). Not simulated: a
+//! pool with `ANY_RESERVATION` affinity never lands in an open reservation (it counts on demand),
+//! a Spot VM in a project whose preemptible limit is 0 still counts against the preemptible
+//! metric (Compute would take standard quota), and calendar-mode reservations (v1 `Reservation`
+//! has no `reservationMode`) do not exist.
 //!
 //! **Checks.** A Compute insert that would take a metric past its limit ends its operation DONE
 //! with `QUOTA_EXCEEDED` ([`compute_failure`]); the first metric exceeded, in [`METRICS`] order,
@@ -61,7 +67,8 @@
 //! `docs/simulator.md` for the texts and their sources.
 
 use crate::compute::{self, Kind, Life};
-use crate::container::{Effect, NodePool};
+use crate::container::instance_groups;
+use crate::container::{Cluster, NodePool};
 use crate::error::GcpError;
 use crate::geo;
 use crate::world::World;
@@ -490,7 +497,10 @@ pub struct VmShape {
     pub machine: String,
     /// `(accelerator type, count)`.
     pub gpus: Option<(String, u64)>,
-    /// Spot or preemptible.
+    /// Spot, preemptible or flex-start: its GPUs count against `PREEMPTIBLE_<FAMILY>_GPUS`, not
+    /// the family's on-demand quota ("You must request preemptible quota for the GPU machine type"
+    /// for Flex-start as for Spot, AI Hypercomputer "Capacity overview",
+    /// <https://cloud.google.com/ai-hypercomputer/docs/obtain-capacity>).
     pub spot: bool,
     pub local_ssd_gb: f64,
 }
@@ -602,7 +612,9 @@ pub fn pool_shape(pool: &Value) -> VmShape {
     VmShape {
         gpus: gpus_of(&machine, listed),
         machine,
-        spot: config["spot"] == Value::Bool(true) || config["preemptible"] == Value::Bool(true),
+        spot: config["spot"] == Value::Bool(true)
+            || config["preemptible"] == Value::Bool(true)
+            || config["flexStart"] == Value::Bool(true),
         local_ssd_gb: disks * LOCAL_SSD_GB,
     }
 }
@@ -670,7 +682,7 @@ pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
         }
         let region = cluster.region();
         for pool in &cluster.pools {
-            let vms = pool_vms(world, &cluster.key(), pool);
+            let vms = pool_vms(world, cluster, pool);
             pool_shape(&pool.resource).uses(&region, vms as f64, &mut uses);
         }
     }
@@ -697,30 +709,17 @@ pub fn failing_creates(world: &World) -> BTreeSet<&str> {
 }
 
 /// The VMs of a pool that count against quota: none when it consumes a reservation (its VMs are
-/// the reservation's), else its nodes, or the nodes an unfailed create or resize brings it to.
-fn pool_vms(world: &World, cluster_key: &str, pool: &NodePool) -> u64 {
+/// the reservation's), else those of its zones' instance groups — the nodes each has, or the
+/// target an unfailed create or resize is bringing it to ([`instance_groups::managers`], the
+/// numbers `instanceGroupManagers.get` serves as `targetSize` and `currentActions.deleting`).
+fn pool_vms(world: &World, cluster: &Cluster, pool: &NodePool) -> u64 {
     if !pool.reserved.is_empty() {
         return 0;
     }
-    let actual = pool.total_nodes() as u64;
-    let zones = pool.groups.len().max(1) as u64;
-    let initial = number(&pool.resource["initialNodeCount"]) as u64;
-    let target = world
-        .container
-        .operations
+    instance_groups::managers(world, cluster, pool)
         .iter()
-        .filter(|op| op.status != "DONE" && op.cluster_key == cluster_key && op.failure.is_none())
-        .map(|op| match &op.effect {
-            Effect::CreateCluster => initial * zones,
-            Effect::CreateNodePool { pool: p } if *p == pool.name => initial * zones,
-            Effect::SetNodePoolSize { pool: p, count } if *p == pool.name => {
-                u64::from(*count) * zones
-            }
-            _ => 0,
-        })
-        .max()
-        .unwrap_or(0);
-    actual.max(target)
+        .map(|m| m.vms())
+        .sum()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -500,3 +500,121 @@ async fn a_reservation_that_does_not_require_naming_cannot_be_targeted() {
     )
     .await;
 }
+
+/// The family quota's usage, as the simulator counts it itself.
+fn sim_family_usage(cx: &TestContext, family: &str) -> f64 {
+    cx.sim.shared.read_world(|world, _| {
+        a3ctl_sim::quotas::usage(world, "my-project")
+            .into_iter()
+            .find(|(k, _)| {
+                k.metric == a3ctl_sim::quotas::GPUS_PER_GPU_FAMILY
+                    && k.region.as_deref() == Some("us-central1")
+                    && k.family.as_deref() == Some(family)
+            })
+            .map_or(0.0, |(_, v)| v)
+    })
+}
+
+/// The preflight line of the H100 Mega family quota.
+fn mega_family_line(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.contains("quota GPUS_PER_GPU_FAMILY (NVIDIA_H100_MEGA) in region us-central1"))
+        .unwrap_or_else(|| panic!("no family quota line:\n{stdout}"))
+        .trim()
+        .to_string()
+}
+
+/// Issue 24: with the example world (a limit of 320 H100 Mega GPUs, the 32-VM reservation) and
+/// the shipped A3 Mega deployment applied, a 4-node on-demand A3 Mega pool beside it needs 32
+/// GPUs of the 64 left. The reserved pool's GPUs are the reservation's (counted once, not again
+/// from the pool — GKE's crate writes `SPECIFIC_RESERVATION` as `3`), and the on-demand pool's
+/// current size comes from its instance groups, so the numbers follow a resize; at each step they
+/// equal the simulator's own usage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_on_demand_pool_beside_a_reserved_one_fits_the_family_quota() {
+    let world = a3ctl_sim::WorldSpec::parse(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sim/worlds/example.toml"),
+        )
+        .unwrap(),
+        "sim/worlds/example.toml",
+    )
+    .expect("the example world loads");
+    let cx = TestContext::with(a3ctl_sim::SimConfig {
+        world,
+        ..Default::default()
+    })
+    .await;
+    cx.unprotect(MEGA);
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    assert_eq!(sim_family_usage(&cx, "NVIDIA_H100_MEGA"), 256.0);
+
+    let text = std::fs::read_to_string(cx.path(MEGA)).unwrap();
+    cx.write(
+        "blueprints/mega-more.toml",
+        &format!(
+            "{text}\n[[gpu_pool]]\nname = \"ondemand\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 4\ncapacity = \"on-demand\"\n"
+        ),
+    );
+    let plan = cx
+        .run(&["plan", "blueprints/mega-more.toml"])
+        .await
+        .expect(0);
+    assert_eq!(
+        mega_family_line(&plan.stdout),
+        "✓ quota GPUS_PER_GPU_FAMILY (NVIDIA_H100_MEGA) in region us-central1: need 32, available 64 free of 320",
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stderr.contains("Preflight failed"), "{}", plan.stderr);
+
+    // Applied: 256 + 32 in use; one more 1-node pool sees 32 free.
+    cx.run(&["apply", "blueprints/mega-more.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(sim_family_usage(&cx, "NVIDIA_H100_MEGA"), 288.0);
+    let more = std::fs::read_to_string(cx.path("blueprints/mega-more.toml")).unwrap();
+    cx.write(
+        "blueprints/mega-one-more.toml",
+        &format!(
+            "{more}\n[[gpu_pool]]\nname = \"one\"\nmachine_type = \"a3-megagpu-8g\"\nnodes = 1\ncapacity = \"on-demand\"\n"
+        ),
+    );
+    let plan = cx
+        .run(&["plan", "blueprints/mega-one-more.toml"])
+        .await
+        .expect(0);
+    assert_eq!(
+        mega_family_line(&plan.stdout),
+        "✓ quota GPUS_PER_GPU_FAMILY (NVIDIA_H100_MEGA) in region us-central1: need 8, available 32 free of 320",
+        "{}",
+        plan.stdout
+    );
+
+    // Resized outside a3ctl to 1 node (initialNodeCount stays 4): 256 + 8 in use, 56 free.
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&[
+            "container",
+            "clusters",
+            "resize",
+            "a3mega",
+            "--location=us-central1",
+            "--node-pool=ondemand",
+            "--num-nodes=1",
+            "--quiet",
+        ])
+        .await;
+    assert!(ok, "gcloud resize failed:\n{out}\n{err}");
+    assert_eq!(sim_family_usage(&cx, "NVIDIA_H100_MEGA"), 264.0);
+    let plan = cx
+        .run(&["plan", "blueprints/mega-one-more.toml"])
+        .await
+        .expect(0);
+    let line = mega_family_line(&plan.stdout);
+    assert!(
+        line.ends_with("available 56 free of 320"),
+        "{line}\n{}",
+        plan.stdout
+    );
+}

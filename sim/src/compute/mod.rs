@@ -25,6 +25,7 @@
 
 mod cidr;
 pub mod collection;
+pub mod instance_group_managers;
 pub mod machine_types;
 pub mod network_profiles;
 pub mod operations;
@@ -208,6 +209,7 @@ pub fn router() -> Router<Arc<Shared>> {
         .merge(regions::router())
         .merge(network_profiles::router())
         .merge(machine_types::router())
+        .merge(instance_group_managers::router())
 }
 
 /// The earliest time, not after `now`, at which an operation is due.

@@ -25,6 +25,7 @@ mod capacity;
 mod clusters;
 pub mod enum_tables;
 pub mod enums;
+pub mod instance_groups;
 pub mod maintenance;
 mod node_pools;
 mod nodes;

@@ -1455,3 +1455,242 @@ async fn reservation_quota_fault_names_the_regional_cpus_quota() {
     );
     assert_eq!(sim.inventory()["compute"]["reservations"], json!([]));
 }
+
+/// The managed instance groups of a node pool, as `gcloud compute instance-groups managed`
+/// lists and describes them: one per zone of the pool, following its size through create,
+/// resize and delete, gone with the pool and with its cluster, and read-only.
+#[tokio::test(flavor = "multi_thread")]
+async fn node_pool_instance_groups_follow_the_pool_in_gcloud() {
+    let sim = start().await;
+    let cli = Cli::new(&sim);
+    cli.json(&[
+        "compute",
+        "networks",
+        "create",
+        "main",
+        "--subnet-mode=custom",
+    ])
+    .await;
+    cli.json(&[
+        "compute",
+        "networks",
+        "subnets",
+        "create",
+        "main-sub",
+        "--network=main",
+        "--region=us-central1",
+        "--range=10.128.0.0/20",
+    ])
+    .await;
+    cli.json(&[
+        "container",
+        "clusters",
+        "create",
+        "igm",
+        "--location=us-central1",
+        "--network=main",
+        "--subnetwork=main-sub",
+        "--enable-ip-alias",
+        "--node-locations=us-central1-a",
+        "--num-nodes=1",
+        "--machine-type=e2-standard-4",
+    ])
+    .await;
+    let pool = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "create",
+            "work",
+            "--cluster=igm",
+            "--location=us-central1",
+            "--node-locations=us-central1-a,us-central1-b",
+            "--machine-type=e2-standard-8",
+            "--num-nodes=2",
+        ])
+        .await;
+    let pool = first(pool);
+    let urls = pool["instanceGroupUrls"].as_array().expect("urls").clone();
+    assert_eq!(urls.len(), 2, "{pool}");
+    let name_in = |zone: &str| -> String {
+        let url = urls
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|u| u.contains(&format!("/zones/{zone}/")))
+            .expect("a group in the zone");
+        url.rsplit('/').next().unwrap().to_string()
+    };
+    let (in_a, in_b) = (name_in("us-central1-a"), name_in("us-central1-b"));
+    assert!(
+        in_a.starts_with("gke-igm-work-") && in_a.ends_with("-grp"),
+        "{in_a}"
+    );
+    let describe = |name: String, zone: &'static str| {
+        let cli = &cli;
+        async move {
+            cli.json(&[
+                "compute",
+                "instance-groups",
+                "managed",
+                "describe",
+                &name,
+                &format!("--zone={zone}"),
+            ])
+            .await
+        }
+    };
+    let group = describe(in_a.clone(), "us-central1-a").await;
+    assert_eq!(group["kind"], "compute#instanceGroupManager", "{group}");
+    assert_eq!(group["targetSize"], 2, "{group}");
+    assert_eq!(group["status"]["isStable"], true, "{group}");
+    assert_eq!(group["currentActions"]["none"], 2, "{group}");
+    assert_eq!(group["baseInstanceName"], in_a.trim_end_matches("-grp"));
+    // The pool's `instanceGroupUrls` name the group Compute serves.
+    assert!(
+        urls.iter()
+            .any(|u| Some(u.as_str().unwrap()) == group["selfLink"].as_str()),
+        "{group}"
+    );
+    assert!(
+        group["zone"]
+            .as_str()
+            .unwrap()
+            .ends_with("/zones/us-central1-a"),
+        "{group}"
+    );
+
+    // `list` of one zone: the cluster's default pool and the new pool's group there, with the
+    // size of each (from the instance groups).
+    let listed = cli
+        .json(&[
+            "compute",
+            "instance-groups",
+            "managed",
+            "list",
+            "--zones=us-central1-a",
+        ])
+        .await;
+    let sizes: Vec<(String, u64, u64)> = listed
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|g| {
+            (
+                g["name"].as_str().unwrap().to_string(),
+                g["targetSize"].as_u64().unwrap(),
+                // gcloud fills `size` in from the instance group, as text.
+                g["size"].as_str().unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sizes.len(), 2, "{listed}");
+    assert!(sizes.contains(&(in_a.clone(), 2, 2)), "{sizes:?}");
+    assert!(
+        sizes
+            .iter()
+            .any(|(n, t, s)| n.starts_with("gke-igm-default-pool-") && (*t, *s) == (1, 1)),
+        "{sizes:?}"
+    );
+
+    // Resize: each zone's group targets the new size.
+    cli.json(&[
+        "container",
+        "clusters",
+        "resize",
+        "igm",
+        "--location=us-central1",
+        "--node-pool=work",
+        "--num-nodes=3",
+        "--quiet",
+    ])
+    .await;
+    assert_eq!(
+        describe(in_a.clone(), "us-central1-a").await["targetSize"],
+        3
+    );
+    assert_eq!(
+        describe(in_b.clone(), "us-central1-b").await["targetSize"],
+        3
+    );
+
+    // Read-only: a resize of GKE's group is not simulated.
+    let refused = cli
+        .fails(&[
+            "compute",
+            "instance-groups",
+            "managed",
+            "resize",
+            &in_a,
+            "--zone=us-central1-a",
+            "--size=5",
+        ])
+        .await;
+    assert!(
+        refused.contains("was not found on this server"),
+        "{refused}"
+    );
+    let http = Http::new(&sim);
+    let (status, body) = http
+        .delete(&format!("zones/us-central1-a/instanceGroupManagers/{in_a}"))
+        .await;
+    assert_eq!(status, 405, "{body}");
+    assert_eq!(body["error"]["errors"][0]["reason"], "httpMethodNotAllowed");
+
+    // Delete the pool: its groups go with it.
+    cli.run(&[
+        "container",
+        "node-pools",
+        "delete",
+        "work",
+        "--cluster=igm",
+        "--location=us-central1",
+        "--quiet",
+    ])
+    .await;
+    let gone = cli
+        .fails(&[
+            "compute",
+            "instance-groups",
+            "managed",
+            "describe",
+            &in_b,
+            "--zone=us-central1-b",
+        ])
+        .await;
+    assert!(gone.contains("was not found"), "{gone}");
+    let (_, aggregated) = http.get("aggregated/instanceGroupManagers").await;
+    let names: Vec<String> = aggregated["items"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|scope| {
+            scope["instanceGroupManagers"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|g| g["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(names[0].starts_with("gke-igm-default-pool-"), "{names:?}");
+
+    // Delete the cluster: no group is left.
+    cli.run(&[
+        "container",
+        "clusters",
+        "delete",
+        "igm",
+        "--location=us-central1",
+        "--quiet",
+    ])
+    .await;
+    let (_, aggregated) = http.get("aggregated/instanceGroupManagers").await;
+    assert!(
+        aggregated["items"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|scope| scope.get("instanceGroupManagers").is_none()),
+        "{aggregated}"
+    );
+}

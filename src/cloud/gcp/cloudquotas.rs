@@ -3,29 +3,37 @@
 //! (`quotaInfos.get` of `GPUS-PER-GPU-FAMILY-per-project-region` with
 //! `google-cloud-api-cloudquotas-v1`,
 //! <https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/get>),
-//! the usage counted from the project's reservations (Compute `reservations.aggregatedList`) and GKE
-//! node pools (`projects.locations.clusters.list` at location `-`), since Google serves this usage
-//! only through Cloud Monitoring. [`GpuFamilyQuotaSpec::count`] says what is counted.
+//! the usage counted from the project's reservations (Compute `reservations.aggregatedList`), GKE
+//! node pools (`projects.locations.clusters.list` at location `-`) and the managed instance groups
+//! behind them (Compute `instanceGroupManagers.aggregatedList`: a pool's current size is its groups'
+//! `targetSize`), with the region's preemptible limit (`regions.get`) for Spot pools, since Google
+//! serves this usage only through Cloud Monitoring. [`GpuFamilyQuotaSpec::count`] says what is
+//! counted. Everything is read and counted as the client crates' typed models: `to_json` of a GKE
+//! model writes its enums as numbers, so no JSON of one is compared with an enum's name.
 //!
 //! The on-demand H100, H100 Mega, H200 and B200 quotas exist only there: Compute's legacy
 //! `Quota.metric` list (regions.get) has no on-demand row for them, and Compute names the quota
 //! `GPUS_PER_GPU_FAMILY` when an insert exceeds it
 //! (<https://cloud.google.com/compute/resource-usage#gpu_quota>).
 
-use super::compute::{found, to_json};
+use super::compute::found;
 use super::{GcpConfig, classify_gax};
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Provider, ReadOnly};
 use crate::resource::Observed;
-use crate::resource::kinds::quotas::{GPU_FAMILY_QUOTA_ID, GpuFamilyQuotaSpec};
+use crate::resource::kinds::quotas::{GPU_FAMILY_QUOTA_ID, GpuFamilyInputs, GpuFamilyQuotaSpec};
 use google_cloud_api_cloudquotas_v1::client::CloudQuotas;
-use google_cloud_compute_v1::client::Reservations;
+use google_cloud_compute_v1::client::{InstanceGroupManagers, Regions, Reservations};
+use google_cloud_compute_v1::model::{InstanceGroupManager, Reservation};
 use google_cloud_container_v1::client::ClusterManager;
+use google_cloud_container_v1::model::Cluster;
 use serde_json::Value;
 use std::sync::Arc;
 
 struct Clients {
     quotas: CloudQuotas,
     reservations: Reservations,
+    groups: InstanceGroupManagers,
+    regions: Regions,
     clusters: ClusterManager,
 }
 
@@ -41,6 +49,18 @@ pub async fn adapter(config: &GcpConfig) -> CloudResult<Arc<dyn Provider>> {
         ),
         reservations: super::client!(
             Reservations,
+            creds.clone(),
+            &config.endpoints.compute,
+            "Compute Engine"
+        ),
+        groups: super::client!(
+            InstanceGroupManagers,
+            creds.clone(),
+            &config.endpoints.compute,
+            "Compute Engine"
+        ),
+        regions: super::client!(
+            Regions,
             creds.clone(),
             &config.endpoints.compute,
             "Compute Engine"
@@ -73,14 +93,22 @@ async fn read(clients: &Clients, id: &str) -> CloudResult<Option<Observed>> {
     let name = format!(
         "projects/{project}/locations/global/services/compute.googleapis.com/quotaInfos/{GPU_FAMILY_QUOTA_ID}"
     );
-    let info = found(clients.quotas.get_quota_info().set_name(name).send().await)?.map(|i| {
-        // The crate writes int64 values as strings, as the REST API does.
-        to_json(&i)
-    });
-    let (reservations, clusters) =
-        futures_util::future::join(reservations(clients, project), clusters(clients, project))
-            .await;
-    let spec = GpuFamilyQuotaSpec::count(region, family, info.as_ref(), &reservations?, &clusters?);
+    let info = found(clients.quotas.get_quota_info().set_name(name).send().await)?;
+    let (reservations, clusters, groups, preemptible_limit) = futures_util::future::join4(
+        reservations(clients, project),
+        clusters(clients, project),
+        groups(clients, project),
+        preemptible_limit(clients, project, region, family),
+    )
+    .await;
+    let inputs = GpuFamilyInputs {
+        info,
+        reservations: reservations?,
+        clusters: clusters?,
+        groups: groups?,
+        preemptible_limit: preemptible_limit?,
+    };
+    let spec = GpuFamilyQuotaSpec::count(region, family, &inputs);
     Ok(Some(Observed {
         spec: crate::resource::kinds::to_spec(&spec),
         outputs: Value::Null,
@@ -88,7 +116,7 @@ async fn read(clients: &Clients, id: &str) -> CloudResult<Option<Observed>> {
 }
 
 /// Every reservation of the project, in any zone (every page).
-async fn reservations(clients: &Clients, project: &str) -> CloudResult<Vec<Value>> {
+async fn reservations(clients: &Clients, project: &str) -> CloudResult<Vec<Reservation>> {
     let mut out = Vec::new();
     let mut token = String::new();
     loop {
@@ -100,8 +128,8 @@ async fn reservations(clients: &Clients, project: &str) -> CloudResult<Vec<Value
             .send()
             .await
             .map_err(|e| classify_gax(&e))?;
-        for scoped in page.items.values() {
-            out.extend(scoped.reservations.iter().map(to_json));
+        for scoped in page.items.into_values() {
+            out.extend(scoped.reservations);
         }
         match page.next_page_token.filter(|t| !t.is_empty()) {
             Some(next) if next != token => token = next,
@@ -110,8 +138,59 @@ async fn reservations(clients: &Clients, project: &str) -> CloudResult<Vec<Value
     }
 }
 
+/// Every zonal managed instance group of the project (every page): those of GKE node pools among
+/// them.
+async fn groups(clients: &Clients, project: &str) -> CloudResult<Vec<InstanceGroupManager>> {
+    let mut out = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = clients
+            .groups
+            .aggregated_list()
+            .set_project(project)
+            .set_page_token(token.clone())
+            .send()
+            .await
+            .map_err(|e| classify_gax(&e))?;
+        for scoped in page.items.into_values() {
+            out.extend(scoped.instance_group_managers);
+        }
+        match page.next_page_token.filter(|t| !t.is_empty()) {
+            Some(next) if next != token => token = next,
+            _ => return Ok(out),
+        }
+    }
+}
+
+/// The region's `PREEMPTIBLE_<FAMILY>_GPUS` limit, if the region lists the metric.
+async fn preemptible_limit(
+    clients: &Clients,
+    project: &str,
+    region: &str,
+    family: &str,
+) -> CloudResult<Option<f64>> {
+    let metric = format!("PREEMPTIBLE_{family}_GPUS");
+    let Some(region) = found(
+        clients
+            .regions
+            .get()
+            .set_project(project)
+            .set_region(region)
+            .send()
+            .await,
+    )?
+    else {
+        return Ok(None);
+    };
+    Ok(region
+        .quotas
+        .iter()
+        .find(|q| q.metric.as_ref().and_then(|m| m.name()) == Some(metric.as_str()))
+        .and_then(|q| q.limit))
+}
+
 /// Every GKE cluster of the project, in any location, with its node pools.
-async fn clusters(clients: &Clients, project: &str) -> CloudResult<Vec<Value>> {
+async fn clusters(clients: &Clients, project: &str) -> CloudResult<Vec<Cluster>> {
     let answer = clients
         .clusters
         .list_clusters()
@@ -119,7 +198,7 @@ async fn clusters(clients: &Clients, project: &str) -> CloudResult<Vec<Value>> {
         .send()
         .await
         .map_err(|e| classify_gax(&e))?;
-    Ok(answer.clusters.iter().map(to_json).collect())
+    Ok(answer.clusters)
 }
 
 #[cfg(test)]

@@ -1,0 +1,253 @@
+//! The zonal managed instance groups of GKE node pools, read-only: `instanceGroupManagers.get`,
+//! `list` and `aggregatedList`
+//! (<https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers>), with the
+//! zonal `instanceGroups.get`/`list` (their `size`) and an empty zonal `autoscalers.list`, which
+//! `gcloud compute instance-groups managed list` and `describe` read beside them (GKE's cluster
+//! autoscaler is not a Compute `Autoscaler`, so a node pool's group has none).
+//!
+//! The groups are not stored: each read derives them from the world's node pools
+//! ([`crate::container::instance_groups`]), so they follow a pool through create, resize
+//! (`setSize`), upgrade and delete, and vanish with it or with its cluster. A group is v1
+//! `InstanceGroupManager` (`compute#instanceGroupManager`: `id`, `creationTimestamp`, `name`,
+//! `zone` as a URL, `instanceTemplate`, `versions`, `instanceGroup`, `baseInstanceName`,
+//! `fingerprint`, `currentActions`, `status` with `isStable`, `targetSize`, `selfLink`,
+//! `listManagedInstancesResults`), per the v1 discovery document (revision 20261106).
+//!
+//! **Read-only.** A user's change to a GKE-managed group (resize, delete, insert, patch ...) is not
+//! simulated. The collection and item paths answer any method but GET with 405
+//! `httpMethodNotAllowed` (the simulator's answer for a method a resource does not support), and
+//! the custom verbs (`.../resize`, `.../deleteInstances` ...) are unknown URLs, 404 — so a caller
+//! that tries learns at once that the simulator does not do it, instead of a change that GKE's
+//! view of the pool would never show.
+
+use super::regions::stable_id;
+use super::{check_zone, link, list_body, no_results, not_found};
+use crate::container::instance_groups::{self, GroupManager};
+use crate::error::{GcpError, GcpResult};
+use crate::geo;
+use crate::http::{self, Query};
+use crate::server::Shared;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::get;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+const SEGMENT: &str = "instanceGroupManagers";
+
+pub fn router() -> Router<Arc<Shared>> {
+    let zone = "/compute/v1/projects/{project}/zones/{zone}";
+    let refuse = || async { GcpError::method_not_allowed() };
+    Router::new()
+        .route(&format!("{zone}/{SEGMENT}"), get(list).fallback(refuse))
+        .route(
+            &format!("{zone}/{SEGMENT}/{{name}}"),
+            get(get_one).fallback(refuse),
+        )
+        .route(
+            &format!("/compute/v1/projects/{{project}}/aggregated/{SEGMENT}"),
+            get(aggregated),
+        )
+        .route(
+            &format!("{zone}/instanceGroups"),
+            get(list_groups).fallback(refuse),
+        )
+        .route(
+            &format!("{zone}/instanceGroups/{{name}}"),
+            get(get_group).fallback(refuse),
+        )
+        .route(&format!("{zone}/autoscalers"), get(list_autoscalers))
+}
+
+fn path_of(m: &GroupManager, segment: &str, name: &str) -> String {
+    format!("projects/{}/zones/{}/{segment}/{name}", m.project, m.zone)
+}
+
+/// The group as `instanceGroupManagers.get` returns it.
+pub fn render(m: &GroupManager) -> Value {
+    let path = path_of(m, SEGMENT, &m.name);
+    let template = link(&format!(
+        "projects/{}/global/instanceTemplates/{}",
+        m.project, m.base_instance_name
+    ));
+    let mut body = json!({
+        "kind": "compute#instanceGroupManager",
+        "id": stable_id(&path),
+        "creationTimestamp": m.created,
+        "name": m.name,
+        "zone": link(&format!("projects/{}/zones/{}", m.project, m.zone)),
+        "instanceTemplate": template,
+        "versions": [{"instanceTemplate": template}],
+        "instanceGroup": link(&path_of(m, "instanceGroups", &m.name)),
+        "baseInstanceName": m.base_instance_name,
+        "currentActions": {
+            "none": m.size.min(m.target_size),
+            "creating": m.creating(),
+            "creatingWithoutRetries": 0,
+            "verifying": 0,
+            "recreating": 0,
+            "deleting": m.deleting(),
+            "abandoning": 0,
+            "restarting": 0,
+            "refreshing": 0,
+            "suspending": 0,
+            "resuming": 0,
+            "stopping": 0,
+            "starting": 0,
+        },
+        "status": {
+            "isStable": m.stable,
+            "versionTarget": {"isReached": m.stable},
+            "stateful": {"hasStatefulConfig": false, "perInstanceConfigs": {"allEffective": true}},
+        },
+        "targetSize": m.target_size,
+        "selfLink": link(&path),
+        "listManagedInstancesResults": "PAGELESS",
+    });
+    body["fingerprint"] = json!(super::fingerprint(&body));
+    body
+}
+
+/// The unmanaged view of the group (`instanceGroups.get`): its `size` is the VMs it has.
+fn render_group(m: &GroupManager) -> Value {
+    let path = path_of(m, "instanceGroups", &m.name);
+    let mut body = json!({
+        "kind": "compute#instanceGroup",
+        "id": stable_id(&path),
+        "creationTimestamp": m.created,
+        "name": m.name,
+        "description": "This instance group is controlled by Instance Group Manager '".to_string()
+            + &m.name
+            + "'. To modify instances in this group, use the Instance Group Manager API: https://cloud.google.com/compute/docs/reference/latest/instanceGroupManagers",
+        "zone": link(&format!("projects/{}/zones/{}", m.project, m.zone)),
+        "size": m.size,
+        "selfLink": link(&path),
+    });
+    body["fingerprint"] = json!(super::fingerprint(&body));
+    body
+}
+
+fn list_page(
+    kind: &str,
+    collection: &str,
+    items: Vec<(String, Value)>,
+    query: &Query,
+) -> GcpResult<Response> {
+    let (page, next) = super::page(items, query)?;
+    let mut body = list_body(kind, collection, page);
+    if let Some(next) = next {
+        body["nextPageToken"] = json!(next);
+    }
+    Ok(http::json(body))
+}
+
+async fn get_one(
+    State(shared): State<Arc<Shared>>,
+    Path((project, zone, name)): Path<(String, String, String)>,
+) -> GcpResult<Response> {
+    check_zone(&zone)?;
+    shared.read_world(|world, _| {
+        instance_groups::in_zone(world, &project, &zone)
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| http::json(render(m)))
+            .ok_or_else(|| not_found(&format!("projects/{project}/zones/{zone}/{SEGMENT}/{name}")))
+    })
+}
+
+async fn list(
+    State(shared): State<Arc<Shared>>,
+    Path((project, zone)): Path<(String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    check_zone(&zone)?;
+    let items = shared.read_world(|world, _| {
+        instance_groups::in_zone(world, &project, &zone)
+            .iter()
+            .map(|m| (m.name.clone(), render(m)))
+            .collect()
+    });
+    list_page(
+        "compute#instanceGroupManagerList",
+        &format!("projects/{project}/zones/{zone}/{SEGMENT}"),
+        items,
+        &query,
+    )
+}
+
+async fn aggregated(State(shared): State<Arc<Shared>>, Path(project): Path<String>) -> Response {
+    let mut items = Map::new();
+    shared.read_world(|world, _| {
+        for (_, zones) in geo::REGIONS {
+            for zone in *zones {
+                let scope = format!("zones/{zone}");
+                let found: Vec<Value> = instance_groups::in_zone(world, &project, zone)
+                    .iter()
+                    .map(render)
+                    .collect();
+                let entry = if found.is_empty() {
+                    no_results(&scope)
+                } else {
+                    json!({ SEGMENT: found })
+                };
+                items.insert(scope, entry);
+            }
+        }
+    });
+    let collection = format!("projects/{project}/aggregated/{SEGMENT}");
+    http::json(json!({
+        "kind": "compute#instanceGroupManagerAggregatedList",
+        "id": collection,
+        "items": items,
+        "selfLink": link(&collection),
+    }))
+}
+
+async fn get_group(
+    State(shared): State<Arc<Shared>>,
+    Path((project, zone, name)): Path<(String, String, String)>,
+) -> GcpResult<Response> {
+    check_zone(&zone)?;
+    shared.read_world(|world, _| {
+        instance_groups::in_zone(world, &project, &zone)
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| http::json(render_group(m)))
+            .ok_or_else(|| {
+                not_found(&format!(
+                    "projects/{project}/zones/{zone}/instanceGroups/{name}"
+                ))
+            })
+    })
+}
+
+async fn list_groups(
+    State(shared): State<Arc<Shared>>,
+    Path((project, zone)): Path<(String, String)>,
+    query: Query,
+) -> GcpResult<Response> {
+    check_zone(&zone)?;
+    let items = shared.read_world(|world, _| {
+        instance_groups::in_zone(world, &project, &zone)
+            .iter()
+            .map(|m| (m.name.clone(), render_group(m)))
+            .collect()
+    });
+    list_page(
+        "compute#instanceGroupList",
+        &format!("projects/{project}/zones/{zone}/instanceGroups"),
+        items,
+        &query,
+    )
+}
+
+/// No node pool group has a Compute autoscaler.
+async fn list_autoscalers(Path((project, zone)): Path<(String, String)>) -> GcpResult<Response> {
+    check_zone(&zone)?;
+    Ok(http::json(list_body(
+        "compute#autoscalerList",
+        &format!("projects/{project}/zones/{zone}/autoscalers"),
+        vec![],
+    )))
+}
