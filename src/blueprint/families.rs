@@ -161,6 +161,11 @@ pub struct FamilySpec {
     pub nccl_floor: f64,
     /// The Cluster Health Scanner values file that sets it, under [`NCCL_FLOOR_SOURCE`].
     pub nccl_floor_file: &'static str,
+    /// Whether Google sells the machine type on demand. A3 Ultra and A4 are not: AI
+    /// Hypercomputer's "Consumption options"
+    /// (<https://cloud.google.com/ai-hypercomputer/docs/consumption-models>) offers them through
+    /// reservations (calendar mode included), flex-start and Spot only.
+    pub on_demand: bool,
 }
 
 /// Every machine family, in a stable order.
@@ -213,6 +218,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         min_gke: &super::presets::A3_HIGH_MINIMUMS,
         nccl_floor: 60.0,
         nccl_floor_file: "a3.yaml",
+        on_demand: true,
     },
     FamilySpec {
         family: MachineFamily::A3Mega,
@@ -235,6 +241,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         min_gke: &super::presets::A3_MEGA_MINIMUMS,
         nccl_floor: 150.0,
         nccl_floor_file: "a3plus.yaml",
+        on_demand: true,
     },
     FamilySpec {
         family: MachineFamily::A3Ultra,
@@ -257,6 +264,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         min_gke: &super::presets::RDMA_MINIMUMS,
         nccl_floor: 250.0,
         nccl_floor_file: "a3ultra.yaml",
+        on_demand: false,
     },
     FamilySpec {
         family: MachineFamily::A4,
@@ -279,6 +287,7 @@ pub const FAMILY_TABLE: [FamilySpec; 4] = [
         min_gke: &super::presets::RDMA_MINIMUMS,
         nccl_floor: 250.0,
         nccl_floor_file: "a4.yaml",
+        on_demand: false,
     },
 ];
 

@@ -11,6 +11,9 @@
 //!   new pool before draining the old one, so the reservation must hold the pool twice
 //!   (<https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies>).
 //!   A warning, not an error: a reservation may be sized for it; preflight checks its room.
+//! - An on-demand pool of a family Google does not sell on demand (A3 Ultra, A4:
+//!   [`super::families::FamilySpec::on_demand`]): the create would wait on capacity that is not
+//!   offered. A warning, not an error: a project may have an arrangement a3ctl cannot see.
 
 use super::decode::Table;
 use super::error::{Finding, Findings, LineCursor, Problem, Source};
@@ -71,6 +74,31 @@ pub fn warnings(text: &str, path_for_messages: &str) -> Vec<Problem> {
         );
     }
     for pool in &raw.gpu_pools {
+        if let Some(machine) = &pool.machine_type
+            && let Some(family) = super::MachineFamily::from_machine_type(machine.as_str())
+            && !family.spec().on_demand
+            && pool
+                .capacity
+                .as_ref()
+                .is_none_or(|c| c.value == "on-demand")
+        {
+            let span = pool
+                .capacity
+                .as_ref()
+                .map_or(machine.span.clone(), |c| c.span.clone());
+            found.push(
+                Finding::new(
+                    span,
+                    format!(
+                        "{} (`{}`) is not sold on demand: this pool's nodes may never come",
+                        family.spec().display_name,
+                        family.machine_type()
+                    ),
+                    "on demand",
+                )
+                .help("Google offers it through reservations (`capacity = \"reservation\"`, calendar-mode ones included), flex-start and Spot (`capacity = \"spot\"`): https://cloud.google.com/ai-hypercomputer/docs/consumption-models"),
+            );
+        }
         let reserved = pool
             .capacity
             .as_ref()
@@ -190,5 +218,51 @@ mod tests {
         assert!(found[0].help.as_deref().unwrap().contains("max_surge = 0"));
         // On demand, GKE finds the new nodes elsewhere: no warning.
         assert!(warnings(&pool(""), "a3.toml").is_empty());
+    }
+
+    #[test]
+    fn an_on_demand_a3_ultra_or_a4_pool_is_a_warning_naming_the_ways_to_get_it() {
+        let text = |machine: &str, capacity: &str| {
+            BASE.replace("a3-megagpu-8g", machine)
+                .replace("nodes = 2\n", &format!("nodes = 2\n{capacity}"))
+                + "\n[cluster]\nauthorized_networks = [{ cidr = \"10.0.0.0/8\" }]\n"
+        };
+        for (machine, name) in [("a3-ultragpu-8g", "A3 Ultra"), ("a4-highgpu-8g", "A4")] {
+            // Capacity unset (on demand by default): at the machine type.
+            let found = warnings(&text(machine, ""), "a3.toml");
+            assert_eq!(found.len(), 1, "{found:#?}");
+            assert!(
+                found[0]
+                    .message
+                    .starts_with(&format!("{name} (`{machine}`) is not sold on demand")),
+                "{}",
+                found[0].message
+            );
+            assert_eq!((found[0].line, found[0].column), (8, 16));
+            let help = found[0].help.as_deref().unwrap();
+            for way in [
+                "reservation",
+                "calendar-mode",
+                "flex-start",
+                "Spot",
+                "consumption-models",
+            ] {
+                assert!(help.contains(way), "{way} missing from {help}");
+            }
+            // Said on demand: at the capacity.
+            let found = warnings(&text(machine, "capacity = \"on-demand\"\n"), "a3.toml");
+            assert_eq!(found.len(), 1, "{found:#?}");
+            assert_eq!((found[0].line, found[0].column), (10, 12));
+            // Reserved or Spot: nothing to say.
+            for capacity in [
+                "capacity = \"reservation\"\nreservation = \"r\"\n",
+                "capacity = \"spot\"\n",
+            ] {
+                assert!(warnings(&text(machine, capacity), "a3.toml").is_empty());
+            }
+        }
+        // A3 High and A3 Mega are sold on demand.
+        assert!(warnings(&text("a3-highgpu-8g", ""), "a3.toml").is_empty());
+        assert!(warnings(&text("a3-megagpu-8g", ""), "a3.toml").is_empty());
     }
 }

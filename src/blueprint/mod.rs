@@ -48,10 +48,10 @@ pub use families::{GpuDirect, MachineFamily, NetworkMode};
 pub use lint::warnings;
 pub use model::{
     ArtifactRegistry, AuthorizedNetwork, BlueGreen, Blueprint, Bucket, Capacity, Cluster,
-    DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, HostMaintenance, Identity,
-    Kueue, Maintenance, MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network,
-    NodeAccount, Placement, ReleaseChannel, RepositoryFormat, Software, StackVersions,
-    StateBackend, StorageClass, Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
+    DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, Identity, Kueue, Maintenance,
+    MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network, NodeAccount, Placement,
+    ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend, StorageClass, Summary,
+    SystemPool, Upgrade, UpgradeStrategy, Workload,
 };
 pub use versions::{GkeVersion, VersionSpec};
 

@@ -379,24 +379,6 @@ pub enum Placement {
     None,
 }
 
-/// Host maintenance interval of a GPU pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HostMaintenance {
-    Periodic,
-    AsNeeded,
-}
-
-impl HostMaintenance {
-    /// The GKE API enum value.
-    pub fn api_value(self) -> &'static str {
-        match self {
-            Self::Periodic => "PERIODIC",
-            Self::AsNeeded => "AS_NEEDED",
-        }
-    }
-}
-
 /// One GPU node pool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuPool {
@@ -404,11 +386,10 @@ pub struct GpuPool {
     pub family: MachineFamily,
     /// Zones of the pool; exactly one with compact placement. Defaults to the blueprint's zone.
     pub zones: Vec<String>,
-    /// Static node count (0 only for flex-start).
+    /// Static node count.
     pub nodes: u32,
     pub capacity: Capacity,
     pub placement: Placement,
-    pub host_maintenance: Option<HostMaintenance>,
     pub prevent_destroy: bool,
     /// `None`: not managed (see [`Cluster::maintenance`]).
     #[serde(default)]

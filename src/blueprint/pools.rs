@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::decode::{Sp, choice_hint, quoted_list};
 use super::error::{Finding, Findings};
-use super::model::{Capacity, GpuPool, HostMaintenance, Placement, SystemPool};
+use super::model::{Capacity, GpuPool, Placement, SystemPool};
 use super::names;
 use super::presets::{self, MachineFamily};
 use super::schema::{RawBlueprint, RawGpuPool, RawSystemPool};
@@ -357,45 +357,31 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
         }
     }
 
-    let host_maintenance = match &raw.host_maintenance {
-        None => Some(None),
-        Some(value) => {
-            let parsed = choice(
-                f,
-                value,
-                "host_maintenance",
-                &["periodic", "as-needed"],
-                |text| match text {
-                    "periodic" => Some(HostMaintenance::Periodic),
-                    "as-needed" => Some(HostMaintenance::AsNeeded),
-                    _ => None,
-                },
-            );
-            if parsed == Some(HostMaintenance::Periodic) && capacity_name == Some("spot") {
-                let mut finding = Finding::new(value.span.clone(), "Spot pools cannot use periodic host maintenance", "periodic with spot")
-                    .help("spot VMs cannot restart automatically after maintenance; remove `host_maintenance` or use `as-needed`");
-                if let Some(capacity) = &raw.capacity {
-                    finding = finding.also(capacity.span.clone(), "spot capacity set here");
-                }
-                f.push(finding);
-                None
-            } else {
-                parsed.map(Some)
-            }
-        }
-    };
+    // The pool's maintenance interval exists only in GKE's v1beta1 API
+    // (`NodeConfig.hostMaintenancePolicy.maintenanceInterval`,
+    // https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1beta1/NodeConfig) and a
+    // reservation's only in Compute's beta API; a3ctl calls the v1 APIs, which have neither
+    // (container v1 and compute v1 discovery documents), so the key would be dropped: refused.
+    if let Some(value) = &raw.host_maintenance {
+        f.push(
+            Finding::new(
+                value.span.clone(),
+                "`host_maintenance` cannot reach GKE: its v1 API has no host maintenance policy",
+                "not sent",
+            )
+            .help(HOST_MAINTENANCE_UNSUPPORTED),
+        );
+    }
 
     let nodes = raw.nodes.as_ref().and_then(|nodes| {
-        let flex = capacity_name == Some("flex-start");
-        if nodes.value == 0 && !flex {
+        if nodes.value == 0 {
             f.push(
                 Finding::new(nodes.span.clone(), "`nodes` must be at least 1", "zero nodes")
-                    .help("only flex-start pools may start empty; set `capacity = \"flex-start\"` or a node count of 1 or more"),
+                    .help("a3ctl's pools have a fixed size: set a node count of 1 or more (a pool that starts empty and scales up, as flex-start pools do, needs autoscaling, which a3ctl does not build yet)"),
             );
             return None;
         }
-        // Only flex-start pools may start empty, so the range said is theirs or everyone else's.
-        int_in(f, nodes, "nodes", if flex { 0 } else { 1 }, MAX_NODES, &format!("`nodes` counts the nodes in each zone of the pool; GKE allows at most 1000 per node pool and zone ({QUOTAS_URL})"))
+        int_in(f, nodes, "nodes", 1, MAX_NODES, &format!("`nodes` counts the nodes in each zone of the pool; GKE allows at most 1000 per node pool and zone ({QUOTAS_URL})"))
     });
 
     let upgrade = super::maintenance::upgrade(
@@ -414,7 +400,6 @@ fn gpu_pool(raw: &RawGpuPool, ctx: &mut Ctx) -> CheckedPool {
             nodes: nodes?,
             capacity: capacity?,
             placement: placement?,
-            host_maintenance: host_maintenance?,
             prevent_destroy: raw.prevent_destroy.as_ref().is_some_and(|v| v.value),
             upgrade: Some(upgrade?),
             // Checked against the control plane's once `[cluster]` is read
@@ -495,6 +480,19 @@ fn capacity(raw: &RawGpuPool, kind: &str, f: &mut Findings) -> Option<Capacity> 
         );
         ok = false;
     }
+    if kind == "flex-start" {
+        if let Some(span) = &capacity_span {
+            f.push(
+                Finding::new(
+                    span.clone(),
+                    "a3ctl cannot build a flex-start pool in the shape GKE requires yet",
+                    "flex-start needs an autoscaling pool",
+                )
+                .help(FLEX_START_SHAPE),
+            );
+        }
+        ok = false;
+    }
     let capacity = match kind {
         "spot" => Capacity::Spot,
         "flex-start" => Capacity::FlexStart,
@@ -502,6 +500,23 @@ fn capacity(raw: &RawGpuPool, kind: &str, f: &mut Findings) -> Option<Capacity> 
     };
     ok.then_some(capacity)
 }
+
+/// Why `host_maintenance` is refused.
+pub const HOST_MAINTENANCE_UNSUPPORTED: &str = "a node pool's maintenance interval (PERIODIC or AS_NEEDED) exists only in GKE's v1beta1 API (NodeConfig.hostMaintenancePolicy) and a reservation's only in Compute's beta API; a3ctl uses the v1 APIs and would accept the setting and never send it. Remove `host_maintenance`: the pool gets GKE's default maintenance, which `[cluster.maintenance]` governs";
+
+/// Why a flex-start pool is refused: the shape Google's documentation and tools give flex-start
+/// node pools, which a3ctl's fixed-size pools are not. No GKE refusal text for another shape is
+/// published, so a3ctl refuses it before any call rather than build a pool Google's tools never
+/// build:
+/// - GKE, "About flex-start provisioning mode"
+///   (<https://cloud.google.com/kubernetes-engine/docs/concepts/dws>): flex-start VMs come from
+///   node pools with autoscaling (scaling from zero), GKE 1.32.2-gke.1652000 or later;
+/// - Cluster Toolkit `modules/compute/gke-node-pool` (GoogleCloudPlatform/cluster-toolkit): its
+///   flex-start preconditions ask for autoscaling, auto-repair off, reservation affinity none and
+///   no Spot;
+/// - xpk `src/xpk/core/capacity.py` (AI-Hypercomputer/xpk): flex-start pools are created with
+///   autoscaling from 0, location policy ANY and no reservation.
+pub const FLEX_START_SHAPE: &str = "GKE's flex-start pools autoscale from 0 nodes up to a maximum, with location policy ANY, auto-repair off, reservation affinity none and no Spot, on GKE 1.32.2-gke.1652000 or later (https://cloud.google.com/kubernetes-engine/docs/concepts/dws; Cluster Toolkit's gke-node-pool module; xpk's core/capacity.py); a3ctl's pools have a fixed node count, so it would build a shape no Google tool builds. Use `capacity = \"reservation\"`, `\"on-demand\"` or `\"spot\"`";
 
 /// A reservation is a name in the project, or `projects/<p>/reservations/<r>` when shared.
 fn reservation_name_ok(f: &mut Findings, reservation: &Sp<String>) -> bool {
@@ -784,24 +799,12 @@ mod tests {
     }
 
     #[test]
-    fn spot_rejects_reservation_periodic_maintenance_and_compact() {
+    fn spot_rejects_reservation_and_compact() {
         one_problem(
             &with("capacity = \"spot\"\nreservation = \"r1\"\n"),
             "Spot pools cannot consume a reservation",
             11,
             15,
-        );
-        let problem = one_problem(
-            &with("capacity = \"spot\"\nhost_maintenance = \"periodic\"\n"),
-            "periodic host maintenance",
-            11,
-            20,
-        );
-        assert!(
-            problem
-                .help
-                .as_deref()
-                .is_some_and(|h| h.contains("as-needed"))
         );
         one_problem(
             &with("capacity = \"spot\"\nplacement = \"compact\"\n"),
@@ -812,6 +815,21 @@ mod tests {
     }
 
     #[test]
+    fn host_maintenance_is_refused_since_no_v1_api_carries_it() {
+        for value in ["periodic", "as-needed", "sometimes"] {
+            let problem = one_problem(
+                &with(&format!("host_maintenance = \"{value}\"\n")),
+                "`host_maintenance` cannot reach GKE: its v1 API has no host maintenance policy",
+                10,
+                20,
+            );
+            let help = problem.help.expect("a fix");
+            assert!(help.contains("v1beta1"), "{help}");
+            assert!(help.contains("Remove `host_maintenance`"), "{help}");
+        }
+    }
+
+    #[test]
     fn spot_defaults_to_no_placement() {
         let blueprint = parse(&with("capacity = \"spot\"\n"), "t.toml").expect("valid");
         assert_eq!(blueprint.gpu_pools[0].capacity, Capacity::Spot);
@@ -819,21 +837,45 @@ mod tests {
     }
 
     #[test]
-    fn flex_start_rejects_reservation_and_allows_zero_nodes() {
-        one_problem(
-            &with("capacity = \"flex-start\"\nreservation = \"r1\"\n"),
-            "Flex-start pools cannot consume",
-            11,
-            15,
+    fn flex_start_is_refused_with_the_shape_google_builds() {
+        let problem = one_problem(
+            &with("capacity = \"flex-start\"\n"),
+            "a3ctl cannot build a flex-start pool in the shape GKE requires yet",
+            10,
+            12,
         );
-        let text = BASE.replace("nodes = 2", "nodes = 0\ncapacity = \"flex-start\"");
-        let blueprint = parse(&text, "t.toml").expect("flex-start may start empty");
-        assert_eq!(blueprint.gpu_pools[0].nodes, 0);
-        assert_eq!(blueprint.gpu_pools[0].placement, Placement::None);
+        let help = problem.help.expect("the shape and its sources");
+        for part in [
+            "autoscale from 0 nodes",
+            "location policy ANY",
+            "auto-repair off",
+            "reservation affinity none",
+            "no Spot",
+            "1.32.2-gke.1652000",
+            "https://cloud.google.com/kubernetes-engine/docs/concepts/dws",
+            "gke-node-pool",
+            "capacity.py",
+        ] {
+            assert!(help.contains(part), "{part} missing from {help}");
+        }
+        // With a reservation too, both are said.
+        let found = problems(&with("capacity = \"flex-start\"\nreservation = \"r1\"\n"));
+        let messages: Vec<&str> = found.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(found.len(), 2, "{messages:?}");
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("Flex-start pools cannot consume"))
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("cannot build a flex-start pool"))
+        );
     }
 
     #[test]
-    fn node_count_must_be_positive_except_flex_start() {
+    fn node_count_must_be_positive() {
         let problem = one_problem(
             &BASE.replace("nodes = 2", "nodes = 0"),
             "`nodes` must be at least 1",
@@ -844,7 +886,7 @@ mod tests {
             problem
                 .help
                 .as_deref()
-                .is_some_and(|h| h.contains("flex-start"))
+                .is_some_and(|h| h.contains("a node count of 1 or more"))
         );
         one_problem(
             &BASE.replace("nodes = 2", "nodes = -3"),
@@ -897,15 +939,9 @@ mod tests {
     }
 
     #[test]
-    fn capacity_and_maintenance_values_are_checked() {
+    fn capacity_values_are_checked() {
         let problem = one_problem(&with("capacity = \"spto\"\n"), "`capacity` must be", 10, 12);
         assert_eq!(problem.help.as_deref(), Some("did you mean `spot`?"));
-        one_problem(
-            &with("host_maintenance = \"sometimes\"\n"),
-            "`host_maintenance` must be",
-            10,
-            20,
-        );
     }
 
     #[test]

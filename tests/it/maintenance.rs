@@ -177,8 +177,8 @@ async fn upgrade_settings_fit_the_capacity_and_change_with_one_update() {
     edit(
         &cx,
         MEGA,
-        "host_maintenance = \"periodic\"\n",
-        "host_maintenance = \"periodic\"\n\n[gpu_pool.upgrade]\nmax_unavailable = 4\n",
+        "placement = \"compact\"\n",
+        "placement = \"compact\"\n\n[gpu_pool.upgrade]\nmax_unavailable = 4\n",
     );
     let plan = cx.run(&["plan", MEGA]).await.expect(0);
     assert!(
