@@ -501,15 +501,17 @@ fn gpu_networking(
     if after != channel_before
         && let Some(after) = after
     {
-        let was = channel_before.as_deref().unwrap_or("regular");
-        let said = format!(
-            "release_channel changed from `{was}` to `{after}`: managed GPU networking needs GKE {MANAGED_NETWORKING_MIN_GKE} or later, which GKE releases to the {after} channel first (`a3ctl plan` checks what the channel offers)"
+        let why = format!(
+            "managed GPU networking needs GKE {MANAGED_NETWORKING_MIN_GKE} or later, which GKE releases to the {after} channel first (`a3ctl plan` checks what the channel offers)"
         );
         if w.editing {
             // The file's channel was the user's choice: say so where a script sees it too.
-            w.warn(&said);
+            let was = channel_before.as_deref().unwrap_or("regular");
+            w.warn(&format!(
+                "release_channel changed from `{was}` to `{after}`: {why}"
+            ));
         } else {
-            w.say(&format!("  {said}"));
+            w.say(&format!("  Release channel: {after}; {why}."));
         }
     }
     Ok(())
