@@ -602,7 +602,8 @@ pub struct InitArgs {
     pub machine: Option<Machine>,
     /// Who creates the GPU networks of A3 Ultra and A4: `explicit` (a3ctl: a gVNIC VPC and an
     /// RDMA VPC with 8 subnets) or `managed` (GKE, through the node pool's accelerator network
-    /// profile; needs GKE 1.34.1-gke.1829001 or later). Default: explicit.
+    /// profile; needs GKE 1.34.1-gke.1829001 or later: version 1.34 or later on the rapid
+    /// channel, which offers it first). Default: explicit.
     #[arg(long, value_enum, help_heading = "Answers")]
     pub network_mode: Option<NetworkModeChoice>,
     /// Deployment name: the GKE cluster name and the prefix of every resource (at most 20

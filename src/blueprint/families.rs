@@ -23,6 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::model::ReleaseChannel;
 use super::presets::GkeMinimums;
 use super::versions::GkeVersion;
 
@@ -125,6 +126,25 @@ pub enum PodWiring {
 /// The GKE version a node pool needs for GKE-managed GPU networking (accelerator network profile
 /// `auto`), from https://cloud.google.com/kubernetes-engine/docs/how-to/config-auto-net-for-accelerators.
 pub const MANAGED_NETWORKING_MIN_GKE: GkeVersion = GkeVersion::new(1, 34, 1, 1829001);
+
+/// The release channels known to offer [`MANAGED_NETWORKING_MIN_GKE`] or a later build; `a3ctl
+/// init` enrolls a managed-networking cluster in the first.
+///
+/// What a channel offers is known only from the location's live `getServerConfig`, which
+/// preflight reads and resolves the blueprint's version in
+/// ([`crate::resource::kinds::gke_versions::GkeVersionsSpec::resolve`]); `init` calls no API, so
+/// this is the rule it writes by. GKE releases a new Kubernetes minor to the Rapid channel first
+/// and promotes it to Regular (about 2-3 months later) and then Stable
+/// (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels, "What channels
+/// are available"). 1.34 came to Rapid while Regular offered 1.33 at most (the "Current
+/// versions" table of https://cloud.google.com/kubernetes-engine/docs/release-notes read then:
+/// Rapid 1.30 to 1.34, default 1.34.0-gke.2201000; Regular 1.30 to 1.33), and the simulator's
+/// `serverConfig` (`sim/src/container/server_config.rs`) offers 1.34.1-gke.1829001 in Rapid
+/// only, as a test checks. Once Regular offers 1.34 it can join this list;
+/// once Rapid stops offering 1.34 the wizard's `1.34` must move up with it. Either way preflight
+/// checks the channel against the live offer before any change and names the channels that
+/// offer the version when it is not.
+pub const MANAGED_NETWORKING_CHANNELS: &[ReleaseChannel] = &[ReleaseChannel::Rapid];
 
 /// Everything a3ctl knows about one machine family.
 #[derive(Debug, Clone, Copy, PartialEq)]

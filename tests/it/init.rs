@@ -715,10 +715,32 @@ fn a3_ultra_and_a4_from_flags_with_explicit_or_managed_gpu_networks() {
             Some("version = \"1.34\""),
             "{text}"
         );
+        // GKE 1.34.1-gke.1829001 is offered by the rapid channel, not regular.
+        assert_eq!(
+            value_line(&text, "release_channel"),
+            Some("release_channel = \"rapid\""),
+            "{text}"
+        );
         for key in ["gpu_range", "gpu_subnet_prefix", "gpu_mtu"] {
             assert_eq!(value_line(&text, key), None, "{key} in:\n{text}");
         }
         home.assert_valid(&managed);
+        // The apply init suggests gets past preflight in the sandbox: the channel offers the
+        // version.
+        let out = home.run(&["plan", "--sandbox", &managed], &[]);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains(&format!(
+                "  ✓ GKE version 1.34 (RAPID channel, {}): need 1.34 offered by RAPID, available 1.34.1-gke.1829001\n",
+                &zone[..zone.len() - 2]
+            )),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("  ✗ "), "{stdout}");
     }
     // Managed networking is refused for the TCPX and TCPXO families.
     let stderr = home.init_fails(
@@ -742,6 +764,67 @@ fn a3_ultra_and_a4_from_flags_with_explicit_or_managed_gpu_networks() {
     assert!(
         stderr.contains("--network-mode managed: A3 Mega uses GPUDirect-TCPXO"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn editing_to_managed_networks_moves_the_channel_and_says_so() {
+    let home = Home::new();
+    let flags = [
+        "--non-interactive",
+        "--project",
+        "my-project",
+        "--machine",
+        "a4",
+        "--zone",
+        "us-central1-b",
+        "--nodes",
+        "2",
+        "--authorized-network",
+        "10.0.0.0/8",
+    ];
+    home.init_ok("a4.toml", &flags);
+    let text = home.read("a4.toml");
+    assert_eq!(
+        value_line(&text, "release_channel"),
+        Some("release_channel = \"regular\""),
+        "{text}"
+    );
+    let edited = text.replace(
+        "release_channel = \"regular\"",
+        "release_channel = \"stable\"",
+    );
+    std::fs::write(home.path("a4.toml"), edited).expect("write");
+    let out = home.run(
+        &[
+            "init",
+            "a4.toml",
+            "--non-interactive",
+            "--edit",
+            "--network-mode",
+            "managed",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("release_channel changed from `stable` to `rapid`: managed GPU networking needs GKE 1.34.1-gke.1829001 or later"),
+        "{stderr}"
+    );
+    let text = home.read("a4.toml");
+    assert_eq!(
+        value_line(&text, "release_channel"),
+        Some("release_channel = \"rapid\""),
+        "{text}"
+    );
+    let out = home.run(&["plan", "--sandbox", "a4.toml"], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -87,6 +87,7 @@ pub fn run(printer: &Printer, args: InitArgs) -> Result<ExitStatus, Failure> {
             draft
         }
     };
+    wizard.editing = edit;
     if interactive {
         wizard.say(&format!(
             "{} a blueprint for A3 and A4 GPU training on GKE. Each answer is checked as you go;\nnothing is written until the end (Ctrl-C stops).",

@@ -9,9 +9,9 @@
 use super::defaults::Found;
 use super::draft::Draft;
 use super::wizard::{Choice, Interrupted, Kind, Question, Wizard};
-use crate::blueprint::families::MANAGED_NETWORKING_MIN_GKE;
+use crate::blueprint::families::{MANAGED_NETWORKING_CHANNELS, MANAGED_NETWORKING_MIN_GKE};
 use crate::blueprint::presets::{self, FAMILIES, GpuDirect, MachineFamily};
-use crate::blueprint::{FilestoreTier, GkeVersion, NetworkMode, VersionSpec};
+use crate::blueprint::{FilestoreTier, GkeVersion, NetworkMode, ReleaseChannel, VersionSpec};
 use crate::cli::{
     CapacityChoice, FilestoreChoice, InitArgs, Machine, NetworkModeChoice, StateChoice,
 };
@@ -373,6 +373,26 @@ fn reaches_managed_minimum(version: &str) -> bool {
     }
 }
 
+/// The `cluster.release_channel` a managed-networking draft with channel `written` (`None`:
+/// absent, which means regular) must change to, or `None` when it is one known to offer
+/// [`MANAGED_NETWORKING_MIN_GKE`] ([`MANAGED_NETWORKING_CHANNELS`]; init reads no live offer).
+fn managed_channel(written: Option<&str>) -> Option<String> {
+    let channel = ReleaseChannel::parse(written.unwrap_or("regular").trim());
+    if channel.is_some_and(|c| MANAGED_NETWORKING_CHANNELS.contains(&c)) {
+        return None;
+    }
+    Some(enrolled_channel())
+}
+
+/// The channel a managed-networking cluster is enrolled in, as the blueprint spells it.
+fn enrolled_channel() -> String {
+    MANAGED_NETWORKING_CHANNELS
+        .first()
+        .unwrap_or(&ReleaseChannel::Rapid)
+        .api_value()
+        .to_ascii_lowercase()
+}
+
 /// Who creates the GPU networks, for the families that have a choice (A3 Ultra, A4).
 fn gpu_networking(
     w: &mut Wizard,
@@ -422,12 +442,23 @@ fn gpu_networking(
             }
             return;
         }
+        let channel = enrolled_channel();
         let comment = format!(
-            "# GKE creates the GPU networks (accelerator network profile `auto`); pods claim the\n# RDMA NICs through the ResourceClaimTemplate `rdma-nics`. Needs GKE\n# {MANAGED_NETWORKING_MIN_GKE} or later (`[cluster] version`).\n"
+            "# GKE creates the GPU networks (accelerator network profile `auto`); pods claim the\n# RDMA NICs through the ResourceClaimTemplate `rdma-nics`. Needs GKE\n# {MANAGED_NETWORKING_MIN_GKE} or later (`[cluster] version`), which GKE releases to the\n# {channel} channel first (`[cluster] release_channel`); `a3ctl plan` checks the offer.\n"
         );
         draft.set("network.network_mode", mode, Some(&comment));
         for key in EXPLICIT_NETWORK_KEYS {
             draft.remove(key);
+        }
+        if let Some(channel) = managed_channel(draft.get_str("cluster.release_channel").as_deref())
+        {
+            draft.set(
+                "cluster.release_channel",
+                channel.as_str(),
+                Some(&format!(
+                    "# Managed GPU networking needs GKE {MANAGED_NETWORKING_MIN_GKE} or later, which GKE\n# releases to the {channel} channel first; `a3ctl plan` checks the channel offers it.\n"
+                )),
+            );
         }
         if draft
             .get_str("cluster.version")
@@ -446,9 +477,11 @@ fn gpu_networking(
         .draft
         .get_str("network.network_mode")
         .or_else(|| Some(NetworkMode::Explicit.as_str().into()));
+    let channel_before = w.draft.get_str("cluster.release_channel");
     let help = format!(
-        "{} moves GPU data over 8 RDMA NICs. Explicit: a3ctl creates their RDMA VPC (from the\nzone's RoCE network profile) and a second gVNIC VPC. Managed: GKE creates them for the node\npool and pods claim the NICs through a ResourceClaim; needs GKE {MANAGED_NETWORKING_MIN_GKE} or later.",
-        family.display_name()
+        "{} moves GPU data over 8 RDMA NICs. Explicit: a3ctl creates their RDMA VPC (from the\nzone's RoCE network profile) and a second gVNIC VPC. Managed: GKE creates them for the node\npool and pods claim the NICs through a ResourceClaim; needs GKE {MANAGED_NETWORKING_MIN_GKE} or later,\nwhich the {} channel offers first (the cluster is enrolled in it).",
+        family.display_name(),
+        enrolled_channel()
     );
     w.choose(
         &Question {
@@ -464,6 +497,23 @@ fn gpu_networking(
         given.map(|mode| mode.as_str().to_string()),
         existing,
     )?;
+    let after = w.draft.get_str("cluster.release_channel");
+    if after != channel_before
+        && let Some(after) = after
+    {
+        let why = format!(
+            "managed GPU networking needs GKE {MANAGED_NETWORKING_MIN_GKE} or later, which GKE releases to the {after} channel first (`a3ctl plan` checks what the channel offers)"
+        );
+        if w.editing {
+            // The file's channel was the user's choice: say so where a script sees it too.
+            let was = channel_before.as_deref().unwrap_or("regular");
+            w.warn(&format!(
+                "release_channel changed from `{was}` to `{after}`: {why}"
+            ));
+        } else {
+            w.say(&format!("  Release channel: {after}; {why}."));
+        }
+    }
     Ok(())
 }
 
@@ -1224,6 +1274,107 @@ mod tests {
             }
             assert!(w.draft.text().contains("1.34.1-gke.1829001 or later"));
         }
+    }
+
+    /// The build preflight resolves `channel`/`version` (blueprint spellings) to in the
+    /// simulator's offer, with preflight's own function.
+    fn sandbox_resolves(channel: &str, version: &str) -> Result<String, String> {
+        use crate::resource::kinds::gke_versions::GkeVersionsSpec;
+        use a3ctl_sim::container::server_config::{Offer, server_config};
+        let live = server_config(&Offer::at_zero());
+        let observed = GkeVersionsSpec::project(&live, "us-central1").expect("a server config");
+        let offer: GkeVersionsSpec = serde_json::from_value(observed.spec).expect("its spec");
+        let channel = ReleaseChannel::parse(channel)
+            .expect("a channel")
+            .api_value();
+        offer.resolve(channel, version)
+    }
+
+    #[test]
+    fn managed_networking_enrolls_a_channel_offering_its_version() {
+        for family in [MachineFamily::A3Ultra, MachineFamily::A4] {
+            let mut w = wizard(family.machine_type(), &[]);
+            assert_eq!(
+                w.draft.get_str("cluster.release_channel").as_deref(),
+                Some("regular")
+            );
+            gpu_networking(&mut w, &managed(), Some(family)).expect("no terminal");
+            let channel = w
+                .draft
+                .get_str("cluster.release_channel")
+                .expect("a channel");
+            let version = w.draft.get_str("cluster.version").expect("a version");
+            assert_eq!((channel.as_str(), version.as_str()), ("rapid", "1.34"));
+            // The skeleton's channel, not the user's: the file's comment says why, no warning.
+            assert!(w.warnings.is_empty(), "{:?}", w.warnings);
+            assert!(
+                w.draft.text().contains(
+                    "releases to the\n# rapid channel first (`[cluster] release_channel`)"
+                ),
+                "{}",
+                w.draft.text()
+            );
+            // What preflight resolves it to in the sandbox runs managed networking; the
+            // skeleton's channel would have failed there.
+            let build = sandbox_resolves(&channel, &version).expect("offered");
+            assert!(GkeVersion::parse(&build).expect("a build") >= MANAGED_NETWORKING_MIN_GKE);
+            assert!(sandbox_resolves("regular", &version).is_err());
+        }
+    }
+
+    #[test]
+    fn every_channel_said_to_offer_managed_networking_does_in_the_sandbox() {
+        for channel in MANAGED_NETWORKING_CHANNELS {
+            let name = channel.api_value().to_ascii_lowercase();
+            let build = sandbox_resolves(&name, MANAGED_MINOR).expect("offered");
+            assert!(
+                GkeVersion::parse(&build).expect("a build") >= MANAGED_NETWORKING_MIN_GKE,
+                "{name}: {build}"
+            );
+        }
+        assert_eq!(managed_channel(Some("rapid")), None);
+        assert_eq!(managed_channel(Some("stable")).as_deref(), Some("rapid"));
+        assert_eq!(
+            managed_channel(None).as_deref(),
+            Some("rapid"),
+            "absent is regular"
+        );
+    }
+
+    #[test]
+    fn an_edited_files_channel_is_changed_for_managed_networking_and_said() {
+        let mut w = wizard("a4-highgpu-8g", &[("cluster.release_channel", "stable")]);
+        w.editing = true;
+        gpu_networking(&mut w, &managed(), Some(MachineFamily::A4)).expect("no terminal");
+        assert_eq!(
+            w.draft.get_str("cluster.release_channel").as_deref(),
+            Some("rapid")
+        );
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(
+            w.warnings[0].starts_with("release_channel changed from `stable` to `rapid`"),
+            "{:?}",
+            w.warnings
+        );
+        // A channel known to offer it is kept, silently; explicit networks keep any channel.
+        let mut w = wizard("a4-highgpu-8g", &[("cluster.release_channel", "rapid")]);
+        w.editing = true;
+        gpu_networking(&mut w, &managed(), Some(MachineFamily::A4)).expect("no terminal");
+        assert_eq!(
+            w.draft.get_str("cluster.release_channel").as_deref(),
+            Some("rapid")
+        );
+        assert!(w.warnings.is_empty(), "{:?}", w.warnings);
+        let explicit = InitArgs {
+            network_mode: Some(NetworkModeChoice::Explicit),
+            ..InitArgs::default()
+        };
+        let mut w = wizard("a4-highgpu-8g", &[("cluster.release_channel", "stable")]);
+        gpu_networking(&mut w, &explicit, Some(MachineFamily::A4)).expect("no terminal");
+        assert_eq!(
+            w.draft.get_str("cluster.release_channel").as_deref(),
+            Some("stable")
+        );
     }
 
     #[test]

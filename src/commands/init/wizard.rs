@@ -111,6 +111,9 @@ pub struct Wizard {
     pub rejected: Vec<String>,
     /// Warnings about accepted answers, for a run without a terminal to print at the end.
     pub warnings: Vec<String>,
+    /// Whether the draft is an existing file's (its values were the user's) rather than the
+    /// skeleton's.
+    pub editing: bool,
 }
 
 /// The value a typed answer is written as.
@@ -153,6 +156,7 @@ impl Wizard {
             missing: Vec::new(),
             rejected: Vec::new(),
             warnings: Vec::new(),
+            editing: false,
         }
     }
 
