@@ -617,11 +617,11 @@ pub struct InitArgs {
     /// offers it, else the first zone of the region that does.
     #[arg(long, help_heading = "Answers")]
     pub zone: Option<String>,
-    /// Number of GPU nodes (8 GPUs each), a whole number from 1 to 1000 (0 to 1000 with
-    /// `--capacity flex-start`: only flex-start pools may start with 0).
+    /// Number of GPU nodes (8 GPUs each), a whole number from 1 to 1000.
     #[arg(long, help_heading = "Answers")]
     pub nodes: Option<String>,
-    /// Where the GPU capacity comes from. Default: `on-demand`.
+    /// Where the GPU capacity comes from. Default: `on-demand`. `flex-start` is refused with the
+    /// reason: GKE's flex-start pools autoscale from 0, which a3ctl's fixed-size pools do not.
     #[arg(long, value_enum, help_heading = "Answers")]
     pub capacity: Option<CapacityChoice>,
     /// Reservation to consume (`capacity = reservation`): its name, or

@@ -399,7 +399,7 @@ fn a3_mega_path_with_a_reservation_then_an_edit_keeps_comments() {
     s.answer("Reservation", "a3mega-res\r");
     s.answer("Reservation block", ENTER);
     s.answer("GPU nodes", "0\r");
-    s.expect("only flex-start pools may start empty");
+    s.expect("set a node count of 1 or more");
     s.answer("GPU nodes", "32\r");
     s.answer("System pool nodes", ENTER);
     s.answer("Filestore", &format!("{DOWN}{DOWN}{ENTER}"));
@@ -1035,7 +1035,7 @@ fn empty_and_wrong_answers_are_asked_again_with_a_reason() {
     s.answer("GPU nodes (1 to 1000)", "two\r");
     s.expect("`nodes` must be a whole number, written in digits (such as 4), found `two`");
     s.answer("", "0\r");
-    s.expect("only flex-start pools may start empty");
+    s.expect("set a node count of 1 or more");
     s.answer("", "1001\r");
     s.expect("`nodes` must be between 1 and 1000, found 1001");
     s.answer("", "2\r");
@@ -1214,19 +1214,21 @@ fn estimates_follow_the_node_count_and_the_capacity() {
     );
     assert!(many.contains("Plan: 62 to add"), "{many}");
 
-    let flex = home.init_ok(
+    // Flex-start is refused with the reason: GKE's flex-start pools autoscale from 0.
+    let stderr = home.init_fails(
         "flex.toml",
         &[
             MEGA_FLAGS,
             &net[..],
-            &["--capacity", "flex-start", "--nodes", "0"],
+            &["--capacity", "flex-start", "--nodes", "2"],
         ]
         .concat(),
     );
     assert!(
-        flex.contains("for everything but the GPU nodes")
-            && flex.contains("when Dynamic Workload Scheduler finds capacity"),
-        "{flex}"
+        stderr.contains(
+            "--capacity flex-start: a3ctl cannot build a flex-start pool in the shape GKE requires yet"
+        ),
+        "{stderr}"
     );
     let spot = home.init_ok(
         "spot.toml",

@@ -27,7 +27,7 @@ fn table_comment(path: &str) -> Option<&'static str> {
         }
         "system_pool" => "# The CPU pool for system pods and controllers (Kueue, JobSet, DNS).\n",
         "gpu_pool" => {
-            "# The GPU node pool. Capacity: `reservation` (a reservation you own, optionally one block),\n# `on-demand`, `spot` (preemptible; no reservation, no compact placement) or `flex-start`\n# (Dynamic Workload Scheduler; may start with 0 nodes). Placement defaults to `compact` for\n# reservation and on-demand pools, `none` for spot and flex-start.\n"
+            "# The GPU node pool. Capacity: `reservation` (a reservation you own, optionally one block),\n# `on-demand` or `spot` (preemptible; no reservation, no compact placement). Placement defaults\n# to `compact` for reservation and on-demand pools, `none` for spot.\n"
         }
         "filestore" => {
             "# A Filestore NFS share for datasets and code; the cluster gets the Filestore CSI driver.\n"

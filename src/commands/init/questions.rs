@@ -58,12 +58,10 @@ pub fn ask(w: &mut Wizard, args: &InitArgs, found: &Found) -> Result<(), Interru
     let family = location(w, args, found)?;
     gpu_networking(w, args, family)?;
     capacity(w, args, family)?;
-    // The same range the rule checks: 1 to 1000, or 0 to 1000 for a flex-start pool.
-    let flex = w.draft.get_str("gpu_pool.0.capacity").as_deref() == Some("flex-start");
-    let range = if flex { "0 to 1000" } else { "1 to 1000" };
-    let nodes_prompt = format!("GPU nodes ({range})");
+    // The same range the rule checks.
+    let nodes_prompt = "GPU nodes (1 to 1000)".to_string();
     let nodes_help = format!(
-        "How many {} nodes, 8 GPUs each: a whole number from {range} (GKE allows 1000 per pool and\nzone; only flex-start pools may start with 0).",
+        "How many {} nodes, 8 GPUs each: a whole number from 1 to 1000 (GKE allows 1000 per pool and\nzone).",
         family.map_or("A3", MachineFamily::display_name)
     );
     let existing = non_empty(w.draft.get_text("gpu_pool.0.nodes"));
@@ -521,16 +519,16 @@ fn gpu_networking(
 fn capacity_advice(family: Option<MachineFamily>) -> &'static str {
     match family {
         Some(MachineFamily::A3Mega) => {
-            "Where the GPU nodes come from. A3 Mega capacity is usually reserved: the GPU recipes for\na3-megagpu-8g ask for a reservation of the DENSE deployment type, used with compact\nplacement (a block keeps every node together). Spot and flex-start suit short or\ninterruptible jobs."
+            "Where the GPU nodes come from. A3 Mega capacity is usually reserved: the GPU recipes for\na3-megagpu-8g ask for a reservation of the DENSE deployment type, used with compact\nplacement (a block keeps every node together). Spot suits short or interruptible jobs."
         }
         Some(MachineFamily::A3High) => {
-            "Where the GPU nodes come from. A3 High is also sold on demand, as spot and through\nflex-start, as well as reserved: reserve it for long multi-node training (compact placement\nkeeps the nodes close); on-demand can fail on stock-outs; spot and flex-start suit short or\ninterruptible jobs."
+            "Where the GPU nodes come from. A3 High is also sold on demand and as spot, as well\nas reserved: reserve it for long multi-node training (compact placement keeps the nodes\nclose); on-demand can fail on stock-outs; spot suits short or interruptible jobs."
         }
         Some(MachineFamily::A3Ultra | MachineFamily::A4) => {
-            "Where the GPU nodes come from. A3 Ultra and A4 capacity is reserved through Google's\ncluster capacity requests (a dense reservation, optionally of one block); flex-start and\nspot suit short or interruptible jobs."
+            "Where the GPU nodes come from. A3 Ultra and A4 capacity is reserved through Google's\ncluster capacity requests (a dense reservation, optionally of one block); they are not sold\non demand; spot suits short or interruptible jobs."
         }
         None => {
-            "Where the GPU nodes come from: a reservation for long multi-node training, on-demand when\nthe zone has stock, spot or flex-start for short or interruptible jobs."
+            "Where the GPU nodes come from: a reservation for long multi-node training, on-demand when\nthe zone has stock, spot for short or interruptible jobs."
         }
     }
 }
@@ -553,12 +551,10 @@ fn capacity(
         ),
         (
             "spot",
-            "spot: preemptible, cheaper; no reservation, no compact placement, no periodic maintenance",
+            "spot: preemptible, cheaper; no reservation, no compact placement",
         ),
-        (
-            "flex-start",
-            "flex-start: Dynamic Workload Scheduler starts nodes when capacity frees; may start at 0",
-        ),
+        // Not flex-start: GKE's flex-start pools autoscale, which a3ctl's pools do not yet
+        // (`--capacity flex-start` is refused with the reason, `pools::FLEX_START_SHAPE`).
     ];
     let choices: Vec<Choice> = choices
         .iter()
@@ -589,15 +585,11 @@ fn capacity(
             // Asked next; until then a placeholder keeps the capacity itself valid.
             draft.set("gpu_pool.0.reservation", "reservation-name", None);
         }
-        if capacity == "spot" {
-            // Spot VMs can neither be packed by compact placement nor restart after periodic
-            // maintenance; drop those settings rather than refuse the answer.
-            if draft.get_str("gpu_pool.0.placement").as_deref() == Some("compact") {
-                draft.remove("gpu_pool.0.placement");
-            }
-            if draft.get_str("gpu_pool.0.host_maintenance").as_deref() == Some("periodic") {
-                draft.remove("gpu_pool.0.host_maintenance");
-            }
+        if capacity == "spot" && draft.get_str("gpu_pool.0.placement").as_deref() == Some("compact")
+        {
+            // Spot VMs cannot be packed by compact placement: drop it rather than refuse the
+            // answer.
+            draft.remove("gpu_pool.0.placement");
         }
     };
     let had_reservation = w.draft.get_str("gpu_pool.0.reservation");
