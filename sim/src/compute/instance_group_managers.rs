@@ -161,18 +161,37 @@ async fn list(
     Path((project, zone)): Path<(String, String)>,
     query: Query,
 ) -> GcpResult<Response> {
-    check_zone(&zone)?;
+    listed(
+        &shared,
+        &project,
+        &zone,
+        &query,
+        ("compute#instanceGroupManagerList", SEGMENT),
+        render,
+    )
+}
+
+/// One page of a zone's groups, each as `render` shows it, in the collection `(kind, segment)`.
+fn listed(
+    shared: &Shared,
+    project: &str,
+    zone: &str,
+    query: &Query,
+    (kind, segment): (&str, &str),
+    render: fn(&GroupManager) -> Value,
+) -> GcpResult<Response> {
+    check_zone(zone)?;
     let items = shared.read_world(|world, _| {
-        instance_groups::in_zone(world, &project, &zone)
+        instance_groups::in_zone(world, project, zone)
             .iter()
             .map(|m| (m.name.clone(), render(m)))
             .collect()
     });
     list_page(
-        "compute#instanceGroupManagerList",
-        &format!("projects/{project}/zones/{zone}/{SEGMENT}"),
+        kind,
+        &format!("projects/{project}/zones/{zone}/{segment}"),
         items,
-        &query,
+        query,
     )
 }
 
@@ -227,18 +246,13 @@ async fn list_groups(
     Path((project, zone)): Path<(String, String)>,
     query: Query,
 ) -> GcpResult<Response> {
-    check_zone(&zone)?;
-    let items = shared.read_world(|world, _| {
-        instance_groups::in_zone(world, &project, &zone)
-            .iter()
-            .map(|m| (m.name.clone(), render_group(m)))
-            .collect()
-    });
-    list_page(
-        "compute#instanceGroupList",
-        &format!("projects/{project}/zones/{zone}/instanceGroups"),
-        items,
+    listed(
+        &shared,
+        &project,
+        &zone,
         &query,
+        ("compute#instanceGroupList", "instanceGroups"),
+        render_group,
     )
 }
 

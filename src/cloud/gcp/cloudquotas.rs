@@ -26,6 +26,7 @@ use google_cloud_compute_v1::client::{InstanceGroupManagers, Regions, Reservatio
 use google_cloud_compute_v1::model::{InstanceGroupManager, Reservation};
 use google_cloud_container_v1::client::ClusterManager;
 use google_cloud_container_v1::model::Cluster;
+use google_cloud_gax::paginator::Paginator as _;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -115,51 +116,39 @@ async fn read(clients: &Clients, id: &str) -> CloudResult<Option<Observed>> {
     }))
 }
 
-/// Every reservation of the project, in any zone (every page).
+/// Every reservation of the project, in any zone (every page, through the crate's paginator).
 async fn reservations(clients: &Clients, project: &str) -> CloudResult<Vec<Reservation>> {
+    let mut pages = clients
+        .reservations
+        .aggregated_list()
+        .set_project(project)
+        .by_page();
     let mut out = Vec::new();
-    let mut token = String::new();
-    loop {
-        let page = clients
-            .reservations
-            .aggregated_list()
-            .set_project(project)
-            .set_page_token(token.clone())
-            .send()
-            .await
-            .map_err(|e| classify_gax(&e))?;
-        for scoped in page.items.into_values() {
-            out.extend(scoped.reservations);
-        }
-        match page.next_page_token.filter(|t| !t.is_empty()) {
-            Some(next) if next != token => token = next,
-            _ => return Ok(out),
-        }
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| classify_gax(&e))?;
+        out.extend(page.items.into_values().flat_map(|s| s.reservations));
     }
+    Ok(out)
 }
 
 /// Every zonal managed instance group of the project (every page): those of GKE node pools among
 /// them.
 async fn groups(clients: &Clients, project: &str) -> CloudResult<Vec<InstanceGroupManager>> {
+    let mut pages = clients
+        .groups
+        .aggregated_list()
+        .set_project(project)
+        .by_page();
     let mut out = Vec::new();
-    let mut token = String::new();
-    loop {
-        let page = clients
-            .groups
-            .aggregated_list()
-            .set_project(project)
-            .set_page_token(token.clone())
-            .send()
-            .await
-            .map_err(|e| classify_gax(&e))?;
-        for scoped in page.items.into_values() {
-            out.extend(scoped.instance_group_managers);
-        }
-        match page.next_page_token.filter(|t| !t.is_empty()) {
-            Some(next) if next != token => token = next,
-            _ => return Ok(out),
-        }
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| classify_gax(&e))?;
+        out.extend(
+            page.items
+                .into_values()
+                .flat_map(|s| s.instance_group_managers),
+        );
     }
+    Ok(out)
 }
 
 /// The region's `PREEMPTIBLE_<FAMILY>_GPUS` limit, if the region lists the metric.
