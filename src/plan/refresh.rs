@@ -2,8 +2,8 @@
 //! `--adopt`, look for the resources the blueprint declares that state does not record yet. The
 //! only I/O in `plan/`. What it finds feeds [`super::planner::plan`] as the live view.
 
-use super::Adoption;
 use super::planner::Refreshed;
+use super::{Adoption, Existing, Found, Unchecked};
 use crate::cloud::retry::{Jitter, retry};
 use crate::cloud::{CloudError, CloudResult, Provider, Settle, Target};
 use crate::resource::{Addr, Desired, Observed};
@@ -99,17 +99,61 @@ pub async fn discover(
     state: &State,
     concurrency: usize,
 ) -> Result<Vec<Adoption>, (Addr, CloudError)> {
+    let unrecorded: Vec<&Desired> = desired
+        .iter()
+        .filter(|d| !state.resources.contains_key(&d.addr) && state.pending_for(&d.addr).is_none())
+        .collect();
+    let mut looked = look(provider, &unrecorded, state, concurrency, true).await;
+    Ok(desired
+        .iter()
+        .filter_map(|d| {
+            let mut observed = match looked.remove(&d.addr)? {
+                Looked::Found(observed) => observed,
+                Looked::Failed(e) => return Some(Err((d.addr.clone(), e))),
+                Looked::Missing | Looked::Unreadable(_) => return None,
+            };
+            // a3ctl's own settings start as the blueprint says: the cloud has no value for them.
+            crate::resource::spec::keep_local(d.addr.kind, &mut observed.spec, &d.spec);
+            Some(Ok(Adoption {
+                addr: d.addr.clone(),
+                id: d.id.clone(),
+                spec: observed.spec,
+                outputs: observed.outputs,
+                dependencies: d.dependencies.clone(),
+                lifecycle: d.lifecycle.clone(),
+            }))
+        })
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// What looking for one resource under its blueprint identity gave.
+enum Looked {
+    Found(Observed),
+    Missing,
+    /// The read failed (after the provider's retries).
+    Failed(CloudError),
+    /// Not read: the resource it lives in (`lifecycle.deleted_with`, named) could not be read.
+    Unreadable(Addr),
+}
+
+/// Reads each of `wanted` under its blueprint identity, in dependency waves (each read gets the
+/// outputs of its dependencies, from state or found in an earlier wave). A resource deleted with a
+/// parent that does not exist is [`Looked::Missing`] without a read. With `stop`, no wave starts
+/// after one with a failed read (what is not read then is left out of the answer).
+async fn look(
+    provider: &dyn Provider,
+    wanted: &[&Desired],
+    state: &State,
+    concurrency: usize,
+    stop: bool,
+) -> BTreeMap<Addr, Looked> {
     let mut outputs: BTreeMap<Addr, Value> = state
         .resources
         .iter()
         .map(|(a, r)| (a.clone(), r.outputs.clone()))
         .collect();
-    let mut remaining: Vec<&Desired> = desired
-        .iter()
-        .filter(|d| !state.resources.contains_key(&d.addr) && state.pending_for(&d.addr).is_none())
-        .collect();
-    let mut found: BTreeMap<Addr, Observed> = BTreeMap::new();
-    let mut missing: BTreeSet<Addr> = BTreeSet::new();
+    let mut remaining: Vec<&Desired> = wanted.to_vec();
+    let mut looked: BTreeMap<Addr, Looked> = BTreeMap::new();
     while !remaining.is_empty() {
         let waiting: BTreeSet<&Addr> = remaining.iter().map(|d| &d.addr).collect();
         let (ready, later): (Vec<&Desired>, Vec<&Desired>) = remaining
@@ -121,14 +165,21 @@ pub async fn discover(
         }
         let mut targets = Vec::new();
         for d in ready {
-            let orphan = d
+            let parent = d
                 .lifecycle
                 .deleted_with
                 .as_ref()
-                .is_some_and(|parent| missing.contains(parent));
-            if orphan {
-                missing.insert(d.addr.clone());
-                continue;
+                .and_then(|parent| looked.get(parent).map(|l| (parent, l)));
+            match parent {
+                Some((_, Looked::Missing)) => {
+                    looked.insert(d.addr.clone(), Looked::Missing);
+                    continue;
+                }
+                Some((parent, Looked::Failed(_) | Looked::Unreadable(_))) => {
+                    looked.insert(d.addr.clone(), Looked::Unreadable(parent.clone()));
+                    continue;
+                }
+                _ => {}
             }
             targets.push(Target {
                 addr: d.addr.clone(),
@@ -143,35 +194,151 @@ pub async fn discover(
                 lifecycle: d.lifecycle.clone(),
             });
         }
+        let mut failed = false;
         for (target, result) in read_all(provider, targets, concurrency).await {
-            match result.map_err(|e| (target.addr.clone(), e))? {
-                Some(observed) => {
+            let result = match result {
+                Ok(Some(observed)) => {
                     outputs.insert(target.addr.clone(), observed.outputs.clone());
-                    found.insert(target.addr, observed);
+                    Looked::Found(observed)
                 }
-                None => {
-                    missing.insert(target.addr);
+                Ok(None) => Looked::Missing,
+                Err(e) => {
+                    failed = true;
+                    Looked::Failed(e)
                 }
-            }
+            };
+            looked.insert(target.addr, result);
+        }
+        if stop && failed {
+            break;
         }
         remaining = later;
     }
-    Ok(desired
+    looked
+}
+
+/// Looks for the resources a plan creates that `state` does not record (nor has an operation
+/// pending for), the addresses `creates`, under their blueprint identity, as `--adopt` does
+/// ([`discover`]); and sorts what exists by ownership, in `desired`'s order:
+///
+/// - adoptable: the live resource carries this blueprint's mark (the check a create's 409 makes,
+///   [`Provider::owned`]); a resource whose kind carries no mark (a Kubernetes object, an IAM
+///   member) is adoptable when what it lives in is (or is recorded in state), or, living in
+///   nothing, when it depends on nothing found foreign and something marked was found;
+/// - foreign: under the name, but with another blueprint's mark, no mark, or inside a foreign
+///   container. A create fails on it.
+///
+/// A read that fails is reported as unchecked, never as absent. Nothing is written anywhere.
+pub async fn existing(
+    provider: &dyn Provider,
+    desired: &[Desired],
+    creates: &BTreeSet<Addr>,
+    state: &State,
+    concurrency: usize,
+) -> Existing {
+    let wanted: Vec<&Desired> = desired
         .iter()
-        .filter_map(|d| {
-            let mut observed = found.remove(&d.addr)?;
-            // a3ctl's own settings start as the blueprint says: the cloud has no value for them.
-            crate::resource::spec::keep_local(d.addr.kind, &mut observed.spec, &d.spec);
-            Some(Adoption {
+        .filter(|d| {
+            creates.contains(&d.addr)
+                && !state.resources.contains_key(&d.addr)
+                && state.pending_for(&d.addr).is_none()
+        })
+        .collect();
+    let looked = look(provider, &wanted, state, concurrency, false).await;
+    #[derive(Clone, Copy, PartialEq)]
+    enum Whose {
+        Ours,
+        Foreign,
+    }
+    let mut whose: BTreeMap<&Addr, Whose> = BTreeMap::new();
+    let mut existing = Existing::default();
+    let target = |d: &Desired| Target {
+        addr: d.addr.clone(),
+        id: d.id.clone(),
+        spec: d.spec.clone(),
+        outputs: Value::Null,
+        context: BTreeMap::new(),
+        lifecycle: d.lifecycle.clone(),
+    };
+    // The marked kinds first: they decide what the unmarked ones go with.
+    let (marked, unmarked): (Vec<&Desired>, Vec<&Desired>) = wanted
+        .iter()
+        .partition(|d| crate::cloud::mark_of(&d.spec).is_some());
+    for d in &marked {
+        if let Some(Looked::Found(observed)) = looked.get(&d.addr) {
+            let ours = provider.owned(&target(d), observed);
+            whose.insert(&d.addr, if ours { Whose::Ours } else { Whose::Foreign });
+        }
+    }
+    let any_ours = whose.values().any(|w| *w == Whose::Ours);
+    // `desired` is in dependency order: a container is decided before what lives in it.
+    for d in &unmarked {
+        let Some(Looked::Found(observed)) = looked.get(&d.addr) else {
+            continue;
+        };
+        let container = d.lifecycle.deleted_with.as_ref().map(|c| {
+            if state.resources.contains_key(c) {
+                Some(Whose::Ours)
+            } else {
+                whose.get(c).copied()
+            }
+        });
+        let decided = match container {
+            Some(Some(w)) => Some(w),
+            // Its container is not found (nor recorded): nothing to go with.
+            Some(None) => None,
+            None => {
+                let foreign_dep = d
+                    .dependencies
+                    .iter()
+                    .any(|dep| whose.get(dep) == Some(&Whose::Foreign));
+                match (
+                    foreign_dep,
+                    any_ours && provider.owned(&target(d), observed),
+                ) {
+                    (true, _) => Some(Whose::Foreign),
+                    (false, true) => Some(Whose::Ours),
+                    (false, false) => None,
+                }
+            }
+        };
+        if let Some(w) = decided {
+            whose.insert(&d.addr, w);
+        }
+    }
+    for d in &wanted {
+        match looked.get(&d.addr) {
+            Some(Looked::Found(observed)) => {
+                let found = Found {
+                    addr: d.addr.clone(),
+                    id: d.id.clone(),
+                    owner: crate::cloud::mark_of(&observed.spec).map(str::to_string),
+                };
+                match whose.get(&d.addr) {
+                    Some(Whose::Ours) => existing.adoptable.push(found),
+                    Some(Whose::Foreign) => existing.foreign.push(found),
+                    None => {}
+                }
+            }
+            Some(Looked::Failed(e)) => existing.unchecked.push(Unchecked {
                 addr: d.addr.clone(),
                 id: d.id.clone(),
-                spec: observed.spec,
-                outputs: observed.outputs,
-                dependencies: d.dependencies.clone(),
-                lifecycle: d.lifecycle.clone(),
-            })
-        })
-        .collect())
+                error: if e.code().is_empty() {
+                    e.message.clone()
+                } else {
+                    format!("{}: {}", e.code(), e.message)
+                },
+            }),
+            Some(Looked::Unreadable(parent)) => existing.unchecked.push(Unchecked {
+                addr: d.addr.clone(),
+                id: d.id.clone(),
+                error: format!("`{parent}`, which it lives in, could not be read"),
+            }),
+            // Not found; or not reached (a dependency cycle, which the graph cannot have).
+            Some(Looked::Missing) | None => {}
+        }
+    }
+    existing
 }
 
 /// Reads `targets`, at most `concurrency` at a time.
