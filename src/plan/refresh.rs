@@ -103,7 +103,7 @@ pub async fn discover(
         .iter()
         .filter(|d| !state.resources.contains_key(&d.addr) && state.pending_for(&d.addr).is_none())
         .collect();
-    let mut looked = look(provider, &unrecorded, state, concurrency, true).await;
+    let mut looked = look(provider, &unrecorded, state, concurrency, false).await;
     Ok(desired
         .iter()
         .filter_map(|d| {
@@ -138,14 +138,17 @@ enum Looked {
 
 /// Reads each of `wanted` under its blueprint identity, in dependency waves (each read gets the
 /// outputs of its dependencies, from state or found in an earlier wave). A resource deleted with a
-/// parent that does not exist is [`Looked::Missing`] without a read. With `stop`, no wave starts
-/// after one with a failed read (what is not read then is left out of the answer).
+/// parent that does not exist is [`Looked::Missing`] without a read. Without `lenient`, no wave
+/// starts after one with a failed read (what is not read then is left out of the answer). With
+/// `lenient`, every read is made that can be; and an API (`service.*`) found disabled counts as
+/// missing, as does, without a read, whatever depends on it: nothing of a disabled API can be
+/// read (the read would be refused), and a first apply enables it before calling it at all.
 async fn look(
     provider: &dyn Provider,
     wanted: &[&Desired],
     state: &State,
     concurrency: usize,
-    stop: bool,
+    lenient: bool,
 ) -> BTreeMap<Addr, Looked> {
     let mut outputs: BTreeMap<Addr, Value> = state
         .resources
@@ -181,6 +184,15 @@ async fn look(
                 }
                 _ => {}
             }
+            let behind_disabled_api = lenient
+                && d.dependencies.iter().any(|dep| {
+                    dep.kind == crate::resource::Kind::Service
+                        && matches!(looked.get(dep), Some(Looked::Missing))
+                });
+            if behind_disabled_api {
+                looked.insert(d.addr.clone(), Looked::Missing);
+                continue;
+            }
             targets.push(Target {
                 addr: d.addr.clone(),
                 id: d.id.clone(),
@@ -197,6 +209,13 @@ async fn look(
         let mut failed = false;
         for (target, result) in read_all(provider, targets, concurrency).await {
             let result = match result {
+                Ok(Some(observed))
+                    if lenient
+                        && target.addr.kind == crate::resource::Kind::Service
+                        && !matches!(provider.settle(&target, &observed), Settle::Ready) =>
+                {
+                    Looked::Missing
+                }
                 Ok(Some(observed)) => {
                     outputs.insert(target.addr.clone(), observed.outputs.clone());
                     Looked::Found(observed)
@@ -209,7 +228,7 @@ async fn look(
             };
             looked.insert(target.addr, result);
         }
-        if stop && failed {
+        if !lenient && failed {
             break;
         }
         remaining = later;
@@ -244,7 +263,7 @@ pub async fn existing(
                 && state.pending_for(&d.addr).is_none()
         })
         .collect();
-    let looked = look(provider, &wanted, state, concurrency, false).await;
+    let looked = look(provider, &wanted, state, concurrency, true).await;
     #[derive(Clone, Copy, PartialEq)]
     enum Whose {
         Ours,
@@ -382,4 +401,194 @@ pub async fn read(provider: &dyn Provider, target: &Target) -> CloudResult<Optio
         Err(e) => tracing::debug!(addr = %addr, status = %e.status, "read failed: {}", e.message),
     }
     read
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::fake::FakeProvider;
+    use crate::cloud::{ErrorClass, OpStatus, Started, UpdateStep};
+    use crate::resource::{FieldDiff, Kind, Lifecycle, OperationRef, mark};
+    use serde_json::json;
+
+    /// The fake cloud, whose reads of `failing` are refused.
+    struct Refusing {
+        inner: FakeProvider,
+        failing: Vec<Addr>,
+    }
+
+    #[async_trait::async_trait]
+    impl Provider for Refusing {
+        async fn read(&self, target: &Target) -> CloudResult<Option<Observed>> {
+            if self.failing.contains(&target.addr) {
+                let mut e = CloudError::new(ErrorClass::Permission, "caller lacks permission");
+                e.http_status = Some(403);
+                e.status = "PERMISSION_DENIED".into();
+                return Err(e);
+            }
+            self.inner.read(target).await
+        }
+        async fn create(&self, target: &Target) -> CloudResult<Started> {
+            self.inner.create(target).await
+        }
+        fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+            self.inner.update_steps(target, diffs)
+        }
+        async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+            self.inner.update(target, step).await
+        }
+        async fn delete(&self, target: &Target) -> CloudResult<Started> {
+            self.inner.delete(target).await
+        }
+        async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
+            self.inner.poll(operation).await
+        }
+        fn settle(&self, target: &Target, observed: &Observed) -> Settle {
+            self.inner.settle(target, observed)
+        }
+        /// As Google's adapters: the mark decides, and a kind without one (an IAM member, a
+        /// Kubernetes object) is always taken over.
+        fn owned(&self, target: &Target, observed: &Observed) -> bool {
+            crate::cloud::mark_of(&target.spec).is_none() || crate::cloud::owned(target, observed)
+        }
+    }
+
+    fn desired(kind: Kind, name: &str, spec: Value, inside: Option<Addr>) -> Desired {
+        Desired {
+            addr: Addr::new(kind, name),
+            id: format!("id/{name}"),
+            spec,
+            dependencies: inside.iter().cloned().collect(),
+            lifecycle: Lifecycle {
+                deleted_with: inside,
+                ..Lifecycle::default()
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn planned_creates_are_sorted_by_their_live_mark_and_failed_reads_are_unchecked() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let other_cluster = Addr::new(Kind::Cluster, "other");
+        let ours = json!({"labels": {"a3ctl-blueprint": "bp"}});
+        let blueprint = vec![
+            desired(
+                Kind::Network,
+                "ours",
+                json!({"description": mark("bp")}),
+                None,
+            ),
+            desired(
+                Kind::Network,
+                "bare",
+                json!({"description": mark("bp")}),
+                None,
+            ),
+            desired(Kind::Bucket, "theirs", ours.clone(), None),
+            desired(Kind::Bucket, "absent", ours.clone(), None),
+            desired(Kind::Bucket, "recorded", ours.clone(), None),
+            desired(Kind::IamMember, "member", json!({}), None),
+            desired(Kind::Cluster, "main", ours.clone(), None),
+            desired(Kind::NodePool, "pool", ours.clone(), Some(cluster.clone())),
+            desired(Kind::Cluster, "other", ours.clone(), None),
+            desired(
+                Kind::Kubernetes,
+                "inside-other",
+                json!({}),
+                Some(other_cluster),
+            ),
+        ];
+        let fake = FakeProvider::new(0);
+        let put =
+            |name: &str, kind: Kind, spec: Value| fake.insert_live(&Addr::new(kind, name), spec);
+        put("ours", Kind::Network, json!({"description": mark("bp")}));
+        put("bare", Kind::Network, json!({"description": ""}));
+        put(
+            "theirs",
+            Kind::Bucket,
+            json!({"labels": {"a3ctl-blueprint": "else"}}),
+        );
+        put("recorded", Kind::Bucket, ours.clone());
+        put("member", Kind::IamMember, json!({}));
+        put("pool", Kind::NodePool, ours.clone());
+        put("other", Kind::Cluster, json!({"labels": {}}));
+        put("inside-other", Kind::Kubernetes, json!({}));
+        let provider = Refusing {
+            inner: fake,
+            failing: vec![cluster.clone()],
+        };
+        let mut state = State::new("bp", "l".into());
+        let recorded = Addr::new(Kind::Bucket, "recorded");
+        state.resources.insert(
+            recorded.clone(),
+            crate::state::Record {
+                kind: Kind::Bucket,
+                id: "id/recorded".into(),
+                spec: ours.clone(),
+                outputs: json!({}),
+                dependencies: vec![],
+                tainted: false,
+                lifecycle: Lifecycle::default(),
+                updated_at: String::new(),
+            },
+        );
+        let creates: BTreeSet<Addr> = blueprint.iter().map(|d| d.addr.clone()).collect();
+        let found = existing(&provider, &blueprint, &creates, &state, 4).await;
+        let addrs = |list: &[Found]| list.iter().map(|f| f.addr.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            addrs(&found.adoptable),
+            ["network.ours", "iam_member.member"]
+        );
+        assert_eq!(
+            addrs(&found.foreign),
+            [
+                "network.bare",
+                "bucket.theirs",
+                "cluster.other",
+                "k8s.inside-other"
+            ]
+        );
+        assert_eq!(found.foreign[0].owner, None);
+        assert_eq!(found.foreign[1].owner.as_deref(), Some("else"));
+        let unchecked: Vec<(String, String)> = found
+            .unchecked
+            .iter()
+            .map(|u| (u.addr.to_string(), u.error.clone()))
+            .collect();
+        assert_eq!(
+            unchecked,
+            [
+                (
+                    "cluster.main".to_string(),
+                    "403 PERMISSION_DENIED: caller lacks permission".to_string()
+                ),
+                (
+                    "node_pool.pool".to_string(),
+                    "`cluster.main`, which it lives in, could not be read".to_string()
+                ),
+            ]
+        );
+        // Only what the plan creates is looked for.
+        let only: BTreeSet<Addr> = [Addr::new(Kind::Network, "bare")].into();
+        let found = existing(&provider, &blueprint, &only, &state, 4).await;
+        assert_eq!(addrs(&found.foreign), ["network.bare"]);
+        assert!(found.adoptable.is_empty() && found.unchecked.is_empty());
+    }
+
+    #[tokio::test]
+    async fn without_anything_marked_an_unmarked_resource_is_not_proposed() {
+        let fake = FakeProvider::new(0);
+        fake.insert_live(&Addr::new(Kind::IamMember, "member"), json!({}));
+        let blueprint = vec![desired(Kind::IamMember, "member", json!({}), None)];
+        let creates: BTreeSet<Addr> = blueprint.iter().map(|d| d.addr.clone()).collect();
+        let found = existing(
+            &fake,
+            &blueprint,
+            &creates,
+            &State::new("bp", "l".into()),
+            4,
+        )
+        .await;
+        assert!(found.is_empty(), "{found:?}");
+    }
 }

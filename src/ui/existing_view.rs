@@ -138,10 +138,10 @@ fn count(n: usize, one: &str, many: &str) -> String {
 
 /// A kind as a noun: `node pool`/`node pools`, `Kubernetes object`/`Kubernetes objects`.
 fn noun(kind: Kind, n: usize) -> String {
-    let one = if kind == Kind::Kubernetes {
-        "Kubernetes object".to_string()
-    } else {
-        kind.as_str().replace('_', " ")
+    let one = match kind {
+        Kind::Kubernetes => "Kubernetes object".to_string(),
+        Kind::IamMember => "IAM member".to_string(),
+        _ => kind.as_str().replace('_', " "),
     };
     if n == 1 {
         return one;
