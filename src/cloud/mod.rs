@@ -227,25 +227,27 @@ impl CloudError {
 
 pub type CloudResult<T> = Result<T, CloudError>;
 
-/// A live resource is ours when it carries the blueprint's label, or (for Compute resources, which
-/// take no labels) the blueprint's mark in its description. Node pools belong to their cluster.
-pub fn owned(target: &Target, observed: &Observed) -> bool {
-    let Some(blueprint) = target
-        .spec
-        .get("labels")
+/// The blueprint whose ownership mark `spec` carries: its [`crate::resource::spec::OWNERSHIP_LABEL`]
+/// label, or (Compute resources, which take no labels) the `a3ctl-blueprint=<name>` in its
+/// description. `None` for a spec without either.
+pub fn mark_of(spec: &Value) -> Option<&str> {
+    spec.get("labels")
         .and_then(|l| l.get(crate::resource::spec::OWNERSHIP_LABEL))
         .and_then(|v| v.as_str())
         .or_else(|| {
-            target
-                .spec
-                .get("description")
+            spec.get("description")
                 .and_then(|d| d.as_str())
                 .and_then(|d| {
                     d.split_once(&format!("{}=", crate::resource::spec::OWNERSHIP_LABEL))
                         .map(|(_, rest)| rest.trim_end_matches(')'))
                 })
         })
-    else {
+}
+
+/// A live resource is ours when it carries the blueprint's label, or (for Compute resources, which
+/// take no labels) the blueprint's mark in its description. Node pools belong to their cluster.
+pub fn owned(target: &Target, observed: &Observed) -> bool {
+    let Some(blueprint) = mark_of(&target.spec) else {
         return false;
     };
     let live = &observed.spec;

@@ -134,6 +134,7 @@ pub async fn run(
     // the plan or unrelated work.
     let pending = sink.snapshot().await.pending.len();
     let state = sink.snapshot().await;
+    let mut found = None;
     let (mut plan, kept_selection): (Plan, _) = match saved {
         Some(file) => {
             let moved = if file.state_existed {
@@ -167,6 +168,16 @@ pub async fn run(
             };
             let selection =
                 super::plan::shape(&session, &mut plan, &state, &selection, &replace, &listing)?;
+            // Without a record of them, the plan's creates may exist already (a lost state
+            // file): said before anyone is asked.
+            if !adopt && !destroy {
+                found = Some(super::plan::Found::new(
+                    session.look_for_existing(&plan, &state).await,
+                    global,
+                    &blueprint_path,
+                    &session.blueprint.name,
+                ));
+            }
             (plan, selection)
         }
     };
@@ -176,11 +187,16 @@ pub async fn run(
     } else {
         session.preflight(&mut plan, &state).await
     };
+    let preflight = preflight.map_err(|f| match &found {
+        Some(found) => found.explain(f, &plan),
+        None => f,
+    });
     if !printer.quiet {
         printer.out(&super::plan::render(
             &printer,
             &plan,
             kept_selection.as_ref(),
+            found.as_ref(),
             false,
             verbose,
         ));

@@ -4,9 +4,9 @@ use super::ExitStatus;
 use super::session::Session;
 use crate::cli::{self, Global, PlanArgs};
 use crate::files;
-use crate::plan::Plan;
 use crate::plan::planner;
 use crate::plan::select::{self, Selection};
+use crate::plan::{Existing, Plan};
 use crate::resource::Addr;
 use crate::state::State;
 use crate::ui::diagnostics::Failure;
@@ -82,15 +82,31 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         &args.replace,
         &listing,
     )?;
+    // Without a record of them, the plan's creates may exist already (a lost state file).
+    let found = if args.adopt || args.destroy {
+        None
+    } else {
+        Some(Found::new(
+            session.look_for_existing(&plan, &state).await,
+            global,
+            &args.blueprint,
+            &session.blueprint.name,
+        ))
+    };
     let preflight = if args.skip_preflight {
         Ok(())
     } else {
         session.preflight(&mut plan, &state).await
     };
+    let preflight = preflight.map_err(|f| match &found {
+        Some(found) => found.explain(f, &plan),
+        None => f,
+    });
     printer.out(&render(
         &printer,
         &plan,
         selection.as_ref(),
+        found.as_ref(),
         args.json,
         global.verbose > 0,
     ));
@@ -225,18 +241,82 @@ pub fn shape(
     Ok(selection)
 }
 
-/// The plan as `a3ctl plan` prints it on stdout: the text view and, for a partial plan, the
-/// warning that says so; or the JSON view with the selection.
+/// The planned creates found to exist already ([`Existing`]), with what the text about them
+/// names: the command that adopts them, the blueprint whose mark they carry.
+pub struct Found {
+    pub existing: Existing,
+    /// `a3ctl plan --adopt [state flags] BLUEPRINT`, the blueprint as given.
+    pub adopt: String,
+    pub blueprint: String,
+}
+
+impl Found {
+    pub fn new(existing: Existing, global: &Global, path: &Path, blueprint: &str) -> Found {
+        Found {
+            existing,
+            adopt: format!(
+                "a3ctl plan --adopt {}{}",
+                super::session::state_flags(global),
+                path.display()
+            ),
+            blueprint: blueprint.to_string(),
+        }
+    }
+
+    /// A failed preflight of a plan whose creates partly exist: its needs count them all, so the
+    /// failure says so and leads with the command that adopts them.
+    pub fn explain(&self, mut failure: Failure, plan: &Plan) -> Failure {
+        let n = self.existing.adoptable.len();
+        if n == 0 {
+            return failure;
+        }
+        failure = failure.cause(format!(
+            "these needs assume creating all {} resource(s) of the plan, but {n} of them already exist with this blueprint's mark (see the note at the top of the plan)",
+            plan.summary().add
+        ));
+        let rest = failure.hint.take();
+        let mut hint = format!(
+            "take the existing resources over first: `{}`; its plan needs only what is missing",
+            self.adopt
+        );
+        if let Some(rest) = rest {
+            hint = format!("{hint}\n{rest}");
+        }
+        failure.hint(hint)
+    }
+
+    fn render(&self, printer: &Printer, plan: &Plan, verbose: bool) -> String {
+        crate::ui::existing_view::render(
+            printer,
+            &self.existing,
+            &self.blueprint,
+            plan.summary().add,
+            &self.adopt,
+            verbose,
+        )
+    }
+}
+
+/// The plan as `a3ctl plan` prints it on stdout: what it found of its creates already there
+/// (first: after a lost state, it matters more than anything after it), the text view and, for a
+/// partial plan, the warning that says so; or the JSON view with the selection and what was found.
 pub fn render(
     printer: &Printer,
     plan: &Plan,
     selection: Option<&Selection>,
+    found: Option<&Found>,
     json: bool,
     verbose: bool,
 ) -> String {
     if json {
         let mut value = plan_view::json(plan);
         if let Value::Object(map) = &mut value {
+            if let Some(found) = found {
+                map.insert(
+                    "existing".into(),
+                    crate::ui::existing_view::json(&found.existing, &found.adopt),
+                );
+            }
             map.insert("partial".into(), Value::Bool(selection.is_some()));
             if let Some(selection) = selection {
                 map.insert(
@@ -254,9 +334,15 @@ pub fn render(
             ""
         };
         let brief = plan_view::brief(printer, plan);
-        return format!("{}{partial}\n", brief.trim_end());
+        let adopt = found
+            .map(|f| crate::ui::existing_view::brief(&f.existing, &f.adopt))
+            .unwrap_or_default();
+        return format!("{adopt}{}{partial}\n", brief.trim_end());
     }
-    let mut out = plan_view::render_with(printer, plan, verbose);
+    let mut out = found
+        .map(|f| f.render(printer, plan, verbose))
+        .unwrap_or_default();
+    out.push_str(&plan_view::render_with(printer, plan, verbose));
     if let Some(selection) = selection {
         out.push_str(&partial_note(printer, plan, selection));
     }

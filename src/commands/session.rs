@@ -12,8 +12,8 @@ use crate::env_vars;
 use crate::graph::ResourceGraph;
 use crate::plan::planner::{self, Refreshed};
 use crate::plan::preflight;
-use crate::plan::refresh::{discover, refresh};
-use crate::plan::{PLAN_FORMAT, Plan};
+use crate::plan::refresh::{discover, existing, refresh};
+use crate::plan::{Existing, PLAN_FORMAT, Plan};
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::node_pool::NodePoolSpec;
 use crate::resource::{Desired, Kind, Observed};
@@ -323,6 +323,32 @@ impl Session {
         }
         plan.adoptions = adoptions;
         Ok(plan)
+    }
+
+    /// Looks for the resources `plan` creates that `state` does not record, under their blueprint
+    /// identity ([`existing`]): after a state file is lost, they are there, and `plan --adopt`
+    /// takes them over. No read when the plan creates nothing (or destroys); nothing is written.
+    pub async fn look_for_existing(&self, plan: &Plan, state: &State) -> Existing {
+        if plan.destroy {
+            return Existing::default();
+        }
+        let creates: std::collections::BTreeSet<crate::resource::Addr> = plan
+            .changes
+            .iter()
+            .filter(|c| c.action == crate::plan::Action::Create)
+            .map(|c| c.addr.clone())
+            .collect();
+        if creates.is_empty() {
+            return Existing::default();
+        }
+        existing(
+            self.provider.as_ref(),
+            self.graph.resources(),
+            &creates,
+            state,
+            16,
+        )
+        .await
     }
 
     /// Runs the preflight checks of `plan` (not of a destroy) and records them in it; a failed

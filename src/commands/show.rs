@@ -23,6 +23,7 @@ pub fn run(printer: &Printer, args: ShowArgs, verbose: bool) -> Result<ExitStatu
         printer,
         &file.plan,
         file.selection.as_ref(),
+        None,
         args.json,
         verbose,
     ));

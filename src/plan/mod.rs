@@ -119,6 +119,50 @@ impl Adoption {
     }
 }
 
+/// What a plan that creates resources state does not record found under their blueprint names
+/// (a state file deleted or lost, a new machine): [`refresh::existing`] looks for each before the
+/// plan is shown, so the user learns that `plan --adopt` would take them over instead.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Existing {
+    /// Carry this blueprint's ownership mark (or live inside one that does, or have no mark of
+    /// their own and come with ones that do): `plan --adopt` takes them over.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adoptable: Vec<Found>,
+    /// Exist under the name but are not this blueprint's (no mark, or another blueprint's): a
+    /// create fails on them, and `--adopt` is not the way to take them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign: Vec<Found>,
+    /// Could not be looked for: the read failed (permission, an error that outlasted retries), or
+    /// the resource they live in could not be read. Not known to be absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<Unchecked>,
+}
+
+impl Existing {
+    pub fn is_empty(&self) -> bool {
+        self.adoptable.is_empty() && self.foreign.is_empty() && self.unchecked.is_empty()
+    }
+}
+
+/// A planned create that already exists in the cloud.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Found {
+    pub addr: Addr,
+    pub id: String,
+    /// The blueprint whose mark the live resource carries, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// A planned create whose existence could not be checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unchecked {
+    pub addr: Addr,
+    pub id: String,
+    /// Why: the read's error, or the container that could not be read.
+    pub error: String,
+}
+
 /// Everything an apply needs to carry out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {

@@ -8,6 +8,7 @@
 
 pub mod destroy_warning;
 pub mod diagnostics;
+pub mod existing_view;
 pub mod fold;
 pub mod outputs_view;
 pub mod plan_view;

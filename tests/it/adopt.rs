@@ -583,3 +583,122 @@ async fn refresh_only_accepts_drift_into_state_without_changing_the_cloud() {
         "# firewall.primary-internal will be updated in-place",
     );
 }
+
+const MEGA: &str = "blueprints/a3-mega.toml";
+
+/// The note `plan` opens with when its creates exist already: up to the first empty line.
+fn opening_note(stdout: &str) -> String {
+    stdout.split("\n\n").next().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_state_is_named_before_the_quota_check_with_the_adopt_command() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    for file in ["a3mega.a3state.json", "a3mega.a3state.json.backup"] {
+        let _ = std::fs::remove_file(cx.path(&format!("state/{file}")));
+    }
+    assert!(!cx.path("state/a3mega.a3state.json").exists());
+
+    clear_requests(&cx).await;
+    // The deployment's 9 networks count against NETWORKS again: preflight refuses, but what the
+    // user reads first is that everything is there and how to take it over.
+    let plan = cx.run(&["plan", MEGA]).await.expect(1);
+    let note = opening_note(&plan.stdout);
+    insta::assert_snapshot!("lost-state-plan-note", note);
+    let adopt = "a3ctl plan --adopt blueprints/a3-mega.toml";
+    let at = plan.stdout.find(adopt).expect("the adopt command");
+    let preflight = plan.stdout.find("Preflight:").expect("the preflight");
+    assert!(at < preflight, "{}", plan.stdout);
+    has(&plan.stdout, "Plan: 72 to add, 0 to change, 0 to destroy.");
+    has(&plan.stderr, "quota NETWORKS");
+    has(
+        &plan.stderr,
+        "these needs assume creating all 72 resource(s) of the plan, but 72 of them already exist with this blueprint's mark",
+    );
+    has(
+        &plan.stderr,
+        &format!("hint: take the existing resources over first: `{adopt}`"),
+    );
+    // Looking is reading: nothing changed, nothing recorded.
+    let mutating = requests(&cx)
+        .await
+        .into_iter()
+        .filter(|e| {
+            common::is_mutation(
+                e["method"].as_str().unwrap_or(""),
+                e["endpoint"].as_str().unwrap_or(""),
+            )
+        })
+        .count();
+    assert_eq!(mutating, 0);
+    assert!(!cx.path("state/a3mega.a3state.json").exists());
+
+    // Every name, with -v; the JSON carries the list and the command.
+    let all = cx.run(&["plan", MEGA, "-v"]).await.expect(1);
+    has(
+        &all.stdout,
+        "  node_pool.a3mega (projects/my-project/locations/us-central1/clusters/a3mega/nodePools/a3mega)\n",
+    );
+    has(
+        &all.stdout,
+        "  firewall.gpu-8-internal (projects/my-project/global/firewalls/a3mega-gpunet-8-allow-internal)\n",
+    );
+    let json = cx.run(&["plan", MEGA, "--json"]).await.expect(1);
+    let value: Value = serde_json::from_str(&json.stdout).expect("plan JSON");
+    assert_eq!(
+        value["existing"]["adoptable"].as_array().map(Vec::len),
+        Some(72)
+    );
+    assert_eq!(value["existing"]["adopt_command"], adopt);
+    assert_eq!(value["existing"]["foreign"], serde_json::json!([]));
+
+    // The command recovers them, and the plan after is empty.
+    let adopted = cx.run(&["plan", "--adopt", MEGA]).await.expect(0);
+    has(
+        &adopted.stdout,
+        "Plan: 72 to adopt, 0 to add, 0 to change, 0 to destroy.",
+    );
+    assert!(!adopted.stdout.contains("Note: 72"), "{}", adopted.stdout);
+    cx.run(&["apply", "--adopt", MEGA, "--auto-approve"])
+        .await
+        .expect(0);
+    let after = cx
+        .run(&["plan", MEGA, "--detailed-exitcode"])
+        .await
+        .expect(0);
+    has(&after.stdout, "No changes.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_named_resources_of_something_else_are_named_but_not_proposed_for_adoption() {
+    let cx = TestContext::new().await;
+    let g = Gcloud::in_project(&cx.sim, P);
+    // Made by hand (no mark), and by another blueprint (its mark), under A3 Mega's names.
+    all(
+        &g,
+        vec![network("a3mega-net", 8244), {
+            let mut c = network("a3mega-gpunet-1", 8244);
+            c.push("--description=Managed by a3ctl (a3ctl-blueprint=other)".into());
+            c
+        }],
+    )
+    .await;
+    let plan = cx.run(&["plan", MEGA]).await.expect(0);
+    let note = opening_note(&plan.stdout);
+    has(
+        &note,
+        "Note: 2 resources this plan would create already exist under the blueprint's names but are not this blueprint's, so creating them will fail:",
+    );
+    has(
+        &note,
+        "network.primary (projects/my-project/global/networks/a3mega-net): no a3ctl mark",
+    );
+    has(
+        &note,
+        "network.gpu-1 (projects/my-project/global/networks/a3mega-gpunet-1): marked for blueprint `other`",
+    );
+    assert!(!plan.stdout.contains("--adopt"), "{}", plan.stdout);
+    assert!(!plan.stderr.contains("--adopt"), "{}", plan.stderr);
+    has(&plan.stdout, "Plan: 72 to add, 0 to change, 0 to destroy.");
+}
