@@ -311,7 +311,9 @@ pub fn render(
     if json {
         let mut value = plan_view::json(plan);
         if let Value::Object(map) = &mut value {
-            if let Some(found) = found {
+            // Only when something was found: a saved plan does not keep what was found, so
+            // `show --json` of it prints exactly what this printed.
+            if let Some(found) = found.filter(|f| !f.existing.is_empty()) {
                 map.insert(
                     "existing".into(),
                     crate::ui::existing_view::json(&found.existing, &found.adopt),
