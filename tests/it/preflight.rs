@@ -690,20 +690,21 @@ async fn a_machine_type_change_of_the_reserved_pool_is_refused_before_its_delete
     assert!(inventory.contains("a3mega"), "{inventory}");
 }
 
-/// A replacement that keeps machine type and reservation (the placement policy forces it)
-/// passes: the reservation is full with the old pool's nodes, so the new pool fits only because
-/// the delete frees them first, and the plan says so with the GPUs that go down.
+/// A replacement that keeps machine type and reservation (`--replace`, as a change of a ForceNew
+/// field such as the nodes' service account would) passes: the reservation is full with the old
+/// pool's nodes, so the new pool fits only because the delete frees them first, and the plan says
+/// so with the GPUs that go down.
 #[tokio::test]
 async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() {
     let cx = TestContext::new().await;
     cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
-    let text = std::fs::read_to_string(cx.path(MEGA))
-        .unwrap()
-        .replace("placement = \"compact\"", "placement = \"none\"");
-    cx.write("blueprints/mega-spread.toml", &text);
-    let blueprint = "blueprints/mega-spread.toml";
-    let plan = cx.run(&["plan", blueprint]).await.expect(0);
+    let args = ["--replace", "node_pool.a3mega"];
+    let plan = cx
+        .run(&[&["plan", MEGA][..], &args].concat())
+        .await
+        .expect(0);
     for line in [
+        "  # node_pool.a3mega must be replaced\n",
         "  ✓ reservation a3mega-reservation (us-central1-a): need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 32 free of 32 once the replaced pool's 32 VM(s) are deleted\n",
         "  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
         "    order: delete first, then create (a pool's name is held by one pool at a time)\n",
@@ -711,7 +712,10 @@ async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() 
     ] {
         assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
     }
-    let json = cx.run(&["plan", blueprint, "--json"]).await.expect(0);
+    let json = cx
+        .run(&[&["plan", MEGA, "--json"][..], &args].concat())
+        .await
+        .expect(0);
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let replaced = &json["gpu_replacements"][0];
     assert_eq!(replaced["capacity"], "confirmed", "{json:#}");
@@ -719,8 +723,9 @@ async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() 
     assert_eq!(replaced["reservation"][0]["free_now"], 0);
     assert_eq!(replaced["reservation"][0]["freed_first"], 32);
     // Applying it works: the delete gives the reservation back, the create takes it again.
-    cx.run(&["apply", blueprint, "--auto-approve"])
+    cx.run(&[&["apply", MEGA, "--auto-approve"][..], &args].concat())
         .await
         .expect(0);
-    cx.run(&["plan", blueprint]).await.expect(0);
+    let again = cx.run(&["plan", MEGA]).await.expect(0);
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
 }
