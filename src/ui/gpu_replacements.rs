@@ -24,8 +24,16 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
 fn render_one(out: &mut String, r: &GpuReplacement) {
     let _ = writeln!(
         out,
-        "  {}: {} GPUs down ({} nodes × {} {}) from the old pool's delete until the new pool's nodes are up",
-        r.addr, r.gpus_down, r.nodes, r.gpus_per_node, r.gpu_type
+        "  {}: {} GPUs down ({} × {} {}) from the old pool's delete until the new pool's nodes are up",
+        r.addr,
+        r.gpus_down,
+        if r.nodes == 1 {
+            "1 node".to_string()
+        } else {
+            format!("{} nodes", r.nodes)
+        },
+        r.gpus_per_node,
+        r.gpu_type
     );
     let machine = if r.machine_type_before == r.machine_type_after {
         String::new()
@@ -69,7 +77,8 @@ fn render_one(out: &mut String, r: &GpuReplacement) {
                 "confirmed by preflight (reservation {} ({}) has {} free VM(s) now, the new pool needs {})",
                 room.reservation, room.zone, room.free_now, room.needed
             ),
-            None => "confirmed by preflight (quotas; a zone's stock is known only at the create)"
+            // On demand or spot: quotas are all preflight can confirm.
+            None => "confirmed by preflight for quotas only (the old pool's delete frees its share first); whether the zone has the VMs is known only at the create, and a stockout leaves the GPUs down"
                 .into(),
         },
     };
