@@ -84,3 +84,137 @@ fn render_one(out: &mut String, r: &GpuReplacement) {
     };
     let _ = writeln!(out, "    capacity for the new pool: {capacity}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::preflight::{Check, Preflight, ReplacementRoom};
+    use crate::plan::{Action, Change, PLAN_FORMAT};
+    use crate::resource::{Addr, Kind};
+    use serde_json::json;
+
+    const PLAIN: Printer = Printer {
+        color: false,
+        bars: false,
+        quiet: false,
+    };
+
+    fn pool(capacity: &str) -> serde_json::Value {
+        json!({
+            "cluster": "c", "location": "us-central1", "name": "a3mega", "machine_type": "a3-megagpu-8g",
+            "locations": ["us-central1-a"], "node_count": 32,
+            "accelerator": {"type": "nvidia-h100-mega-80gb", "count": 8, "driver": "LATEST"},
+            "additional_networks": [], "placement_policy": null,
+            "reservation": {"name": "res", "block": null}, "capacity": capacity,
+            "local_ssd_count": 0, "labels": {}, "taints": [], "gvnic": true,
+            "image_type": "COS_CONTAINERD", "disk_size_gb": 200, "auto_repair": true,
+            "auto_upgrade": true,
+        })
+    }
+
+    fn plan(capacity: &str, preflight: Option<Preflight>) -> Plan {
+        Plan {
+            format: PLAN_FORMAT,
+            blueprint: "bp".into(),
+            lineage: String::new(),
+            serial: 0,
+            destroy: false,
+            changes: vec![Change {
+                addr: Addr::new(Kind::NodePool, "a3mega"),
+                action: Action::Replace,
+                id: "projects/p/locations/us-central1/clusters/c/nodePools/a3mega".into(),
+                before: Some(pool(capacity)),
+                after: Some(pool(capacity)),
+                diffs: vec![],
+                reason: None,
+                dependencies: vec![],
+                lifecycle: Default::default(),
+            }],
+            drift: vec![],
+            versions: vec![],
+            adoptions: vec![],
+            preflight,
+            notes: vec![],
+        }
+    }
+
+    fn room(free_now: u64) -> ReplacementRoom {
+        ReplacementRoom {
+            pool: Addr::new(Kind::NodePool, "a3mega"),
+            reservation: "res".into(),
+            zone: "us-central1-a".into(),
+            free_now,
+            freed_first: 32,
+            needed: 32,
+        }
+    }
+
+    fn capacity_line(plan: &Plan) -> String {
+        let text = render(&PLAIN, plan);
+        text.lines()
+            .find_map(|l| l.strip_prefix("    capacity for the new pool: "))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    }
+
+    #[test]
+    fn each_capacity_of_a_replaced_gpu_pool_is_said() {
+        let text = render(&PLAIN, &plan("reservation", None));
+        assert!(text.starts_with("GPU pools replaced:\n  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb)"), "{text}");
+        assert_eq!(
+            capacity_line(&plan("reservation", None)),
+            "not checked (--skip-preflight)"
+        );
+
+        // A reservation with room for the new pool beside the old one.
+        let roomy = Preflight {
+            checks: vec![],
+            replacements: vec![room(32)],
+        };
+        assert_eq!(
+            capacity_line(&plan("reservation", Some(roomy))),
+            "confirmed by preflight (reservation res (us-central1-a) has 32 free VM(s) now, the new pool needs 32)"
+        );
+        let full = Preflight {
+            checks: vec![],
+            replacements: vec![room(0)],
+        };
+        let replaced = plan("reservation", Some(full));
+        assert!(capacity_line(&replaced).starts_with("confirmed by preflight, but only because the old pool frees it: reservation res (us-central1-a) has 0 free VM(s) now and the new pool needs 32"));
+        assert!(replaced.gpu_replacements()[0].only_after_delete);
+
+        // A check of the pool that could not be made, or failed.
+        let check = |ok: bool, unknown: bool| Check {
+            subject: "reservation res (us-central1-a)".into(),
+            for_resources: vec![Addr::new(Kind::NodePool, "a3mega")],
+            ok,
+            need: String::new(),
+            available: String::new(),
+            problem: None,
+            fix: None,
+            unknown,
+            warning: false,
+        };
+        let unknown = Preflight {
+            checks: vec![check(false, true)],
+            replacements: vec![room(0)],
+        };
+        assert!(
+            capacity_line(&plan("reservation", Some(unknown)))
+                .starts_with("not confirmed: a check of the new pool could not be made")
+        );
+        let refused = Preflight {
+            checks: vec![check(false, false)],
+            replacements: vec![room(0)],
+        };
+        let refused = plan("reservation", Some(refused));
+        assert!(capacity_line(&refused).ends_with("so nothing is deleted"));
+        assert!(!refused.gpu_replacements()[0].only_after_delete);
+
+        // On demand: quotas only.
+        assert!(
+            capacity_line(&plan("on-demand", Some(Preflight::default())))
+                .starts_with("confirmed by preflight for quotas only")
+        );
+    }
+}
