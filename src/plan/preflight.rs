@@ -484,7 +484,8 @@ async fn surge(
         let planned: u64 = demands
             .iter()
             .filter(|d| d.project == s.project && d.zone == s.zone && d.name == s.name)
-            .map(|d| d.nodes)
+            // A replaced pool's VMs are freed before its new pool takes them again.
+            .map(|d| d.nodes.saturating_sub(d.freed.min(in_use)))
             .sum();
         let check = surge_check(s, count, in_use, planned);
         checks.push(check);

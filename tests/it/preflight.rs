@@ -729,3 +729,94 @@ async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() 
     let again = cx.run(&["plan", MEGA]).await.expect(0);
     assert!(again.stdout.contains("No changes."), "{}", again.stdout);
 }
+
+/// The first choice the refusal gives: a reservation of the new machine type. The replacement
+/// then passes, its new pool fitting beside the old one, and applies. (8 nodes: two reservations
+/// of 32 A3 VMs would pass the region's CPUS quota.)
+#[tokio::test]
+async fn a_machine_type_change_with_a_reservation_of_the_new_type_passes() {
+    let cx = TestContext::new().await;
+    let mega = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("nodes = 32", "nodes = 8");
+    cx.write("blueprints/mega-8.toml", &mega);
+    cx.run(&["apply", "blueprints/mega-8.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    reserve(
+        &cx,
+        "a3high-reservation",
+        "us-central1-a",
+        8,
+        "a3-highgpu-8g",
+        "nvidia-h100-80gb",
+    )
+    .await;
+    let text = mega
+        .replace(
+            "machine_type = \"a3-megagpu-8g\"",
+            "machine_type = \"a3-highgpu-8g\"",
+        )
+        .replace(
+            "reservation = \"a3mega-reservation\"",
+            "reservation = \"a3high-reservation\"",
+        );
+    cx.write("blueprints/mega-8.toml", &text);
+    let blueprint = "blueprints/mega-8.toml";
+    let plan = cx.run(&["plan", blueprint]).await.expect(0);
+    for line in [
+        "  ✓ reservation a3high-reservation (us-central1-a): need 8 × a3-highgpu-8g with 8 × nvidia-h100-80gb, available 8 free of 8\n",
+        "  node_pool.a3mega: 64 GPUs down (8 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "    capacity for the new pool: confirmed by preflight (reservation a3high-reservation (us-central1-a) has 8 free VM(s) now, the new pool needs 8)\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+    cx.run(&["apply", blueprint, "--auto-approve"])
+        .await
+        .expect(0);
+    let again = cx.run(&["plan", blueprint]).await.expect(0);
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
+}
+
+/// A replaced pool's upgrade headroom counts what its own delete frees: 8 nodes replaced on a
+/// reservation of 10 leave the 2 surge VMs free, as before the replacement.
+#[tokio::test]
+async fn a_replacement_keeps_the_upgrade_headroom_its_delete_frees() {
+    let cx = TestContext::new().await;
+    reserve(
+        &cx,
+        "roomy",
+        "us-central1-a",
+        10,
+        "a3-megagpu-8g",
+        "nvidia-h100-mega-80gb",
+    )
+    .await;
+    let text = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("nodes = 32", "nodes = 8")
+        .replace(
+            "reservation = \"a3mega-reservation\"",
+            "reservation = \"roomy\"",
+        )
+        .replace(
+            "placement = \"compact\"\n",
+            "placement = \"compact\"\n\n[gpu_pool.upgrade]\nmax_surge = 2\nmax_unavailable = 0\n",
+        );
+    cx.write("blueprints/roomy.toml", &text);
+    let blueprint = "blueprints/roomy.toml";
+    cx.run(&["apply", blueprint, "--auto-approve"])
+        .await
+        .expect(0);
+    let plan = cx
+        .run(&["plan", blueprint, "--replace", "node_pool.a3mega"])
+        .await
+        .expect(0);
+    for line in [
+        "  ✓ upgrade headroom of node_pool.a3mega on reservation roomy (us-central1-a): need 2 extra VM(s) during a surge upgrade (max_surge), available 2 free after this plan\n",
+        "  ✓ reservation roomy (us-central1-a): need 8 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 10 free of 10 once the replaced pool's 8 VM(s) are deleted\n",
+        "    capacity for the new pool: confirmed by preflight, but only because the old pool frees it: reservation roomy (us-central1-a) has 2 free VM(s) now and the new pool needs 8; the VMs come back only from the delete, and the GPUs stay down if anything else takes them first\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+}
