@@ -10,7 +10,10 @@
 //! - one per reservation a plan consumes from: the reservation exists in the pool's zone
 //!   (`compute.reservations.get`), holds the pool's machine type and GPUs, and has enough free
 //!   VMs (`count - inUseCount`) for every node the plan adds from it. Node pools that already
-//!   exist and keep their size need nothing more.
+//!   exist and keep their size need nothing more. A replaced pool is a create of the new pool,
+//!   checked in full; apply deletes the old pool first, so what it holds of the same reservation
+//!   counts as free ([`ReplacementRoom`] says whether the new pool fits without it), and a new
+//!   machine type the reservation does not hold fails with the choices.
 //!
 //! - quota headroom (`limit - usage`, `regions.get` / `projects.get`) for every Compute quota the
 //!   plan adds to, less what it frees: networks, subnetworks, firewalls, routers and placement
