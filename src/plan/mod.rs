@@ -216,7 +216,13 @@ impl Plan {
                         let checks: Vec<&preflight::Check> = p.checks.iter().filter(mine).collect();
                         let capacity = if checks.iter().any(|k| !k.ok && !k.unknown) {
                             "refused"
-                        } else if checks.iter().any(|k| k.unknown) {
+                        } else if checks.iter().any(|k| k.unknown)
+                            // What could not be read for any resource (Compute, until the plan
+                            // enables it) could not be read for this pool either.
+                            || p.checks
+                                .iter()
+                                .any(|k| k.unknown && k.for_resources.is_empty())
+                        {
                             "unknown"
                         } else {
                             "confirmed"

@@ -203,6 +203,14 @@ mod tests {
             capacity_line(&plan("reservation", Some(unknown)))
                 .starts_with("not confirmed: a check of the new pool could not be made")
         );
+        // Compute not yet readable: no check names the pool, and none could be made.
+        let mut compute = check(false, true);
+        compute.for_resources.clear();
+        let unread = Preflight {
+            checks: vec![compute],
+            replacements: vec![],
+        };
+        assert!(capacity_line(&plan("reservation", Some(unread))).starts_with("not confirmed"));
         let refused = Preflight {
             checks: vec![check(false, false)],
             replacements: vec![room(0)],
