@@ -136,7 +136,9 @@ pub enum Command {
     /// Reads every resource recorded in state from the cloud (refresh), compares the blueprint
     /// with what exists, and prints the changes in Terraform's grammar: `+` create, `~` update in
     /// place, `-/+` replace (naming the field that forces it), `-` destroy. Changes made outside
-    /// a3ctl are shown as drift.
+    /// a3ctl are shown as drift. A replaced GPU pool is deleted before its new pool is created:
+    /// the plan says how many GPUs go down and whether preflight confirmed the new pool's
+    /// capacity, and fails when the new pool cannot get it (a reserved pool's new machine type).
     ///
     /// `--target`/`--exclude` narrow the plan to some resources (a partial plan says so);
     /// `--replace` forces the replacement of a recorded resource.

@@ -236,6 +236,71 @@ impl Plan {
         self.changes.iter().find(|c| &c.addr == addr)
     }
 
+    /// The GPU node pools this plan replaces (delete first, then create), with what that takes
+    /// down and whether preflight confirmed the new pool's capacity.
+    pub fn gpu_replacements(&self) -> Vec<GpuReplacement> {
+        use crate::resource::Kind;
+        use crate::resource::kinds::node_pool::NodePoolSpec;
+        let spec = |v: &Option<Value>| {
+            v.as_ref()
+                .and_then(|v| serde_json::from_value::<NodePoolSpec>(v.clone()).ok())
+        };
+        self.changes
+            .iter()
+            .filter(|c| c.addr.kind == Kind::NodePool && c.action == Action::Replace)
+            .filter_map(|c| {
+                let (before, after) = (spec(&c.before)?, spec(&c.after)?);
+                let acc = before.accelerator.as_ref().filter(|a| a.count > 0)?;
+                let nodes = before.node_count * before.locations.len().max(1) as u64;
+                let gpus_per_node = acc.count as u64;
+                let mine = |check: &&preflight::Check| check.for_resources.contains(&c.addr);
+                let (capacity, reservation) = match &self.preflight {
+                    None => ("not_checked", vec![]),
+                    Some(p) => {
+                        let checks: Vec<&preflight::Check> = p.checks.iter().filter(mine).collect();
+                        let capacity = if checks.iter().any(|k| !k.ok && !k.unknown) {
+                            "refused"
+                        } else if checks.iter().any(|k| k.unknown)
+                            // What could not be read for any resource (Compute, until the plan
+                            // enables it) could not be read for this pool either.
+                            || p.checks
+                                .iter()
+                                .any(|k| k.unknown && k.for_resources.is_empty())
+                        {
+                            "unknown"
+                        } else {
+                            "confirmed"
+                        };
+                        let rooms = p
+                            .replacements
+                            .iter()
+                            .filter(|r| r.pool == c.addr)
+                            .cloned()
+                            .collect();
+                        (capacity, rooms)
+                    }
+                };
+                let only_after_delete = capacity == "confirmed"
+                    && reservation
+                        .iter()
+                        .any(preflight::ReplacementRoom::only_after_delete);
+                Some(GpuReplacement {
+                    addr: c.addr.clone(),
+                    nodes,
+                    gpus_per_node,
+                    gpu_type: acc.kind.clone(),
+                    gpus_down: nodes * gpus_per_node,
+                    order: "delete_first",
+                    machine_type_before: before.machine_type.clone(),
+                    machine_type_after: after.machine_type.clone(),
+                    capacity,
+                    reservation,
+                    only_after_delete,
+                })
+            })
+            .collect()
+    }
+
     /// The GKE version upgrades in this plan, in the order apply carries them out: each control
     /// plane one minor version at a time, then its node pools, then the Kubernetes objects that
     /// run on the nodes (see [`crate::apply::schedule`]). Empty without a version change.
@@ -309,6 +374,34 @@ impl Plan {
         }
         out
     }
+}
+
+/// A GPU node pool the plan replaces ([`Plan::gpu_replacements`]): its GPUs are down from the
+/// old pool's delete until the new pool's nodes are up, and whether the new pool will get its
+/// capacity back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuReplacement {
+    pub addr: Addr,
+    /// The old pool's nodes (all zones) and each node's GPUs.
+    pub nodes: u64,
+    pub gpus_per_node: u64,
+    pub gpu_type: String,
+    /// `nodes × gpus_per_node`.
+    pub gpus_down: u64,
+    /// `delete_first`: apply deletes the old pool, then creates the new one (a pool's name
+    /// cannot be held by two pools; create-before-destroy is not implemented).
+    pub order: &'static str,
+    pub machine_type_before: String,
+    pub machine_type_after: String,
+    /// `confirmed` (preflight passed for the new pool), `refused` (a check of it failed:
+    /// nothing is applied), `unknown` (a check could not be made) or `not_checked`
+    /// (`--skip-preflight`).
+    pub capacity: &'static str,
+    /// The new pool's reservation room, per zone, as preflight read it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reservation: Vec<preflight::ReplacementRoom>,
+    /// The new pool fits its reservation only because the old pool's delete frees the VMs first.
+    pub only_after_delete: bool,
 }
 
 /// One step of a plan's upgrade order ([`Plan::upgrade_order`]).

@@ -10,7 +10,10 @@
 //! - one per reservation a plan consumes from: the reservation exists in the pool's zone
 //!   (`compute.reservations.get`), holds the pool's machine type and GPUs, and has enough free
 //!   VMs (`count - inUseCount`) for every node the plan adds from it. Node pools that already
-//!   exist and keep their size need nothing more.
+//!   exist and keep their size need nothing more. A replaced pool is a create of the new pool,
+//!   checked in full; apply deletes the old pool first, so what it holds of the same reservation
+//!   counts as free ([`ReplacementRoom`] says whether the new pool fits without it), and a new
+//!   machine type the reservation does not hold fails with the choices.
 //!
 //! - quota headroom (`limit - usage`, `regions.get` / `projects.get`) for every Compute quota the
 //!   plan adds to, less what it frees: networks, subnetworks, firewalls, routers and placement
@@ -96,6 +99,32 @@ impl Check {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Preflight {
     pub checks: Vec<Check>,
+    /// The room the reservation of each pool the plan replaces has for the new pool, per zone:
+    /// what the plan shows about the capacity of a replacement ([`crate::plan::GpuReplacement`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replacements: Vec<ReplacementRoom>,
+}
+
+/// A replaced pool's reservation in one zone, as preflight read it: whether the new pool fits
+/// in what is free now, or only in what the old pool's delete frees first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplacementRoom {
+    pub pool: Addr,
+    pub reservation: String,
+    pub zone: String,
+    /// `count - inUseCount` before anything is deleted.
+    pub free_now: u64,
+    /// VMs the plan's replacements give back to it before their creates (delete first).
+    pub freed_first: u64,
+    /// VMs the plan's creates take from it in this zone.
+    pub needed: u64,
+}
+
+impl ReplacementRoom {
+    /// The new pool fits only because the old pool's delete frees its VMs first.
+    pub fn only_after_delete(&self) -> bool {
+        self.free_now < self.needed
+    }
 }
 
 impl Preflight {
@@ -118,12 +147,22 @@ struct Demand {
     accelerator: Option<(String, i64)>,
     nodes: u64,
     pools: Vec<Addr>,
+    /// VMs the old pools of the plan's replacements give back to this reservation in this zone
+    /// before the new pools are created: apply deletes a replaced pool first
+    /// ([`crate::apply::schedule`]), so they count as free for the creates.
+    freed: u64,
+    /// The pools replaced here, with their old machine types.
+    replaced: Vec<(Addr, String)>,
 }
 
 /// The nodes each pool the plan creates, replaces or grows takes from its reservation, by
 /// reservation and zone. Pools in `existing` are planned as creates but already exist (an apply
 /// interrupted after GKE accepted the create; the next apply adopts or resumes them): their nodes
 /// are already counted in the reservation's use.
+///
+/// A replaced pool is a create of the new pool, checked in full (machine type, GPUs, room) like
+/// any create; what its old pool held of the same reservation in the same zone counts as freed,
+/// since its delete comes first.
 fn demands(
     plan: &Plan,
     project: &str,
@@ -144,16 +183,16 @@ fn demands(
         }
         // What the pool already takes from the same reservation: kept by an update, given back
         // by a replacement's delete before its create.
-        let before = match change.action {
-            Action::Update | Action::Replace => change
-                .before
-                .as_ref()
-                .and_then(|b| from_spec::<NodePoolSpec>("node pool", b).ok())
-                .filter(|b| b.reservation.as_ref() == Some(reservation))
-                .map_or(0, |b| b.node_count),
-            _ => 0,
+        let old = change
+            .before
+            .as_ref()
+            .and_then(|b| from_spec::<NodePoolSpec>("node pool", b).ok())
+            .filter(|b| b.consumed_reservation() == Some(reservation));
+        let (added, freed) = match (change.action, &old) {
+            (Action::Update, Some(old)) => (spec.node_count.saturating_sub(old.node_count), 0),
+            (Action::Replace, Some(old)) => (spec.node_count, old.node_count),
+            _ => (spec.node_count, 0),
         };
-        let added = spec.node_count.saturating_sub(before);
         if added == 0 {
             continue;
         }
@@ -168,9 +207,24 @@ fn demands(
                 accelerator: spec.accelerator.as_ref().map(|a| (a.kind.clone(), a.count)),
                 nodes: 0,
                 pools: vec![],
+                freed: 0,
+                replaced: vec![],
             });
             demand.nodes += added;
             demand.pools.push(change.addr.clone());
+            if change.action == Action::Replace {
+                let old_type = change
+                    .before
+                    .as_ref()
+                    .and_then(|b| b["machine_type"].as_str())
+                    .unwrap_or_default();
+                demand
+                    .replaced
+                    .push((change.addr.clone(), old_type.to_string()));
+                if old.as_ref().is_some_and(|o| o.locations.contains(zone)) {
+                    demand.freed += freed;
+                }
+            }
         }
     }
     Ok(by_key.into_values().collect())
@@ -210,7 +264,10 @@ pub async fn run(
             "Compute quotas and reservations",
             project,
         ));
-        return Ok(Preflight { checks });
+        return Ok(Preflight {
+            checks,
+            replacements: vec![],
+        });
     }
     let families_readable = ["cloudquotas.googleapis.com", "container.googleapis.com"]
         .into_iter()
@@ -229,7 +286,8 @@ pub async fn run(
     )
     .await;
     checks.extend(quotas?);
-    checks.extend(reservations?);
+    let (reserved, replacements) = reservations?;
+    checks.extend(reserved);
     checks.extend(surge(provider, plan, project, &demands).await?);
     checks.extend(versions?);
     for check in &checks {
@@ -242,7 +300,10 @@ pub async fn run(
             "preflight check"
         );
     }
-    Ok(Preflight { checks })
+    Ok(Preflight {
+        checks,
+        replacements,
+    })
 }
 
 /// A reservation's id (`zone` `-`: wherever it is).
@@ -258,11 +319,12 @@ fn reservation_target(project: &str, zone: &str, name: &str) -> Target {
 }
 
 /// One check per demand on a reservation; a reservation missing from the pool's zone is looked
-/// for in the project's other zones, so the check can say where it is.
+/// for in the project's other zones, so the check can say where it is. Also the room each
+/// replaced pool's reservation has for the new pool.
 async fn reservations(
     provider: &dyn Provider,
     demands: &[Demand],
-) -> Result<Vec<Check>, (String, CloudError)> {
+) -> Result<(Vec<Check>, Vec<ReplacementRoom>), (String, CloudError)> {
     let reads = demands.iter().map(|d| async move {
         let target = reservation_target(&d.project, &d.zone, &d.name);
         let read = super::refresh::read(provider, &target)
@@ -280,6 +342,7 @@ async fn reservations(
         Ok::<_, (String, CloudError)>((read, elsewhere))
     });
     let mut checks = Vec::new();
+    let mut rooms = Vec::new();
     for (demand, read) in demands.iter().zip(join_all(reads).await) {
         let (observed, elsewhere) = read?;
         // The projection always reports it (0 until a VM consumes the reservation).
@@ -287,6 +350,16 @@ async fn reservations(
             .as_ref()
             .and_then(|o| o.outputs["in_use_count"].as_u64())
             .unwrap_or(0);
+        if let Some(count) = observed.as_ref().and_then(|o| o.spec["count"].as_u64()) {
+            rooms.extend(demand.replaced.iter().map(|(pool, _)| ReplacementRoom {
+                pool: pool.clone(),
+                reservation: demand.name.clone(),
+                zone: demand.zone.clone(),
+                free_now: count.saturating_sub(in_use),
+                freed_first: demand.freed,
+                needed: demand.nodes,
+            }));
+        }
         let mut check = check(demand, observed.as_ref().map(|o| &o.spec), in_use);
         if let Some(found) = elsewhere.filter(|f| f.zone != demand.zone) {
             check.available = format!("not found (it is in {})", found.zone);
@@ -301,7 +374,7 @@ async fn reservations(
         }
         checks.push(check);
     }
-    Ok(checks)
+    Ok((checks, rooms))
 }
 
 /// The extra VMs one pool's upgrades take from its reservation in one zone.
@@ -414,7 +487,8 @@ async fn surge(
         let planned: u64 = demands
             .iter()
             .filter(|d| d.project == s.project && d.zone == s.zone && d.name == s.name)
-            .map(|d| d.nodes)
+            // A replaced pool's VMs are freed before its new pool takes them again.
+            .map(|d| d.nodes.saturating_sub(d.freed.min(in_use)))
             .sum();
         let check = surge_check(s, count, in_use, planned);
         checks.push(check);
@@ -1265,8 +1339,17 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
             return check;
         }
     };
-    let free = live.count.saturating_sub(in_use);
-    check.available = format!("{free} free of {}", live.count);
+    // A replaced pool's delete comes first: what it gives back is free for the creates.
+    let free = live.count.saturating_sub(in_use) + demand.freed.min(in_use);
+    check.available = if demand.freed > 0 {
+        format!(
+            "{free} free of {} once the replaced pool's {} VM(s) are deleted",
+            live.count,
+            demand.freed.min(in_use)
+        )
+    } else {
+        format!("{free} free of {}", live.count)
+    };
     // A pool names its reservation (SPECIFIC_RESERVATION affinity), which GKE accepts only for a
     // reservation that VMs must name: "Specified reservations [R] can not be targeted as
     // specificReservationRequired is not set"
@@ -1284,6 +1367,23 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
     }
     if live.machine_type != demand.machine_type {
         check.available = format!("{} × {}", live.count, live.machine_type);
+        // A replacement that changes the machine type: its delete would give back VMs the new
+        // pool cannot use.
+        if let Some((pool, _)) = demand
+            .replaced
+            .iter()
+            .find(|(_, old)| *old == live.machine_type)
+        {
+            check.problem = Some(format!(
+                "reservation {} holds {} VMs; the new pool asks for {}. {pool} is replaced, its old pool deleted first: its VMs would go back to the reservation and the new pool could not use them",
+                demand.name, live.machine_type, demand.machine_type
+            ));
+            check.fix = Some(format!(
+                "give the pool a reservation of {} VMs: name it with `reservation = \"NAME\"` in [[gpu_pool]] `{}` (or create one: {create}); or keep `machine_type = \"{}\"`",
+                demand.machine_type, pool.name, live.machine_type
+            ));
+            return check;
+        }
         check.problem = Some(format!(
             "reservation `{}` holds {} VMs, the pool needs {}",
             demand.name, live.machine_type, demand.machine_type
@@ -1317,15 +1417,19 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
         return check;
     }
     if free < demand.nodes {
+        let freed = match demand.freed.min(in_use) {
+            0 => String::new(),
+            n => format!(", {n} of them freed first by the replaced pool's delete"),
+        };
         check.problem = Some(format!(
-            "reservation `{}` has {free} free VMs ({} reserved, {in_use} in use); the plan adds {} nodes from it",
+            "reservation `{}` has {free} free VMs ({} reserved, {in_use} in use{freed}); the plan adds {} nodes from it",
             demand.name, live.count, demand.nodes
         ));
         check.fix = Some(format!(
             "resize it: gcloud compute reservations update {} --zone={} --vm-count={} {project_flag} (if the capacity is available), or lower the pool's `nodes`",
             demand.name,
             demand.zone,
-            in_use + demand.nodes
+            in_use - demand.freed.min(in_use) + demand.nodes
         ));
         return check;
     }
@@ -1347,6 +1451,8 @@ mod tests {
             accelerator: Some(("nvidia-h100-mega-80gb".into(), 8)),
             nodes,
             pools: vec![Addr::new(Kind::NodePool, "a3mega")],
+            freed: 0,
+            replaced: vec![],
         }
     }
 
@@ -1537,13 +1643,94 @@ mod tests {
         let existing: HashSet<Addr> = [Addr::new(Kind::NodePool, "adopted")].into();
         let demands = demands(&plan, "p", &existing).unwrap();
         assert_eq!(demands.len(), 1);
-        assert_eq!(demands[0].nodes, 4 + 3);
+        // The replaced pool is a create of 4 nodes, whose old pool's 4 are freed first.
+        assert_eq!(demands[0].nodes, 4 + 3 + 4);
+        assert_eq!(demands[0].freed, 4);
         assert_eq!(
             demands[0].pools,
             [
                 Addr::new(Kind::NodePool, "new"),
-                Addr::new(Kind::NodePool, "grown")
+                Addr::new(Kind::NodePool, "grown"),
+                Addr::new(Kind::NodePool, "replaced")
             ]
+        );
+        assert_eq!(
+            demands[0].replaced,
+            [(
+                Addr::new(Kind::NodePool, "replaced"),
+                "a3-megagpu-8g".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_replacement_is_checked_as_a_create_of_the_new_pool() {
+        // Same machine type, the reservation full with the old pool's 32: fits once they are freed.
+        let mut same = demand(32);
+        same.freed = 32;
+        same.replaced = vec![(Addr::new(Kind::NodePool, "a3mega"), "a3-megagpu-8g".into())];
+        let ok = check(
+            &same,
+            Some(&live("a3-megagpu-8g", 32, "nvidia-h100-mega-80gb")),
+            32,
+        );
+        assert!(ok.ok, "{ok:?}");
+        assert_eq!(
+            ok.available,
+            "32 free of 32 once the replaced pool's 32 VM(s) are deleted"
+        );
+        // 36 reserved, all in use (4 by another consumer): the new 32 fit in what the delete
+        // frees, 34 do not.
+        let short = check(
+            &same,
+            Some(&live("a3-megagpu-8g", 36, "nvidia-h100-mega-80gb")),
+            36,
+        );
+        assert!(short.ok, "{short:?}");
+        let mut more = same;
+        more.nodes = 34;
+        let short = check(
+            &more,
+            Some(&live("a3-megagpu-8g", 36, "nvidia-h100-mega-80gb")),
+            36,
+        );
+        assert_eq!(
+            short.problem.as_deref(),
+            Some(
+                "reservation `res` has 32 free VMs (36 reserved, 36 in use, 32 of them freed first by the replaced pool's delete); the plan adds 34 nodes from it"
+            )
+        );
+        assert!(short.fix.unwrap().contains("--vm-count=38"));
+
+        // A new machine type: the reservation cannot serve it, whatever the delete frees.
+        let mut other = demand(32);
+        other.machine_type = "a3-highgpu-8g".into();
+        other.accelerator = Some(("nvidia-h100-80gb".into(), 8));
+        other.freed = 32;
+        other.replaced = vec![(Addr::new(Kind::NodePool, "a3mega"), "a3-megagpu-8g".into())];
+        let refused = check(
+            &other,
+            Some(&live("a3-megagpu-8g", 32, "nvidia-h100-mega-80gb")),
+            32,
+        );
+        assert!(!refused.ok);
+        assert_eq!(refused.available, "32 × a3-megagpu-8g");
+        assert!(
+            refused.problem.as_deref().unwrap().starts_with(
+                "reservation res holds a3-megagpu-8g VMs; the new pool asks for a3-highgpu-8g. node_pool.a3mega is replaced"
+            ),
+            "{refused:?}"
+        );
+        let fix = refused.fix.unwrap();
+        assert!(
+            fix.starts_with(
+                "give the pool a reservation of a3-highgpu-8g VMs: name it with `reservation = \"NAME\"` in [[gpu_pool]] `a3mega`"
+            ),
+            "{fix}"
+        );
+        assert!(
+            fix.ends_with("or keep `machine_type = \"a3-megagpu-8g\"`"),
+            "{fix}"
         );
     }
 
@@ -1646,10 +1833,12 @@ mod tests {
         );
         let preflight = Preflight {
             checks: vec![created.clone()],
+            ..Default::default()
         };
         assert!(preflight.passed());
         let preflight = Preflight {
             checks: vec![created, full],
+            ..Default::default()
         };
         assert!(!preflight.passed());
     }

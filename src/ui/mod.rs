@@ -10,6 +10,7 @@ pub mod destroy_warning;
 pub mod diagnostics;
 pub mod existing_view;
 pub mod fold;
+pub mod gpu_replacements;
 pub mod outputs_view;
 pub mod plan_view;
 pub mod progress;

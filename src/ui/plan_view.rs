@@ -152,6 +152,7 @@ pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
         );
     }
     render_upgrades(printer, &mut out, plan);
+    out.push_str(&super::gpu_replacements::render(printer, plan));
     out.push_str(&summary_line(printer, plan));
     out
 }
@@ -628,7 +629,7 @@ fn plural(change: &Change) -> String {
 /// The machine view: the plan itself plus its summary and a format version.
 pub fn json(plan: &Plan) -> Value {
     let s = plan.summary();
-    json!({
+    let mut value = json!({
         "format_version": "1",
         "blueprint": plan.blueprint,
         "lineage": plan.lineage,
@@ -654,7 +655,13 @@ pub fn json(plan: &Plan) -> Value {
         "preflight": plan.preflight,
         "notes": plan.notes,
         "upgrade_order": plan.upgrade_order(),
-    })
+    });
+    // Only in plans that replace a GPU pool.
+    let replacements = plan.gpu_replacements();
+    if !replacements.is_empty() {
+        value["gpu_replacements"] = json!(replacements);
+    }
+    value
 }
 
 #[cfg(test)]

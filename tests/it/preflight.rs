@@ -618,3 +618,205 @@ async fn an_on_demand_pool_beside_a_reserved_one_fits_the_family_quota() {
         plan.stdout
     );
 }
+
+/// The shipped A3 Mega blueprint with its GPU pool's `machine_type = "a3-megagpu-8g"` line
+/// replaced by `line`.
+fn mega_changed(cx: &TestContext, line: &str) -> String {
+    let text = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("machine_type = \"a3-megagpu-8g\"", line);
+    cx.write("blueprints/mega-changed.toml", &text);
+    "blueprints/mega-changed.toml".into()
+}
+
+/// Day two: the reserved pool's machine type changes. Its replacement would delete the 32
+/// A3 Mega nodes first and then ask the reservation for A3 High VMs it does not hold: refused in
+/// `plan` and `apply`, naming the reservation's machine type and the choices, before any change.
+#[tokio::test]
+async fn a_machine_type_change_of_the_reserved_pool_is_refused_before_its_delete() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    let blueprint = mega_changed(&cx, "machine_type = \"a3-highgpu-8g\"");
+    let before = common::mutations(&cx);
+
+    let plan = cx.run(&["plan", &blueprint]).await.expect(1);
+    assert!(
+        plan.stdout
+            .contains("  # node_pool.a3mega must be replaced\n"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains(
+            "  ✗ reservation a3mega-reservation (us-central1-a): need 32 × a3-highgpu-8g with 8 × nvidia-h100-80gb, available 32 × a3-megagpu-8g\n"
+        ),
+        "{}",
+        plan.stdout
+    );
+    let problem = "reservation a3mega-reservation holds a3-megagpu-8g VMs; the new pool asks for a3-highgpu-8g. node_pool.a3mega is replaced, its old pool deleted first";
+    let choices = "give the pool a reservation of a3-highgpu-8g VMs: name it with `reservation = \"NAME\"` in [[gpu_pool]] `a3mega`";
+    let keep = "or keep `machine_type = \"a3-megagpu-8g\"`";
+    for text in [problem, choices, keep] {
+        assert!(plan.stderr.contains(text), "{text}\n{}", plan.stderr);
+    }
+    // What the replacement would take down, in which order, and that its capacity is refused.
+    for line in [
+        "GPU pools replaced:\n",
+        "  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "    order: delete first, then create (a pool's name is held by one pool at a time); the new pool is a3-highgpu-8g (was a3-megagpu-8g)\n",
+        "    capacity for the new pool: not confirmed: preflight refused the new pool (see Preflight above), so nothing is deleted\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+    let json = cx.run(&["plan", &blueprint, "--json"]).await.expect(1);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let replaced = &json["gpu_replacements"][0];
+    assert_eq!(replaced["addr"], "node_pool.a3mega", "{json:#}");
+    assert_eq!(replaced["gpus_down"], 256);
+    assert_eq!(replaced["order"], "delete_first");
+    assert_eq!(replaced["capacity"], "refused");
+
+    let apply = cx
+        .run(&["apply", &blueprint, "--auto-approve"])
+        .await
+        .expect(1);
+    assert!(apply.stderr.contains(problem), "{}", apply.stderr);
+    assert!(!apply.stdout.contains("Destroying"), "{}", apply.stdout);
+    assert_eq!(common::mutations(&cx), before, "no mutating request");
+    // The pool and its 32 nodes are still there.
+    let same = cx.run(&["plan", MEGA]).await.expect(0);
+    assert!(same.stdout.contains("No changes."), "{}", same.stdout);
+    let inventory = cx.sim.inventory().to_string();
+    assert!(inventory.contains("a3mega"), "{inventory}");
+}
+
+/// A replacement that keeps machine type and reservation (`--replace`, as a change of a ForceNew
+/// field such as the nodes' service account would) passes: the reservation is full with the old
+/// pool's nodes, so the new pool fits only because the delete frees them first, and the plan says
+/// so with the GPUs that go down.
+#[tokio::test]
+async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() {
+    let cx = TestContext::new().await;
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    let args = ["--replace", "node_pool.a3mega"];
+    let plan = cx
+        .run(&[&["plan", MEGA][..], &args].concat())
+        .await
+        .expect(0);
+    for line in [
+        "  # node_pool.a3mega must be replaced\n",
+        "  ✓ reservation a3mega-reservation (us-central1-a): need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 32 free of 32 once the replaced pool's 32 VM(s) are deleted\n",
+        "  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "    order: delete first, then create (a pool's name is held by one pool at a time)\n",
+        "    capacity for the new pool: confirmed by preflight, but only because the old pool frees it: reservation a3mega-reservation (us-central1-a) has 0 free VM(s) now and the new pool needs 32; the VMs come back only from the delete, and the GPUs stay down if anything else takes them first\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+    let json = cx
+        .run(&[&["plan", MEGA, "--json"][..], &args].concat())
+        .await
+        .expect(0);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let replaced = &json["gpu_replacements"][0];
+    assert_eq!(replaced["capacity"], "confirmed", "{json:#}");
+    assert_eq!(replaced["only_after_delete"], true);
+    assert_eq!(replaced["reservation"][0]["free_now"], 0);
+    assert_eq!(replaced["reservation"][0]["freed_first"], 32);
+    // Applying it works: the delete gives the reservation back, the create takes it again.
+    cx.run(&[&["apply", MEGA, "--auto-approve"][..], &args].concat())
+        .await
+        .expect(0);
+    let again = cx.run(&["plan", MEGA]).await.expect(0);
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
+}
+
+/// The first choice the refusal gives: a reservation of the new machine type. The replacement
+/// then passes, its new pool fitting beside the old one, and applies. (8 nodes: two reservations
+/// of 32 A3 VMs would pass the region's CPUS quota.)
+#[tokio::test]
+async fn a_machine_type_change_with_a_reservation_of_the_new_type_passes() {
+    let cx = TestContext::new().await;
+    let mega = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("nodes = 32", "nodes = 8");
+    cx.write("blueprints/mega-8.toml", &mega);
+    cx.run(&["apply", "blueprints/mega-8.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    reserve(
+        &cx,
+        "a3high-reservation",
+        "us-central1-a",
+        8,
+        "a3-highgpu-8g",
+        "nvidia-h100-80gb",
+    )
+    .await;
+    let text = mega
+        .replace(
+            "machine_type = \"a3-megagpu-8g\"",
+            "machine_type = \"a3-highgpu-8g\"",
+        )
+        .replace(
+            "reservation = \"a3mega-reservation\"",
+            "reservation = \"a3high-reservation\"",
+        );
+    cx.write("blueprints/mega-8.toml", &text);
+    let blueprint = "blueprints/mega-8.toml";
+    let plan = cx.run(&["plan", blueprint]).await.expect(0);
+    for line in [
+        "  ✓ reservation a3high-reservation (us-central1-a): need 8 × a3-highgpu-8g with 8 × nvidia-h100-80gb, available 8 free of 8\n",
+        "  node_pool.a3mega: 64 GPUs down (8 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "    capacity for the new pool: confirmed by preflight (reservation a3high-reservation (us-central1-a) has 8 free VM(s) now, the new pool needs 8)\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+    cx.run(&["apply", blueprint, "--auto-approve"])
+        .await
+        .expect(0);
+    let again = cx.run(&["plan", blueprint]).await.expect(0);
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
+}
+
+/// A replaced pool's upgrade headroom counts what its own delete frees: 8 nodes replaced on a
+/// reservation of 10 leave the 2 surge VMs free, as before the replacement.
+#[tokio::test]
+async fn a_replacement_keeps_the_upgrade_headroom_its_delete_frees() {
+    let cx = TestContext::new().await;
+    reserve(
+        &cx,
+        "roomy",
+        "us-central1-a",
+        10,
+        "a3-megagpu-8g",
+        "nvidia-h100-mega-80gb",
+    )
+    .await;
+    let text = std::fs::read_to_string(cx.path(MEGA))
+        .unwrap()
+        .replace("nodes = 32", "nodes = 8")
+        .replace(
+            "reservation = \"a3mega-reservation\"",
+            "reservation = \"roomy\"",
+        )
+        .replace(
+            "placement = \"compact\"\n",
+            "placement = \"compact\"\n\n[gpu_pool.upgrade]\nmax_surge = 2\nmax_unavailable = 0\n",
+        );
+    cx.write("blueprints/roomy.toml", &text);
+    let blueprint = "blueprints/roomy.toml";
+    cx.run(&["apply", blueprint, "--auto-approve"])
+        .await
+        .expect(0);
+    let plan = cx
+        .run(&["plan", blueprint, "--replace", "node_pool.a3mega"])
+        .await
+        .expect(0);
+    for line in [
+        "  ✓ upgrade headroom of node_pool.a3mega on reservation roomy (us-central1-a): need 2 extra VM(s) during a surge upgrade (max_surge), available 2 free after this plan\n",
+        "  ✓ reservation roomy (us-central1-a): need 8 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 10 free of 10 once the replaced pool's 8 VM(s) are deleted\n",
+        "    capacity for the new pool: confirmed by preflight, but only because the old pool frees it: reservation roomy (us-central1-a) has 2 free VM(s) now and the new pool needs 8; the VMs come back only from the delete, and the GPUs stay down if anything else takes them first\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
+}
