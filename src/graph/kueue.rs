@@ -23,6 +23,7 @@ use crate::resource::kinds::kubernetes::{ManifestRef, Release, ReleaseSpec};
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// The Topology every flavor refers to (the name Cluster Toolkit and xpk use).
 pub const TOPOLOGY: &str = "gke-default";
@@ -187,6 +188,32 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
                 "description": format!("Kueue workload priority `{name}` (a3ctl)")}),
         ));
     }
+}
+
+/// Whether `addr` is a Kueue `ClusterQueue`.
+pub fn is_cluster_queue(addr: &Addr) -> bool {
+    addr.kind == Kind::Kubernetes && addr.name.starts_with("clusterqueue/")
+}
+
+/// The `nvidia.com/gpu` nominal quota of each flavor of a ClusterQueue's spec (as built above or
+/// as read back), by flavor name: the GPU pool's name.
+pub fn gpu_quotas(spec: &serde_json::Value) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    let groups = spec["object"]["spec"]["resourceGroups"].as_array();
+    for group in groups.into_iter().flatten() {
+        for flavor in group["flavors"].as_array().into_iter().flatten() {
+            let Some(name) = flavor["name"].as_str() else {
+                continue;
+            };
+            for resource in flavor["resources"].as_array().into_iter().flatten() {
+                if resource["name"] == GPU_RESOURCE {
+                    let quota = resource["nominalQuota"].as_i64().unwrap_or(0);
+                    out.insert(name.to_string(), quota);
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
