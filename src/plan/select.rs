@@ -18,6 +18,12 @@
 //!   stands on: a kept subnet keeps its network);
 //! - without a target, everything not kept is destroyed.
 //!
+//! Queues follow nodes (apply): a Kueue ClusterQueue whose GPU quota for a pool's flavor changes
+//! while the plan updates that pool ([`super::QuotaLink`]) goes with the pool: targeting the pool
+//! brings the queue, targeting the queue brings the pool, and excluding the pool leaves the
+//! queue's update out (its quota keeps following the nodes that exist). Excluding the queue while
+//! the pool changes is a conflict.
+//!
 //! A selected resource that an exclusion leaves out is a conflict, refused with the chain that
 //! links them, rather than silently dropping the target. An address that names nothing in the
 //! plan is refused with the closest one.
@@ -204,6 +210,16 @@ pub fn select(
             edges.push((a.addr.clone(), d.clone()));
         }
     }
+    // Queues follow nodes: a ClusterQueue whose quota follows a pool's resize stands on the pool
+    // (excluding the pool leaves the quota out too), and the pool brings the queue along below.
+    let links = if plan.destroy {
+        vec![]
+    } else {
+        plan.quota_links()
+    };
+    for link in &links {
+        edges.push((link.queue.clone(), link.pool.clone()));
+    }
     for (from, to) in &edges {
         if let (Some(from), Some(to)) = (universe.get(from), universe.get(to)) {
             dependencies.entry(from).or_default().insert(to);
@@ -285,6 +301,12 @@ pub fn select(
             .flatten()
             .map(|n| ((*n).clone(), false))
             .collect();
+        next.extend(
+            links
+                .iter()
+                .filter(|l| l.pool == a)
+                .map(|l| (l.queue.clone(), true)),
+        );
         if !destroy && goes_first(&a) {
             next.extend(
                 dependents
@@ -309,6 +331,21 @@ pub fn select(
         }
     }
 
+    if let Some(link) = links
+        .iter()
+        .find(|l| selected.contains_key(&l.pool) && excluded.contains_key(&l.queue))
+    {
+        let (left, _) = chain(&link.queue, &excluded);
+        let exclusion = left.first().cloned().unwrap_or_else(|| link.queue.clone());
+        return Err(SelectError {
+            message: format!(
+                "`--exclude {exclusion}` conflicts with the change of {pool}: the GPU quota of {queue} follows {pool}'s size, so the two are applied together",
+                pool = link.pool,
+                queue = link.queue,
+            ),
+            hint: format!("drop that --exclude, or exclude {} too", link.pool),
+        });
+    }
     if let Some(conflict) = selected.keys().find(|a| excluded.contains_key(*a)) {
         return Err(conflict_error(
             conflict,

@@ -536,3 +536,66 @@ async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_co
         .await
         .expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let quota = || async {
+        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+    };
+    let four = a3_high_nodes(&cx, 4);
+
+    // Excluding the pool leaves its quota alone: no ClusterQueue write.
+    let start = common::request_log(&cx).await.len();
+    cx.run(&[
+        "apply",
+        &four,
+        "--auto-approve",
+        "--exclude",
+        "node_pool.a3high",
+    ])
+    .await
+    .expect(0);
+    let log = common::request_log(&cx).await;
+    assert_eq!(position(&log, start, "POST", SET_SIZE), None);
+    assert_eq!(queue_writes(&log, start), Vec::<usize>::new());
+    assert_eq!(quota().await, 16);
+
+    // Excluding the queue while the pool grows is refused, naming both.
+    let refused = cx
+        .run(&["plan", &four, "--exclude", "k8s.clusterqueue/-/a3-queue"])
+        .await;
+    assert_ne!(refused.code, Some(0));
+    assert!(
+        refused.stderr.contains(
+            "`--exclude k8s.clusterqueue/-/a3-queue` conflicts with the change of node_pool.a3high: the GPU quota of k8s.clusterqueue/-/a3-queue follows node_pool.a3high's size"
+        ),
+        "{}",
+        refused.stderr
+    );
+
+    // Targeting the pool brings the quota, raised once the resize is DONE.
+    let start = common::request_log(&cx).await.len();
+    cx.run(&[
+        "apply",
+        &four,
+        "--auto-approve",
+        "--target",
+        "node_pool.a3high",
+    ])
+    .await
+    .expect(0);
+    let log = common::request_log(&cx).await;
+    let set_size = position(&log, start, "POST", SET_SIZE).expect("the pool is resized");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1);
+    assert!(writes[0] > resize_done(&log, set_size));
+    assert_eq!(quota().await, 32);
+    cx.run(&["plan", &four, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
