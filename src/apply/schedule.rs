@@ -16,11 +16,12 @@
 //!    of a new stack) rolls out onto upgraded nodes, once (an upgrade order: control plane, pools,
 //!    installers).
 //!
-//! 5. queues follow nodes ([`crate::plan::QuotaLink`]): when a plan updates a GPU pool and the
-//!    Kueue ClusterQueue's quota for that pool's flavor, the quota never exceeds the nodes that
-//!    exist. A raised quota waits for the pool's update (its resize operation DONE), so a failed
-//!    resize skips it and the quota stays at what exists; a lowered quota goes first and the
-//!    pool's update waits for it (and is skipped if it fails). Kueue would otherwise admit
+//! 5. queues follow nodes ([`crate::plan::QuotaLink`]): when a plan updates (resizes), creates or
+//!    deletes a GPU pool and updates the Kueue ClusterQueue's quota for that pool's flavor, the
+//!    quota never exceeds the nodes that exist. A raised quota waits for the pool's create or
+//!    update (its resize operation DONE), so a failed resize skips it and the quota stays at what
+//!    exists; a lowered quota goes first and the pool's update or delete waits for it (and is
+//!    skipped if it fails). Kueue would otherwise admit
 //!    Workloads onto nodes that do not exist, whose pods stay Pending. This is a rule of the
 //!    schedule, not an edge of the resource graph: the graph declares what depends on what
 //!    whatever the sizes, while the direction depends on the plan's old and new quotas. A lowered
@@ -202,12 +203,21 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
 
     // 5. Queues follow nodes.
     for link in plan.quota_links() {
-        let update = |addr: &Addr| {
+        let step = |addr: &Addr, kinds: &[StepKind]| {
             steps
                 .iter()
-                .position(|s| &s.addr == addr && s.kind == StepKind::Update)
+                .position(|s| &s.addr == addr && kinds.contains(&s.kind))
         };
-        let (Some(queue), Some(pool)) = (update(&link.queue), update(&link.pool)) else {
+        let pool_kinds: &[StepKind] = if link.grows {
+            &[StepKind::Create, StepKind::Update]
+        } else {
+            // A pool deleted with its cluster goes with everything in it.
+            &[StepKind::Update, StepKind::Delete]
+        };
+        let (Some(queue), Some(pool)) = (
+            step(&link.queue, &[StepKind::Update]),
+            step(&link.pool, pool_kinds),
+        ) else {
             continue;
         };
         if link.grows {

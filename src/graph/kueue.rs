@@ -216,6 +216,25 @@ pub fn gpu_quotas(spec: &serde_json::Value) -> BTreeMap<String, i64> {
     out
 }
 
+/// `spec` (a ClusterQueue's) with the `nvidia.com/gpu` nominal quota of `flavor` set to `quota`.
+pub fn with_gpu_quota(spec: &serde_json::Value, flavor: &str, quota: i64) -> serde_json::Value {
+    let mut out = spec.clone();
+    let groups = out["object"]["spec"]["resourceGroups"].as_array_mut();
+    for group in groups.into_iter().flatten() {
+        for f in group["flavors"].as_array_mut().into_iter().flatten() {
+            if f["name"] != flavor {
+                continue;
+            }
+            for resource in f["resources"].as_array_mut().into_iter().flatten() {
+                if resource["name"] == GPU_RESOURCE {
+                    resource["nominalQuota"] = json!(quota);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

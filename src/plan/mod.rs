@@ -203,7 +203,7 @@ pub struct Summary {
 }
 
 /// A Kueue ClusterQueue update that changes the GPU quota of a GPU pool's flavor while the same
-/// plan updates that pool (a resize): queues follow nodes, so the two are ordered
+/// plan updates (resizes), creates or deletes that pool: queues follow nodes, so the two are ordered
 /// ([`crate::apply::schedule`]) and selected together ([`select`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuotaLink {
@@ -237,9 +237,11 @@ impl Plan {
                 let was = before.get(flavor).copied().unwrap_or(0);
                 let will = after.get(flavor).copied().unwrap_or(0);
                 let pool = Addr::new(crate::resource::Kind::NodePool, flavor.clone());
-                let resized = self
-                    .change(&pool)
-                    .is_some_and(|c| c.action == Action::Update);
+                // Resized, created (back) or deleted; a replaced pool has no nodes for a while
+                // whatever the order.
+                let resized = self.change(&pool).is_some_and(|c| {
+                    matches!(c.action, Action::Update | Action::Create | Action::Delete)
+                });
                 if was != will && resized {
                     out.push(QuotaLink {
                         queue: queue.addr.clone(),

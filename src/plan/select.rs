@@ -16,7 +16,9 @@
 //! - a target brings everything that depends on it, transitively (they must be destroyed first);
 //! - an exclusion keeps the address and everything it depends on (a kept resource keeps what it
 //!   stands on: a kept subnet keeps its network);
-//! - without a target, everything not kept is destroyed.
+//! - without a target, everything not kept is destroyed;
+//! - a GPU pool destroyed while the Kueue ClusterQueue stays takes its flavor's GPU quota down to
+//!   0 first: the plan gains an update of the queue, which the schedule runs before the delete.
 //!
 //! Queues follow nodes (apply): a Kueue ClusterQueue whose GPU quota for a pool's flavor changes
 //! while the plan updates that pool ([`super::QuotaLink`]) goes with the pool: targeting the pool
@@ -373,11 +375,69 @@ pub fn select(
     plan.changes.retain(|c| selected.contains_key(&c.addr));
     plan.adoptions.retain(|a| selected.contains_key(&a.addr));
     plan.drift.retain(|d| selected.contains_key(&d.addr));
+    if destroy {
+        lower_quotas(plan, state);
+    }
     Ok(Some(Selection {
         targets: request.targets.clone(),
         excludes: request.excludes.clone(),
         left_out,
     }))
+}
+
+/// A narrowed destroy that deletes a GPU pool but keeps the Kueue ClusterQueue lowers that pool's
+/// flavor quota to 0 first (an update the schedule runs before the delete): queues follow nodes.
+fn lower_quotas(plan: &mut Plan, state: &State) {
+    use crate::graph::kueue;
+    let deleted: Vec<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.addr.kind == Kind::NodePool && c.action == Action::Delete)
+        .map(|c| c.addr.name.clone())
+        .collect();
+    let mut updates = Vec::new();
+    for (addr, record) in &state.resources {
+        if !kueue::is_cluster_queue(addr) || plan.change(addr).is_some() {
+            continue;
+        }
+        let quotas = kueue::gpu_quotas(&record.spec);
+        let mut after = record.spec.clone();
+        let mut lowered = Vec::new();
+        for pool in &deleted {
+            if quotas.get(pool).is_some_and(|q| *q != 0) {
+                after = kueue::with_gpu_quota(&after, pool, 0);
+                lowered.push(format!("node_pool.{pool}"));
+            }
+        }
+        if lowered.is_empty() {
+            continue;
+        }
+        let diffs =
+            crate::resource::spec::leaf_diffs("object", &record.spec["object"], &after["object"])
+                .into_iter()
+                .map(|(field, before, after)| super::FieldDiff {
+                    field,
+                    before,
+                    after,
+                    forces_replacement: false,
+                })
+                .collect();
+        updates.push(super::Change {
+            addr: addr.clone(),
+            action: Action::Update,
+            id: record.id.clone(),
+            before: Some(record.spec.clone()),
+            after: Some(after),
+            diffs,
+            reason: Some(format!(
+                "{} is destroyed: its GPUs leave the queue's quota first",
+                lowered.join(", ")
+            )),
+            dependencies: record.dependencies.clone(),
+            lifecycle: record.lifecycle.clone(),
+        });
+    }
+    plan.changes.extend(updates);
 }
 
 /// The chain from a root of `map` to `addr`, root first.

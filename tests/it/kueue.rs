@@ -432,7 +432,8 @@ fn queue_writes(log: &[Value], from: usize) -> Vec<usize> {
 
 const SET_SIZE: &str = "/nodePools/a3high:setSize";
 
-/// The request log's index of the GET that read the resize operation DONE after `set_size`.
+/// The request log's index of the last operation read after `set_size` (or a pool's create): the
+/// one that read that operation DONE, at the latest, so a request after it follows the DONE.
 fn resize_done(log: &[Value], set_size: usize) -> usize {
     log.iter()
         .enumerate()
@@ -596,6 +597,49 @@ async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
     assert!(writes[0] > resize_done(&log, set_size));
     assert_eq!(quota().await, 32);
     cx.run(&["plan", &four, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destroying_a_pool_lowers_its_quota_first_and_recreating_it_raises_it_after() {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let quota = || async {
+        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+    };
+
+    let start = common::request_log(&cx).await.len();
+    let run = cx
+        .run(&[
+            "destroy",
+            &two,
+            "--auto-approve",
+            "--target",
+            "node_pool.a3high",
+        ])
+        .await
+        .expect(0);
+    let log = common::request_log(&cx).await;
+    let delete = position(&log, start, "DELETE", "/nodePools/a3high").expect("the pool is deleted");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "{}", run.stdout);
+    assert!(writes[0] < delete, "the quota is lowered first");
+    assert_eq!(quota().await, 0);
+
+    // Created again: the quota is raised once the pool exists.
+    let start = log.len();
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    let create = position(&log, start, "POST", "/clusters/a3high/nodePools").expect("created");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1);
+    assert!(writes[0] > resize_done(&log, create));
+    assert_eq!(quota().await, 16);
+    cx.run(&["plan", &two, "--detailed-exitcode"])
         .await
         .expect(0);
 }
