@@ -488,4 +488,29 @@ mod tests {
             BTreeSet::from([idx(&queue), idx(&shrunk)])
         );
     }
+
+    #[test]
+    fn a_pool_removed_from_the_blueprint_leaves_the_queue_before_it_is_deleted() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let pool = Addr::new(Kind::NodePool, "a");
+        let queue: Addr = "k8s.clusterqueue/-/q".parse().unwrap();
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster, &[]);
+        record(&mut state, &pool, &[&cluster]);
+        record(&mut state, &queue, &[&cluster]);
+        let mut q = change(&queue, Action::Update, &[&cluster], Some(&cluster));
+        q.before = Some(json!({"object": {"spec": {"resourceGroups": [{"flavors": [
+            {"name": "a", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}]},
+        ]}]}}}));
+        q.after = Some(json!({"object": {"spec": {"resourceGroups": [{"flavors": []}]}}}));
+        let p = plan(vec![
+            q,
+            change(&pool, Action::Delete, &[&cluster], Some(&cluster)),
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert_eq!(s[idx(&pool)].kind, StepKind::Delete);
+        assert!(s[idx(&pool)].after.contains(&idx(&queue)));
+        assert!(s[idx(&queue)].after.is_empty());
+    }
 }

@@ -754,4 +754,67 @@ mod tests {
             "{err:?}"
         );
     }
+
+    #[test]
+    fn a_pool_and_the_quota_that_follows_it_go_together() {
+        let queue_spec = |gpus: i64| {
+            json!({"object": {"spec": {"resourceGroups": [{"flavors": [
+                {"name": "gpu", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": gpus}]},
+            ]}]}}})
+        };
+        let with_queue = |nodes: i64| {
+            let mut d = desired();
+            d[3].spec = json!({"name": "node_pool.gpu", "node_count": nodes});
+            d.push(Desired {
+                addr: addr("k8s.clusterqueue/-/q"),
+                id: "id/q".into(),
+                spec: queue_spec(nodes * 8),
+                dependencies: vec![addr("cluster.main")],
+                lifecycle: Lifecycle::default(),
+            });
+            d
+        };
+        let state = recorded_state(&with_queue(2));
+        let pick = |targets: &[&str], excludes: &[&str]| {
+            let mut plan = planner::plan(&with_queue(4), &state, &Refreshed::new(), false).unwrap();
+            select(&mut plan, &state, &request(targets, excludes), "list").map(|_| {
+                plan.actions()
+                    .map(|c| c.addr.to_string())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            pick(&["node_pool.gpu"], &[]).unwrap(),
+            ["node_pool.gpu", "k8s.clusterqueue/-/q"]
+        );
+        assert_eq!(
+            pick(&["k8s.clusterqueue/-/q"], &[]).unwrap(),
+            ["node_pool.gpu", "k8s.clusterqueue/-/q"]
+        );
+        assert_eq!(pick(&[], &["node_pool.gpu"]).unwrap(), Vec::<String>::new());
+        let conflict = pick(&[], &["k8s.clusterqueue/-/q"]).unwrap_err();
+        assert!(
+            conflict.message.contains("follows node_pool.gpu's size"),
+            "{}",
+            conflict.message
+        );
+
+        // A targeted destroy of the pool lowers its quota first.
+        let mut plan = planner::plan(&[], &state, &Refreshed::new(), true).unwrap();
+        select(&mut plan, &state, &request(&["node_pool.gpu"], &[]), "list").unwrap();
+        let queue = plan.change(&addr("k8s.clusterqueue/-/q")).unwrap();
+        assert_eq!(queue.action, Action::Update);
+        assert_eq!(
+            crate::graph::kueue::gpu_quotas(queue.after.as_ref().unwrap())["gpu"],
+            0
+        );
+        assert_eq!(
+            plan.quota_links(),
+            [crate::plan::QuotaLink {
+                queue: addr("k8s.clusterqueue/-/q"),
+                pool: addr("node_pool.gpu"),
+                grows: false,
+            }]
+        );
+    }
 }
