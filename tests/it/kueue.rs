@@ -438,10 +438,9 @@ fn resize_done(log: &[Value], set_size: usize) -> usize {
     log.iter()
         .enumerate()
         .skip(set_size + 1)
-        .filter(|(_, e)| {
+        .rfind(|(_, e)| {
             e["method"] == "GET" && e["path"].as_str().unwrap_or("").contains("/operations/")
         })
-        .last()
         .map(|(i, _)| i)
         .expect("the resize operation is polled")
 }
