@@ -627,6 +627,15 @@ async fn destroying_a_pool_lowers_its_quota_first_and_recreating_it_raises_it_af
     let writes = queue_writes(&log, start);
     assert_eq!(writes.len(), 1, "{}", run.stdout);
     assert!(writes[0] < delete, "the quota is lowered first");
+    assert!(
+        run.stdout
+            .contains("# k8s.clusterqueue/-/a3-queue will be updated in-place")
+            && run
+                .stdout
+                .contains("node_pool.a3high is destroyed: its GPUs leave the queue's quota first"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(quota().await, 0);
 
     // Created again: the quota is raised once the pool exists.
