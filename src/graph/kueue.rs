@@ -14,6 +14,10 @@
 //!
 //! The queue objects depend on the release, so they are applied once its controller is
 //! available; the webhook may still refuse them for a few seconds, which the executor retries.
+//!
+//! Nothing here waits for a GPU pool: the ClusterQueue's quota follows the pools' sizes by an
+//! ordering the schedule chooses per plan (rule 5 of [`crate::apply::schedule`]: raised after a
+//! resize is DONE, lowered before it), from [`gpu_quotas`] before and after.
 
 use super::build::addr;
 use super::software::{ACCELERATOR_LABEL, Context, WithDependency};
