@@ -16,6 +16,19 @@
 //!    of a new stack) rolls out onto upgraded nodes, once (an upgrade order: control plane, pools,
 //!    installers).
 //!
+//! 5. queues follow nodes ([`crate::plan::QuotaLink`]): when a plan updates (resizes), creates or
+//!    deletes a GPU pool and updates the Kueue ClusterQueue's quota for that pool's flavor, the
+//!    quota never exceeds the nodes that exist. A raised quota waits for the pool's create or
+//!    update (its resize operation DONE), so a failed resize skips it and the quota stays at what
+//!    exists; a lowered quota goes first and the pool's update or delete waits for it (and is
+//!    skipped if it fails). Kueue would otherwise admit
+//!    Workloads onto nodes that do not exist, whose pods stay Pending. This is a rule of the
+//!    schedule, not an edge of the resource graph: the graph declares what depends on what
+//!    whatever the sizes, while the direction depends on the plan's old and new quotas. A lowered
+//!    quota drops the rule-4 wait for that pool (the queue runs on no node); were the pool's
+//!    update still to precede the queue another way (the Kueue release waiting for its upgrade),
+//!    that order stands rather than a cycle.
+//!
 //! A resource the plan leaves alone but that has an operation journaled by an interrupted run gets
 //! a resume step (waiting on that operation), which the steps of its dependents wait for like a
 //! create; a resource with a step of its own resumes its operation at the start of that step.
@@ -187,7 +200,54 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             StepKind::DeletedWith | StepKind::Forget | StepKind::Resume => {}
         }
     }
+
+    // 5. Queues follow nodes.
+    for link in plan.quota_links() {
+        let step = |addr: &Addr, kinds: &[StepKind]| {
+            steps
+                .iter()
+                .position(|s| &s.addr == addr && kinds.contains(&s.kind))
+        };
+        let pool_kinds: &[StepKind] = if link.grows {
+            &[StepKind::Create, StepKind::Update]
+        } else {
+            // A pool deleted with its cluster goes with everything in it.
+            &[StepKind::Update, StepKind::Delete]
+        };
+        let (Some(queue), Some(pool)) = (
+            step(&link.queue, &[StepKind::Update]),
+            step(&link.pool, pool_kinds),
+        ) else {
+            continue;
+        };
+        if link.grows {
+            steps[queue].after.insert(pool);
+        } else {
+            // The queue does not need the pool's upgraded nodes (rule 4): its quota goes first.
+            steps[queue].after.remove(&pool);
+            if !waits_for(&steps, queue, pool) {
+                steps[pool].after.insert(queue);
+            }
+        }
+    }
     steps
+}
+
+/// Whether step `i` waits for step `j`, directly or not.
+fn waits_for(steps: &[Step], i: usize, j: usize) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut frontier = vec![i];
+    while let Some(at) = frontier.pop() {
+        for &k in &steps[at].after {
+            if k == j {
+                return true;
+            }
+            if seen.insert(k) {
+                frontier.push(k);
+            }
+        }
+    }
+    false
 }
 
 /// Every step that (transitively) waits for `failed`.
@@ -385,5 +445,72 @@ mod tests {
             dependents_of(&s, delete_net),
             [create_net].into_iter().collect()
         );
+    }
+
+    #[test]
+    fn a_raised_quota_waits_for_the_resize_and_a_lowered_one_goes_first() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let grown = Addr::new(Kind::NodePool, "a");
+        let shrunk = Addr::new(Kind::NodePool, "b");
+        let queue: Addr = "k8s.clusterqueue/-/q".parse().unwrap();
+        let mut state = State::new("bp", "l".into());
+        for addr in [&cluster, &grown, &shrunk, &queue] {
+            record(&mut state, addr, &[]);
+        }
+        let quotas = |a: i64, b: i64| {
+            json!({"object": {"spec": {"resourceGroups": [{"flavors": [
+                {"name": "a", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": a}]},
+                {"name": "b", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": b}]},
+            ]}]}}})
+        };
+        let mut q = change(&queue, Action::Update, &[], Some(&cluster));
+        q.before = Some(quotas(16, 32));
+        q.after = Some(quotas(32, 16));
+        // b is upgraded too: rule 4 would have the queue wait for it.
+        let mut b = change(&shrunk, Action::Update, &[&cluster], Some(&cluster));
+        b.diffs.push(crate::resource::FieldDiff {
+            field: "version".into(),
+            before: json!("1.33"),
+            after: json!("1.34"),
+            forces_replacement: false,
+        });
+        let p = plan(vec![
+            q,
+            change(&grown, Action::Update, &[&cluster], Some(&cluster)),
+            b,
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert_eq!(s[idx(&queue)].after, BTreeSet::from([idx(&grown)]));
+        assert!(s[idx(&shrunk)].after.contains(&idx(&queue)));
+        assert_eq!(
+            dependents_of(&s, idx(&grown)),
+            BTreeSet::from([idx(&queue), idx(&shrunk)])
+        );
+    }
+
+    #[test]
+    fn a_pool_removed_from_the_blueprint_leaves_the_queue_before_it_is_deleted() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let pool = Addr::new(Kind::NodePool, "a");
+        let queue: Addr = "k8s.clusterqueue/-/q".parse().unwrap();
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster, &[]);
+        record(&mut state, &pool, &[&cluster]);
+        record(&mut state, &queue, &[&cluster]);
+        let mut q = change(&queue, Action::Update, &[&cluster], Some(&cluster));
+        q.before = Some(json!({"object": {"spec": {"resourceGroups": [{"flavors": [
+            {"name": "a", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}]},
+        ]}]}}}));
+        q.after = Some(json!({"object": {"spec": {"resourceGroups": [{"flavors": []}]}}}));
+        let p = plan(vec![
+            q,
+            change(&pool, Action::Delete, &[&cluster], Some(&cluster)),
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert_eq!(s[idx(&pool)].kind, StepKind::Delete);
+        assert!(s[idx(&pool)].after.contains(&idx(&queue)));
+        assert!(s[idx(&queue)].after.is_empty());
     }
 }

@@ -14,6 +14,10 @@
 //!
 //! The queue objects depend on the release, so they are applied once its controller is
 //! available; the webhook may still refuse them for a few seconds, which the executor retries.
+//!
+//! Nothing here waits for a GPU pool: the ClusterQueue's quota follows the pools' sizes by an
+//! ordering the schedule chooses per plan (rule 5 of [`crate::apply::schedule`]: raised after a
+//! resize is DONE, lowered before it), from [`gpu_quotas`] before and after.
 
 use super::build::addr;
 use super::software::{ACCELERATOR_LABEL, Context, WithDependency};
@@ -23,6 +27,7 @@ use crate::resource::kinds::kubernetes::{ManifestRef, Release, ReleaseSpec};
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// The Topology every flavor refers to (the name Cluster Toolkit and xpk use).
 pub const TOPOLOGY: &str = "gke-default";
@@ -187,6 +192,51 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
                 "description": format!("Kueue workload priority `{name}` (a3ctl)")}),
         ));
     }
+}
+
+/// Whether `addr` is a Kueue `ClusterQueue`.
+pub fn is_cluster_queue(addr: &Addr) -> bool {
+    addr.kind == Kind::Kubernetes && addr.name.starts_with("clusterqueue/")
+}
+
+/// The `nvidia.com/gpu` nominal quota of each flavor of a ClusterQueue's spec (as built above or
+/// as read back), by flavor name: the GPU pool's name.
+pub fn gpu_quotas(spec: &serde_json::Value) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    let groups = spec["object"]["spec"]["resourceGroups"].as_array();
+    for group in groups.into_iter().flatten() {
+        for flavor in group["flavors"].as_array().into_iter().flatten() {
+            let Some(name) = flavor["name"].as_str() else {
+                continue;
+            };
+            for resource in flavor["resources"].as_array().into_iter().flatten() {
+                if resource["name"] == GPU_RESOURCE {
+                    let quota = resource["nominalQuota"].as_i64().unwrap_or(0);
+                    out.insert(name.to_string(), quota);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `spec` (a ClusterQueue's) with the `nvidia.com/gpu` nominal quota of `flavor` set to `quota`.
+pub fn with_gpu_quota(spec: &serde_json::Value, flavor: &str, quota: i64) -> serde_json::Value {
+    let mut out = spec.clone();
+    let groups = out["object"]["spec"]["resourceGroups"].as_array_mut();
+    for group in groups.into_iter().flatten() {
+        for f in group["flavors"].as_array_mut().into_iter().flatten() {
+            if f["name"] != flavor {
+                continue;
+            }
+            for resource in f["resources"].as_array_mut().into_iter().flatten() {
+                if resource["name"] == GPU_RESOURCE {
+                    resource["nominalQuota"] = json!(quota);
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

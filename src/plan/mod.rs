@@ -202,7 +202,58 @@ pub struct Summary {
     pub forget: usize,
 }
 
+/// A Kueue ClusterQueue update that changes the GPU quota of a GPU pool's flavor while the same
+/// plan updates (resizes), creates or deletes that pool: queues follow nodes, so the two are ordered
+/// ([`crate::apply::schedule`]) and selected together ([`select`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaLink {
+    /// The ClusterQueue.
+    pub queue: Addr,
+    /// The node pool whose flavor's quota changes.
+    pub pool: Addr,
+    /// The quota rises (the pool grows); otherwise it falls.
+    pub grows: bool,
+}
+
 impl Plan {
+    /// The ClusterQueue quota changes that follow a pool update of this plan, found by comparing
+    /// each ClusterQueue's flavor quotas before and after (a flavor is named like its pool).
+    pub fn quota_links(&self) -> Vec<QuotaLink> {
+        let mut out = Vec::new();
+        for queue in &self.changes {
+            if queue.action != Action::Update || !crate::graph::kueue::is_cluster_queue(&queue.addr)
+            {
+                continue;
+            }
+            let quotas = |v: &Option<Value>| {
+                v.as_ref()
+                    .map(crate::graph::kueue::gpu_quotas)
+                    .unwrap_or_default()
+            };
+            let (before, after) = (quotas(&queue.before), quotas(&queue.after));
+            let flavors: std::collections::BTreeSet<&String> =
+                before.keys().chain(after.keys()).collect();
+            for flavor in flavors {
+                let was = before.get(flavor).copied().unwrap_or(0);
+                let will = after.get(flavor).copied().unwrap_or(0);
+                let pool = Addr::new(crate::resource::Kind::NodePool, flavor.clone());
+                // Resized, created (back) or deleted; a replaced pool has no nodes for a while
+                // whatever the order.
+                let resized = self.change(&pool).is_some_and(|c| {
+                    matches!(c.action, Action::Update | Action::Create | Action::Delete)
+                });
+                if was != will && resized {
+                    out.push(QuotaLink {
+                        queue: queue.addr.clone(),
+                        pool,
+                        grows: will > was,
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// Changes that do something (everything but no-ops).
     pub fn actions(&self) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(|c| c.action != Action::NoOp)

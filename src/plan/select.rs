@@ -16,7 +16,15 @@
 //! - a target brings everything that depends on it, transitively (they must be destroyed first);
 //! - an exclusion keeps the address and everything it depends on (a kept resource keeps what it
 //!   stands on: a kept subnet keeps its network);
-//! - without a target, everything not kept is destroyed.
+//! - without a target, everything not kept is destroyed;
+//! - a GPU pool destroyed while the Kueue ClusterQueue stays takes its flavor's GPU quota down to
+//!   0 first: the plan gains an update of the queue, which the schedule runs before the delete.
+//!
+//! Queues follow nodes (apply): a Kueue ClusterQueue whose GPU quota for a pool's flavor changes
+//! while the plan updates that pool ([`super::QuotaLink`]) goes with the pool: targeting the pool
+//! brings the queue, targeting the queue brings the pool, and excluding the pool leaves the
+//! queue's update out (its quota keeps following the nodes that exist). Excluding the queue while
+//! the pool changes is a conflict.
 //!
 //! A selected resource that an exclusion leaves out is a conflict, refused with the chain that
 //! links them, rather than silently dropping the target. An address that names nothing in the
@@ -204,6 +212,16 @@ pub fn select(
             edges.push((a.addr.clone(), d.clone()));
         }
     }
+    // Queues follow nodes: a ClusterQueue whose quota follows a pool's resize stands on the pool
+    // (excluding the pool leaves the quota out too), and the pool brings the queue along below.
+    let links = if plan.destroy {
+        vec![]
+    } else {
+        plan.quota_links()
+    };
+    for link in &links {
+        edges.push((link.queue.clone(), link.pool.clone()));
+    }
     for (from, to) in &edges {
         if let (Some(from), Some(to)) = (universe.get(from), universe.get(to)) {
             dependencies.entry(from).or_default().insert(to);
@@ -285,6 +303,12 @@ pub fn select(
             .flatten()
             .map(|n| ((*n).clone(), false))
             .collect();
+        next.extend(
+            links
+                .iter()
+                .filter(|l| l.pool == a)
+                .map(|l| (l.queue.clone(), true)),
+        );
         if !destroy && goes_first(&a) {
             next.extend(
                 dependents
@@ -309,6 +333,21 @@ pub fn select(
         }
     }
 
+    if let Some(link) = links
+        .iter()
+        .find(|l| selected.contains_key(&l.pool) && excluded.contains_key(&l.queue))
+    {
+        let (left, _) = chain(&link.queue, &excluded);
+        let exclusion = left.first().cloned().unwrap_or_else(|| link.queue.clone());
+        return Err(SelectError {
+            message: format!(
+                "`--exclude {exclusion}` conflicts with the change of {pool}: the GPU quota of {queue} follows {pool}'s size, so the two are applied together",
+                pool = link.pool,
+                queue = link.queue,
+            ),
+            hint: format!("drop that --exclude, or exclude {} too", link.pool),
+        });
+    }
     if let Some(conflict) = selected.keys().find(|a| excluded.contains_key(*a)) {
         return Err(conflict_error(
             conflict,
@@ -336,11 +375,69 @@ pub fn select(
     plan.changes.retain(|c| selected.contains_key(&c.addr));
     plan.adoptions.retain(|a| selected.contains_key(&a.addr));
     plan.drift.retain(|d| selected.contains_key(&d.addr));
+    if destroy {
+        lower_quotas(plan, state);
+    }
     Ok(Some(Selection {
         targets: request.targets.clone(),
         excludes: request.excludes.clone(),
         left_out,
     }))
+}
+
+/// A narrowed destroy that deletes a GPU pool but keeps the Kueue ClusterQueue lowers that pool's
+/// flavor quota to 0 first (an update the schedule runs before the delete): queues follow nodes.
+fn lower_quotas(plan: &mut Plan, state: &State) {
+    use crate::graph::kueue;
+    let deleted: Vec<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.addr.kind == Kind::NodePool && c.action == Action::Delete)
+        .map(|c| c.addr.name.clone())
+        .collect();
+    let mut updates = Vec::new();
+    for (addr, record) in &state.resources {
+        if !kueue::is_cluster_queue(addr) || plan.change(addr).is_some() {
+            continue;
+        }
+        let quotas = kueue::gpu_quotas(&record.spec);
+        let mut after = record.spec.clone();
+        let mut lowered = Vec::new();
+        for pool in &deleted {
+            if quotas.get(pool).is_some_and(|q| *q != 0) {
+                after = kueue::with_gpu_quota(&after, pool, 0);
+                lowered.push(format!("node_pool.{pool}"));
+            }
+        }
+        if lowered.is_empty() {
+            continue;
+        }
+        let diffs =
+            crate::resource::spec::leaf_diffs("object", &record.spec["object"], &after["object"])
+                .into_iter()
+                .map(|(field, before, after)| super::FieldDiff {
+                    field,
+                    before,
+                    after,
+                    forces_replacement: false,
+                })
+                .collect();
+        updates.push(super::Change {
+            addr: addr.clone(),
+            action: Action::Update,
+            id: record.id.clone(),
+            before: Some(record.spec.clone()),
+            after: Some(after),
+            diffs,
+            reason: Some(format!(
+                "{} is destroyed: its GPUs leave the queue's quota first",
+                lowered.join(", ")
+            )),
+            dependencies: record.dependencies.clone(),
+            lifecycle: record.lifecycle.clone(),
+        });
+    }
+    plan.changes.extend(updates);
 }
 
 /// The chain from a root of `map` to `addr`, root first.
@@ -655,6 +752,69 @@ mod tests {
         assert!(
             err.message.contains("is no longer in the blueprint"),
             "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_pool_and_the_quota_that_follows_it_go_together() {
+        let queue_spec = |gpus: i64| {
+            json!({"object": {"spec": {"resourceGroups": [{"flavors": [
+                {"name": "gpu", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": gpus}]},
+            ]}]}}})
+        };
+        let with_queue = |nodes: i64| {
+            let mut d = desired();
+            d[3].spec = json!({"name": "node_pool.gpu", "node_count": nodes});
+            d.push(Desired {
+                addr: addr("k8s.clusterqueue/-/q"),
+                id: "id/q".into(),
+                spec: queue_spec(nodes * 8),
+                dependencies: vec![addr("cluster.main")],
+                lifecycle: Lifecycle::default(),
+            });
+            d
+        };
+        let state = recorded_state(&with_queue(2));
+        let pick = |targets: &[&str], excludes: &[&str]| {
+            let mut plan = planner::plan(&with_queue(4), &state, &Refreshed::new(), false).unwrap();
+            select(&mut plan, &state, &request(targets, excludes), "list").map(|_| {
+                plan.actions()
+                    .map(|c| c.addr.to_string())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            pick(&["node_pool.gpu"], &[]).unwrap(),
+            ["node_pool.gpu", "k8s.clusterqueue/-/q"]
+        );
+        assert_eq!(
+            pick(&["k8s.clusterqueue/-/q"], &[]).unwrap(),
+            ["node_pool.gpu", "k8s.clusterqueue/-/q"]
+        );
+        assert_eq!(pick(&[], &["node_pool.gpu"]).unwrap(), Vec::<String>::new());
+        let conflict = pick(&[], &["k8s.clusterqueue/-/q"]).unwrap_err();
+        assert!(
+            conflict.message.contains("follows node_pool.gpu's size"),
+            "{}",
+            conflict.message
+        );
+
+        // A targeted destroy of the pool lowers its quota first.
+        let mut plan = planner::plan(&[], &state, &Refreshed::new(), true).unwrap();
+        select(&mut plan, &state, &request(&["node_pool.gpu"], &[]), "list").unwrap();
+        let queue = plan.change(&addr("k8s.clusterqueue/-/q")).unwrap();
+        assert_eq!(queue.action, Action::Update);
+        assert_eq!(
+            crate::graph::kueue::gpu_quotas(queue.after.as_ref().unwrap())["gpu"],
+            0
+        );
+        assert_eq!(
+            plan.quota_links(),
+            [crate::plan::QuotaLink {
+                queue: addr("k8s.clusterqueue/-/q"),
+                pool: addr("node_pool.gpu"),
+                grows: false,
+            }]
         );
     }
 }

@@ -7,6 +7,7 @@
 use crate::common;
 
 use a3ctl_sim::SimConfig;
+use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
 use a3ctl_sim::latency::Span;
 use common::TestContext;
 use common::kubectl::Kubectl;
@@ -385,4 +386,268 @@ async fn a_release_that_does_not_exist_or_a_missing_file_fails_kueue_with_the_re
     let st = state(&cx);
     assert!(st["resources"].get("k8s.release/-/kueue").is_none());
     assert!(st["resources"].get("k8s.network/-/vpc4").is_some());
+}
+
+/// The shipped A3 High blueprint (one GPU pool, `a3high`, Kueue on) with the GPU pool at `nodes`.
+fn a3_high_nodes(cx: &TestContext, nodes: u32) -> String {
+    let text = std::fs::read_to_string(cx.path("blueprints/a3-high.toml")).unwrap();
+    let edited = text.replace(
+        "machine_type = \"a3-highgpu-8g\"\nnodes = 4\n",
+        &format!("machine_type = \"a3-highgpu-8g\"\nnodes = {nodes}\n"),
+    );
+    assert!(
+        edited != text || nodes == 4,
+        "the shipped blueprint has the expected GPU pool"
+    );
+    let path = format!("blueprints/a3high-{nodes}.toml");
+    cx.write(&path, &edited);
+    path
+}
+
+/// Where the request log holds the first request matching `method` and `path` (a substring), from
+/// `from` on.
+fn position(log: &[Value], from: usize, method: &str, path: &str) -> Option<usize> {
+    log.iter()
+        .enumerate()
+        .skip(from)
+        .find(|(_, e)| e["method"] == method && e["path"].as_str().unwrap_or("").contains(path))
+        .map(|(i, _)| i)
+}
+
+/// The ClusterQueue's writes (not reads) in the request log, from `from` on.
+fn queue_writes(log: &[Value], from: usize) -> Vec<usize> {
+    log.iter()
+        .enumerate()
+        .skip(from)
+        .filter(|(_, e)| {
+            e["method"] != "GET"
+                && e["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("/apis/kueue.x-k8s.io/v1beta2/clusterqueues")
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+const SET_SIZE: &str = "/nodePools/a3high:setSize";
+
+/// The request log's index of the last operation read after `set_size` (or a pool's create): the
+/// one that read that operation DONE, at the latest, so a request after it follows the DONE.
+fn resize_done(log: &[Value], set_size: usize) -> usize {
+    log.iter()
+        .enumerate()
+        .skip(set_size + 1)
+        .rfind(|(_, e)| {
+            e["method"] == "GET" && e["path"].as_str().unwrap_or("").contains("/operations/")
+        })
+        .map(|(i, _)| i)
+        .expect("the resize operation is polled")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raised_quota_follows_the_resize_and_a_lowered_one_goes_first() {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let quota = || async {
+        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+    };
+    assert_eq!(quota().await, 16);
+
+    // 2 → 4 nodes: the quota is written once the resize operation reads DONE.
+    let start = common::request_log(&cx).await.len();
+    let four = a3_high_nodes(&cx, 4);
+    cx.run(&["apply", &four, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    let set_size = position(&log, start, "POST", SET_SIZE).expect("the pool is resized");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "one ClusterQueue write");
+    assert!(
+        writes[0] > resize_done(&log, set_size),
+        "the quota is raised after the resize is DONE: {:?}",
+        &log[set_size..=writes[0]]
+    );
+    assert_eq!(quota().await, 32);
+
+    // 4 → 2 nodes: the quota is lowered before the resize starts.
+    let start = log.len();
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    let set_size = position(&log, start, "POST", SET_SIZE).expect("the pool is resized");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "one ClusterQueue write");
+    assert!(writes[0] < set_size, "the quota is lowered first");
+    assert_eq!(quota().await, 16);
+    cx.run(&["plan", &two, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_converges() {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let quota = || async {
+        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+    };
+
+    // The resize runs out of capacity: the quota is not raised.
+    cx.sim.set_faults(FaultConfig {
+        scripted: vec![ScriptedFault {
+            kind: "container.nodePool".into(),
+            verb: "update".into(),
+            nth: 1,
+            action: FaultAction::Named(NamedFault::Stockout),
+        }],
+        ..FaultConfig::default()
+    });
+    let start = common::request_log(&cx).await.len();
+    let four = a3_high_nodes(&cx, 4);
+    let failed = cx.run(&["apply", &four, "--auto-approve"]).await;
+    assert_ne!(failed.code, Some(0), "{}", failed.stderr);
+    assert!(failed.stderr.contains("GCE_STOCKOUT"), "{}", failed.stderr);
+    let log = common::request_log(&cx).await;
+    assert!(position(&log, start, "POST", SET_SIZE).is_some());
+    assert_eq!(
+        queue_writes(&log, start),
+        Vec::<usize>::new(),
+        "no ClusterQueue write"
+    );
+    assert_eq!(quota().await, 16);
+
+    // Capacity is back: the next apply resizes, then raises the quota.
+    cx.sim.set_faults(FaultConfig::default());
+    let start = log.len();
+    cx.run(&["apply", &four, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "one ClusterQueue write");
+    if let Some(set_size) = position(&log, start, "POST", SET_SIZE) {
+        assert!(writes[0] > resize_done(&log, set_size));
+    }
+    assert_eq!(quota().await, 32);
+    cx.run(&["plan", &four, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let quota = || async {
+        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+    };
+    let four = a3_high_nodes(&cx, 4);
+
+    // Excluding the pool leaves its quota alone: no ClusterQueue write.
+    let start = common::request_log(&cx).await.len();
+    cx.run(&[
+        "apply",
+        &four,
+        "--auto-approve",
+        "--exclude",
+        "node_pool.a3high",
+    ])
+    .await
+    .expect(0);
+    let log = common::request_log(&cx).await;
+    assert_eq!(position(&log, start, "POST", SET_SIZE), None);
+    assert_eq!(queue_writes(&log, start), Vec::<usize>::new());
+    assert_eq!(quota().await, 16);
+
+    // Excluding the queue while the pool grows is refused, naming both.
+    let refused = cx
+        .run(&["plan", &four, "--exclude", "k8s.clusterqueue/-/a3-queue"])
+        .await;
+    assert_ne!(refused.code, Some(0));
+    assert!(
+        refused.stderr.contains(
+            "`--exclude k8s.clusterqueue/-/a3-queue` conflicts with the change of node_pool.a3high: the GPU quota of k8s.clusterqueue/-/a3-queue follows node_pool.a3high's size"
+        ),
+        "{}",
+        refused.stderr
+    );
+
+    // Targeting the pool brings the quota, raised once the resize is DONE.
+    let start = common::request_log(&cx).await.len();
+    cx.run(&[
+        "apply",
+        &four,
+        "--auto-approve",
+        "--target",
+        "node_pool.a3high",
+    ])
+    .await
+    .expect(0);
+    let log = common::request_log(&cx).await;
+    let set_size = position(&log, start, "POST", SET_SIZE).expect("the pool is resized");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1);
+    assert!(writes[0] > resize_done(&log, set_size));
+    assert_eq!(quota().await, 32);
+    cx.run(&["plan", &four, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destroying_a_pool_lowers_its_quota_first_and_recreating_it_raises_it_after() {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    let quota = || async {
+        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+    };
+
+    let start = common::request_log(&cx).await.len();
+    let run = cx
+        .run(&[
+            "destroy",
+            &two,
+            "--auto-approve",
+            "--target",
+            "node_pool.a3high",
+        ])
+        .await
+        .expect(0);
+    let log = common::request_log(&cx).await;
+    let delete = position(&log, start, "DELETE", "/nodePools/a3high").expect("the pool is deleted");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "{}", run.stdout);
+    assert!(writes[0] < delete, "the quota is lowered first");
+    assert!(
+        run.stdout
+            .contains("# k8s.clusterqueue/-/a3-queue will be updated in-place")
+            && run
+                .stdout
+                .contains("node_pool.a3high is destroyed: its GPUs leave the queue's quota first"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(quota().await, 0);
+
+    // Created again: the quota is raised once the pool exists.
+    let start = log.len();
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    let create = position(&log, start, "POST", "/clusters/a3high/nodePools").expect("created");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1);
+    assert!(writes[0] > resize_done(&log, create));
+    assert_eq!(quota().await, 16);
+    cx.run(&["plan", &two, "--detailed-exitcode"])
+        .await
+        .expect(0);
 }
