@@ -40,6 +40,9 @@ pub struct Subject {
     pub kind: Option<Kind>,
     /// The blueprint's name for it (the address name: a pool's name, `gpu-3`, `shared` ...).
     pub name: String,
+    /// Its name in the cloud, the last segment of its id (`a3mega-gpunet-3`), for commands a
+    /// hint gives; `None` when the id is not known.
+    pub cloud_name: Option<String>,
     pub project: Option<String>,
     /// Region or zone.
     pub location: Option<String>,
@@ -90,6 +93,12 @@ impl Subject {
         Subject {
             kind: Some(target.addr.kind),
             name: target.addr.name.clone(),
+            cloud_name: target
+                .id
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty())
+                .map(str::to_string),
             project,
             location: text(&spec["location"]).or_else(|| text(&spec["region"])),
             machine_type: text(&spec["machine_type"]),
@@ -748,7 +757,8 @@ pub const ROWS: &[Row] = &[
         say: |f| {
             format!(
                 "something still uses the network, named in the message: often a firewall rule or load balancer that GKE or Kubernetes created (`k8s-fw-…`, `k8s-…-node-hc`) and left behind; list them with `gcloud compute firewall-rules list --filter=network:{} --project {}`, delete them, then run destroy again",
-                f.subject.name, f.project
+                f.subject.cloud_name.as_deref().unwrap_or(&f.subject.name),
+                f.project
             )
         },
     },
@@ -1408,13 +1418,20 @@ mod tests {
                 &[],
             ),
             // Still in use.
+            // The gcloud filter names the network as the cloud knows it (`a3mega-gpunet-1`),
+            // not by its blueprint address (`gpu-1`), which would list nothing.
             (
-                of(Kind::Network, "a3mega-net"),
+                Subject::of(&target(
+                    Kind::Network,
+                    "gpu-1",
+                    "projects/p/global/networks/a3mega-gpunet-1",
+                    json!({"name": "a3mega-gpunet-1"}),
+                )),
                 in_use(
-                    "The network resource 'projects/p/global/networks/a3mega-net' is already being used by 'projects/p/global/firewalls/k8s-fw-x'",
+                    "The network resource 'projects/p/global/networks/a3mega-gpunet-1' is already being used by 'projects/p/global/firewalls/k8s-fw-x'",
                 ),
-                &["k8s-fw", "network:a3mega-net", "destroy"],
-                &[],
+                &["k8s-fw", "--filter=network:a3mega-gpunet-1 ", "destroy"],
+                &["network:gpu-1"],
             ),
             (
                 of(Kind::Subnetwork, "primary"),
