@@ -447,15 +447,8 @@ fn resize_done(log: &[Value], set_size: usize) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_raised_quota_follows_the_resize_and_a_lowered_one_goes_first() {
-    let cx = TestContext::new().await;
-    let two = a3_high_nodes(&cx, 2);
-    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
-    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
-    let quota = || async {
-        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
-        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
-    };
-    assert_eq!(quota().await, 16);
+    let (cx, two, kubectl) = applied_with_two_nodes().await;
+    assert_eq!(gpu_quota(&kubectl).await, 16);
 
     // 2 → 4 nodes: the quota is written once the resize operation reads DONE.
     let start = common::request_log(&cx).await.len();
@@ -470,7 +463,7 @@ async fn a_raised_quota_follows_the_resize_and_a_lowered_one_goes_first() {
         "the quota is raised after the resize is DONE: {:?}",
         &log[set_size..=writes[0]]
     );
-    assert_eq!(quota().await, 32);
+    assert_eq!(gpu_quota(&kubectl).await, 32);
 
     // 4 → 2 nodes: the quota is lowered before the resize starts.
     let start = log.len();
@@ -480,7 +473,7 @@ async fn a_raised_quota_follows_the_resize_and_a_lowered_one_goes_first() {
     let writes = queue_writes(&log, start);
     assert_eq!(writes.len(), 1, "one ClusterQueue write");
     assert!(writes[0] < set_size, "the quota is lowered first");
-    assert_eq!(quota().await, 16);
+    assert_eq!(gpu_quota(&kubectl).await, 16);
     cx.run(&["plan", &two, "--detailed-exitcode"])
         .await
         .expect(0);
@@ -488,14 +481,7 @@ async fn a_raised_quota_follows_the_resize_and_a_lowered_one_goes_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_converges() {
-    let cx = TestContext::new().await;
-    let two = a3_high_nodes(&cx, 2);
-    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
-    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
-    let quota = || async {
-        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
-        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
-    };
+    let (cx, two, kubectl) = applied_with_two_nodes().await;
 
     // The resize runs out of capacity: the quota is not raised.
     cx.sim.set_faults(FaultConfig {
@@ -519,7 +505,7 @@ async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_co
         Vec::<usize>::new(),
         "no ClusterQueue write"
     );
-    assert_eq!(quota().await, 16);
+    assert_eq!(gpu_quota(&kubectl).await, 16);
 
     // Capacity is back: the next apply resizes, then raises the quota.
     cx.sim.set_faults(FaultConfig::default());
@@ -530,7 +516,7 @@ async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_co
     assert_eq!(writes.len(), 1, "one ClusterQueue write");
     let set_size = position(&log, start, "POST", SET_SIZE).expect("the pool is resized again");
     assert!(writes[0] > resize_done(&log, set_size));
-    assert_eq!(quota().await, 32);
+    assert_eq!(gpu_quota(&kubectl).await, 32);
     cx.run(&["plan", &four, "--detailed-exitcode"])
         .await
         .expect(0);
@@ -538,14 +524,7 @@ async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_co
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
-    let cx = TestContext::new().await;
-    let two = a3_high_nodes(&cx, 2);
-    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
-    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
-    let quota = || async {
-        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
-        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
-    };
+    let (cx, two, kubectl) = applied_with_two_nodes().await;
     let four = a3_high_nodes(&cx, 4);
 
     // Excluding the pool leaves its quota alone: no ClusterQueue write.
@@ -562,7 +541,7 @@ async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
     let log = common::request_log(&cx).await;
     assert_eq!(position(&log, start, "POST", SET_SIZE), None);
     assert_eq!(queue_writes(&log, start), Vec::<usize>::new());
-    assert_eq!(quota().await, 16);
+    assert_eq!(gpu_quota(&kubectl).await, 16);
 
     // Excluding the queue while the pool grows is refused, naming both.
     let refused = cx
@@ -593,7 +572,7 @@ async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
     let writes = queue_writes(&log, start);
     assert_eq!(writes.len(), 1);
     assert!(writes[0] > resize_done(&log, set_size));
-    assert_eq!(quota().await, 32);
+    assert_eq!(gpu_quota(&kubectl).await, 32);
     cx.run(&["plan", &four, "--detailed-exitcode"])
         .await
         .expect(0);
@@ -601,14 +580,7 @@ async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroying_a_pool_lowers_its_quota_first_and_recreating_it_raises_it_after() {
-    let cx = TestContext::new().await;
-    let two = a3_high_nodes(&cx, 2);
-    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
-    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
-    let quota = || async {
-        let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
-        queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
-    };
+    let (cx, two, kubectl) = applied_with_two_nodes().await;
 
     let start = common::request_log(&cx).await.len();
     let run = cx
@@ -635,7 +607,7 @@ async fn destroying_a_pool_lowers_its_quota_first_and_recreating_it_raises_it_af
         "{}",
         run.stdout
     );
-    assert_eq!(quota().await, 0);
+    assert_eq!(gpu_quota(&kubectl).await, 0);
 
     // Created again: the quota is raised once the pool exists.
     let start = log.len();
@@ -645,8 +617,23 @@ async fn destroying_a_pool_lowers_its_quota_first_and_recreating_it_raises_it_af
     let writes = queue_writes(&log, start);
     assert_eq!(writes.len(), 1);
     assert!(writes[0] > resize_done(&log, create));
-    assert_eq!(quota().await, 16);
+    assert_eq!(gpu_quota(&kubectl).await, 16);
     cx.run(&["plan", &two, "--detailed-exitcode"])
         .await
         .expect(0);
+}
+
+/// The A3 High blueprint applied with 2 GPU nodes, and kubectl on its cluster.
+async fn applied_with_two_nodes() -> (TestContext, String, Kubectl) {
+    let cx = TestContext::new().await;
+    let two = a3_high_nodes(&cx, 2);
+    cx.run(&["apply", &two, "--auto-approve"]).await.expect(0);
+    let kubectl = Kubectl::for_cluster(&cx, "a3high").await;
+    (cx, two, kubectl)
+}
+
+/// The ClusterQueue's `nvidia.com/gpu` nominal quota, as the cluster holds it.
+async fn gpu_quota(kubectl: &Kubectl) -> serde_json::Value {
+    let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+    queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
 }

@@ -21,17 +21,16 @@
 //! view of the pool would never show.
 
 use super::regions::stable_id;
-use super::{check_zone, link, list_body, no_results, not_found};
+use super::{check_zone, link, list_body, not_found};
 use crate::container::instance_groups::{self, GroupManager};
 use crate::error::{GcpError, GcpResult};
-use crate::geo;
 use crate::http::{self, Query};
 use crate::server::Shared;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 const SEGMENT: &str = "instanceGroupManagers";
@@ -128,20 +127,6 @@ fn render_group(m: &GroupManager) -> Value {
     body
 }
 
-fn list_page(
-    kind: &str,
-    collection: &str,
-    items: Vec<(String, Value)>,
-    query: &Query,
-) -> GcpResult<Response> {
-    let (page, next) = super::page(items, query)?;
-    let mut body = list_body(kind, collection, page);
-    if let Some(next) = next {
-        body["nextPageToken"] = json!(next);
-    }
-    Ok(http::json(body))
-}
-
 async fn get_one(
     State(shared): State<Arc<Shared>>,
     Path((project, zone, name)): Path<(String, String, String)>,
@@ -187,7 +172,7 @@ fn listed(
             .map(|m| (m.name.clone(), render(m)))
             .collect()
     });
-    list_page(
+    super::zonal_list(
         kind,
         &format!("projects/{project}/zones/{zone}/{segment}"),
         items,
@@ -196,31 +181,19 @@ fn listed(
 }
 
 async fn aggregated(State(shared): State<Arc<Shared>>, Path(project): Path<String>) -> Response {
-    let mut items = Map::new();
     shared.read_world(|world, _| {
-        for (_, zones) in geo::REGIONS {
-            for zone in *zones {
-                let scope = format!("zones/{zone}");
-                let found: Vec<Value> = instance_groups::in_zone(world, &project, zone)
+        super::aggregated(
+            "compute#instanceGroupManagerAggregatedList",
+            SEGMENT,
+            &project,
+            |zone| {
+                instance_groups::in_zone(world, &project, zone)
                     .iter()
-                    .map(render)
-                    .collect();
-                let entry = if found.is_empty() {
-                    no_results(&scope)
-                } else {
-                    json!({ SEGMENT: found })
-                };
-                items.insert(scope, entry);
-            }
-        }
-    });
-    let collection = format!("projects/{project}/aggregated/{SEGMENT}");
-    http::json(json!({
-        "kind": "compute#instanceGroupManagerAggregatedList",
-        "id": collection,
-        "items": items,
-        "selfLink": link(&collection),
-    }))
+                    .map(|m| (m.name.clone(), render(m)))
+                    .collect()
+            },
+        )
+    })
 }
 
 async fn get_group(

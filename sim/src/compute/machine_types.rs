@@ -19,7 +19,7 @@
 //! count the type's machine types attach (8).
 
 use super::regions::stable_id;
-use super::{check_zone, link, list_body, no_results, not_found};
+use super::{check_zone, link, not_found};
 use crate::error::GcpResult;
 use crate::geo;
 use crate::http::{self, Query};
@@ -28,7 +28,7 @@ use axum::Router;
 use axum::extract::Path;
 use axum::response::Response;
 use axum::routing::get;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 pub fn router() -> Router<Arc<Shared>> {
@@ -154,51 +154,6 @@ fn accelerator_types_in(project: &str, zone: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// A zonal list response of one page.
-fn zonal_list(
-    kind: &str,
-    collection: &str,
-    items: Vec<(String, Value)>,
-    query: &Query,
-) -> GcpResult<Response> {
-    let (page, next) = super::page(items, query)?;
-    let mut body = list_body(kind, collection, page);
-    if let Some(next) = next {
-        body["nextPageToken"] = json!(next);
-    }
-    Ok(http::json(body))
-}
-
-/// An aggregated list: every simulated zone, those without items with Compute's
-/// `NO_RESULTS_ON_PAGE` warning.
-fn aggregated(
-    kind: &str,
-    segment: &str,
-    project: &str,
-    items_in: impl Fn(&str) -> Vec<(String, Value)>,
-) -> Response {
-    let mut items = Map::new();
-    for (_, zones) in geo::REGIONS {
-        for zone in *zones {
-            let scope = format!("zones/{zone}");
-            let found: Vec<Value> = items_in(zone).into_iter().map(|(_, v)| v).collect();
-            let entry = if found.is_empty() {
-                no_results(&scope)
-            } else {
-                json!({ segment: found })
-            };
-            items.insert(scope, entry);
-        }
-    }
-    let collection = format!("projects/{project}/aggregated/{segment}");
-    http::json(json!({
-        "kind": kind,
-        "id": collection,
-        "items": items,
-        "selfLink": link(&collection),
-    }))
-}
-
 async fn get_machine_type(
     Path((project, zone, name)): Path<(String, String, String)>,
 ) -> GcpResult<Response> {
@@ -217,7 +172,7 @@ async fn list_machine_types(
     query: Query,
 ) -> GcpResult<Response> {
     check_zone(&zone)?;
-    zonal_list(
+    super::zonal_list(
         "compute#machineTypeList",
         &format!("projects/{project}/zones/{zone}/machineTypes"),
         machine_types_in(&project, &zone),
@@ -226,7 +181,7 @@ async fn list_machine_types(
 }
 
 async fn aggregated_machine_types(Path(project): Path<String>) -> Response {
-    aggregated(
+    super::aggregated(
         "compute#machineTypeAggregatedList",
         "machineTypes",
         &project,
@@ -252,7 +207,7 @@ async fn list_accelerator_types(
     query: Query,
 ) -> GcpResult<Response> {
     check_zone(&zone)?;
-    zonal_list(
+    super::zonal_list(
         "compute#acceleratorTypeList",
         &format!("projects/{project}/zones/{zone}/acceleratorTypes"),
         accelerator_types_in(&project, &zone),
@@ -261,7 +216,7 @@ async fn list_accelerator_types(
 }
 
 async fn aggregated_accelerator_types(Path(project): Path<String>) -> Response {
-    aggregated(
+    super::aggregated(
         "compute#acceleratorTypeAggregatedList",
         "acceleratorTypes",
         &project,

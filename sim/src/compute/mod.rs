@@ -728,3 +728,48 @@ mod tests {
         assert_ne!(fingerprint(&a), fingerprint(&b));
     }
 }
+
+/// A zonal list response of one page of a computed (read-only) collection ([`page`]).
+pub fn zonal_list(
+    kind: &str,
+    collection: &str,
+    items: Vec<(String, Value)>,
+    query: &crate::http::Query,
+) -> GcpResult<axum::response::Response> {
+    let (page, next) = page(items, query)?;
+    let mut body = list_body(kind, collection, page);
+    if let Some(next) = next {
+        body["nextPageToken"] = json!(next);
+    }
+    Ok(crate::http::json(body))
+}
+
+/// An aggregated list of a computed zonal collection: every simulated zone, those without items with Compute's
+/// `NO_RESULTS_ON_PAGE` warning.
+pub fn aggregated(
+    kind: &str,
+    segment: &str,
+    project: &str,
+    items_in: impl Fn(&str) -> Vec<(String, Value)>,
+) -> axum::response::Response {
+    let mut items = Map::new();
+    for (_, zones) in crate::geo::REGIONS {
+        for zone in *zones {
+            let scope = format!("zones/{zone}");
+            let found: Vec<Value> = items_in(zone).into_iter().map(|(_, v)| v).collect();
+            let entry = if found.is_empty() {
+                no_results(&scope)
+            } else {
+                json!({ segment: found })
+            };
+            items.insert(scope, entry);
+        }
+    }
+    let collection = format!("projects/{project}/aggregated/{segment}");
+    crate::http::json(json!({
+        "kind": kind,
+        "id": collection,
+        "items": items,
+        "selfLink": link(&collection),
+    }))
+}
