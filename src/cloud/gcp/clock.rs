@@ -85,8 +85,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_simulator_that_does_not_answer_is_an_error_not_the_machines_clock() {
-        // Nothing listens on port 9 of the loopback address (discard, never served here).
-        let clock = Clock::new(Some("http://127.0.0.1:9/_sim/clock".into()));
+        // A port that was just free and is closed again: nothing answers there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let clock = Clock::new(Some(format!("http://127.0.0.1:{port}/_sim/clock")));
         let err = clock.now().await.unwrap_err();
         assert_eq!(err.class, ErrorClass::Transient);
         assert!(
