@@ -481,7 +481,7 @@ async fn a_raised_quota_follows_the_resize_and_a_lowered_one_goes_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_converges() {
-    let (cx, two, kubectl) = applied_with_two_nodes().await;
+    let (cx, _two, kubectl) = applied_with_two_nodes().await;
 
     // The resize runs out of capacity: the quota is not raised.
     cx.sim.set_faults(FaultConfig {
@@ -524,7 +524,7 @@ async fn a_failed_scale_up_leaves_the_quota_at_what_exists_and_the_next_apply_co
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targeting_keeps_a_pool_and_the_quota_that_follows_it_together() {
-    let (cx, two, kubectl) = applied_with_two_nodes().await;
+    let (cx, _two, kubectl) = applied_with_two_nodes().await;
     let four = a3_high_nodes(&cx, 4);
 
     // Excluding the pool leaves its quota alone: no ClusterQueue write.
