@@ -103,7 +103,9 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
         }),
         // The controller's pods run on the system pool (the GPU pools are tainted): without it
         // the wait for the controller could never end, so it waits for that pool, and a failed
-        // system pool skips Kueue with the reason instead.
+        // system pool skips Kueue with the reason instead. It needs the pool's nodes, not its
+        // identity: replacing the system pool replaces nothing of Kueue
+        // (`crate::plan::planner::identity_dependency`).
         dependencies: vec![
             addr::cluster(),
             Addr::new(Kind::NodePool, bp.system_pool.name.clone()),

@@ -11,8 +11,11 @@
 //!
 //! A resource in state that the blueprint no longer wants (or every resource, for destroy) is
 //! deleted. A replacement then spreads to everything that depends on the replaced resource, since
-//! those objects cannot outlive it. Finally `prevent_destroy` is enforced: a plan that would
-//! delete or replace a protected resource is an error.
+//! those objects cannot outlive it, except where the dependency is on capacity rather than
+//! identity ([`identity_dependency`]: a Kubernetes object waits for a node pool only to have a
+//! node to run on, so replacing the system pool replaces no object in the cluster). Finally
+//! `prevent_destroy` is enforced: a plan that would delete or replace a protected resource is an
+//! error.
 
 use super::{Action, Change, Drift, FieldDiff, PLAN_FORMAT, Plan};
 use crate::resource::spec::{self, Field};
@@ -409,8 +412,22 @@ fn field_diffs(fields: &[Field], from: &Value, to: &Value, desired_side: bool) -
     out
 }
 
-/// A replaced resource takes everything that depends on it along: dependents that would only be
-/// updated or left alone are replaced too.
+/// Whether `dependent` depends on `dependency`'s identity (and so cannot outlive it), rather than
+/// only on there being some capacity to run on.
+///
+/// A Kubernetes object inside a cluster lives in the cluster's API server (etcd), not on a node:
+/// deleting a node pool evicts its pods, which their controllers re-create on the nodes that
+/// remain, while the objects themselves — Kueue's CRDs, its queues and every Workload they
+/// hold — stay (<https://kubernetes.io/docs/concepts/architecture/nodes/#node-shutdown>,
+/// <https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#deleting_a_node_pool>: "the
+/// workloads running on the nodes are rescheduled"). The Kueue release waits for the system pool
+/// only so that its controller has a node; a new system pool serves as well as the old one.
+pub fn identity_dependency(dependent: &Addr, dependency: &Addr) -> bool {
+    !(dependent.kind == Kind::Kubernetes && dependency.kind == Kind::NodePool)
+}
+
+/// A replaced resource takes everything that depends on its identity along: dependents that
+/// would only be updated or left alone are replaced too.
 fn cascade_replacements(changes: &mut [Change], state: &State) {
     loop {
         let replaced: Vec<Addr> = changes
@@ -428,9 +445,10 @@ fn cascade_replacements(changes: &mut [Change], state: &State) {
                 .get(&change.addr)
                 .map(|r| r.dependencies.as_slice())
                 .unwrap_or(&[]);
-            let cause = replaced
-                .iter()
-                .find(|r| change.dependencies.contains(r) || recorded.contains(r));
+            let cause = replaced.iter().find(|r| {
+                (change.dependencies.contains(r) || recorded.contains(r))
+                    && identity_dependency(&change.addr, r)
+            });
             if let Some(cause) = cause {
                 change.action = Action::Replace;
                 change.reason = Some(format!("`{cause}` is replaced"));
@@ -560,6 +578,38 @@ mod tests {
         let change = p.change(&pool.addr).unwrap();
         assert_eq!(change.action, Action::Replace);
         assert_eq!(change.reason.as_deref(), Some("`cluster.main` is replaced"));
+    }
+
+    #[test]
+    fn a_replaced_node_pool_replaces_no_kubernetes_object_that_waits_for_it() {
+        let (cluster, pool) = cluster_and_pool(4, "n2-standard-8");
+        let release = desired(
+            Kind::Kubernetes,
+            "release/-/kueue",
+            json!({"version": "v0.17.1"}),
+            &[cluster.addr.clone(), pool.addr.clone()],
+        );
+        let queue = desired(
+            Kind::Kubernetes,
+            "clusterqueue/-/a3-queue",
+            json!({"quota": 256}),
+            &[release.addr.clone()],
+        );
+        let mut state = State::new("bp", "l".into());
+        for d in [&cluster, &pool, &release, &queue] {
+            record(&mut state, d);
+        }
+        let (_, bigger) = cluster_and_pool(4, "n2-standard-16");
+        let p = plan(
+            &[cluster, bigger.clone(), release.clone(), queue.clone()],
+            &state,
+            &Refreshed::new(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(p.change(&bigger.addr).unwrap().action, Action::Replace);
+        assert_eq!(p.change(&release.addr).unwrap().action, Action::NoOp);
+        assert_eq!(p.change(&queue.addr).unwrap().action, Action::NoOp);
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod snapshots;
 mod software;
 mod state;
 mod state_commands;
+mod system_pool;
 mod targeting;
 mod upgrades;
 mod validate;
