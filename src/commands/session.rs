@@ -651,7 +651,7 @@ impl Connection {
             },
             None => GcpConfig {
                 project: blueprint.project.clone(),
-                endpoints: Endpoints::from_env(),
+                endpoints: Endpoints::from_env().map_err(partial_endpoints)?,
                 credentials: CredentialsMode::from_env(),
                 poll: Duration::from_millis(poll_ms().unwrap_or(2000)),
             },
@@ -1032,4 +1032,21 @@ mod day_two_tests {
         assert_eq!(spec["name"], "x");
         assert!(undeclared_defaults(&bp, &Addr::new(Kind::Network, "primary")).is_empty());
     }
+}
+
+/// The failure of a partial set of `A3CTL_*_ENDPOINT` variables, before any call.
+fn partial_endpoints(partial: crate::cloud::gcp::PartialEndpoints) -> Failure {
+    let google = partial
+        .unset
+        .iter()
+        .map(|(k, url)| format!("{k}={url}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Failure::new("Some Google API endpoints are overridden and others are not")
+        .cause(partial.to_string())
+        .hint(format!(
+            "set all nine A3CTL_*_ENDPOINT variables or none (`a3ctl --sandbox` points every one at \
+             the built-in simulator); to send the others to Google on purpose, set them to \
+             Google's endpoints: {google}"
+        ))
 }

@@ -100,11 +100,93 @@ pub struct Endpoints {
     pub clock: Option<String>,
 }
 
+/// The Google APIs a3ctl calls: (environment variable, Google's endpoint). Either all of them
+/// are overridden or none ([`Endpoints::from_env`]).
+pub const API_ENDPOINTS: [(&str, &str); 9] = [
+    (env::COMPUTE_ENDPOINT, "https://compute.googleapis.com"),
+    (env::CONTAINER_ENDPOINT, "https://container.googleapis.com"),
+    (env::FILESTORE_ENDPOINT, "https://file.googleapis.com"),
+    (
+        env::ARTIFACTREGISTRY_ENDPOINT,
+        "https://artifactregistry.googleapis.com",
+    ),
+    (env::STORAGE_ENDPOINT, "https://storage.googleapis.com"),
+    (
+        env::SERVICEUSAGE_ENDPOINT,
+        "https://serviceusage.googleapis.com",
+    ),
+    (
+        env::CLOUDQUOTAS_ENDPOINT,
+        "https://cloudquotas.googleapis.com",
+    ),
+    (env::IAM_ENDPOINT, "https://iam.googleapis.com"),
+    (
+        env::RESOURCEMANAGER_ENDPOINT,
+        "https://cloudresourcemanager.googleapis.com",
+    ),
+];
+
+/// Some API endpoints are overridden and others are not: the others would silently go to Google
+/// (a simulator's world and a real project mixed in one apply).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialEndpoints {
+    /// (variable, value) of those set.
+    pub set: Vec<(&'static str, String)>,
+    /// (variable, Google's endpoint) of those not set.
+    pub unset: Vec<(&'static str, &'static str)>,
+}
+
+impl std::fmt::Display for PartialEndpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} of the {} API endpoint variables are set ({}); the other {} would go to Google: {}",
+            self.set.len(),
+            API_ENDPOINTS.len(),
+            self.set
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.unset.len(),
+            self.unset
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
 impl Endpoints {
-    /// Endpoints from the `A3CTL_*_ENDPOINT` environment variables.
-    pub fn from_env() -> Endpoints {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        Endpoints {
+    /// Endpoints from the `A3CTL_*_ENDPOINT` environment variables: all nine API endpoints or
+    /// none (an API left out would silently reach Google; to send one there on purpose, set it to
+    /// Google's endpoint, [`API_ENDPOINTS`]). `A3CTL_GITHUB_ENDPOINT` and `A3CTL_CLOCK_ENDPOINT`
+    /// are optional either way.
+    pub fn from_env() -> Result<Endpoints, PartialEndpoints> {
+        Endpoints::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// [`Endpoints::from_env`] over any source of variables.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Endpoints, PartialEndpoints> {
+        let var = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let (set, unset): (Vec<_>, Vec<_>) = API_ENDPOINTS
+            .iter()
+            .map(|(k, google)| (*k, *google, var(k)))
+            .partition(|(_, _, v)| v.is_some());
+        if !set.is_empty() && !unset.is_empty() {
+            return Err(PartialEndpoints {
+                set: set
+                    .into_iter()
+                    .map(|(k, _, v)| (k, v.unwrap_or_default()))
+                    .collect(),
+                unset: unset
+                    .into_iter()
+                    .map(|(k, google, _)| (k, google))
+                    .collect(),
+            });
+        }
+        Ok(Endpoints {
             compute: var(env::COMPUTE_ENDPOINT),
             container: var(env::CONTAINER_ENDPOINT),
             filestore: var(env::FILESTORE_ENDPOINT),
@@ -116,7 +198,7 @@ impl Endpoints {
             resourcemanager: var(env::RESOURCEMANAGER_ENDPOINT),
             github: var(env::GITHUB_ENDPOINT),
             clock: var(env::CLOCK_ENDPOINT),
-        }
+        })
     }
 
     /// Every API at one simulator base URL, with the simulator's path prefixes.
@@ -509,6 +591,42 @@ pub fn classify_gax(error: &google_cloud_gax::error::Error) -> CloudError {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn endpoints_are_all_overridden_or_none() {
+        use std::collections::HashMap;
+        let from = |vars: &[(&str, &str)]| {
+            let map: HashMap<String, String> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Endpoints::from_vars(|k| map.get(k).cloned())
+        };
+        assert_eq!(from(&[]), Ok(Endpoints::default()));
+        // The optional two alone are fine.
+        let github = from(&[(env::GITHUB_ENDPOINT, "http://mirror")]).unwrap();
+        assert_eq!(github.github.as_deref(), Some("http://mirror"));
+        let all: Vec<(&str, &str)> = API_ENDPOINTS
+            .iter()
+            .map(|(k, _)| (*k, "http://sim"))
+            .collect();
+        assert_eq!(from(&all).unwrap().iam.as_deref(), Some("http://sim"));
+        // A blank value counts as unset.
+        let mut blank = all.clone();
+        blank[7].1 = " ";
+        let partial = from(&blank).unwrap_err();
+        assert_eq!(partial.set.len(), 8);
+        assert_eq!(
+            partial.unset,
+            vec![(env::IAM_ENDPOINT, "https://iam.googleapis.com")]
+        );
+        assert!(
+            partial.to_string().starts_with(
+                "8 of the 9 API endpoint variables are set (A3CTL_COMPUTE_ENDPOINT=http://sim,"
+            ),
+            "{partial}"
+        );
+    }
     use super::*;
     use crate::cloud::owned;
     use crate::resource::mark;
