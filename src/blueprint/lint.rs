@@ -14,6 +14,11 @@
 //! - An on-demand pool of a family Google does not sell on demand (A3 Ultra, A4:
 //!   [`super::families::FamilySpec::on_demand`]): the create would wait on capacity that is not
 //!   offered. A warning, not an error: a project may have an arrangement a3ctl cannot see.
+//! - Outside the sandbox, an authorized network inside one of the IPv4 documentation ranges of
+//!   RFC 5737 (`192.0.2.0/24`, `198.51.100.0/24`, `203.0.113.0/24`, "TEST-NET-1..3", never routed
+//!   on the internet: <https://www.rfc-editor.org/rfc/rfc5737>): examples, the shipped blueprints
+//!   included, use them, and a real apply would build the cluster and then be unable to reach its
+//!   control plane from anywhere. The sandbox has no network, so there they are fine.
 
 use super::decode::Table;
 use super::error::{Finding, Findings, LineCursor, Problem, Source};
@@ -21,8 +26,21 @@ use super::schema;
 use std::sync::Arc;
 use toml::de::DeTable;
 
-/// The warnings of blueprint `text` (none when it does not parse: its errors come first).
-pub fn warnings(text: &str, path_for_messages: &str) -> Vec<Problem> {
+/// The IPv4 documentation ranges (RFC 5737 section 3).
+pub const DOCUMENTATION_RANGES: [&str; 3] = ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"];
+
+/// The documentation range `cidr` lies in, if any.
+fn documentation_range(cidr: &str) -> Option<&'static str> {
+    let net = super::cidr::parse(cidr.trim()).ok()?;
+    DOCUMENTATION_RANGES.into_iter().find(|range| {
+        let range: ipnet::Ipv4Net = range.parse().expect("a valid range");
+        range.contains(&net)
+    })
+}
+
+/// The warnings of blueprint `text` (none when it does not parse: its errors come first);
+/// `sandbox` when it is run against the built-in simulator.
+pub fn warnings(text: &str, path_for_messages: &str, sandbox: bool) -> Vec<Problem> {
     let (document, syntax_errors) = DeTable::parse_recoverable(text);
     if !syntax_errors.is_empty() {
         return vec![];
@@ -46,6 +64,23 @@ pub fn warnings(text: &str, path_for_messages: &str) -> Vec<Problem> {
                     "every address",
                 )
                 .help(open_help()),
+            );
+        }
+    }
+    for network in cluster.authorized_networks.iter().filter(|_| !sandbox) {
+        if let Some(cidr) = &network.cidr
+            && let Some(range) = documentation_range(cidr.as_str())
+        {
+            found.push(
+                Finding::new(
+                    cidr.span.clone(),
+                    format!(
+                        "`{}` is in the documentation range {range} (RFC 5737), which no real address is in: the cluster would be built, then kubectl and a3ctl could not reach its control plane",
+                        cidr.as_str()
+                    ),
+                    "an example range",
+                )
+                .help("replace it with the ranges that run kubectl and a3ctl (office, VPN or CI egress; `curl -s https://checkip.amazonaws.com` prints your current address), or keep it only with --sandbox"),
             );
         }
     }
@@ -132,7 +167,7 @@ pub fn warnings(text: &str, path_for_messages: &str) -> Vec<Problem> {
 }
 
 fn open_help() -> &'static str {
-    "name the ranges that run kubectl and a3ctl (office, VPN or CI egress), e.g. `authorized_networks = [{ cidr = \"203.0.113.0/24\", name = \"office\" }]`; `curl -s https://checkip.amazonaws.com` prints your current address"
+    "name the ranges that run kubectl and a3ctl (office, VPN or CI egress), e.g. `authorized_networks = [{ cidr = \"<your egress address>/32\", name = \"office\" }]`; `curl -s https://checkip.amazonaws.com` prints your current address"
 }
 
 #[cfg(test)]
@@ -148,7 +183,7 @@ mod tests {
     fn an_open_control_plane_is_a_warning_at_its_cidr() {
         let text =
             with_cluster(r#"authorized_networks = [{ cidr = "0.0.0.0/0", name = "anywhere" }]"#);
-        let found = warnings(&text, "a3.toml");
+        let found = warnings(&text, "a3.toml", false);
         let open: Vec<_> = found
             .iter()
             .filter(|w| w.message.contains("every address"))
@@ -168,12 +203,37 @@ mod tests {
     #[test]
     fn named_ranges_and_protection_left_on_are_not_warned_about() {
         let text =
-            with_cluster(r#"authorized_networks = [{ cidr = "203.0.113.0/24", name = "office" }]"#);
+            with_cluster(r#"authorized_networks = [{ cidr = "34.120.10.0/24", name = "office" }]"#);
         assert!(
-            warnings(&text, "a3.toml").is_empty(),
+            warnings(&text, "a3.toml", false).is_empty(),
             "{:#?}",
-            warnings(&text, "a3.toml")
+            warnings(&text, "a3.toml", false)
         );
+    }
+
+    #[test]
+    fn a_documentation_range_is_a_warning_outside_the_sandbox_only() {
+        for cidr in ["192.0.2.0/24", "198.51.100.16/28", "203.0.113.7/32"] {
+            let text = with_cluster(&format!(
+                r#"authorized_networks = [{{ cidr = "{cidr}", name = "office" }}]"#
+            ));
+            let found = warnings(&text, "a3.toml", false);
+            assert_eq!(found.len(), 1, "{cidr}: {found:#?}");
+            assert!(
+                found[0].message.contains("RFC 5737"),
+                "{}",
+                found[0].message
+            );
+            assert_eq!(&text[found[0].span()], format!("\"{cidr}\""));
+            assert!(warnings(&text, "a3.toml", true).is_empty(), "{cidr}");
+        }
+        // A range that merely contains one, or sits next to one, is someone's real range.
+        for cidr in ["192.0.0.0/16", "198.51.101.0/24"] {
+            let text = with_cluster(&format!(
+                r#"authorized_networks = [{{ cidr = "{cidr}", name = "office" }}]"#
+            ));
+            assert!(warnings(&text, "a3.toml", false).is_empty(), "{cidr}");
+        }
     }
 
     #[test]
@@ -181,7 +241,7 @@ mod tests {
         let text = with_cluster(
             "authorized_networks = [{ cidr = \"10.0.0.0/8\" }]\ndeletion_protection = false",
         );
-        let found = warnings(&text, "a3.toml");
+        let found = warnings(&text, "a3.toml", false);
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(found[0].message.starts_with("Deletion protection is off"));
         assert_eq!(&text[found[0].span()], "false");
@@ -190,7 +250,7 @@ mod tests {
     #[test]
     fn no_authorized_networks_is_a_warning() {
         for text in [with_cluster("authorized_networks = []"), BASE.to_string()] {
-            let found = warnings(&text, "a3.toml");
+            let found = warnings(&text, "a3.toml", false);
             assert!(
                 found.iter().any(|w| w.message.contains("is empty")),
                 "{found:#?}"
@@ -200,7 +260,7 @@ mod tests {
 
     #[test]
     fn a_blueprint_that_does_not_parse_has_no_warnings() {
-        assert!(warnings("[cluster\nauthorized_networks = 1", "a3.toml").is_empty());
+        assert!(warnings("[cluster\nauthorized_networks = 1", "a3.toml", false).is_empty());
     }
 
     #[test]
@@ -211,13 +271,13 @@ mod tests {
             )
         };
         let text = pool("capacity = \"reservation\"\nreservation = \"res\"");
-        let found = warnings(&text, "a3.toml");
+        let found = warnings(&text, "a3.toml", false);
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(found[0].message.starts_with("A blue-green upgrade of a reservation pool needs the reservation to hold the pool twice"));
         assert_eq!((found[0].line, found[0].column), (13, 12));
         assert!(found[0].help.as_deref().unwrap().contains("max_surge = 0"));
         // On demand, GKE finds the new nodes elsewhere: no warning.
-        assert!(warnings(&pool(""), "a3.toml").is_empty());
+        assert!(warnings(&pool(""), "a3.toml", false).is_empty());
     }
 
     #[test]
@@ -229,7 +289,7 @@ mod tests {
         };
         for (machine, name) in [("a3-ultragpu-8g", "A3 Ultra"), ("a4-highgpu-8g", "A4")] {
             // Capacity unset (on demand by default): at the machine type.
-            let found = warnings(&text(machine, ""), "a3.toml");
+            let found = warnings(&text(machine, ""), "a3.toml", false);
             assert_eq!(found.len(), 1, "{found:#?}");
             assert!(
                 found[0]
@@ -250,7 +310,11 @@ mod tests {
                 assert!(help.contains(way), "{way} missing from {help}");
             }
             // Said on demand: at the capacity.
-            let found = warnings(&text(machine, "capacity = \"on-demand\"\n"), "a3.toml");
+            let found = warnings(
+                &text(machine, "capacity = \"on-demand\"\n"),
+                "a3.toml",
+                false,
+            );
             assert_eq!(found.len(), 1, "{found:#?}");
             assert_eq!((found[0].line, found[0].column), (10, 12));
             // Reserved or Spot: nothing to say.
@@ -258,11 +322,11 @@ mod tests {
                 "capacity = \"reservation\"\nreservation = \"r\"\n",
                 "capacity = \"spot\"\n",
             ] {
-                assert!(warnings(&text(machine, capacity), "a3.toml").is_empty());
+                assert!(warnings(&text(machine, capacity), "a3.toml", false).is_empty());
             }
         }
         // A3 High and A3 Mega are sold on demand.
-        assert!(warnings(&text("a3-highgpu-8g", ""), "a3.toml").is_empty());
-        assert!(warnings(&text("a3-megagpu-8g", ""), "a3.toml").is_empty());
+        assert!(warnings(&text("a3-highgpu-8g", ""), "a3.toml", false).is_empty());
+        assert!(warnings(&text("a3-megagpu-8g", ""), "a3.toml", false).is_empty());
     }
 }

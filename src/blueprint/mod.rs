@@ -75,8 +75,11 @@ pub fn load(path: &Path) -> Result<Blueprint, BlueprintError> {
     parse(&text, &path.display().to_string())
 }
 
-/// [`load`], with the blueprint's [`warnings`].
-pub fn load_with_warnings(path: &Path) -> Result<(Blueprint, Vec<Problem>), BlueprintError> {
+/// [`load`], with the blueprint's [`warnings`] (`sandbox`: for the built-in simulator).
+pub fn load_with_warnings(
+    path: &Path,
+    sandbox: bool,
+) -> Result<(Blueprint, Vec<Problem>), BlueprintError> {
     let text = crate::files::read_to_string(path, crate::files::BLUEPRINT).map_err(|source| {
         BlueprintError::Read {
             path: path.to_path_buf(),
@@ -85,7 +88,7 @@ pub fn load_with_warnings(path: &Path) -> Result<(Blueprint, Vec<Problem>), Blue
     })?;
     let name = path.display().to_string();
     let blueprint = parse(&text, &name)?;
-    Ok((blueprint, warnings(&text, &name)))
+    Ok((blueprint, warnings(&text, &name, sandbox)))
 }
 
 /// Validates blueprint `text`; `path_for_messages` names the file in diagnostics.

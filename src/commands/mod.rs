@@ -48,7 +48,9 @@ pub async fn run(cli: Cli) -> ExitStatus {
     tracing::debug!(command = ?cli.command, "a3ctl {}", env!("CARGO_PKG_VERSION"));
     let result = match cli.command {
         Command::Init(args) => init::run(&printer, *args),
-        Command::Validate { blueprint, json } => validate::run(&printer, &blueprint, json),
+        Command::Validate { blueprint, json } => {
+            validate::run(&printer, &blueprint, json, cli.global.sandbox)
+        }
         Command::Graph { blueprint, format } => graph::run(&printer, &blueprint, format),
         Command::Plan(args) => plan::run(&cli.global, printer, args).await,
         Command::Apply(args) => apply::run(&cli.global, printer, apply::Request::Apply(args)).await,

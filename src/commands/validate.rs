@@ -7,8 +7,13 @@ use crate::ui::diagnostics::Failure;
 use serde_json::{Value, json};
 use std::path::Path;
 
-pub fn run(printer: &Printer, path: &Path, as_json: bool) -> Result<ExitStatus, Failure> {
-    let loaded = blueprint::load_with_warnings(path);
+pub fn run(
+    printer: &Printer,
+    path: &Path,
+    as_json: bool,
+    sandbox: bool,
+) -> Result<ExitStatus, Failure> {
+    let loaded = blueprint::load_with_warnings(path, sandbox);
     if as_json {
         let (value, status) = match &loaded {
             Ok((blueprint, warnings)) => {

@@ -181,10 +181,10 @@ async fn the_sandbox_leaves_protection_off_unless_the_blueprint_asks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validate_warns_about_an_open_control_plane_and_still_succeeds() {
     let cx = TestContext::new().await;
-    let shipped = cx.run(&["validate", MEGA]).await.expect(0);
+    let shipped = cx.run(&["--sandbox", "validate", MEGA]).await.expect(0);
     assert!(
         !shipped.stderr.contains("⚠"),
-        "the shipped blueprint is warned about:\n{}",
+        "the shipped blueprint is warned about in the sandbox:\n{}",
         shipped.stderr
     );
 

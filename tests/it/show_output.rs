@@ -321,11 +321,26 @@ async fn validate_json_gives_diagnostics_and_the_summary() {
     );
     assert!(diagnostics[0]["line"].as_u64().is_some());
     let shipped = cx
-        .run(&["validate", "--json", "blueprints/a3-mega.toml"])
+        .run(&["--sandbox", "validate", "--json", "blueprints/a3-mega.toml"])
         .await
         .expect(0);
     let shipped: Value = serde_json::from_str(&shipped.stdout).unwrap();
     assert_eq!(shipped["diagnostics"], serde_json::json!([]));
+    // Outside the sandbox its example office range (RFC 5737) is the one warning.
+    let real = cx
+        .run(&["validate", "--json", "blueprints/a3-mega.toml"])
+        .await
+        .expect(0);
+    let real: Value = serde_json::from_str(&real.stdout).unwrap();
+    let diagnostics = real["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("RFC 5737"),
+        "{diagnostics:?}"
+    );
 
     cx.write(
         "bad.toml",

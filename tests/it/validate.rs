@@ -55,7 +55,11 @@ fn valid_blueprint_prints_a_summary_and_exits_zero() {
     );
     assert!(stdout.contains("9 VPCs (1 primary, 8 GPU)"), "{stdout}");
     assert!(stdout.contains("32 GPU nodes with 256 GPUs"), "{stdout}");
-    assert!(text(&output.stderr).is_empty());
+    // Its one warning: the example office range is a documentation range (RFC 5737), which a
+    // real apply could not reach the control plane from.
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.matches("⚠").count(), 1, "{stderr}");
+    assert!(stderr.contains("RFC 5737"), "{stderr}");
 }
 
 #[test]
@@ -336,5 +340,25 @@ fn gke_limits_nodes_per_multi_network_cluster() {
         ) && stderr.contains(&format!("[{}:20:9]", bad.path()))
             && stderr.contains("multi-networking"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_documentation_range_is_warned_about_outside_the_sandbox_only() {
+    // The shipped A3 High blueprint's example office range is 203.0.113.0/24 (RFC 5737).
+    let real = a3ctl(&["validate", "blueprints/a3-high.toml"]);
+    assert_eq!(real.status.code(), Some(0));
+    let stderr = text(&real.stderr);
+    assert!(
+        stderr.contains("`203.0.113.0/24` is in the documentation range 203.0.113.0/24 (RFC 5737)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a3-high.toml:"), "{stderr}");
+    let sandbox = a3ctl(&["--sandbox", "validate", "blueprints/a3-high.toml"]);
+    assert_eq!(sandbox.status.code(), Some(0));
+    assert!(
+        !text(&sandbox.stderr).contains("RFC 5737"),
+        "{}",
+        text(&sandbox.stderr)
     );
 }
