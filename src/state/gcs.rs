@@ -66,6 +66,13 @@ impl GcsLocation {
         format!("{}.lock", self.object)
     }
 
+    /// The prefix the object is under (`""` for none).
+    pub fn prefix(&self) -> &str {
+        self.object
+            .rsplit_once('/')
+            .map_or("", |(prefix, _)| prefix)
+    }
+
     /// `gs://bucket/object`.
     pub fn url(&self) -> String {
         format!("gs://{}/{}", self.bucket, self.object)

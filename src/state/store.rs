@@ -6,6 +6,12 @@
 //! or the new state in place, never a torn one. Saves are serialised by the caller (one writer).
 //!
 //! A state written by a newer a3ctl (higher `version`) is refused rather than misread.
+//!
+//! A file whose state `a3ctl state migrate` copied to Cloud Storage gets a marker beside it,
+//! `<path>.moved`, naming where it went; while the marker is there the file is refused
+//! ([`StoreError::Moved`]), so a run that still reads the local file (the blueprint's `[state]`
+//! not yet edited, `--state-bucket` forgotten) stops instead of working on a copy that no longer
+//! follows the real state.
 
 use super::{FORMAT_VERSION, State};
 use std::io::Write;
@@ -25,6 +31,14 @@ pub enum StoreError {
         "state file `{path}` was written by a newer a3ctl (format {found}, this build reads up to {FORMAT_VERSION})"
     )]
     TooNew { path: PathBuf, found: u32 },
+    #[error("the state in `{path}` was moved to `{to}` by `a3ctl state migrate`")]
+    Moved {
+        path: PathBuf,
+        /// `gs://bucket/prefix/name.a3state.json`.
+        to: String,
+        /// The marker file.
+        marker: PathBuf,
+    },
     #[error("cannot write state file `{path}`: {source}")]
     Write {
         path: PathBuf,
@@ -53,6 +67,10 @@ impl StoreError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
+            StoreError::Moved { to, marker, .. } => Some(format!(
+                "point the blueprint's [state] at it (`backend = \"gcs\"`, `bucket` and `prefix` of {to}) or pass `--state-bucket`; to use the local file again on purpose, delete `{}`",
+                marker.display()
+            )),
             StoreError::Parse { path, .. } if path.starts_with("gs:") => Some(format!(
                 "bucket versioning keeps earlier copies: list them with `gcloud storage ls -a {}`, and restore one with `a3ctl state push`",
                 path.display()
@@ -96,11 +114,46 @@ impl LocalStore {
         with_suffix(&self.path, ".backup")
     }
 
-    /// Reads the state; `Ok(None)` when there is none yet (no file at the path).
+    /// The marker a migration leaves beside the file.
+    pub fn moved_marker(&self) -> PathBuf {
+        with_suffix(&self.path, ".moved")
+    }
+
+    /// Marks the file as moved to `to` (a `gs://` URL), atomically.
+    pub fn mark_moved(&self, to: &str) -> Result<(), StoreError> {
+        let marker = self.moved_marker();
+        let err = |source| StoreError::Write {
+            path: marker.clone(),
+            source,
+        };
+        let tmp = with_suffix(&marker, &format!(".tmp-{}", std::process::id()));
+        {
+            let mut file = private_file(&tmp).map_err(err)?;
+            file.write_all(format!("{to}\n").as_bytes()).map_err(err)?;
+            file.sync_all().map_err(err)?;
+        }
+        std::fs::rename(&tmp, &marker).map_err(err)
+    }
+
+    /// Reads the state; `Ok(None)` when there is none yet (no file at the path), an error when a
+    /// migration marked it moved.
+    pub fn load(&self) -> Result<Option<State>, StoreError> {
+        let marker = self.moved_marker();
+        if let Ok(to) = std::fs::read_to_string(&marker) {
+            return Err(StoreError::Moved {
+                path: self.path.clone(),
+                to: to.trim().to_string(),
+                marker,
+            });
+        }
+        self.read()
+    }
+
+    /// Reads the state whether or not it was marked moved; `Ok(None)` when there is no file.
     ///
     /// Only a regular file of at most [`crate::files::STATE`]'s cap (64 MiB) is read: a FIFO or
     /// device at the path is refused at once instead of blocking or filling memory.
-    pub fn load(&self) -> Result<Option<State>, StoreError> {
+    pub fn read(&self) -> Result<Option<State>, StoreError> {
         let text = match crate::files::read(&self.path, crate::files::STATE) {
             Ok(t) => t,
             Err(e) if e.is_not_found() => return Ok(None),

@@ -458,3 +458,62 @@ async fn a_gcs_state_survives_rate_limits_and_dropped_answers_on_every_storage_c
         .await
         .expect(0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrating_with_the_flag_alone_marks_the_local_file_moved_and_names_the_state_lines() {
+    let cx = TestContext::new().await;
+    let bp = "blueprints/minimal.toml";
+    cx.run(&["apply", bp, "--auto-approve"]).await.expect(0);
+    cx.run(&["--state-bucket", BUCKET, "state", "create-bucket", bp])
+        .await
+        .expect(0);
+    let migrated = cx
+        .run(&["--state-bucket", BUCKET, "state", "migrate", bp])
+        .await
+        .expect(0);
+    // Not "no longer read": without the flag the blueprint still names the local file.
+    assert!(
+        !migrated.stderr.contains("no longer read"),
+        "{}",
+        migrated.stderr
+    );
+    assert!(
+        migrated.stderr.contains(&format!(
+            "[state]\nbackend = \"gcs\"\nbucket = \"{BUCKET}\"\nprefix = \"a3ctl/a3mini\""
+        )),
+        "{}",
+        migrated.stderr
+    );
+    assert!(
+        cx.path("state/a3mini.a3state.json.moved").exists(),
+        "the marker"
+    );
+    // A run without the flag stops instead of working on the stale copy.
+    let stale = cx.run(&["plan", bp]).await.expect(1);
+    assert!(
+        stale.stderr.contains(&format!(
+            "moved to `gs://{BUCKET}/{OBJECT}` by `a3ctl state migrate`"
+        )),
+        "{}",
+        stale.stderr
+    );
+    assert!(
+        stale.stderr.contains("point the blueprint's [state] at it"),
+        "{}",
+        stale.stderr
+    );
+    // With the flag, or with the lines added, it is the migrated state: nothing to do.
+    cx.run(&["--state-bucket", BUCKET, "plan", bp, "--detailed-exitcode"])
+        .await
+        .expect(0);
+    gcs_minimal(&cx, "");
+    cx.run(&["plan", GCS_BP, "--detailed-exitcode"])
+        .await
+        .expect(0);
+    // Running the migration again is a no-op, not a refusal.
+    let again = cx
+        .run(&["--state-bucket", BUCKET, "state", "migrate", bp])
+        .await
+        .expect(0);
+    assert!(again.stderr.contains("nothing to do"), "{}", again.stderr);
+}

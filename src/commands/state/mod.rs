@@ -231,7 +231,8 @@ async fn migrate(
         Path::new(dir).join(format!("{}.a3state.json", target.blueprint.name))
     });
     let local = LocalStore::new(&from);
-    let incoming = match local.load() {
+    // Read even when an earlier migration marked it moved: running it again is a no-op.
+    let incoming = match local.read() {
         Ok(Some(state)) => state,
         Ok(None) => {
             return Err(
@@ -270,10 +271,50 @@ async fn migrate(
         &format!("`{}`", from.display()),
         force,
     )?;
-    printer.info(&format!(
-        "The local file `{}` is no longer read: keep it as a backup, or delete it.",
-        from.display()
-    ));
+    moved(printer, &target, &local, blueprint)
+}
+
+/// After a migration: marks the local file moved, so no later run works on it by mistake, and
+/// says what keeps the blueprint on the new state.
+fn moved(
+    printer: &Printer,
+    target: &Target,
+    local: &LocalStore,
+    blueprint: &Path,
+) -> Result<(), Failure> {
+    let StateStore::Gcs(gcs) = target.store() else {
+        return Ok(());
+    };
+    let to = gcs.location().url();
+    local.mark_moved(&to).map_err(|e| {
+        Failure::new(format!(
+            "The state was copied to `{to}`, but the local file could not be marked moved"
+        ))
+        .cause(e.to_string())
+        .hint(format!(
+            "runs without `--state-bucket` may still use `{}`: delete it, or point the blueprint's [state] at the bucket",
+            local.path().display()
+        ))
+    })?;
+    let marker = local.moved_marker();
+    match &target.blueprint.state {
+        blueprint::StateBackend::Gcs { .. } => printer.info(&format!(
+            "The blueprint's [state] names `{to}`; the local file `{}` is no longer read (marked by `{}`): keep it as a backup, or delete both.",
+            local.path().display(),
+            marker.display()
+        )),
+        blueprint::StateBackend::Local { .. } => {
+            let (bucket, prefix) = (&gcs.location().bucket, gcs.location().prefix());
+            printer.info(&format!(
+                "The state is now in `{to}`, but `{}` still keeps it in `{}` ([state] is unset or local): \
+                 commands run without `--state-bucket {bucket}` would read that file, so it is marked moved \
+                 (`{}`) and refused until you add this to the blueprint:\n\n[state]\nbackend = \"gcs\"\nbucket = \"{bucket}\"\nprefix = \"{prefix}\"\n",
+                blueprint.display(),
+                local.path().display(),
+                marker.display()
+            ));
+        }
+    }
     Ok(())
 }
 
