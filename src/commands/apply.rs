@@ -2,7 +2,7 @@
 //! journaled, plan (or take a saved plan), confirm, record what the plan adopts, execute, report.
 //! `apply --refresh-only` is [`super::refresh_only`].
 
-use super::plan::{read_plan_file, sha256_file};
+use super::plan::{meaning_sha256, read_plan_file, sha256_file};
 use super::session::Session;
 use super::session::state_flags;
 use super::{ExitStatus, confirm};
@@ -102,12 +102,24 @@ pub async fn run(
                     ))
                 });
             }
-            if sha256_file(&file.blueprint_path)? != file.blueprint_sha256 {
+            let changed = match &file.blueprint_meaning_sha256 {
+                Some(meaning) => meaning_sha256(&file.blueprint_path)?.as_ref() != Some(meaning),
+                None => sha256_file(&file.blueprint_path)? != file.blueprint_sha256,
+            };
+            if changed {
                 return Err(Failure::new(format!(
                     "Blueprint `{}` changed since the plan was made",
                     file.blueprint_path.display()
                 ))
-                .hint("run `a3ctl plan` again"));
+                .cause("its settings differ from those the plan was made from (comments and layout do not count)")
+                .hint(format!(
+                    "make the plan again: `a3ctl plan {}{} --out {}`, then `a3ctl apply {}{}`",
+                    state_flags(global),
+                    file.blueprint_path.display(),
+                    target.display(),
+                    state_flags(global),
+                    target.display()
+                )));
             }
             file.blueprint_path.clone()
         }

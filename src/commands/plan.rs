@@ -33,6 +33,11 @@ pub struct PlanFile {
     pub blueprint_path: PathBuf,
     /// sha256 of the blueprint text.
     pub blueprint_sha256: String,
+    /// sha256 of the blueprint's meaning ([`meaning_sha256`]): what `apply` compares, so a
+    /// comment or a reformat does not invalidate the plan. Absent in files of older a3ctl
+    /// versions, which are compared by their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blueprint_meaning_sha256: Option<String>,
     pub sandbox: bool,
     /// Whether a state existed when the plan was made (a plan against no state carries an empty
     /// lineage and serial 0).
@@ -124,6 +129,7 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
             a3ctl_version: env!("CARGO_PKG_VERSION").to_string(),
             blueprint_path: args.blueprint.clone(),
             blueprint_sha256: sha256_file(&args.blueprint)?,
+            blueprint_meaning_sha256: meaning_sha256(&args.blueprint)?,
             sandbox: global.sandbox,
             state_existed: existed,
             plan: plan.clone(),
@@ -158,6 +164,43 @@ pub fn sha256_file(path: &Path) -> Result<String, Failure> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
+}
+
+/// Hex sha256 of what a blueprint means: its TOML parsed and written back canonically (tables'
+/// keys sorted, no comments, no layout), so two texts that differ only in comments, whitespace,
+/// key order, quoting or inline-versus-standard tables hash alike. `None` when it does not parse
+/// as TOML (the caller then has only the bytes to go by).
+pub fn meaning_sha256(path: &Path) -> Result<Option<String>, Failure> {
+    use sha2::{Digest, Sha256};
+    let bytes = files::read(path, files::BLUEPRINT).map_err(|e| Failure::file(&e))?;
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(None);
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(None);
+    };
+    let canonical = canonical(serde_json::to_value(table).unwrap_or_default());
+    Ok(Some(
+        Sha256::digest(canonical.to_string().as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    ))
+}
+
+/// `value` with every object's keys sorted.
+fn canonical(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> =
+                map.into_iter().map(|(k, v)| (k, canonical(v))).collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
 }
 
 /// Reads a plan file, if `path` is one (JSON with a `plan`), else `None` (it is then a

@@ -35,6 +35,7 @@ mod protection;
 mod rdma;
 mod sandbox_serve;
 mod sandbox_world;
+mod saved_plan;
 mod services;
 mod show_output;
 mod snapshots;
