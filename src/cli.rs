@@ -620,7 +620,9 @@ pub struct InitArgs {
     #[arg(long, help_heading = "Answers")]
     pub zone: Option<String>,
     /// Number of GPU nodes (8 GPUs each), a whole number from 1 to 1000.
-    #[arg(long, help_heading = "Answers")]
+    // A negative number is taken as the value (and refused by the wizard's check with its rule),
+    // not as an unknown flag with clap's tip to pass it after `--`, which would make it the PATH.
+    #[arg(long, help_heading = "Answers", allow_negative_numbers = true)]
     pub nodes: Option<String>,
     /// Where the GPU capacity comes from. Default: `on-demand`. `flex-start` is refused with the
     /// reason: GKE's flex-start pools autoscale from 0, which a3ctl's fixed-size pools do not.
@@ -635,7 +637,7 @@ pub struct InitArgs {
     #[arg(long, help_heading = "Answers")]
     pub reservation_block: Option<String>,
     /// Nodes of the CPU system pool. Default: 2.
-    #[arg(long, help_heading = "Answers")]
+    #[arg(long, help_heading = "Answers", allow_negative_numbers = true)]
     pub system_nodes: Option<String>,
     /// Filestore tier (`basic-hdd`, `basic-ssd`, `high-scale-ssd`, `zonal`, `regional`,
     /// `enterprise`), or `none`. Default: none.

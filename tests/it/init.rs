@@ -551,6 +551,24 @@ fn without_a_terminal_missing_flags_are_listed_and_nothing_is_written() {
         stderr.contains("--nodes 2000: `nodes` must be between 1 and 1000, found 2000"),
         "{stderr}"
     );
+    // A negative count is a value that breaks the rule, not an unknown flag (clap's tip to pass
+    // it after `--` would have made it the file name).
+    let stderr = home.init_fails(
+        "ci.toml",
+        &[&mega[..], &["--nodes", "-3", "--system-nodes", "-1"]].concat(),
+    );
+    assert!(
+        stderr.contains("--nodes -3: `nodes` must be between 1 and 1000, found -3"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--system-nodes -1: `nodes` must be between 1 and 1000, found -1"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("tip:"), "{stderr}");
+    // Without a name there is no default node account to check (it was `-nodes`, refused).
+    let stderr = home.init_fails("ci.toml", &["--region", "us-central1"]);
+    assert!(!stderr.contains("`-nodes`"), "{stderr}");
 
     let stderr = home.init_fails(
         "ci.toml",

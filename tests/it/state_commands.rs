@@ -403,3 +403,39 @@ async fn in_the_sandbox_a_gcs_state_lives_in_the_simulators_storage() {
         "the test's own simulator was not used"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_given_blueprint_first_are_named_with_the_order_that_works() {
+    let cx = TestContext::new().await;
+    let bp = "blueprints/minimal.toml";
+    let show = cx
+        .run(&["state", "show", bp, "node_pool.system"])
+        .await
+        .expect(1);
+    assert!(
+        show.stderr.contains(
+            "`blueprints/minimal.toml` is a file and `node_pool.system` a resource address: `a3ctl state show` takes ADDR BLUEPRINT"
+        ),
+        "{}",
+        show.stderr
+    );
+    assert!(
+        show.stderr
+            .contains("run `a3ctl state show node_pool.system blueprints/minimal.toml`"),
+        "{}",
+        show.stderr
+    );
+    assert!(!show.stderr.contains("does not exist"), "{}", show.stderr);
+    let mv = cx
+        .run(&["--sandbox", "state", "mv", bp, "bucket.a", "bucket.b"])
+        .await
+        .expect(1);
+    assert!(
+        mv.stderr
+            .contains("run `a3ctl --sandbox state mv bucket.a bucket.b blueprints/minimal.toml`"),
+        "{}",
+        mv.stderr
+    );
+    // Nothing was read or written in the cloud.
+    assert_eq!(common::request_log(&cx).await.len(), 0);
+}

@@ -829,7 +829,7 @@ fn identity(w: &mut Wizard, args: &InitArgs) -> Result<(), Interrupted> {
         ),
         Kind::Text,
         args.node_service_account.clone(),
-        &[existing, Some(format!("{name}-nodes"))],
+        &[existing, (!name.is_empty()).then(|| format!("{name}-nodes"))],
     )?;
     let existing = w
         .draft

@@ -124,6 +124,7 @@ pub async fn run(
             warn_pending(printer, &state);
         }
         StateCommand::Show { addr, blueprint } => {
+            swapped(global, "show", &[&addr], &blueprint)?;
             let target = Target::open(global, printer, &blueprint).await?;
             let state = target.existing()?;
             let addr = target.recorded(&state, &addr)?;
@@ -137,6 +138,7 @@ pub async fn run(
             printer.out(&format!("{}\n", pretty(&shown)?));
         }
         StateCommand::Rm { addr, blueprint } => {
+            swapped(global, "rm", &[&addr], &blueprint)?;
             let target = Target::open(global, printer, &blueprint).await?;
             let _lock = lock_state(printer, target.store(), "state rm")?;
             let mut state = target.existing()?;
@@ -157,6 +159,7 @@ pub async fn run(
             to,
             blueprint,
         } => {
+            swapped(global, "mv", &[&from, &to], &blueprint)?;
             let target = Target::open(global, printer, &blueprint).await?;
             let _lock = lock_state(printer, target.store(), "state mv")?;
             let mut state = target.existing()?;
@@ -380,6 +383,41 @@ fn read_state_file(file: &Path) -> Result<State, Failure> {
     store::parse(&bytes, file).map_err(|e| {
         Failure::new(format!("`{}` is not an a3ctl state", file.display())).cause(e.to_string())
     })
+}
+
+/// Refuses arguments given blueprint first (Terraform's `state show ADDR` has no blueprint, so
+/// `state show BLUEPRINT ADDR` is an easy slip): the last argument is a resource address and no
+/// file, while an address argument is a file. Without this the address is read as a blueprint
+/// path that "does not exist".
+fn swapped(
+    global: &Global,
+    command: &str,
+    addrs: &[&String],
+    blueprint: &Path,
+) -> Result<(), Failure> {
+    let Some(last) = blueprint.to_str() else {
+        return Ok(());
+    };
+    // The blueprint given first: every argument moves one place to the left.
+    let file = addrs[0].as_str();
+    if blueprint.exists() || last.parse::<Addr>().is_err() || !Path::new(file).is_file() {
+        return Ok(());
+    }
+    let mut order: Vec<&str> = addrs[1..].iter().map(|a| a.as_str()).collect();
+    order.push(last);
+    order.push(file);
+    let usage = match command {
+        "mv" => "FROM TO BLUEPRINT",
+        _ => "ADDR BLUEPRINT",
+    };
+    Err(Failure::new(format!(
+        "`{file}` is a file and `{last}` a resource address: `a3ctl state {command}` takes {usage}, the blueprint last"
+    ))
+    .hint(format!(
+        "run `a3ctl {}state {command} {}`",
+        state_flags(global),
+        order.join(" ")
+    )))
 }
 
 fn parse_addr(text: &str) -> Result<Addr, Failure> {
