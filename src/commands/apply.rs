@@ -12,11 +12,11 @@ use crate::apply::{ApplyReport, Outcome, StepKind, StepReport};
 use crate::cli::{ApplyArgs, DestroyArgs, Global};
 use crate::plan::Plan;
 use crate::state::backend::{StateLock, StateStore};
-use crate::state::lock::Acquired;
+use crate::state::lock::{Acquired, LockError};
 use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
 use crate::ui::progress::Progress;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub enum Request {
@@ -127,7 +127,13 @@ pub async fn run(
     };
     let session = Session::open(global, printer, &blueprint_path).await?;
     let operation = if destroy { "destroy" } else { "apply" };
-    let _lock = lock_state(&printer, &session.store, operation)?;
+    let _lock = lock_state(
+        &printer,
+        &session.store,
+        operation,
+        &state_flags(global),
+        &blueprint_path,
+    )?;
     let (state, existed) = session.load_state()?;
     let (initial_lineage, initial_serial) = (state.lineage.clone(), state.serial);
     let sink = Arc::new(StateSink::new(state, Box::new(session.store.clone())));
@@ -425,14 +431,41 @@ fn finish(
 }
 
 /// Takes the state's lock for `operation`, warning when a stale local lock was taken over.
+///
+/// `flags` (the global flags that chose the store, [`state_flags`]) and `blueprint` make the
+/// `force-unlock` command of a held lock's hint one to paste.
 pub fn lock_state(
     printer: &Printer,
     store: &StateStore,
     operation: &str,
+    flags: &str,
+    blueprint: &Path,
 ) -> Result<StateLock, Failure> {
-    let (lock, acquired) = store
-        .lock(operation)
-        .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
+    let (lock, acquired) = store.lock(operation).map_err(|e| {
+        let hint = match &e {
+            LockError::Held {
+                info, dead_here, ..
+            } => {
+                let unlock = format!(
+                    "a3ctl {flags}force-unlock {} {}",
+                    info.id,
+                    blueprint.display()
+                );
+                Some(if *dead_here {
+                    format!(
+                        "the run that took it (pid {} on this host) no longer runs: remove the lock with `{unlock}`",
+                        info.pid
+                    )
+                } else {
+                    format!(
+                        "wait for that run to finish; if it died on another machine, run `{unlock}`"
+                    )
+                })
+            }
+            other => other.hint(),
+        };
+        Failure::new(e.to_string()).maybe_hint(hint)
+    })?;
     if let Acquired::TookOverStale(old) = acquired {
         printer.info(&format!(
             "warning: took over a stale lock of {} (pid {} no longer runs; `a3ctl {}` since {})",

@@ -48,7 +48,13 @@ pub async fn run(
             blueprint.display()
         )));
     };
-    let _lock = lock_state(&session.printer, &session.store, "import")?;
+    let _lock = lock_state(
+        &session.printer,
+        &session.store,
+        "import",
+        &super::session::state_flags(global),
+        blueprint,
+    )?;
     let (mut state, _) = session.load_state()?;
     if let Some(record) = state.resources.get(&desired.addr) {
         return Err(Failure::new(format!(

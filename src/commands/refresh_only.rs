@@ -59,7 +59,13 @@ pub async fn apply(
         .hint("run `a3ctl apply --refresh-only BLUEPRINT`"));
     }
     let session = Session::open(global, printer, target).await?;
-    let _lock = lock_state(&session.printer, &session.store, "apply --refresh-only")?;
+    let _lock = lock_state(
+        &session.printer,
+        &session.store,
+        "apply --refresh-only",
+        &super::session::state_flags(global),
+        target,
+    )?;
     let (mut state, existed) = session.load_state()?;
     if !existed {
         printer.out(&format!(

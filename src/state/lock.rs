@@ -112,6 +112,20 @@ impl LockError {
                 Some("remove the lock file once you are sure no a3ctl is running".into())
             }
             LockError::WrongId { held, .. } => Some(format!("the current lock id is `{held}`")),
+            LockError::Io { location, source }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                let dir = std::path::Path::new(location)
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map_or(".".to_string(), |d| d.display().to_string());
+                Some(format!(
+                    "`{dir}` cannot be written: a3ctl keeps a local state, its lock and the sandbox's world under `state/` in the directory it is run from (docs/state.md); run it from a directory you can write, or point the blueprint's [state] elsewhere (`path`, or `backend = \"gcs\"`)"
+                ))
+            }
             _ => None,
         }
     }
@@ -330,6 +344,33 @@ fn process_alive(pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_lock_in_a_directory_that_cannot_be_written_says_where_state_lives() {
+        for kind in [
+            std::io::ErrorKind::PermissionDenied,
+            std::io::ErrorKind::ReadOnlyFilesystem,
+        ] {
+            let e = LockError::Io {
+                location: "state/sandbox/world.json.lock".into(),
+                source: std::io::Error::from(kind),
+            };
+            let hint = e.hint().expect("a hint");
+            assert!(
+                hint.starts_with("`state/sandbox` cannot be written"),
+                "{hint}"
+            );
+            assert!(
+                hint.contains("run it from a directory you can write"),
+                "{hint}"
+            );
+        }
+        let other = LockError::Io {
+            location: "state/a.lock".into(),
+            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+        };
+        assert_eq!(other.hint(), None);
+    }
     use super::*;
 
     #[test]

@@ -61,8 +61,10 @@ async fn a_second_apply_on_a_locked_state_is_refused_naming_the_holder() {
     assert!(run.stderr.contains("is locked by"), "{}", run.stderr);
     assert!(run.stderr.contains(&info.holder), "{}", run.stderr);
     assert!(run.stderr.contains("lock-1234"), "{}", run.stderr);
+    // The command to paste, with the blueprint it needs.
     assert!(
-        run.stderr.contains("force-unlock lock-1234"),
+        run.stderr
+            .contains("run `a3ctl force-unlock lock-1234 blueprints/a3-high.toml`"),
         "{}",
         run.stderr
     );

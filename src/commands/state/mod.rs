@@ -140,7 +140,13 @@ pub async fn run(
         StateCommand::Rm { addr, blueprint } => {
             swapped(global, "rm", &[&addr], &blueprint)?;
             let target = Target::open(global, printer, &blueprint).await?;
-            let _lock = lock_state(printer, target.store(), "state rm")?;
+            let _lock = lock_state(
+                printer,
+                target.store(),
+                "state rm",
+                &target.flags,
+                &target.path,
+            )?;
             let mut state = target.existing()?;
             let addr = target.recorded(&state, &addr)?;
             let record = state
@@ -161,7 +167,13 @@ pub async fn run(
         } => {
             swapped(global, "mv", &[&from, &to], &blueprint)?;
             let target = Target::open(global, printer, &blueprint).await?;
-            let _lock = lock_state(printer, target.store(), "state mv")?;
+            let _lock = lock_state(
+                printer,
+                target.store(),
+                "state mv",
+                &target.flags,
+                &target.path,
+            )?;
             let mut state = target.existing()?;
             let from = target.recorded(&state, &from)?;
             let to = parse_addr(&to)?;
@@ -188,7 +200,13 @@ pub async fn run(
             // The input first: a file that cannot be read stops the command before it connects.
             let incoming = read_state_file(&file)?;
             let target = Target::open(global, printer, &blueprint).await?;
-            let _lock = lock_state(printer, target.store(), "state push")?;
+            let _lock = lock_state(
+                printer,
+                target.store(),
+                "state push",
+                &target.flags,
+                &target.path,
+            )?;
             let source = if file == Path::new("-") {
                 "standard input".to_string()
             } else {
@@ -255,7 +273,13 @@ async fn migrate(
         crate::state::lock::LockInfo::current(uuid::Uuid::new_v4().to_string(), "state migrate"),
     )
     .map_err(|e| Failure::new(e.to_string()).maybe_hint(e.hint()))?;
-    let _lock = lock_state(printer, target.store(), "state migrate")?;
+    let _lock = lock_state(
+        printer,
+        target.store(),
+        "state migrate",
+        &target.flags,
+        &target.path,
+    )?;
     if let Some(current) = target.load()?
         && current == incoming
     {
