@@ -32,6 +32,7 @@ mod maintenance;
 mod preflight;
 mod protection;
 mod rdma;
+mod sandbox_room;
 mod sandbox_serve;
 mod sandbox_world;
 mod services;
