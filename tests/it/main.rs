@@ -46,3 +46,4 @@ mod upgrades;
 mod validate;
 mod validation;
 mod verify;
+mod verify_queues;
