@@ -11,6 +11,7 @@ pub mod output;
 pub mod plan;
 pub mod refresh_only;
 pub mod sandbox;
+pub mod sandbox_world;
 pub mod session;
 pub mod show;
 pub mod state;

@@ -166,7 +166,10 @@ impl Session {
             let base = sim.base_url();
             let provide = async {
                 let client = reqwest::Client::new();
-                for operation in provide_reservations(base, graph.resources()).await? {
+                let room = super::sandbox_world::RESERVATION_ROOM;
+                for operation in
+                    provide_reservations_with_room(base, graph.resources(), room).await?
+                {
                     wait_for_operation(&client, base, &operation).await?;
                 }
                 Ok::<(), String>(())
@@ -408,10 +411,22 @@ pub fn preflight_failure(checks: &preflight::Preflight) -> Option<Failure> {
 /// made by an earlier run, or resized or deleted with gcloud — is left as it is, so preflight
 /// meets the same shortfalls as in a real project. Returns the inserts' operations, for the
 /// caller to wait on ([`wait_for_operation`] on the sandbox's fast clock; integration tests move
-/// their manual clock). Integration tests set up their worlds the same way.
+/// their manual clock). Integration tests set up their worlds the same way, with reservations of
+/// exactly the pools' nodes; the sandbox makes them with room
+/// ([`provide_reservations_with_room`]).
 pub async fn provide_reservations(
     base_url: &str,
     resources: &[Desired],
+) -> Result<Vec<serde_json::Value>, String> {
+    provide_reservations_with_room(base_url, resources, 1).await
+}
+
+/// [`provide_reservations`], each reservation made for `room` times its pool's nodes (the
+/// sandbox's [`super::sandbox_world::RESERVATION_ROOM`]).
+pub async fn provide_reservations_with_room(
+    base_url: &str,
+    resources: &[Desired],
+    room: u32,
 ) -> Result<Vec<serde_json::Value>, String> {
     let client = reqwest::Client::new();
     let mut operations = Vec::new();
@@ -453,7 +468,7 @@ pub async fn provide_reservations(
                 "specificReservationRequired": true,
                 "deploymentType": "DENSE",
                 "specificReservation": {
-                    "count": spec.node_count.to_string(),
+                    "count": (spec.node_count * u64::from(room)).to_string(),
                     "instanceProperties": properties,
                 },
             });
@@ -831,6 +846,12 @@ pub async fn start_sandbox(
         // The sandbox's world carries today's dates (a world file's `start_time` pins another).
         start: a3ctl_sim::Start::WallClock,
         ..a3ctl_sim::SimConfig::realistic(scale)
+    };
+    // Without a world file, the sandbox's own project, with room; a world file is the truth.
+    let config = if in_use {
+        config
+    } else {
+        super::sandbox_world::with_room(config)
     };
     let sim = a3ctl_sim::start(config).await.map_err(|e| {
         let failure = Failure::new("Cannot start the sandbox simulator").cause(e.to_string());

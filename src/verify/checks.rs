@@ -1,6 +1,7 @@
 //! The checks of `a3ctl verify`, pure functions of an [`Expected`] and a [`Snapshot`]: GPU nodes
 //! per pool, the installer DaemonSets on every GPU node, the GPU Network / GKENetworkParamSet
-//! pairs (and their count), and Kueue's ClusterQueue and LocalQueue.
+//! pairs (and their count), and Kueue's ClusterQueue and LocalQueue (its quotas against the nodes:
+//! [`super::queues`]).
 
 use super::{
     Check, Expected, ExpectedNetwork, ExpectedPool, ExpectedQueue, ExpectedRdma, GPU_RESOURCE,
@@ -72,6 +73,12 @@ pub fn check(expected: &Expected, snapshot: &Snapshot) -> Vec<Check> {
     }
     if let Some(queue) = &expected.kueue {
         out.extend(kueue_checks(expected, queue, &snapshot.kueue));
+        out.extend(super::queues::flavor_checks(
+            expected,
+            queue,
+            &snapshot.kueue,
+            &snapshot.nodes,
+        ));
     }
     out
 }
@@ -643,6 +650,7 @@ fn kueue_checks(expected: &Expected, queue: &ExpectedQueue, kueue: &KueueSnapsho
             version,
             cluster_queue,
             local_queue,
+            ..
         } => (version, cluster_queue, local_queue),
     };
     let cq = match cluster_queue {

@@ -59,10 +59,20 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
                             &queue.name,
                         )
                         .await?;
+                    let cluster_queues = api
+                        .list(&api_version, "ClusterQueue", None)
+                        .await?
+                        .unwrap_or_default();
+                    let flavors = api
+                        .list(&api_version, "ResourceFlavor", None)
+                        .await?
+                        .unwrap_or_default();
                     KueueSnapshot::Served {
                         version,
                         cluster_queue,
                         local_queue,
+                        cluster_queues,
+                        flavors,
                     }
                 }
             }

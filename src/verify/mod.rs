@@ -1,6 +1,7 @@
 //! `a3ctl verify` without I/O: what a blueprint's cluster must look like ([`Expected`], derived
 //! from the blueprint and its resource graph), what was read from the cluster ([`Snapshot`]), and
-//! the checks that compare them ([`check`], in [`checks`]). [`live`] is the only I/O: it reads the
+//! the checks that compare them ([`check`], in [`checks`]; Kueue's quotas against the nodes in
+//! [`queues`]). [`live`] is the only I/O: it reads the
 //! snapshot and runs the NCCL test through the cluster's Kubernetes API; the UI renders the
 //! [`Report`].
 //!
@@ -12,6 +13,7 @@ pub mod checks;
 pub mod live;
 pub mod nccl;
 pub mod nccl_output;
+pub mod queues;
 
 pub use checks::check;
 
@@ -83,6 +85,9 @@ pub struct ExpectedQueue {
     pub name: String,
     /// GPUs of every GPU pool at its declared size: the ClusterQueue's GPU quota.
     pub gpus: u64,
+    /// The ResourceFlavors apply creates for the GPU pools (their names, from the graph): each
+    /// one's quota, summed over every ClusterQueue of the cluster, is checked against its nodes.
+    pub flavors: Vec<String>,
 }
 
 /// What a healthy cluster of the blueprint has.
@@ -163,6 +168,14 @@ impl Expected {
         let kueue = bp.software.kueue.enabled.then(|| ExpectedQueue {
             name: bp.software.kueue.queue.clone(),
             gpus: bp.gpu_pools.iter().map(|p| u64::from(p.gpus())).sum(),
+            flavors: graph
+                .resources()
+                .iter()
+                .filter(|r| r.addr.kind == Kind::Kubernetes)
+                .map(|r| &r.spec["object"])
+                .filter(|o| o["kind"] == "ResourceFlavor")
+                .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+                .collect(),
         });
         Expected {
             blueprint_path: blueprint_path.to_string(),
@@ -203,6 +216,11 @@ pub enum KueueSnapshot {
         version: String,
         cluster_queue: Option<Value>,
         local_queue: Option<Value>,
+        /// Every ClusterQueue of the cluster (a3ctl's and any a team made), whose quotas for a
+        /// flavor add up.
+        cluster_queues: Vec<Value>,
+        /// Every ResourceFlavor of the cluster.
+        flavors: Vec<Value>,
     },
 }
 

@@ -120,6 +120,27 @@ fn healthy(bp: &Blueprint) -> Snapshot {
         })
         .collect();
     let queue = e.kueue.as_ref().unwrap();
+    // The flavors and the ClusterQueue as apply creates them; each pool's nodes carry the labels
+    // its flavor selects.
+    let graph = ResourceGraph::from_blueprint(bp).unwrap();
+    let objects = |kind: &str| -> Vec<Value> {
+        graph
+            .resources()
+            .iter()
+            .map(|r| r.spec["object"].clone())
+            .filter(|o| o["kind"] == kind)
+            .collect()
+    };
+    let flavors = objects("ResourceFlavor");
+    for flavor in &flavors {
+        for node in nodes.iter_mut() {
+            if node["metadata"]["labels"][NODE_POOL_LABEL] == flavor["metadata"]["name"] {
+                for (k, v) in flavor["spec"]["nodeLabels"].as_object().unwrap() {
+                    node["metadata"]["labels"][k] = v.clone();
+                }
+            }
+        }
+    }
     Snapshot {
         nodes,
         daemonsets: e
@@ -140,6 +161,8 @@ fn healthy(bp: &Blueprint) -> Snapshot {
                 json!({"metadata": {"name": queue.name, "namespace": "default"},
                 "spec": {"clusterQueue": queue.name}}),
             ),
+            cluster_queues: objects("ClusterQueue"),
+            flavors,
         },
         dra,
     }
@@ -178,7 +201,8 @@ fn expectations_come_from_the_blueprint_and_its_graph() {
         high.kueue.as_ref().unwrap(),
         &ExpectedQueue {
             name: "a3-queue".into(),
-            gpus: 32
+            gpus: 32,
+            flavors: vec!["a3high".into()],
         }
     );
 }
@@ -423,6 +447,8 @@ fn kueue_not_installed_missing_inactive_or_wrong_quota_fail() {
         version: "v1beta1".into(),
         cluster_queue: cq,
         local_queue: lq,
+        cluster_queues: Vec::new(),
+        flavors: Vec::new(),
     };
     snapshot.kueue = served(None, None);
     let failed = failures(&bp, &snapshot);
@@ -726,4 +752,129 @@ fn the_gib_nccl_test_has_no_sidecar_and_claims_the_rdma_nics_in_managed_mode() {
             .is_none()
     );
     assert_eq!(nccl::floor(a4.family).0, 250.0);
+}
+
+/// The `kueue/flavor/<flavor>` check of `bp` on `snapshot`.
+fn flavor_check(bp: &Blueprint, snapshot: &Snapshot, flavor: &str) -> Check {
+    check(&expected(bp), snapshot)
+        .into_iter()
+        .find(|c| c.name == format!("kueue/flavor/{flavor}"))
+        .expect("a check per GPU pool flavor")
+}
+
+fn kueue_objects(snapshot: &mut Snapshot) -> (&mut Vec<Value>, &mut Vec<Value>) {
+    match &mut snapshot.kueue {
+        KueueSnapshot::Served {
+            cluster_queues,
+            flavors,
+            ..
+        } => (cluster_queues, flavors),
+        other => panic!("Kueue served, not {other:?}"),
+    }
+}
+
+#[test]
+fn a_flavors_quota_summed_over_every_cluster_queue_must_fit_its_nodes_gpus() {
+    let bp = shipped("a3-high.toml");
+    let mut snapshot = healthy(&bp);
+    let ok = flavor_check(&bp, &snapshot, "a3high");
+    assert_eq!(ok.status, Status::Pass, "{ok:?}");
+    assert_eq!(
+        ok.message,
+        "ClusterQueue `a3-queue` (32) holds 32 of the 32 nvidia.com/gpu of 4 Ready, schedulable node(s)"
+    );
+
+    // A team's queue shares the flavor: 32 + 16 > 32.
+    let (queues, _) = kueue_objects(&mut snapshot);
+    let mut team = queues[0].clone();
+    team["metadata"]["name"] = json!("team-b");
+    team["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = json!("16");
+    queues.push(team);
+    let failed = flavor_check(&bp, &snapshot, "a3high");
+    assert_eq!(failed.status, Status::Fail);
+    assert_eq!(
+        failed.message,
+        "ClusterQueues `a3-queue` (32) and `team-b` (16) hold 48 nvidia.com/gpu of ResourceFlavor `a3high`, more than the 32 GPUs of its 4 Ready, schedulable node(s)"
+    );
+    let hint = failed.hint.unwrap();
+    assert!(hint.contains("sum to at most 32"), "{hint}");
+    assert!(hint.contains("`a3ctl apply bp.toml`"), "{hint}");
+    // The other checks do not see it: a3ctl's own queue still has the blueprint's quota.
+    assert_eq!(failures(&bp, &snapshot).len(), 1);
+}
+
+#[test]
+fn nodes_lost_fail_the_flavor_and_nodes_that_cannot_run_its_pods_are_named_apart() {
+    let bp = shipped("a3-high.toml");
+    let healthy = healthy(&bp);
+    let gpu_nodes: Vec<usize> = (0..healthy.nodes.len())
+        .filter(|i| healthy.nodes[*i]["metadata"]["labels"][NODE_POOL_LABEL] == "a3high")
+        .collect();
+    assert_eq!(gpu_nodes.len(), 4);
+
+    // Two nodes gone: 32 of quota on 16 GPUs.
+    let mut lost = healthy.clone();
+    lost.nodes.retain(|n| {
+        !["gke-a3high-2", "gke-a3high-3"].contains(&n["metadata"]["name"].as_str().unwrap())
+    });
+    let failed = flavor_check(&bp, &lost, "a3high");
+    assert_eq!(
+        failed.message,
+        "ClusterQueue `a3-queue` (32) holds 32 nvidia.com/gpu of ResourceFlavor `a3high`, more than the 16 GPUs of its 2 Ready, schedulable node(s)"
+    );
+
+    // One cordoned, one NotReady, one with a taint the flavor does not tolerate; the GPU taint
+    // the flavor tolerates does not count against a node.
+    let mut sick = healthy.clone();
+    let taint = |key: &str, effect: &str| json!({"key": key, "value": "present", "effect": effect});
+    sick.nodes[gpu_nodes[0]]["spec"] = json!({"unschedulable": true,
+        "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]});
+    sick.nodes[gpu_nodes[1]]["status"]["conditions"][0]["status"] = json!("False");
+    sick.nodes[gpu_nodes[2]]["spec"]["taints"] = json!([
+        taint("nvidia.com/gpu", "NoSchedule"),
+        taint("maintenance", "NoExecute")
+    ]);
+    sick.nodes[gpu_nodes[3]]["spec"]["taints"] = json!([taint("nvidia.com/gpu", "NoSchedule")]);
+    let failed = flavor_check(&bp, &sick, "a3high");
+    assert_eq!(
+        failed.message,
+        "ClusterQueue `a3-queue` (32) holds 32 nvidia.com/gpu of ResourceFlavor `a3high`, more than the 8 GPUs of its 1 Ready, schedulable node(s); not counted: 1 node NotReady (`gke-a3high-1`), 1 node cordoned (`gke-a3high-0`), 1 node tainted (`gke-a3high-2` maintenance=present:NoExecute)"
+    );
+    assert!(
+        failed.hint.as_deref().unwrap().contains("uncordon"),
+        "{failed:?}"
+    );
+
+    // With the quota lowered to what is left, it passes and still names them.
+    let (queues, _) = kueue_objects(&mut sick);
+    queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = json!(8);
+    let ok = flavor_check(&bp, &sick, "a3high");
+    assert_eq!(ok.status, Status::Pass);
+    assert!(ok.message.ends_with("; not counted: 1 node NotReady (`gke-a3high-1`), 1 node cordoned (`gke-a3high-0`), 1 node tainted (`gke-a3high-2` maintenance=present:NoExecute)"), "{}", ok.message);
+
+    // A flavor deleted behind a3ctl's back.
+    let mut gone = healthy.clone();
+    kueue_objects(&mut gone).1.clear();
+    let failed = flavor_check(&bp, &gone, "a3high");
+    assert_eq!(
+        failed.message,
+        "ResourceFlavor `a3high` not found: no ClusterQueue can admit jobs to its nodes"
+    );
+}
+
+#[test]
+fn many_nodes_not_counted_are_named_up_to_three() {
+    let bp = shipped("a3-mega.toml");
+    let mut snapshot = healthy(&bp);
+    for node in snapshot.nodes.iter_mut().skip(1).take(5) {
+        node["status"]["conditions"][0]["status"] = json!("Unknown");
+    }
+    let failed = flavor_check(&bp, &snapshot, "a3mega");
+    assert!(
+        failed.message.ends_with(
+            "more than the 216 GPUs of its 27 Ready, schedulable node(s); not counted: 5 nodes NotReady (`gke-a3mega-0`, `gke-a3mega-1`, `gke-a3mega-2` and 2 more)"
+        ),
+        "{}",
+        failed.message
+    );
 }

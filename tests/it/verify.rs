@@ -102,7 +102,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         );
     }
     assert!(
-        run.stdout.ends_with("All 10 checks passed.\n"),
+        run.stdout.ends_with("All 11 checks passed.\n"),
         "{}",
         run.stdout
     );
@@ -440,6 +440,7 @@ async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_
         "networks/count",
         "kueue/clusterqueue/a3-queue",
         "kueue/localqueue/default/a3-queue",
+        "kueue/flavor/a3mega",
     ]);
     assert_eq!(names, want);
     assert_eq!(

@@ -80,6 +80,10 @@ pub struct KubeCluster {
     pub addons: Addons,
     /// Nodes by node pool.
     pub nodes: BTreeMap<String, Vec<NodeSpec>>,
+    /// What clients wrote on GKE's Node objects (`kubectl cordon`, `kubectl taint`), by node
+    /// name, kept over GKE's own spec of the node ([`controllers::nodes::client_edit`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_edits: BTreeMap<String, NodeEdits>,
     /// When each pool's nodes appeared, for driver-installation delays.
     pub nodes_since: BTreeMap<String, SimTime>,
     /// When each node appeared (node name → time).
@@ -181,6 +185,17 @@ pub struct NodeSpec {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// What a client set on a GKE node's spec beyond what GKE sets: a cordon, and its own taints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeEdits {
+    /// `spec.unschedulable` set by a client (`kubectl cordon`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unschedulable: bool,
+    /// Taints a client added (`kubectl taint nodes`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<serde_json::Value>,
 }
 
 /// One additional NIC of a node.
@@ -314,6 +329,7 @@ pub fn provision(
         ready: false,
         addons: Addons::default(),
         nodes: BTreeMap::new(),
+        node_edits: BTreeMap::new(),
         nodes_since: BTreeMap::new(),
         node_since: BTreeMap::new(),
         pool_accounts: BTreeMap::new(),

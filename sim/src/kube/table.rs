@@ -389,9 +389,15 @@ fn layout(rt: &ResourceType, clock: &Clock) -> (Vec<Value>, Cells) {
                     .into_iter()
                     .flatten()
                     .any(|c| c["type"] == "Ready" && c["status"] == "True");
+                // kubectl's printNode (kubernetes/kubernetes `pkg/printers/internalversion/printers.go`): a
+                // cordoned node reads `Ready,SchedulingDisabled`.
+                let mut status = if ready { "Ready" } else { "NotReady" }.to_string();
+                if o["spec"]["unschedulable"] == true {
+                    status.push_str(",SchedulingDisabled");
+                }
                 vec![
                     o["metadata"]["name"].clone(),
-                    json!(if ready { "Ready" } else { "NotReady" }),
+                    json!(status),
                     json!("<none>"),
                     json!(age(o, &clock)),
                     o["status"]["nodeInfo"]["kubeletVersion"].clone(),

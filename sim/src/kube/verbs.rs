@@ -525,6 +525,9 @@ pub fn update(
     let stored = cluster
         .store
         .put(&rt.group, &rt.plural, &call.namespace, &name, new);
+    if rt.is("", "nodes") && scope != Scope::Status {
+        super::controllers::nodes::client_edit(cluster, &name, &stored);
+    }
     Ok(present(&rt, &stored))
 }
 

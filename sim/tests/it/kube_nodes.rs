@@ -227,3 +227,84 @@ async fn daemonsets_follow_affinity_and_taints_and_install_gpu_drivers() {
             .contains(&json!("DaemonSet/kube-system/gpu-only"))
     );
 }
+
+/// `kubectl cordon` and `kubectl taint` on GKE's nodes stay there as the simulated time moves on
+/// (GKE's controller rewrites the rest of the node), bring the cordon's taint, show in `get nodes`,
+/// and go with `uncordon` and `taint ...-`; GKE's own GPU taint stays throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_cordon_and_taints_stay_on_gke_nodes_until_lifted() {
+    let cluster = start(latency(&[]), false).await;
+    cluster.set_pool(
+        "gpu",
+        vec![
+            node("gke-c1-gpu-0", "gpu", 8, true),
+            node("gke-c1-gpu-1", "gpu", 8, true),
+        ],
+    );
+    let taints = |name: &'static str| {
+        let cluster = &cluster;
+        async move {
+            cluster
+                .kubectl_ok(&[
+                    "get",
+                    "node",
+                    name,
+                    "-o",
+                    "jsonpath={.spec.unschedulable} {range .spec.taints[*]}{.key}={.value}:{.effect} {end}",
+                ])
+                .await
+        }
+    };
+    assert_eq!(
+        taints("gke-c1-gpu-0").await.trim(),
+        "nvidia.com/gpu=present:NoSchedule"
+    );
+
+    let out = cluster.kubectl_ok(&["cordon", "gke-c1-gpu-0"]).await;
+    assert!(out.contains("node/gke-c1-gpu-0 cordoned"), "{out}");
+    let out = cluster
+        .kubectl_ok(&[
+            "taint",
+            "nodes",
+            "gke-c1-gpu-1",
+            "maintenance=soon:NoExecute",
+        ])
+        .await;
+    assert!(out.contains("node/gke-c1-gpu-1 tainted"), "{out}");
+    cluster.sim.advance_secs(600.0);
+    assert_eq!(
+        taints("gke-c1-gpu-0").await.trim(),
+        "true nvidia.com/gpu=present:NoSchedule node.kubernetes.io/unschedulable=:NoSchedule"
+    );
+    assert_eq!(
+        taints("gke-c1-gpu-1").await.trim(),
+        "nvidia.com/gpu=present:NoSchedule maintenance=soon:NoExecute"
+    );
+    let out = cluster.kubectl_ok(&["get", "nodes"]).await;
+    let status = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        status("gke-c1-gpu-0").as_deref(),
+        Some("Ready,SchedulingDisabled"),
+        "{out}"
+    );
+    assert_eq!(status("gke-c1-gpu-1").as_deref(), Some("Ready"), "{out}");
+
+    // Lifted: GKE's own spec again.
+    cluster.kubectl_ok(&["uncordon", "gke-c1-gpu-0"]).await;
+    cluster
+        .kubectl_ok(&["taint", "nodes", "gke-c1-gpu-1", "maintenance-"])
+        .await;
+    cluster.sim.advance_secs(600.0);
+    for name in ["gke-c1-gpu-0", "gke-c1-gpu-1"] {
+        assert_eq!(
+            taints(name).await.trim(),
+            "nvidia.com/gpu=present:NoSchedule",
+            "{name}"
+        );
+    }
+}

@@ -116,14 +116,20 @@ pub async fn provide_shipped_reservations(sim: &SimHandle) {
 
 /// Makes the reservations the shipped blueprints `files` name, then clears the request log.
 pub async fn provide_reservations(sim: &SimHandle, files: &[&str]) {
+    provide_reservations_with_room(sim, files, 1).await;
+}
+
+/// [`provide_reservations`], each for `room` times its pool's nodes (as the sandbox makes them).
+pub async fn provide_reservations_with_room(sim: &SimHandle, files: &[&str], room: u32) {
     let blueprints = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
     let client = reqwest::Client::new();
     for file in files {
         let path = blueprints.join(file);
         let blueprint = a3ctl::blueprint::load(&path).expect("shipped blueprint loads");
-        let operations = a3ctl::commands::session::provide_reservations(
+        let operations = a3ctl::commands::session::provide_reservations_with_room(
             sim.base_url(),
             &a3ctl::graph::build::resources(&blueprint),
+            room,
         )
         .await
         .expect("the shipped blueprints' reservations are created");
@@ -149,6 +155,19 @@ impl TestContext {
     }
 
     pub async fn with(config: SimConfig) -> TestContext {
+        let faults = config.faults.clone();
+        let cx = TestContext::without_reservations(SimConfig {
+            faults: Default::default(),
+            ..config
+        })
+        .await;
+        provide_shipped_reservations(&cx.sim).await;
+        cx.sim.set_faults(faults);
+        cx
+    }
+
+    /// A simulator of `config` whose world holds no reservation yet.
+    pub async fn without_reservations(config: SimConfig) -> TestContext {
         let dir = tempfile::tempdir().expect("temp dir");
         let blueprints = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
         std::fs::create_dir_all(dir.path().join("blueprints")).expect("blueprints dir");
@@ -160,15 +179,7 @@ impl TestContext {
             )
             .expect("copy");
         }
-        let faults = config.faults.clone();
-        let sim = a3ctl_sim::start(SimConfig {
-            faults: Default::default(),
-            ..config
-        })
-        .await
-        .expect("simulator starts");
-        provide_shipped_reservations(&sim).await;
-        sim.set_faults(faults);
+        let sim = a3ctl_sim::start(config).await.expect("simulator starts");
         TestContext { dir, sim }
     }
 

@@ -1,6 +1,9 @@
 //! Node objects for every node GKE created, with GKE's labels, the pool's taints, capacity and
 //! allocatable (GKE's reservations), the Ready condition, node info and the node's extra NICs
-//! (annotations, and a resource per attached Network object). GPUs appear as
+//! (annotations, and a resource per attached Network object). A client's cordon and taints
+//! (`kubectl cordon`, `kubectl taint`) stay on the node ([`client_edit`]), with the
+//! `node.kubernetes.io/unschedulable:NoSchedule` taint a cordon brings
+//! (<https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-nodes-by-condition>). GPUs appear as
 //! `nvidia.com/gpu` only once a driver is installed: the pool's GKE-managed driver after
 //! `kube.driver.installed`, or a driver-installer DaemonSet (COS installer image) ready there.
 
@@ -146,13 +149,16 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
             json!("default"),
         );
     }
+    let edits = cluster.node_edits.get(&spec.name);
+    let unschedulable = spec.unschedulable || edits.is_some_and(|e| e.unschedulable);
     let mut taints: Vec<Value> = spec
         .taints
         .iter()
         .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e}))
         .collect();
+    taints.extend(edits.into_iter().flat_map(|e| e.taints.iter().cloned()));
     // A cordoned node: the node lifecycle controller taints it (TaintNodesByCondition).
-    if spec.unschedulable {
+    if unschedulable {
         taints.push(json!({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}));
     }
     let version = if spec.version.is_empty() {
@@ -231,10 +237,47 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
     if !taints.is_empty() {
         node["spec"]["taints"] = Value::Array(taints);
     }
-    if spec.unschedulable {
+    if unschedulable {
         node["spec"]["unschedulable"] = json!(true);
     }
     node
+}
+
+/// The taint the node lifecycle controller puts on a cordoned node.
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// A client wrote GKE's Node `name` as `written` (PUT or PATCH of its main resource): its cordon
+/// and the taints GKE did not set are remembered, so the next pass keeps them, as a kubelet and
+/// GKE leave a client's `spec.unschedulable` and taints alone. A cordon GKE set itself (an
+/// upgrade's) is GKE's to lift; a client that uncordons such a node is not remembered (a guess:
+/// GKE documents no rule for it). Nodes that are not GKE's are left to the client entirely.
+pub fn client_edit(cluster: &mut KubeCluster, name: &str, written: &Value) {
+    let Some(spec) = cluster.nodes.values().flatten().find(|s| s.name == name) else {
+        return;
+    };
+    let gke_taint = |t: &Value| {
+        t["key"] == UNSCHEDULABLE_TAINT
+            || spec.taints.iter().any(|(k, v, e)| {
+                t["key"] == k.as_str()
+                    && t["value"].as_str().unwrap_or_default() == v
+                    && t["effect"] == e.as_str()
+            })
+    };
+    let edits = crate::kube::NodeEdits {
+        unschedulable: written["spec"]["unschedulable"] == true && !spec.unschedulable,
+        taints: written["spec"]["taints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| !gke_taint(t))
+            .cloned()
+            .collect(),
+    };
+    if edits == crate::kube::NodeEdits::default() {
+        cluster.node_edits.remove(name);
+    } else {
+        cluster.node_edits.insert(name.to_string(), edits);
+    }
 }
 
 /// Names of the nodes on which a driver-installer DaemonSet has a ready pod.
@@ -380,6 +423,7 @@ pub fn sync(cluster: &mut KubeCluster, clock: &Clock) {
             cluster.store.remove("", "nodes", "", &name);
         }
     }
+    cluster.node_edits.retain(|name, _| names.contains(name));
     for (spec, mut node) in desired {
         let key = object_key("", "nodes", "", &spec.name);
         match cluster.store.objects.get(&key) {
