@@ -226,6 +226,17 @@ pub async fn run(
             "An interrupted run left {pending} operation(s) journaled; the apply resumes them in place."
         ));
     }
+    // The command that continues: this one again, from the blueprint (a saved plan is spent).
+    let rerun = format!(
+        "a3ctl {}{}{} {}",
+        state_flags(global),
+        if destroy { "destroy" } else { "apply" },
+        kept_selection
+            .as_ref()
+            .map(|s| format!(" {}", s.flags()))
+            .unwrap_or_default(),
+        blueprint_path.display(),
+    );
     if plan.is_empty() && pending == 0 {
         return finish(
             &printer,
@@ -235,6 +246,7 @@ pub async fn run(
             stop.starting.is_cancelled(),
             destroy,
             0,
+            &rerun,
         );
     }
     // What a destroy takes away, named before anyone is asked (and in the log of an
@@ -317,6 +329,7 @@ pub async fn run(
         stop.starting.is_cancelled(),
         destroy,
         plan.adoptions.len(),
+        &rerun,
     )
 }
 
@@ -329,6 +342,7 @@ fn finish(
     interrupted: bool,
     destroy: bool,
     adopted: usize,
+    rerun: &str,
 ) -> Result<ExitStatus, Failure> {
     if let Some(path) = timings {
         let text = serde_json::to_vec_pretty(&report.timings())
@@ -421,10 +435,15 @@ fn finish(
     if let Some(e) = &report.state_error {
         out.push_str(&format!("error: the state could not be saved: {e}\n"));
     }
+    let what = if report.failures().next().is_some() {
+        "Fix the cause above, then run"
+    } else {
+        // Interrupted (Ctrl-C) or timed out: nothing to fix.
+        "Run"
+    };
     out.push_str(&format!(
-        "\nState is saved in `{}` with everything that was created. Fix the cause and run `a3ctl {}` again to continue.\n",
+        "\nState is saved in `{}` with everything that was created. {what} `{rerun}` to continue.\n",
         session.store,
-        if session.sandbox.is_some() { "apply --sandbox ..." } else { "apply ..." }
     ));
     printer.err(&out);
     Ok(ExitStatus::Failure)

@@ -161,6 +161,13 @@ async fn a_system_pool_refused_on_quota_fails_kueue_at_once_and_the_next_apply_f
         "{}",
         first.stderr
     );
+    assert!(
+        first.stderr.contains(&format!(
+            "Fix the cause above, then run `a3ctl apply {HIGH}` to continue."
+        )),
+        "{}",
+        first.stderr
+    );
     // Kueue is not installed to wait for a controller that cannot be scheduled.
     let skipped = first
         .stderr

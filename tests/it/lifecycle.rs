@@ -216,6 +216,12 @@ async fn interrupts_save_state_and_the_next_apply_finishes() {
     let (code, stderr) = finish(child, lines, seen).await;
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("Interrupt received"), "{stderr}");
+    // Nothing failed, so nothing to fix: the command that continues, to paste.
+    assert!(
+        stderr.contains("Run `a3ctl apply blueprints/a3-mega.toml` to continue."),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Fix the cause"), "{stderr}");
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();

@@ -201,6 +201,13 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
         "{}",
         taken.stderr
     );
+    assert!(
+        taken.stderr.contains(&format!(
+            "`a3ctl state rm network.gpu-2 --state-bucket {BUCKET} blueprints/minimal.toml`"
+        )),
+        "{}",
+        taken.stderr
+    );
     in_bucket(&cx, &["state", "mv", "network.renamed", "network.gpu-1"])
         .await
         .expect(0);

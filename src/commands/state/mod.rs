@@ -470,7 +470,9 @@ fn edit_failure(target: &Target, what: &str, addr: &Addr, error: EditError) -> F
             target.store()
         ))
         .hint(format!(
-            "remove it first with `a3ctl state rm {addr} ...` if it is obsolete"
+            "remove it first with `a3ctl state rm {addr} {}{}` if it is obsolete",
+            target.flags,
+            target.path.display()
         )),
     }
 }
