@@ -215,6 +215,7 @@ pub fn plan_unprotected(
         adoptions: vec![],
         preflight: None,
         notes,
+        moves: vec![],
     }
 }
 
