@@ -370,3 +370,58 @@ async fn a_failed_create_of_the_new_pool_leaves_the_old_pool_and_its_nodes() {
         list.stdout
     );
 }
+
+/// An apply killed in the middle of a batched move (its 6th `setSize` handled, the answer
+/// held) is finished by the next apply of the blueprint alone: the plan sees the old pool
+/// recorded as retiring, grows the new pool in batches, then deletes the old one.
+#[tokio::test]
+async fn an_apply_killed_mid_move_is_finished_by_the_next_one() {
+    use a3ctl_sim::faults::{FaultConfig, TripWhen, Tripwire};
+    let cx = roomy().await;
+    let blueprint = mega_on(&cx, 34).await;
+    cx.sim.set_faults(FaultConfig {
+        tripwires: vec![Tripwire {
+            api: "container".into(),
+            method: Some("POST".into()),
+            path: Some(":setSize".into()),
+            nth: 6,
+            when: TripWhen::After,
+        }],
+        ..Default::default()
+    });
+    let mut child = cx
+        .command(&[
+            "apply",
+            &blueprint,
+            "--auto-approve",
+            "--replace",
+            "node_pool.a3mega",
+            "--batch-size",
+            "2",
+        ])
+        .spawn()
+        .expect("a3ctl starts");
+    tokio::time::timeout(std::time::Duration::from_secs(120), cx.sim.wait_tripped())
+        .await
+        .expect("the apply reaches its 6th setSize");
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    cx.sim.set_faults(FaultConfig::default());
+    let list = cx.run(&["state", "list", &blueprint]).await.expect(0);
+    assert!(
+        list.stdout.contains("node_pool.a3mega~old") && list.stdout.contains("node_pool.a3mega\n"),
+        "both pools are recorded: {}",
+        list.stdout
+    );
+
+    cx.run(&["apply", &blueprint, "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(pool_nodes(&cx, "a3mega").await, None);
+    assert_eq!(pool_nodes(&cx, "a3mega-2").await, Some(32));
+    assert_eq!(in_use(&cx).await, 32);
+    let list = cx.run(&["state", "list", &blueprint]).await.expect(0);
+    assert!(!list.stdout.contains("~old"), "{}", list.stdout);
+    let again = cx.run(&["plan", &blueprint]).await.expect(0);
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
+}
