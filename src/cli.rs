@@ -136,9 +136,12 @@ pub enum Command {
     /// Reads every resource recorded in state from the cloud (refresh), compares the blueprint
     /// with what exists, and prints the changes in Terraform's grammar: `+` create, `~` update in
     /// place, `-/+` replace (naming the field that forces it), `-` destroy. Changes made outside
-    /// a3ctl are shown as drift. A replaced GPU pool is deleted before its new pool is created:
-    /// the plan says how many GPUs go down and whether preflight confirmed the new pool's
-    /// capacity, and fails when the new pool cannot get it (a reserved pool's new machine type).
+    /// a3ctl are shown as drift. A replaced node pool keeps its GPUs: its new pool is created
+    /// beside the old one when the reservation (or quota) holds both, or moved in batches of the
+    /// reservation's free VMs; with no room the plan is refused, naming the choices
+    /// (`--delete-first ADDR` deletes the old pool first). The plan says per GPU pool the
+    /// strategy, the GPUs at risk and whether preflight confirmed the capacity, and fails when
+    /// the new pool cannot get it (a reserved pool's new machine type).
     ///
     /// `--target`/`--exclude` narrow the plan to some resources (a partial plan says so);
     /// `--replace` forces the replacement of a recorded resource.
@@ -486,6 +489,16 @@ pub struct PlanArgs {
     /// what depends on it). Repeatable.
     #[arg(long = "replace", value_name = "ADDR", conflicts_with = "destroy")]
     pub replace: Vec<String>,
+    /// Let this replaced node pool go down first: delete the old pool, then create the new one
+    /// under the same name, its GPUs down in between. Without it, a replaced pool is created
+    /// beside the old one (or moved in batches) when the capacity allows, and the plan is
+    /// refused when it does not. Repeatable.
+    #[arg(long = "delete-first", value_name = "ADDR")]
+    pub delete_first: Vec<String>,
+    /// Move a replaced reserved pool in batches of at most K nodes per zone (default: the
+    /// reservation's free VMs, at most 8), e.g. `--batch-size 2`.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -518,6 +531,16 @@ pub struct ApplyArgs {
     /// what depends on it). Repeatable.
     #[arg(long = "replace", value_name = "ADDR")]
     pub replace: Vec<String>,
+    /// Let this replaced node pool go down first: delete the old pool, then create the new one
+    /// under the same name, its GPUs down in between. Without it, a replaced pool is created
+    /// beside the old one (or moved in batches) when the capacity allows, and the plan is
+    /// refused when it does not. Repeatable.
+    #[arg(long = "delete-first", value_name = "ADDR")]
+    pub delete_first: Vec<String>,
+    /// Move a replaced reserved pool in batches of at most K nodes per zone (default: the
+    /// reservation's free VMs, at most 8), e.g. `--batch-size 2`.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -888,6 +911,7 @@ Examples:
   a3ctl plan blueprints/a3-mega.toml --target cluster.main  # the cluster and what it needs
   a3ctl plan blueprints/a3-mega.toml --exclude 'bucket.*'   # everything but the buckets
   a3ctl plan blueprints/a3-mega.toml --replace node_pool.a3mega
+  a3ctl plan blueprints/a3-mega.toml --replace node_pool.a3mega --batch-size 2
   a3ctl plan --sandbox blueprints/a3-mega.toml --out a3.plan  # then: a3ctl apply --sandbox a3.plan";
 
     pub const APPLY: &str = "\
@@ -896,6 +920,7 @@ Examples:
   a3ctl apply a3.plan                                          # a plan saved by `plan --out`
   a3ctl apply blueprints/a3-mega.toml --target network.primary --auto-approve
   a3ctl apply blueprints/a3-mega.toml --replace node_pool.a3mega
+  a3ctl apply blueprints/a3-mega.toml --delete-first node_pool.a3mega
   a3ctl apply --sandbox blueprints/a3-mega.toml";
 
     pub const DESTROY: &str = "\

@@ -12,6 +12,8 @@
 //! - **delete**: journal, call, wait, forget; a 404 means already gone.
 //! - **deleted with**: forget the record once its container's delete succeeded.
 
+mod pool_move;
+
 use super::schedule::{self, Step, StepKind};
 use super::sink::StateSink;
 use super::{ApplyReport, Options, Outcome, Reporter, StepReport};
@@ -134,6 +136,7 @@ impl Executor {
             adoptions: vec![],
             preflight: None,
             notes: vec![],
+            moves: vec![],
         };
         self.apply(&plan).await.steps
     }
@@ -269,6 +272,7 @@ impl Executor {
     /// unrelated steps ([`Executor::settle_journal`]).
     pub async fn apply(self: &Arc<Self>, plan: &Plan) -> ApplyReport {
         let plan = &self.settle_journal(plan).await;
+        let plan = &self.expand_moves(plan).await;
         self.refresh_containers(plan).await;
         let state = self.sink.snapshot().await;
         let steps = Arc::new(schedule::steps(plan, &state));
@@ -293,11 +297,12 @@ impl Executor {
                     let this = self.clone();
                     let change = plan.changes[steps[i].change].clone();
                     let step = steps[i].clone();
+                    let moved = Self::move_of(plan, &step.addr).cloned();
                     tasks.spawn(async move {
                         let start = this.started.elapsed();
                         this.operations_ran.lock().remove(&step.addr);
                         this.reporter.step_started(&step.addr, step.kind);
-                        let outcome = this.run_step(&step, &change).await;
+                        let outcome = this.run_step(&step, &change, moved.as_ref()).await;
                         let end = this.started.elapsed();
                         let ran = this.operations_ran.lock().remove(&step.addr);
                         if let Some(ran) = ran {
@@ -371,7 +376,12 @@ impl Executor {
         }
     }
 
-    async fn run_step(self: &Arc<Self>, step: &Step, change: &Change) -> Outcome {
+    async fn run_step(
+        self: &Arc<Self>,
+        step: &Step,
+        change: &Change,
+        moved: Option<&crate::plan::moves::PoolMove>,
+    ) -> Outcome {
         let target = self.target_for(change, step.kind).await;
         let _serial = match (step.kind, self.provider.serial_lane(&target)) {
             (StepKind::DeletedWith | StepKind::Forget, _) | (_, None) => None,
@@ -399,8 +409,26 @@ impl Executor {
                 .await;
                 Outcome::Subsumed
             }
-            StepKind::Create => self.create(&target, change).await,
-            StepKind::Update => self.update(&target, change).await,
+            StepKind::Create => match moved {
+                Some(m) if !m.continued => self.create_moved(&target, change, m).await,
+                _ => self.create(&target, change).await,
+            },
+            StepKind::Update => match moved {
+                // An interrupted move continues: the batches first, then anything else.
+                Some(m) => {
+                    let grown = self.grow_in_batches(&target, change, m).await;
+                    if grown != Outcome::Done {
+                        return grown;
+                    }
+                    let mut rest = change.clone();
+                    rest.diffs.retain(|d| d.field != "node_count");
+                    self.update(&target, &rest).await
+                }
+                None => self.update(&target, change).await,
+            },
+            StepKind::Delete if crate::plan::moves::successor(&step.addr).is_some() => {
+                self.delete_retired(&target, change).await
+            }
             StepKind::Delete => self.delete(&target, change).await,
         }
     }

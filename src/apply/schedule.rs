@@ -29,6 +29,13 @@
 //!    update still to precede the queue another way (the Kueue release waiting for its upgrade),
 //!    that order stands rather than a cycle.
 //!
+//! 6. a node pool that moves side by side ([`crate::plan::moves`]: create before destroy, or in
+//!    batches) is one create step under its new GKE name (the batches run inside it), not a
+//!    delete and a create; the delete of its old pool, recorded under the retiring address
+//!    (`node_pool.a3mega~old`), waits for that step, and for the create or update of the new pool
+//!    in a plan that continues an interrupted move. A failed create or grow therefore skips the
+//!    old pool's delete: it keeps its remaining nodes.
+//!
 //! A resource the plan leaves alone but that has an operation journaled by an interrupted run gets
 //! a resume step (waiting on that operation), which the steps of its dependents wait for like a
 //! create; a resource with a step of its own resumes its operation at the start of that step.
@@ -101,10 +108,20 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             Action::Delete => {
                 deletes.insert(change.addr.clone(), push(StepKind::Delete));
             }
+            Action::Replace if side_by_side(plan, &change.addr) => {
+                forward.insert(change.addr.clone(), push(StepKind::Create));
+            }
             Action::Replace => {
                 deletes.insert(change.addr.clone(), push(StepKind::Delete));
                 forward.insert(change.addr.clone(), push(StepKind::Create));
             }
+        }
+    }
+
+    // 6. The old pool of a move goes once its new pool is up.
+    for (addr, &d) in &deletes {
+        if let Some(&j) = crate::plan::moves::successor(addr).and_then(|s| forward.get(&s)) {
+            steps[d].after.insert(j);
         }
     }
 
@@ -233,6 +250,13 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
     steps
 }
 
+/// Whether the plan moves the pool at `addr` to a new pool beside the old one.
+fn side_by_side(plan: &Plan, addr: &Addr) -> bool {
+    plan.moves
+        .iter()
+        .any(|m| &m.pool == addr && m.strategy.side_by_side() && !m.continued)
+}
+
 /// Whether step `i` waits for step `j`, directly or not.
 fn waits_for(steps: &[Step], i: usize, j: usize) -> bool {
     let mut seen = BTreeSet::new();
@@ -344,6 +368,7 @@ mod tests {
             adoptions: vec![],
             preflight: None,
             notes: vec![],
+            moves: vec![],
         }
     }
 

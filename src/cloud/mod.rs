@@ -295,6 +295,12 @@ pub trait Provider: Send + Sync {
         owned(target, observed)
     }
 
+    /// How many of the resource's Kubernetes nodes are Ready (a node pool's, read through its
+    /// cluster's Kubernetes API); `None` for a kind without nodes, or when they cannot be read.
+    async fn ready_nodes(&self, _target: &Target) -> CloudResult<Option<u64>> {
+        Ok(None)
+    }
+
     /// Mutations sharing a serial lane run one at a time (GKE: one operation per cluster).
     fn serial_lane(&self, _target: &Target) -> Option<String> {
         None

@@ -38,6 +38,10 @@ pub async fn run(
         return super::refresh_only::apply(global, printer, &a.target, a.auto_approve).await;
     }
     let verbose = global.verbose > 0;
+    let moves = match &request {
+        Request::Apply(a) => super::plan::move_options(&a.delete_first, a.batch_size)?,
+        Request::Destroy(_) => Default::default(),
+    };
     let (target, destroy, auto_approve, timings, adopt, skip_preflight, selection, replace) =
         match request {
             Request::Apply(a) => (
@@ -200,10 +204,13 @@ pub async fn run(
         }
     };
     // A saved plan is checked again: capacity moves between plan and apply.
-    let preflight = if skip_preflight || plan.is_empty() {
+    let preflight = if plan.is_empty() || (skip_preflight && destroy) {
         Ok(())
+    } else if skip_preflight {
+        crate::plan::moves::choose(&mut plan, &state, &moves);
+        session.refuse_moves(&plan)
     } else {
-        session.preflight(&mut plan, &state).await
+        session.preflight(&mut plan, &state, &moves).await
     };
     let preflight = preflight.map_err(|f| match &found {
         Some(found) => found.explain(f, &plan),

@@ -98,10 +98,12 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
             &session.blueprint.name,
         ))
     };
+    let moves = move_options(&args.delete_first, args.batch_size)?;
     let preflight = if args.skip_preflight {
-        Ok(())
+        crate::plan::moves::choose(&mut plan, &state, &moves);
+        session.refuse_moves(&plan)
     } else {
-        session.preflight(&mut plan, &state).await
+        session.preflight(&mut plan, &state, &moves).await
     };
     let preflight = preflight.map_err(|f| match &found {
         Some(found) => found.explain(f, &plan),
@@ -226,6 +228,32 @@ pub fn read_plan_file(path: &Path) -> Result<Option<PlanFile>, Failure> {
         crate::plan::renumber_gpu_addresses(&mut file.plan);
     }
     Ok(Some(file))
+}
+
+/// `--delete-first ADDR` (repeatable) and `--batch-size K`, the user's say in how replaced node
+/// pools move ([`crate::plan::moves`]).
+pub fn move_options(
+    delete_first: &[String],
+    batch_size: Option<u64>,
+) -> Result<crate::plan::moves::MoveOptions, Failure> {
+    let mut options = crate::plan::moves::MoveOptions {
+        batch_size,
+        ..Default::default()
+    };
+    for text in delete_first {
+        let addr: Addr = text.parse().map_err(|e| {
+            Failure::new(format!("--delete-first {text}: {e}"))
+                .hint("name a node pool's address, e.g. `node_pool.a3mega`")
+        })?;
+        if addr.kind != crate::resource::Kind::NodePool {
+            return Err(Failure::new(format!(
+                "--delete-first {text}: only a node pool moves, `{addr}` is not one"
+            ))
+            .hint("name a node pool's address, e.g. `node_pool.a3mega`"));
+        }
+        options.delete_first.insert(addr);
+    }
+    Ok(options)
 }
 
 /// Applies `--replace`, then `--target`/`--exclude`, to a fresh plan made from `state` (by

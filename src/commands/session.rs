@@ -314,6 +314,7 @@ impl Session {
             );
         }
         let mut desired = self.graph.resources().to_vec();
+        crate::plan::moves::follow_generations(&mut desired, &with_adopted);
         for d in &mut desired {
             if adoptions.iter().any(|a| a.addr == d.addr) {
                 without_undeclared_defaults(&self.blueprint, &d.addr, &mut d.spec);
@@ -357,7 +358,16 @@ impl Session {
     /// Runs the preflight checks of `plan` (not of a destroy) and records them in it; a failed
     /// check is a [`Failure`] naming what is needed, what is there, and the fix, returned after
     /// the checks are recorded so the caller can show the plan first.
-    pub async fn preflight(&self, plan: &mut Plan, state: &State) -> Result<(), Failure> {
+    ///
+    /// Then chooses how each replaced node pool moves ([`crate::plan::moves::choose`], from the
+    /// rooms the checks read, and `moves`' opt-ins): a pool no strategy can move fails the plan
+    /// the same way, naming the choices.
+    pub async fn preflight(
+        &self,
+        plan: &mut Plan,
+        state: &State,
+        moves: &crate::plan::moves::MoveOptions,
+    ) -> Result<(), Failure> {
         if plan.destroy {
             return Ok(());
         }
@@ -369,12 +379,35 @@ impl Session {
             &self.blueprint.project,
             &self.blueprint.region,
             &journaled,
+            &moves.delete_first,
         )
         .await
         .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
         let failure = preflight_failure(&checks);
         plan.preflight = Some(checks);
-        failure.map_or(Ok(()), Err)
+        crate::plan::moves::choose(plan, state, moves);
+        failure.map_or(Ok(()), Err)?;
+        self.refuse_moves(plan)
+    }
+
+    /// A plan with a pool that no strategy moves without giving up its GPUs fails, naming the
+    /// choices ([`crate::plan::moves::refusal`]).
+    pub fn refuse_moves(&self, plan: &Plan) -> Result<(), Failure> {
+        let flags = if self.sandbox.is_some() {
+            " --sandbox"
+        } else {
+            ""
+        };
+        let Some(refusal) =
+            crate::plan::moves::refusal(plan, flags, &self.blueprint_path.display().to_string())
+        else {
+            return Ok(());
+        };
+        let mut failure = Failure::new(refusal.message);
+        for cause in refusal.causes {
+            failure = failure.cause(cause);
+        }
+        Err(failure.hint(refusal.hint))
     }
 }
 

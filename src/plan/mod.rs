@@ -11,6 +11,7 @@
 //! recorded resources, and applying the plan (or the saved plan file, which carries them) records
 //! them in state before anything else, instead of creating them.
 
+pub mod moves;
 pub mod planner;
 pub mod preflight;
 pub mod refresh;
@@ -190,6 +191,10 @@ pub struct Plan {
     /// channel moved ahead of the blueprint's minor pin).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How each replaced node pool moves to its new pool ([`moves`]), chosen once preflight has
+    /// read the capacity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<moves::PoolMove>,
 }
 
 /// The counts in "Plan: X to add, Y to change, Z to destroy."
@@ -287,8 +292,8 @@ impl Plan {
         self.changes.iter().find(|c| &c.addr == addr)
     }
 
-    /// The GPU node pools this plan replaces (delete first, then create), with what that takes
-    /// down and whether preflight confirmed the new pool's capacity.
+    /// The GPU node pools this plan replaces, with how each moves ([`moves`]), what that puts at
+    /// risk and whether preflight confirmed the new pool's capacity.
     pub fn gpu_replacements(&self) -> Vec<GpuReplacement> {
         use crate::resource::Kind;
         use crate::resource::kinds::node_pool::NodePoolSpec;
@@ -331,17 +336,39 @@ impl Plan {
                         (capacity, rooms)
                     }
                 };
+                let moved = self.moves.iter().find(|m| m.pool == c.addr);
+                let strategy = moved.map_or(moves::Strategy::DeleteFirst, |m| m.strategy);
+                let gpus_at_risk = match strategy {
+                    moves::Strategy::CreateBeforeDestroy => 0,
+                    moves::Strategy::Batched { batch_size } => {
+                        batch_size.min(before.node_count)
+                            * before.locations.len().max(1) as u64
+                            * gpus_per_node
+                    }
+                    moves::Strategy::DeleteFirst | moves::Strategy::Refused => {
+                        nodes * gpus_per_node
+                    }
+                };
                 let only_after_delete = capacity == "confirmed"
+                    && strategy == moves::Strategy::DeleteFirst
                     && reservation
                         .iter()
                         .any(preflight::ReplacementRoom::only_after_delete);
                 Some(GpuReplacement {
+                    strategy,
+                    gpus_at_risk,
+                    new_id: moved.map(|m| m.new_id.clone()),
                     addr: c.addr.clone(),
                     nodes,
                     gpus_per_node,
                     gpu_type: acc.kind.clone(),
                     gpus_down: nodes * gpus_per_node,
-                    order: "delete_first",
+                    order: match strategy {
+                        moves::Strategy::CreateBeforeDestroy => "create_before_destroy",
+                        moves::Strategy::Batched { .. } => "batched",
+                        moves::Strategy::DeleteFirst => "delete_first",
+                        moves::Strategy::Refused => "refused",
+                    },
                     machine_type_before: before.machine_type.clone(),
                     machine_type_after: after.machine_type.clone(),
                     capacity,
@@ -437,11 +464,20 @@ pub struct GpuReplacement {
     pub nodes: u64,
     pub gpus_per_node: u64,
     pub gpu_type: String,
-    /// `nodes × gpus_per_node`.
+    /// `nodes × gpus_per_node`: the old pool's GPUs.
     pub gpus_down: u64,
-    /// `delete_first`: apply deletes the old pool, then creates the new one (a pool's name
-    /// cannot be held by two pools; create-before-destroy is not implemented).
+    /// How the pool moves ([`moves`]).
+    #[serde(flatten)]
+    pub strategy: moves::Strategy,
+    /// The GPUs that are at no time in a Ready pool while the move runs: none for create before
+    /// destroy, a batch's for batches, the whole pool's when it is deleted first.
+    pub gpus_at_risk: u64,
+    /// `create_before_destroy`, `batched`, `delete_first` or `refused` (the strategy, as the
+    /// order its steps run in).
     pub order: &'static str,
+    /// The new pool's cloud id, when it stands beside the old one under a new name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_id: Option<String>,
     pub machine_type_before: String,
     pub machine_type_after: String,
     /// `confirmed` (preflight passed for the new pool), `refused` (a check of it failed:

@@ -218,6 +218,7 @@ pub fn plan_unprotected(
         adoptions: vec![],
         preflight: None,
         notes,
+        moves: vec![],
     }
 }
 

@@ -188,8 +188,19 @@ fn demands(
             .as_ref()
             .and_then(|b| from_spec::<NodePoolSpec>("node pool", b).ok())
             .filter(|b| b.consumed_reservation() == Some(reservation));
+        // A move an interrupted apply left: the old pool, retiring, gives its nodes back as the
+        // new one grows ([`super::moves`]).
+        let retiring = plan
+            .change(&super::moves::retiring(&change.addr))
+            .filter(|c| c.action == Action::Delete)
+            .and_then(|c| c.before.as_ref())
+            .and_then(|b| from_spec::<NodePoolSpec>("node pool", b).ok())
+            .filter(|b| b.consumed_reservation() == Some(reservation));
         let (added, freed) = match (change.action, &old) {
-            (Action::Update, Some(old)) => (spec.node_count.saturating_sub(old.node_count), 0),
+            (Action::Update, Some(old)) => (
+                spec.node_count.saturating_sub(old.node_count),
+                retiring.as_ref().map_or(0, |r| r.node_count),
+            ),
             (Action::Replace, Some(old)) => (spec.node_count, old.node_count),
             _ => (spec.node_count, 0),
         };
@@ -212,6 +223,12 @@ fn demands(
             });
             demand.nodes += added;
             demand.pools.push(change.addr.clone());
+            if retiring.is_some() {
+                demand
+                    .replaced
+                    .push((change.addr.clone(), spec.machine_type.clone()));
+                demand.freed += freed;
+            }
             if change.action == Action::Replace {
                 let old_type = change
                     .before
@@ -242,6 +259,7 @@ pub async fn run(
     project: &str,
     region: &str,
     journaled: &HashSet<Addr>,
+    delete_first: &BTreeSet<Addr>,
 ) -> Result<Preflight, (String, CloudError)> {
     if plan.destroy {
         return Ok(Preflight::default());
@@ -280,6 +298,7 @@ pub async fn run(
             region,
             &existing,
             families_readable,
+            delete_first,
         ),
         reservations(provider, &demands),
         gke_versions(provider, plan, project, &pending),
@@ -979,7 +998,25 @@ async fn quota_needs(
     plan: &Plan,
     project: &str,
     existing: &HashSet<Addr>,
+    delete_first: &BTreeSet<Addr>,
 ) -> Result<BTreeMap<Metric, (f64, Vec<Addr>)>, (String, CloudError)> {
+    // A replaced pool stands beside its new one until the new one is up (create before
+    // destroy, [`super::moves`]) unless the user let it go first, or its cluster goes with it.
+    let containers_replaced: BTreeSet<&Addr> = plan
+        .changes
+        .iter()
+        .filter(|c| matches!(c.action, Action::Replace | Action::Create))
+        .map(|c| &c.addr)
+        .collect();
+    let frees_first = |change: &super::Change| {
+        change.action != Action::Replace
+            || delete_first.contains(&change.addr)
+            || change
+                .lifecycle
+                .deleted_with
+                .as_ref()
+                .is_some_and(|c| containers_replaced.contains(c))
+    };
     let mut needs: BTreeMap<Metric, (f64, Vec<Addr>)> = BTreeMap::new();
     let mut add = |metric: Metric, amount: f64, addr: &Addr| {
         let entry = needs.entry(metric).or_default();
@@ -1023,6 +1060,7 @@ async fn quota_needs(
             };
         let err = |e| (change.addr.to_string(), e);
         if change.action != Action::Create
+            && frees_first(change)
             && let Some(before) = outside(&change.before).map_err(err)?
         {
             vms.push((&change.addr, before, -1.0));
@@ -1092,8 +1130,9 @@ async fn quotas(
     existing: &HashSet<Addr>,
     // An API the GPU family quota's read needs that the plan has yet to enable.
     families_pending: Option<&str>,
+    delete_first: &BTreeSet<Addr>,
 ) -> Result<Vec<Check>, (String, CloudError)> {
-    let needs = quota_needs(provider, plan, project, existing).await?;
+    let needs = quota_needs(provider, plan, project, existing, delete_first).await?;
     let needs: Vec<(Metric, (f64, Vec<Addr>))> = needs
         .into_iter()
         .filter(|(_, (amount, _))| *amount > 0.0)
@@ -1375,7 +1414,7 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
             .find(|(_, old)| *old == live.machine_type)
         {
             check.problem = Some(format!(
-                "reservation {} holds {} VMs; the new pool asks for {}. {pool} is replaced, its old pool deleted first: its VMs would go back to the reservation and the new pool could not use them",
+                "reservation {} holds {} VMs; the new pool asks for {}. {pool} is replaced: whether the new pool stands beside the old one or follows its delete, it cannot use this reservation's VMs",
                 demand.name, live.machine_type, demand.machine_type
             ));
             check.fix = Some(format!(
@@ -1532,6 +1571,7 @@ mod tests {
             adoptions: vec![],
             preflight: None,
             notes: vec![],
+            moves: vec![],
         }
     }
 
@@ -1639,6 +1679,7 @@ mod tests {
             adoptions: vec![],
             preflight: None,
             notes: vec![],
+            moves: vec![],
         };
         let existing: HashSet<Addr> = [Addr::new(Kind::NodePool, "adopted")].into();
         let demands = demands(&plan, "p", &existing).unwrap();

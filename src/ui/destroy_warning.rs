@@ -275,6 +275,7 @@ mod tests {
             adoptions: vec![],
             preflight: None,
             notes: vec![],
+            moves: vec![],
         }
     }
 

@@ -1,6 +1,8 @@
 //! `GPU pools replaced:` the section of a plan that says, for each GPU node pool it replaces, how
-//! many GPUs go down, in which order, and whether the new pool's capacity is confirmed: a
-//! replacement deletes the old pool first, and GPUs are scarce.
+//! it moves ([`crate::plan::moves`]: create before destroy, in batches, delete first, or
+//! refused), how many GPUs are at risk, in which order, for about how long (the means of the
+//! simulator's realistic latency profile, `a3ctl_sim::latency`), and whether the new pool's
+//! capacity is confirmed: GPUs are scarce.
 
 use super::Printer;
 use crate::plan::{GpuReplacement, Plan};
@@ -22,19 +24,13 @@ pub fn render(printer: &Printer, plan: &Plan) -> String {
 }
 
 fn render_one(out: &mut String, r: &GpuReplacement) {
-    let _ = writeln!(
-        out,
-        "  {}: {} GPUs down ({} × {} {}) from the old pool's delete until the new pool's nodes are up",
-        r.addr,
-        r.gpus_down,
-        if r.nodes == 1 {
-            "1 node".to_string()
-        } else {
-            format!("{} nodes", r.nodes)
-        },
-        r.gpus_per_node,
-        r.gpu_type
-    );
+    use crate::plan::moves::Strategy;
+    let nodes = if r.nodes == 1 {
+        "1 node".to_string()
+    } else {
+        format!("{} nodes", r.nodes)
+    };
+    let per_node = format!("{} × {}", r.gpus_per_node, r.gpu_type);
     let machine = if r.machine_type_before == r.machine_type_after {
         String::new()
     } else {
@@ -43,10 +39,73 @@ fn render_one(out: &mut String, r: &GpuReplacement) {
             r.machine_type_after, r.machine_type_before
         )
     };
-    let _ = writeln!(
-        out,
-        "    order: delete first, then create (a pool's name is held by one pool at a time){machine}"
-    );
+    let new_name = r
+        .new_id
+        .as_deref()
+        .and_then(|id| id.rsplit('/').next())
+        .unwrap_or("");
+    let create = minutes("container.nodePool.create.gpu");
+    match r.strategy {
+        Strategy::CreateBeforeDestroy => {
+            let _ = writeln!(
+                out,
+                "  {}: 0 GPUs at risk ({nodes} × {per_node} keep running until the new pool's are Ready)",
+                r.addr
+            );
+            let _ = writeln!(
+                out,
+                "    strategy: create before destroy: create the new pool `{new_name}`, wait for its create DONE and its nodes Ready, then delete the old pool{machine}"
+            );
+            let _ = writeln!(
+                out,
+                "    for about {create}, the new pool's create, with both pools running"
+            );
+        }
+        Strategy::Batched { batch_size } => {
+            let rounds = r.nodes.div_ceil(batch_size.max(1));
+            let _ = writeln!(
+                out,
+                "  {}: {} GPUs at risk at a time ({batch_size} node(s) per zone between the pools, of {nodes} × {per_node})",
+                r.addr, r.gpus_at_risk
+            );
+            let _ = writeln!(
+                out,
+                "    strategy: in batches of {batch_size} node(s): create the new pool `{new_name}` with {batch_size}, then shrink the old pool by {batch_size} and grow the new one by {batch_size} until it has them all, then delete the old pool{machine}"
+            );
+            let _ = writeln!(
+                out,
+                "    for about {} ({rounds} rounds of a shrink and a grow after the create)",
+                crate::apply::estimate::human(
+                    mean("container.nodePool.create.gpu")
+                        + rounds as f64
+                            * (mean("container.nodePool.setSize")
+                                + mean("container.nodePool.setSize.gpu"))
+                )
+            );
+        }
+        Strategy::DeleteFirst | Strategy::Refused => {
+            let _ = writeln!(
+                out,
+                "  {}: {} GPUs at risk ({nodes} × {per_node}) from the old pool's delete until the new pool's nodes are up",
+                r.addr, r.gpus_down
+            );
+            let what = if r.capacity == "refused" {
+                "refused: preflight refused the new pool (see Preflight above)"
+            } else if r.strategy == Strategy::Refused {
+                "refused: no room beside the old pool and no --delete-first (see the error below)"
+            } else {
+                "delete first, then create (a pool's name is held by one pool at a time)"
+            };
+            let _ = writeln!(out, "    order: {what}{machine}");
+            let _ = writeln!(
+                out,
+                "    for about {}, the old pool's delete and the new pool's create",
+                crate::apply::estimate::human(
+                    mean("container.nodePool.delete") + mean("container.nodePool.create.gpu")
+                )
+            );
+        }
+    }
     let capacity = match r.capacity {
         "refused" => {
             "not confirmed: preflight refused the new pool (see Preflight above), so nothing is deleted"
@@ -56,6 +115,13 @@ fn render_one(out: &mut String, r: &GpuReplacement) {
             "not confirmed: a check of the new pool could not be made (see Preflight above)".into()
         }
         "not_checked" => "not checked (--skip-preflight)".into(),
+        _ if r.strategy == crate::plan::moves::Strategy::Refused => match r.reservation.first() {
+            Some(room) => format!(
+                "not confirmed: reservation {} ({}) has {} free VM(s) now and the new pool needs {} beside the old one, so nothing is deleted",
+                room.reservation, room.zone, room.free_now, room.needed
+            ),
+            None => "not confirmed, so nothing is deleted".into(),
+        },
         _ if r.only_after_delete => {
             let room = r
                 .reservation
@@ -78,11 +144,27 @@ fn render_one(out: &mut String, r: &GpuReplacement) {
                 room.reservation, room.zone, room.free_now, room.needed
             ),
             // On demand or spot: quotas are all preflight can confirm.
+            None if r.strategy == crate::plan::moves::Strategy::CreateBeforeDestroy => "confirmed by preflight for quotas only (both pools counted at once); whether the zone has the VMs is known only at the create, and a stockout leaves the old pool as it is"
+                .into(),
             None => "confirmed by preflight for quotas only (the old pool's delete frees its share first); whether the zone has the VMs is known only at the create, and a stockout leaves the GPUs down"
                 .into(),
         },
     };
     let _ = writeln!(out, "    capacity for the new pool: {capacity}");
+}
+
+/// The mean of a span of the simulator's realistic latency profile, in seconds.
+fn mean(key: &str) -> f64 {
+    use a3ctl_sim::latency::{LatencyProfile, Span};
+    match LatencyProfile::realistic().spans.get(key) {
+        Some(Span::Fixed(s)) => *s,
+        Some(Span::Range([a, b])) => (a + b) / 2.0,
+        None => 0.0,
+    }
+}
+
+fn minutes(key: &str) -> String {
+    crate::apply::estimate::human(mean(key))
 }
 
 #[cfg(test)]
@@ -135,6 +217,7 @@ mod tests {
             adoptions: vec![],
             preflight,
             notes: vec![],
+            moves: vec![],
         }
     }
 
@@ -158,9 +241,60 @@ mod tests {
     }
 
     #[test]
+    fn each_strategy_says_gpus_at_risk_order_and_time() {
+        use crate::plan::moves::{PoolMove, Strategy};
+        let with = |strategy| {
+            let mut p = plan("reservation", None);
+            p.moves = vec![PoolMove {
+                pool: Addr::new(Kind::NodePool, "a3mega"),
+                strategy,
+                old_id: "projects/p/locations/us-central1/clusters/c/nodePools/a3mega".into(),
+                new_id: "projects/p/locations/us-central1/clusters/c/nodePools/a3mega-2".into(),
+                nodes_per_zone: 32,
+                zones: 1,
+                gpus_per_node: 8,
+                free_now: None,
+                continued: false,
+            }];
+            render(&PLAIN, &p)
+        };
+        let both = with(Strategy::CreateBeforeDestroy);
+        assert!(both.contains("  node_pool.a3mega: 0 GPUs at risk (32 nodes × 8 × nvidia-h100-mega-80gb keep running until the new pool's are Ready)\n"), "{both}");
+        assert!(both.contains("    strategy: create before destroy: create the new pool `a3mega-2`, wait for its create DONE and its nodes Ready, then delete the old pool\n"), "{both}");
+        assert!(
+            both.contains("    for about 10 min, the new pool's create, with both pools running\n"),
+            "{both}"
+        );
+        let batched = with(Strategy::Batched { batch_size: 2 });
+        assert!(batched.contains("  node_pool.a3mega: 16 GPUs at risk at a time (2 node(s) per zone between the pools"), "{batched}");
+        assert!(
+            batched.contains(
+                "    strategy: in batches of 2 node(s): create the new pool `a3mega-2` with 2"
+            ),
+            "{batched}"
+        );
+        assert!(
+            batched.contains("(16 rounds of a shrink and a grow after the create)"),
+            "{batched}"
+        );
+        let first = with(Strategy::DeleteFirst);
+        assert!(
+            first.contains("    order: delete first, then create"),
+            "{first}"
+        );
+        let refused = with(Strategy::Refused);
+        assert!(
+            refused
+                .contains("    order: refused: no room beside the old pool and no --delete-first"),
+            "{refused}"
+        );
+    }
+
+    #[test]
     fn each_capacity_of_a_replaced_gpu_pool_is_said() {
         let text = render(&PLAIN, &plan("reservation", None));
-        assert!(text.starts_with("GPU pools replaced:\n  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb)"), "{text}");
+        // Without a move chosen (a plan made before moves), the pool is deleted first.
+        assert!(text.starts_with("GPU pools replaced:\n  node_pool.a3mega: 256 GPUs at risk (32 nodes × 8 × nvidia-h100-mega-80gb)"), "{text}");
         assert_eq!(
             capacity_line(&plan("reservation", None)),
             "not checked (--skip-preflight)"

@@ -683,6 +683,7 @@ mod tests {
             adoptions: vec![],
             preflight: None,
             notes: vec![],
+            moves: vec![],
         }
     }
 

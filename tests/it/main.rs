@@ -30,6 +30,7 @@ mod kueue;
 mod layers;
 mod lifecycle;
 mod maintenance;
+mod moves;
 mod preflight;
 mod protection;
 mod rdma;

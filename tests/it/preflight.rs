@@ -653,7 +653,7 @@ async fn a_machine_type_change_of_the_reserved_pool_is_refused_before_its_delete
         "{}",
         plan.stdout
     );
-    let problem = "reservation a3mega-reservation holds a3-megagpu-8g VMs; the new pool asks for a3-highgpu-8g. node_pool.a3mega is replaced, its old pool deleted first";
+    let problem = "reservation a3mega-reservation holds a3-megagpu-8g VMs; the new pool asks for a3-highgpu-8g. node_pool.a3mega is replaced: whether the new pool stands beside the old one or follows its delete, it cannot use this reservation's VMs";
     let choices = "give the pool a reservation of a3-highgpu-8g VMs: name it with `reservation = \"NAME\"` in [[gpu_pool]] `a3mega`";
     let keep = "or keep `machine_type = \"a3-megagpu-8g\"`";
     for text in [problem, choices, keep] {
@@ -662,8 +662,8 @@ async fn a_machine_type_change_of_the_reserved_pool_is_refused_before_its_delete
     // What the replacement would take down, in which order, and that its capacity is refused.
     for line in [
         "GPU pools replaced:\n",
-        "  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
-        "    order: delete first, then create (a pool's name is held by one pool at a time); the new pool is a3-highgpu-8g (was a3-megagpu-8g)\n",
+        "  node_pool.a3mega: 256 GPUs at risk (32 nodes × 8 × nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "    order: refused: preflight refused the new pool (see Preflight above); the new pool is a3-highgpu-8g (was a3-megagpu-8g)\n",
         "    capacity for the new pool: not confirmed: preflight refused the new pool (see Preflight above), so nothing is deleted\n",
     ] {
         assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
@@ -673,7 +673,8 @@ async fn a_machine_type_change_of_the_reserved_pool_is_refused_before_its_delete
     let replaced = &json["gpu_replacements"][0];
     assert_eq!(replaced["addr"], "node_pool.a3mega", "{json:#}");
     assert_eq!(replaced["gpus_down"], 256);
-    assert_eq!(replaced["order"], "delete_first");
+    // No room beside the old pool either (the reservation is full with it).
+    assert_eq!(replaced["order"], "refused");
     assert_eq!(replaced["capacity"], "refused");
 
     let apply = cx
@@ -691,14 +692,29 @@ async fn a_machine_type_change_of_the_reserved_pool_is_refused_before_its_delete
 }
 
 /// A replacement that keeps machine type and reservation (`--replace`, as a change of a ForceNew
-/// field such as the nodes' service account would) passes: the reservation is full with the old
-/// pool's nodes, so the new pool fits only because the delete frees them first, and the plan says
-/// so with the GPUs that go down.
+/// field such as the nodes' service account would), the reservation full with the old pool's
+/// nodes: no room beside it, so the plan is refused (issue 25) until the user opts in to deleting
+/// first; then the new pool fits only because the delete frees the VMs, and the plan says so with
+/// the GPUs at risk.
 #[tokio::test]
 async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() {
     let cx = TestContext::new().await;
     cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
-    let args = ["--replace", "node_pool.a3mega"];
+    let refused = cx
+        .run(&["plan", MEGA, "--replace", "node_pool.a3mega"])
+        .await
+        .expect(1);
+    assert!(
+        refused.stdout.contains("    capacity for the new pool: not confirmed: reservation a3mega-reservation (us-central1-a) has 0 free VM(s) now and the new pool needs 32 beside the old one, so nothing is deleted\n"),
+        "{}",
+        refused.stdout
+    );
+    let args = [
+        "--replace",
+        "node_pool.a3mega",
+        "--delete-first",
+        "node_pool.a3mega",
+    ];
     let plan = cx
         .run(&[&["plan", MEGA][..], &args].concat())
         .await
@@ -706,7 +722,7 @@ async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() 
     for line in [
         "  # node_pool.a3mega must be replaced\n",
         "  ✓ reservation a3mega-reservation (us-central1-a): need 32 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 32 free of 32 once the replaced pool's 32 VM(s) are deleted\n",
-        "  node_pool.a3mega: 256 GPUs down (32 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "  node_pool.a3mega: 256 GPUs at risk (32 nodes × 8 × nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
         "    order: delete first, then create (a pool's name is held by one pool at a time)\n",
         "    capacity for the new pool: confirmed by preflight, but only because the old pool frees it: reservation a3mega-reservation (us-central1-a) has 0 free VM(s) now and the new pool needs 32; the VMs come back only from the delete, and the GPUs stay down if anything else takes them first\n",
     ] {
@@ -719,6 +735,8 @@ async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() 
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let replaced = &json["gpu_replacements"][0];
     assert_eq!(replaced["capacity"], "confirmed", "{json:#}");
+    assert_eq!(replaced["order"], "delete_first");
+    assert_eq!(replaced["gpus_at_risk"], 256);
     assert_eq!(replaced["only_after_delete"], true);
     assert_eq!(replaced["reservation"][0]["free_now"], 0);
     assert_eq!(replaced["reservation"][0]["freed_first"], 32);
@@ -731,7 +749,7 @@ async fn a_same_type_replacement_says_its_gpus_come_back_only_from_the_delete() 
 }
 
 /// The first choice the refusal gives: a reservation of the new machine type. The replacement
-/// then passes, its new pool fitting beside the old one, and applies. (8 nodes: two reservations
+/// then passes, its new pool created beside the old one (create before destroy), and applies. (8 nodes: two reservations
 /// of 32 A3 VMs would pass the region's CPUS quota.)
 #[tokio::test]
 async fn a_machine_type_change_with_a_reservation_of_the_new_type_passes() {
@@ -766,7 +784,8 @@ async fn a_machine_type_change_with_a_reservation_of_the_new_type_passes() {
     let plan = cx.run(&["plan", blueprint]).await.expect(0);
     for line in [
         "  ✓ reservation a3high-reservation (us-central1-a): need 8 × a3-highgpu-8g with 8 × nvidia-h100-80gb, available 8 free of 8\n",
-        "  node_pool.a3mega: 64 GPUs down (8 nodes × 8 nvidia-h100-mega-80gb) from the old pool's delete until the new pool's nodes are up\n",
+        "  node_pool.a3mega: 0 GPUs at risk (8 nodes × 8 × nvidia-h100-mega-80gb keep running until the new pool's are Ready)\n",
+        "    strategy: create before destroy: create the new pool `a3mega-2`, wait for its create DONE and its nodes Ready, then delete the old pool; the new pool is a3-highgpu-8g (was a3-megagpu-8g)\n",
         "    capacity for the new pool: confirmed by preflight (reservation a3high-reservation (us-central1-a) has 8 free VM(s) now, the new pool needs 8)\n",
     ] {
         assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
@@ -815,7 +834,8 @@ async fn a_replacement_keeps_the_upgrade_headroom_its_delete_frees() {
     for line in [
         "  ✓ upgrade headroom of node_pool.a3mega on reservation roomy (us-central1-a): need 2 extra VM(s) during a surge upgrade (max_surge), available 2 free after this plan\n",
         "  ✓ reservation roomy (us-central1-a): need 8 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 10 free of 10 once the replaced pool's 8 VM(s) are deleted\n",
-        "    capacity for the new pool: confirmed by preflight, but only because the old pool frees it: reservation roomy (us-central1-a) has 2 free VM(s) now and the new pool needs 8; the VMs come back only from the delete, and the GPUs stay down if anything else takes them first\n",
+        // The 2 free VMs move the pool in batches of 2 rather than deleting it first.
+        "    strategy: in batches of 2 node(s): create the new pool `a3mega-2` with 2, then shrink the old pool by 2 and grow the new one by 2 until it has them all, then delete the old pool\n",
     ] {
         assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
     }

@@ -447,6 +447,9 @@ impl Provider for GcpProvider {
             Err(e) => Err(refine(&subject(), e)),
         }
     }
+    async fn ready_nodes(&self, target: &Target) -> CloudResult<Option<u64>> {
+        self.adapter(target.addr.kind)?.ready_nodes(target).await
+    }
     fn settle(&self, target: &Target, observed: &Observed) -> Settle {
         match self.adapter(target.addr.kind) {
             Ok(a) => a.settle(target, observed),

@@ -329,6 +329,10 @@ impl Provider for NodePoolAdapter {
     async fn delete(&self, target: &Target) -> CloudResult<Started> {
         self.0.delete_pool(target).await
     }
+    async fn ready_nodes(&self, target: &Target) -> CloudResult<Option<u64>> {
+        let (_, pool) = parse_pool(&target.id)?;
+        Ok(self.0.count_nodes(target, &pool, true).await)
+    }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
         Ok(self.0.poll_operation(operation).await?.status)
     }

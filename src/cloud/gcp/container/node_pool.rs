@@ -212,7 +212,7 @@ impl ContainerAdapter {
             pool.status.name(),
             Some("RUNNING" | "RECONCILING" | "ERROR" | "RUNNING_WITH_ERROR")
         ) {
-            self.count_nodes(target, &pool.name)
+            self.count_nodes(target, &pool.name, false)
                 .await
                 .map(|total| total.div_ceil(pool.locations.len().max(1) as u64))
         } else {
@@ -227,9 +227,15 @@ impl ContainerAdapter {
         )?))
     }
 
-    /// Nodes of `pool` registered in the cluster's Kubernetes API, when it can be reached with the
-    /// endpoint and CA recorded for the cluster.
-    async fn count_nodes(&self, target: &Target, pool: &str) -> Option<u64> {
+    /// Nodes of `pool` registered in the cluster's Kubernetes API (with `ready`, only those whose
+    /// `Ready` condition is `True`), when it can be reached with the endpoint and CA recorded for
+    /// the cluster.
+    pub(super) async fn count_nodes(
+        &self,
+        target: &Target,
+        pool: &str,
+        ready: bool,
+    ) -> Option<u64> {
         let cluster = target
             .context
             .values()
@@ -259,7 +265,18 @@ impl ContainerAdapter {
             return None;
         }
         let list: Value = response.json().await.ok()?;
-        Some(list["items"].as_array()?.len() as u64)
+        let items = list["items"].as_array()?;
+        let is_ready = |node: &&Value| {
+            node["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+        };
+        Some(if ready {
+            items.iter().filter(is_ready).count()
+        } else {
+            items.len()
+        } as u64)
     }
 
     /// The control plane's build, the pool's build, and the node versions the location offers.
@@ -349,6 +366,21 @@ impl ContainerAdapter {
                 let request: UpdateNodePoolRequest = typed(
                     "node pool upgrade",
                     json!({"name": target.id, "nodeVersion": version}),
+                )?;
+                self.client
+                    .update_node_pool()
+                    .with_request(request)
+                    .send()
+                    .await
+            }
+            // Before the old pool of a move is deleted: GKE's own drain of its nodes honours
+            // their PodDisruptionBudgets (`nodeDrainConfig.respectPdbDuringNodePoolDeletion`,
+            // NodePool in the container v1 reference,
+            // <https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools#NodeDrainConfig>).
+            "update(nodeDrainConfig)" => {
+                let request: UpdateNodePoolRequest = typed(
+                    "node pool drain",
+                    json!({"name": target.id, "nodeDrainConfig": {"respectPdbDuringNodePoolDeletion": true}}),
                 )?;
                 self.client
                     .update_node_pool()
