@@ -14,7 +14,8 @@
 //! 4. create/update of a Kubernetes object inside cluster C: the GKE version upgrade of every
 //!    node pool of C the plan upgrades, so what is installed onto the nodes (the NCCL installer
 //!    of a new stack) rolls out onto upgraded nodes, once (an upgrade order: control plane, pools,
-//!    installers).
+//!    installers); and the node-label update of every pool of C the plan relabels, so a Kueue
+//!    flavor never selects a label the nodes do not carry yet.
 //!
 //! 5. queues follow nodes ([`crate::plan::QuotaLink`]): when a plan updates (resizes), creates or
 //!    deletes a GPU pool and updates the Kueue ClusterQueue's quota for that pool's flavor, the
@@ -138,7 +139,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
         }
     }
 
-    // Node pools the plan upgrades, by their cluster.
+    // Node pools the plan upgrades or relabels, by their cluster.
     let upgraded_pools: Vec<(usize, &Addr)> = steps
         .iter()
         .enumerate()
@@ -146,7 +147,10 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             let change = &plan.changes[step.change];
             let upgrade = step.kind == StepKind::Update
                 && change.addr.kind == Kind::NodePool
-                && change.diffs.iter().any(|d| d.field == "version");
+                && change
+                    .diffs
+                    .iter()
+                    .any(|d| d.field == "version" || d.field == "node_labels");
             upgrade.then_some((j, change.lifecycle.deleted_with.as_ref()?))
         })
         .collect();
