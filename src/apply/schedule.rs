@@ -416,6 +416,31 @@ mod tests {
     }
 
     #[test]
+    fn a_flavor_changes_after_its_pools_nodes_are_relabelled() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let gpu = Addr::new(Kind::NodePool, "gpu");
+        let flavor = Addr::new(Kind::Kubernetes, "resourceflavor/-/gpu");
+        let mut state = State::new("bp", "l".into());
+        for addr in [&cluster, &gpu, &flavor] {
+            record(&mut state, addr, &[]);
+        }
+        let mut relabel = change(&gpu, Action::Update, &[&cluster], Some(&cluster));
+        relabel.diffs.push(crate::resource::FieldDiff {
+            field: "node_labels".into(),
+            before: json!(null),
+            after: json!({"a3ctl.dev/pool": "gpu"}),
+            forces_replacement: false,
+        });
+        let p = plan(vec![
+            relabel,
+            change(&flavor, Action::Update, &[&cluster], Some(&cluster)),
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert_eq!(s[idx(&flavor)].after, BTreeSet::from([idx(&gpu)]));
+    }
+
+    #[test]
     fn replacement_deletes_first_and_updates_come_before_deletes() {
         let net = Addr::new(Kind::Network, "a");
         let policy = Addr::new(Kind::ResourcePolicy, "p");

@@ -11,14 +11,14 @@
 //!   with nothing to wait for return [`Started::Done`];
 //! - `poll`: one GET of the object, `Done` once its condition holds;
 //! - `read`: the live object projected onto the desired object's paths ([`project`]);
-//! - `delete`: DELETE (foreground for workloads).
+//! - `delete`: DELETE (foreground for workloads);
 //! - a Kueue ResourceFlavor whose selection changes is made anew while the ClusterQueues hold
 //!   ([`flavor`]): Kueue refuses the change in place.
 //!
 //! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
-//! [`errors`] (classification), [`flavor`] (moving a Kueue flavor), [`operation`] (the operation name), [`project`] (projection),
-//! [`release`] (upstream manifests applied as one resource, e.g. Kueue), [`read`] (direct reads
-//! and applies for `a3ctl verify`).
+//! [`errors`] (classification), [`flavor`] (moving a Kueue flavor), [`operation`] (the operation
+//! name), [`project`] (projection), [`release`] (upstream manifests applied as one resource, e.g.
+//! Kueue), [`read`] (direct reads and applies for `a3ctl verify`).
 //!
 //! A string value `${<address>.<output>}` anywhere in an object (e.g. a Filestore volume's IP,
 //! `${filestore.shared.ip_address}`) is replaced by that output of a resource the object depends

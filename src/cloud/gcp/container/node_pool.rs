@@ -452,5 +452,13 @@ mod tests {
         let body = update_body("x", &spec, &steps[1].fields);
         assert_eq!(body["resourceLabels"], json!({"labels": {"a": "b"}}));
         assert_eq!(body["gvnic"], json!({"enabled": true}));
+        // The nodes' Kubernetes labels: a call of their own, the whole set.
+        let steps = update_steps(&[diff("node_labels"), diff("labels")]);
+        assert_eq!(steps[1].name, "update(labels)");
+        let mut spec = spec;
+        spec.node_labels = [("a3ctl.dev/pool".to_string(), "p".to_string())].into();
+        let body = update_body("x", &spec, &steps[1].fields);
+        assert_eq!(body["labels"], json!({"labels": {"a3ctl.dev/pool": "p"}}));
+        assert!(body["resourceLabels"].is_null());
     }
 }
