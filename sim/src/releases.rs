@@ -110,6 +110,39 @@ fn versions(minor: u32, alpha: bool) -> Vec<&'static str> {
     }
 }
 
+/// The validation rules of the ResourceFlavor spec in a release line, as its CRD carries them
+/// (kubernetes-sigs/kueue `apis/kueue/v1beta1/resourceflavor_types.go`; from v0.17,
+/// `apis/kueue/v1beta2/resourceflavor_types.go`, the same for both served versions): a flavor
+/// with a topology needs a node label, and keeps its spec (before v0.17) or its node labels,
+/// tolerations and topology (from v0.17). The simulator evaluates them ([`crate::kube::cel`]).
+fn flavor_rules(minor: u32) -> Value {
+    let rule = |rule: &str, message: &str| json!({"rule": rule, "message": message});
+    let mut rules = vec![rule(
+        "!has(self.topologyName) || self.nodeLabels.size() >= 1",
+        "at least one nodeLabel is required when topology is set",
+    )];
+    if minor >= 17 {
+        for field in ["nodeLabels", "tolerations"] {
+            rules.push(rule(
+                &format!(
+                    "!has(oldSelf.topologyName) || (has(self.{field}) == has(oldSelf.{field}) && (!has(self.{field}) || self.{field} == oldSelf.{field}))"
+                ),
+                &format!("{field} are immutable when topologyName is set"),
+            ));
+        }
+        rules.push(rule(
+            "!has(oldSelf.topologyName) || (has(self.topologyName) && self.topologyName == oldSelf.topologyName)",
+            "topologyName is immutable when topologyName is set",
+        ));
+    } else {
+        rules.push(rule(
+            "!has(oldSelf.topologyName) || self == oldSelf",
+            "resourceFlavorSpec are immutable when topologyName is set",
+        ));
+    }
+    Value::Array(rules)
+}
+
 /// A generated stand-in for Kueue's `manifests.yaml` of `tag`, or `None` for tags that are not
 /// Kueue releases (before v0.9, or not `vX.Y.Z`).
 pub fn kueue_manifests(tag: &str) -> Option<String> {
@@ -125,13 +158,20 @@ pub fn kueue_manifests(tag: &str) -> Option<String> {
     for (plural, kind, namespaced, alpha) in KINDS {
         let served = versions(minor, *alpha);
         let storage = served.len() - 1;
+        let mut schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        if *kind == "ResourceFlavor" {
+            schema["properties"]["spec"] = json!({
+                "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "x-kubernetes-validations": flavor_rules(minor),
+            });
+        }
         let versions: Vec<Value> = served
             .iter()
             .enumerate()
             .map(|(i, v)| {
                 json!({
                     "name": v, "served": true, "storage": i == storage,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                    "schema": {"openAPIV3Schema": schema},
                     "subresources": {"status": {}},
                 })
             })

@@ -14,7 +14,8 @@
 //! 4. create/update of a Kubernetes object inside cluster C: the GKE version upgrade of every
 //!    node pool of C the plan upgrades, so what is installed onto the nodes (the NCCL installer
 //!    of a new stack) rolls out onto upgraded nodes, once (an upgrade order: control plane, pools,
-//!    installers).
+//!    installers); and the node-label update of every pool of C the plan relabels, so a Kueue
+//!    flavor never selects a label the nodes do not carry yet.
 //!
 //! 5. queues follow nodes ([`crate::plan::QuotaLink`]): when a plan updates (resizes), creates or
 //!    deletes a GPU pool and updates the Kueue ClusterQueue's quota for that pool's flavor, the
@@ -155,7 +156,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
         }
     }
 
-    // Node pools the plan upgrades, by their cluster.
+    // Node pools the plan upgrades or relabels, by their cluster.
     let upgraded_pools: Vec<(usize, &Addr)> = steps
         .iter()
         .enumerate()
@@ -163,7 +164,10 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             let change = &plan.changes[step.change];
             let upgrade = step.kind == StepKind::Update
                 && change.addr.kind == Kind::NodePool
-                && change.diffs.iter().any(|d| d.field == "version");
+                && change
+                    .diffs
+                    .iter()
+                    .any(|d| d.field == "version" || d.field == "node_labels");
             upgrade.then_some((j, change.lifecycle.deleted_with.as_ref()?))
         })
         .collect();
@@ -434,6 +438,31 @@ mod tests {
             s[idx(&installer)].after,
             BTreeSet::from([idx(&cluster), idx(&gpu)])
         );
+    }
+
+    #[test]
+    fn a_flavor_changes_after_its_pools_nodes_are_relabelled() {
+        let cluster = Addr::new(Kind::Cluster, "main");
+        let gpu = Addr::new(Kind::NodePool, "gpu");
+        let flavor = Addr::new(Kind::Kubernetes, "resourceflavor/-/gpu");
+        let mut state = State::new("bp", "l".into());
+        for addr in [&cluster, &gpu, &flavor] {
+            record(&mut state, addr, &[]);
+        }
+        let mut relabel = change(&gpu, Action::Update, &[&cluster], Some(&cluster));
+        relabel.diffs.push(crate::resource::FieldDiff {
+            field: "node_labels".into(),
+            before: json!(null),
+            after: json!({"a3ctl.dev/pool": "gpu"}),
+            forces_replacement: false,
+        });
+        let p = plan(vec![
+            relabel,
+            change(&flavor, Action::Update, &[&cluster], Some(&cluster)),
+        ]);
+        let s = steps(&p, &state);
+        let idx = |a: &Addr| s.iter().position(|x| &x.addr == a).unwrap();
+        assert_eq!(s[idx(&flavor)].after, BTreeSet::from([idx(&gpu)]));
     }
 
     #[test]

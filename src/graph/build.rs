@@ -20,6 +20,7 @@ use crate::resource::kinds::firewall::{FirewallSpec, Rule};
 use crate::resource::kinds::network::NetworkSpec;
 use crate::resource::kinds::node_pool::{
     Accelerator, AdditionalNetwork, BlueGreenSettings, NodePoolSpec, Reservation, UpgradeSettings,
+    pool_node_labels,
 };
 use crate::resource::kinds::repository::RepositorySpec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
@@ -436,7 +437,7 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 .unwrap_or(bp.cluster.version)
                 .to_string(),
             accelerator_network_profile: None,
-            node_labels: Default::default(),
+            node_labels: pool_node_labels(&bp.system_pool.name, []),
         }),
         pool_deps.clone(),
         with_cluster(false),
@@ -499,13 +500,10 @@ pub fn resources(bp: &Blueprint) -> Vec<Desired> {
                 upgrade_settings: pool.upgrade.as_ref().map(upgrade_settings),
                 version: pool.version.unwrap_or(bp.cluster.version).to_string(),
                 accelerator_network_profile: managed.then(|| MANAGED_PROFILE.to_string()),
-                node_labels: if managed {
-                    [(DRA_DRIVER_LABEL.to_string(), "true".to_string())]
-                        .into_iter()
-                        .collect()
-                } else {
-                    Default::default()
-                },
+                node_labels: pool_node_labels(
+                    &pool.name,
+                    managed.then(|| (DRA_DRIVER_LABEL.to_string(), "true".to_string())),
+                ),
             }),
             deps,
             with_cluster(pool.prevent_destroy),

@@ -7,13 +7,33 @@
 //!   waits for the CRDs and the controller). It depends on the cluster only: the controller's
 //!   readiness wait is what waits for a node.
 //! - `k8s.topology/-/gke-default`: the TAS levels block → sub-block → host → hostname.
-//! - one `ResourceFlavor` per GPU pool, selecting the pool's nodes and tolerating the GPU taint;
+//! - one `ResourceFlavor` per GPU pool, selecting the pool's nodes by [`POOL_LABEL`] (and the
+//!   accelerator) and tolerating the GPU taint;
 //! - a `ClusterQueue` named like the queue whose `nvidia.com/gpu` quota per flavor is the pool's
 //!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default`;
 //! - the priority classes `very-low` … `very-high` the seed guides create.
 //!
 //! The queue objects depend on the release, so they are applied once its controller is
 //! available; the webhook may still refuse them for a few seconds, which the executor retries.
+//!
+//! **Flavors across a pool move.** A flavor selects the nodes of its blueprint pool by the label
+//! a3ctl puts on every pool it makes, [`POOL_LABEL`] (`a3ctl.dev/pool: <blueprint pool name>`), not
+//! by GKE's `cloud.google.com/gke-nodepool`: a pool replaced create-before-destroy needs another
+//! GKE name (names are unique in a cluster) but carries the same label, so the flavor, its quota
+//! and the Workloads it admitted keep matching, and nothing in Kueue changes. One stable label
+//! rather than two flavors per move: Kueue keeps a flavor with a topology from changing its
+//! `nodeLabels` and holds it while a ClusterQueue lists it (its CRD rules and the
+//! `kueue.x-k8s.io/resource-in-use` finalizer, kubernetes-sigs/kueue v0.17.1
+//! `apis/kueue/v1beta2/resourceflavor_types.go`), so each move would otherwise rename a flavor in
+//! every ClusterQueue and leave Workloads admitted under the old name.
+//!
+//! Deployments made before the label converge without replacing anything: the pool's
+//! `node_labels` change in place (`nodePools.update` relabels the running nodes), then the flavor
+//! is made anew under the same name while its queues list a holding flavor with no quota
+//! ([`crate::cloud::kube::flavor`]: the only way Kueue allows), so for those seconds Kueue admits
+//! nothing more onto the pool, and no Workload, ClusterQueue or CRD is deleted. The schedule runs
+//! the flavor's update after its pools' relabelling (rule 4 of [`crate::apply::schedule`]), so the
+//! flavor never selects a label its nodes lack.
 //!
 //! Nothing here waits for a GPU pool: the ClusterQueue's quota follows the pools' sizes by an
 //! ordering the schedule chooses per plan (rule 5 of [`crate::apply::schedule`]: raised after a
@@ -38,8 +58,8 @@ pub const TOPOLOGY_LEVELS: [&str; 4] = [
     "cloud.google.com/gce-topology-host",
     "kubernetes.io/hostname",
 ];
-/// The node label GKE sets to the node pool name.
-pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// The node label a3ctl sets to the blueprint's pool name, which each flavor selects.
+pub use crate::resource::kinds::node_pool::POOL_LABEL;
 /// The GPU resource name.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// Priority classes: (name, value).
@@ -138,7 +158,7 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
                 None,
                 &pool.name,
                 json!({"spec": {
-                    "nodeLabels": {NODE_POOL_LABEL: pool.name, ACCELERATOR_LABEL: pool.family.accelerator_type()},
+                    "nodeLabels": {POOL_LABEL: pool.name, ACCELERATOR_LABEL: pool.family.accelerator_type()},
                     "topologyName": TOPOLOGY,
                     "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
                 }}),
@@ -287,8 +307,17 @@ mod tests {
         );
         let flavor = get(&g, "k8s.resourceflavor/-/a3mega");
         assert_eq!(
-            flavor.spec["object"]["spec"]["nodeLabels"][NODE_POOL_LABEL],
-            "a3mega"
+            flavor.spec["object"]["spec"]["nodeLabels"],
+            json!({"a3ctl.dev/pool": "a3mega", "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"})
+        );
+        // The pool's nodes carry the label the flavor selects.
+        assert_eq!(
+            get(&g, "node_pool.a3mega").spec["node_labels"],
+            json!({"a3ctl.dev/pool": "a3mega"})
+        );
+        assert_eq!(
+            get(&g, "node_pool.system").spec["node_labels"],
+            json!({"a3ctl.dev/pool": "system"})
         );
         assert_eq!(flavor.spec["object"]["spec"]["topologyName"], TOPOLOGY);
         let local = get(&g, "k8s.localqueue/default/a3-queue");

@@ -231,17 +231,31 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
     // service account and its role.
     has(&plan.stdout, "Plan: 22 to adopt,");
     // Only what gcloud did not build (the cluster's Kubernetes objects) is created; nothing
-    // adopted is updated or replaced — not even for the ownership marks gcloud never wrote.
+    // adopted is replaced, nor updated for the ownership marks gcloud never wrote. The pools are
+    // updated in place for one thing only: the node label a3ctl's Kueue flavors select
+    // (`a3ctl.dev/pool`, issue 25), without which the queue would admit onto no node.
     let actions = headlines(&plan);
     assert!(!actions.is_empty(), "{}", plan.stdout);
     for line in &actions {
         assert!(
-            line.starts_with("# k8s.") && line.ends_with("will be created"),
+            (line.starts_with("# k8s.") && line.ends_with("will be created"))
+                || line == "# node_pool.system will be updated in-place"
+                || line == "# node_pool.a3high will be updated in-place",
             "unexpected action `{line}`:\n{}",
             plan.stdout
         );
     }
-    assert!(!plan.stdout.contains(" ~ "), "{}", plan.stdout);
+    let updates: Vec<&str> = plan
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("      ~ "))
+        .collect();
+    assert_eq!(updates.len(), 2, "{}", plan.stdout);
+    assert!(
+        updates.iter().all(|l| l.contains("node_labels")),
+        "{}",
+        plan.stdout
+    );
     // A plan records nothing.
     assert!(!cx.path("state/a3high.a3state.json").exists());
 
@@ -263,15 +277,33 @@ async fn a_hand_built_a3_high_is_adopted_and_then_plans_no_changes() {
         Some(9),
         "cluster, router, the nodes' account and its role, 4 GPU subnets and the placement policy"
     );
-    // The adopted Google Cloud resources are untouched: only Kubernetes objects were added.
-    let strip = |v: &str| -> Value {
+    // The adopted Google Cloud resources are untouched: only Kubernetes objects were added, and
+    // the pools were relabelled by one `nodePools.update` each (their only operations).
+    let strip = |v: &str| -> (Value, Vec<String>) {
         let mut v: Value = serde_json::from_str(v).unwrap();
         if let Some(o) = v.as_object_mut() {
             o.retain(|k, _| !k.contains("kube"));
         }
-        v
+        let mut relabels = vec![];
+        if let Some(ops) = v["container"]["operations"].as_array_mut() {
+            ops.retain(|op| {
+                let target = op["target"].as_str().unwrap_or_default();
+                let relabel =
+                    op["operationType"] == "UPDATE_CLUSTER" && target.contains("/nodePools/");
+                if relabel {
+                    relabels.push(target.rsplit('/').next().unwrap_or_default().to_string());
+                }
+                !relabel
+            });
+        }
+        relabels.sort();
+        (v, relabels)
     };
-    assert_eq!(strip(&inventory_before), strip(&cx.inventory_text()));
+    let (before, none) = strip(&inventory_before);
+    assert_eq!(none, Vec::<String>::new());
+    let (after, relabels) = strip(&cx.inventory_text());
+    assert_eq!(before, after);
+    assert_eq!(relabels, ["a3high", "system"]);
 
     let again = cx
         .run(&["plan", "--detailed-exitcode", BLUEPRINT])

@@ -82,10 +82,18 @@ async fn state_and_plan_files_of_format_1_still_work() {
     std::fs::copy(fixtures().join(PLAN), cx.path(PLAN)).unwrap();
     let written = std::fs::read_to_string(cx.path(STATE)).unwrap();
 
-    // The old state describes its world exactly.
+    // The old state describes its world exactly: the only changes are this a3ctl's pool label
+    // (issue 25), on both pools in place, and the flavor that selects it.
     let plan = cx.run(&["plan", BLUEPRINT, "--detailed-exitcode"]).await;
-    assert_eq!(plan.code, Some(0), "{}\n{}", plan.stdout, plan.stderr);
-    assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+    assert_eq!(plan.code, Some(2), "{}\n{}", plan.stdout, plan.stderr);
+    for line in [
+        "# node_pool.a3high will be updated in-place",
+        "# node_pool.system will be updated in-place",
+        "# k8s.resourceflavor/-/a3high will be updated in-place",
+        "Plan: 0 to add, 3 to change, 0 to destroy.",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
+    }
 
     // The old saved plan is carried out on the blueprint it was made from.
     let text = std::fs::read_to_string(cx.path(BLUEPRINT)).unwrap();
@@ -138,6 +146,10 @@ async fn state_and_plan_files_of_format_1_still_work() {
             .contains(&serde_json::json!("network.gpu-4")),
         "{resources}"
     );
+    // Then this a3ctl's own changes (the pool label), and nothing is left to do.
+    cx.run(&["apply", BLUEPRINT, "--auto-approve"])
+        .await
+        .expect(0);
     cx.run(&["plan", BLUEPRINT, "--detailed-exitcode"])
         .await
         .expect(0);

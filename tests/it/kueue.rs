@@ -114,10 +114,15 @@ async fn the_pinned_reference_release_installs_and_the_queue_admits_every_gpu() 
         topology[0]["spec"]["levels"][0]["nodeLabel"],
         "cloud.google.com/gce-topology-block"
     );
+    // The flavor selects the label a3ctl puts on the pool's nodes, and the nodes carry it.
     let flavor = kubectl.items(&["resourceflavors.kueue.x-k8s.io"]).await;
+    assert_eq!(flavor[0]["spec"]["nodeLabels"]["a3ctl.dev/pool"], "a3high");
     assert_eq!(
-        flavor[0]["spec"]["nodeLabels"]["cloud.google.com/gke-nodepool"],
-        "a3high"
+        kubectl
+            .names(&["nodes", "-l", "a3ctl.dev/pool=a3high"])
+            .await
+            .len(),
+        4
     );
     let mut classes = kubectl.names(&["priorityclasses"]).await;
     classes.retain(|c| !c.starts_with("system-"));

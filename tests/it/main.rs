@@ -27,6 +27,7 @@ mod identity;
 mod init;
 mod kubeconfig;
 mod kueue;
+mod kueue_pool_label;
 mod layers;
 mod lifecycle;
 mod maintenance;

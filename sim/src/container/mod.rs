@@ -46,6 +46,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use node_pools::sync_nodes;
 pub use operations::{Effect, Operation};
 
 /// Everything GKE holds.

@@ -5,8 +5,9 @@
 //! webhook's `failurePolicy` is `Fail` (the default). Endpoints exist once an available Deployment
 //! in the Service's namespace has pod labels the Service selects; they answer once that has been
 //! available for the `kube.webhook.ready` delay (before that the call is "connection refused").
-//! Mutating webhooks are called before validating ones, as the API server does. Nothing is really
-//! validated or mutated by the webhooks once they answer.
+//! Mutating webhooks are called before validating ones, as the API server does. Once they answer,
+//! the only mutation simulated is Kueue's ResourceFlavor defaulting (its finalizer, see
+//! [`super::controllers::kueue`]); nothing else is really validated or mutated by webhooks.
 
 use super::KubeCluster;
 use super::resources::ResourceType;
@@ -511,13 +512,18 @@ impl GuardingHook {
     }
 }
 
-/// The service-backed webhooks that match a request, mutating ones first (the order the API server
-/// calls them in). `object_labels: None` skips the object selectors (not known yet).
+/// Both kinds of webhook configuration, mutating first (the order the API server calls them in).
+const ALL_HOOKS: &[&str] = &[
+    "mutatingwebhookconfigurations",
+    "validatingwebhookconfigurations",
+];
+
+/// The service-backed webhooks of configurations of `kinds` that match a request, in `kinds`'
+/// order. `object_labels: None` skips the object selectors (not known yet).
 fn matching_hooks(
     cluster: &KubeCluster,
-    rt: &ResourceType,
-    subresource: Option<&str>,
-    op: Operation,
+    kinds: &[&str],
+    (rt, subresource, op): (&ResourceType, Option<&str>, Operation),
     namespace_labels: &Value,
     object_labels: Option<&Value>,
 ) -> Vec<GuardingHook> {
@@ -525,10 +531,7 @@ fn matching_hooks(
     if rt.group == "admissionregistration.k8s.io" {
         return hooks;
     }
-    for kind in [
-        "mutatingwebhookconfigurations",
-        "validatingwebhookconfigurations",
-    ] {
+    for kind in kinds {
         for config in cluster
             .store
             .list("admissionregistration.k8s.io", kind, None)
@@ -598,9 +601,8 @@ pub fn webhooks(
     let namespace_labels = namespace_labels(cluster, rt, object);
     let hooks = matching_hooks(
         cluster,
-        rt,
-        subresource,
-        op,
+        ALL_HOOKS,
+        (rt, subresource, op),
         &namespace_labels,
         Some(&object["metadata"]["labels"]),
     );
@@ -615,6 +617,20 @@ pub fn webhooks(
         }
     }
     Ok(())
+}
+
+/// Whether a mutating webhook matches the request, so that what it does to the object is done
+/// (call it after [`webhooks`] let the request through: every such webhook answered).
+pub fn mutated(cluster: &KubeCluster, rt: &ResourceType, op: Operation, object: &Value) -> bool {
+    let namespace_labels = namespace_labels(cluster, rt, object);
+    !matching_hooks(
+        cluster,
+        &ALL_HOOKS[..1],
+        (rt, None, op),
+        &namespace_labels,
+        Some(&object["metadata"]["labels"]),
+    )
+    .is_empty()
 }
 
 /// The first webhook with `failurePolicy: Fail` that a request on `namespace`/`name` would meet,
@@ -638,9 +654,15 @@ pub fn guarding_hook(
     } else {
         namespace_labels(cluster, rt, &object)
     };
-    matching_hooks(cluster, rt, subresource, op, &namespace_labels, None)
-        .into_iter()
-        .find(|hook| hook.fail)
+    matching_hooks(
+        cluster,
+        ALL_HOOKS,
+        (rt, subresource, op),
+        &namespace_labels,
+        None,
+    )
+    .into_iter()
+    .find(|hook| hook.fail)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@
 pub mod admission;
 pub mod api;
 pub mod auth;
+pub mod cel;
 pub mod controllers;
 pub mod discovery;
 pub mod dra;

@@ -278,6 +278,7 @@ pub fn create(
         meta.remove("namespace");
     }
     admission::validate(&rt, &object)?;
+    super::cel::check(cluster, &rt, &object, None)?;
     check_namespace(cluster, call, &name)?;
     if cluster
         .store
@@ -358,6 +359,11 @@ pub fn create(
         &object,
         call.clock.now,
     )?;
+    if rt.is(super::controllers::kueue::GROUP, "resourceflavors")
+        && admission::mutated(cluster, &rt, Operation::Create, &object)
+    {
+        super::controllers::kueue::on_flavor_create(&mut object);
+    }
     let object = present(&rt, &object);
     if call.dry_run() {
         return Ok(object);
@@ -471,6 +477,7 @@ pub fn update(
     let ip = String::new();
     admission::defaults(&rt, &mut new, || ip);
     admission::validate(&rt, &new)?;
+    super::cel::check(cluster, &rt, &new, Some(&old))?;
     let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
     let spec_changed = spec_part(&old) != spec_part(&new);
     if rt.generation && spec_changed {

@@ -533,11 +533,46 @@ async fn a3_mega_multi_network_cluster_with_gcloud() {
         ])
         .await;
     assert_eq!(updated["config"]["labels"]["team"], "ml", "{updated}");
-    assert!(
-        kube_nodes(&sim, "a3-mega")
-            .iter()
+    let system_nodes = |sim: &SimHandle| {
+        kube_nodes(sim, "a3-mega")
+            .into_iter()
             .filter(|n| n.pool == "system")
-            .all(|n| n.labels["team"] == "ml")
+            .collect::<Vec<_>>()
+    };
+    assert!(system_nodes(&sim).iter().all(|n| n.labels["team"] == "ml"));
+    // The labels are replaced on the same nodes, none re-created (issue 25: a3ctl labels the
+    // pools of earlier deployments this way).
+    let names: Vec<String> = system_nodes(&sim).into_iter().map(|n| n.name).collect();
+    let updated = cli
+        .json(&[
+            "container",
+            "node-pools",
+            "update",
+            "system",
+            "--cluster=a3-mega",
+            "--location=us-central1",
+            "--node-labels=a3ctl.dev/pool=system",
+        ])
+        .await;
+    assert_eq!(
+        updated["config"]["labels"],
+        json!({"a3ctl.dev/pool": "system"}),
+        "{updated}"
+    );
+    let relabelled = system_nodes(&sim);
+    assert_eq!(
+        relabelled
+            .iter()
+            .map(|n| n.name.clone())
+            .collect::<Vec<_>>(),
+        names
+    );
+    assert!(
+        relabelled
+            .iter()
+            .all(|n| n.labels["a3ctl.dev/pool"] == "system"
+                && !n.labels.contains_key("team")
+                && n.labels["cloud.google.com/gke-nodepool"] == "system")
     );
     cli.json(&[
         "container",

@@ -27,6 +27,7 @@ mod kube_api;
 mod kube_faults;
 mod kube_jobs;
 mod kube_kubectl;
+mod kube_kueue;
 mod kube_nodes;
 mod kube_pods;
 mod kube_tls;

@@ -28,6 +28,10 @@ pub enum Condition {
     Bound,
     /// Kueue ClusterQueue / LocalQueue: the `Active` status condition is `True`.
     QueueActive,
+    /// Deleted and gone: its finalizers are done (a Kueue ResourceFlavor no ClusterQueue lists
+    /// any more). Never a readiness condition of a spec; only what a delete inside an update waits
+    /// for ([`super::flavor`]).
+    Gone,
 }
 
 impl Condition {
@@ -55,6 +59,7 @@ impl Condition {
             Condition::Active => "active".into(),
             Condition::Bound => "bound".into(),
             Condition::QueueActive => "queue_active".into(),
+            Condition::Gone => "gone".into(),
         }
     }
 
@@ -68,6 +73,7 @@ impl Condition {
             "active" => Condition::Active,
             "bound" => Condition::Bound,
             "queue_active" => Condition::QueueActive,
+            "gone" => Condition::Gone,
             other => {
                 let n = other
                     .strip_prefix("on_matching_nodes(")?
@@ -90,6 +96,8 @@ impl Condition {
             Condition::Active => is_namespace_active(object),
             Condition::Bound => is_pvc_bound(object),
             Condition::QueueActive => condition_status(object, "Active") == Some("True"),
+            // It is still there.
+            Condition::Gone => false,
         }
     }
 
@@ -156,6 +164,10 @@ impl Condition {
                 }
             }
             Condition::Exists => "exists".into(),
+            Condition::Gone => format!(
+                "being deleted, held by its finalizers {}",
+                object["metadata"]["finalizers"]
+            ),
         }
     }
 }

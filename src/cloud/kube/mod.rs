@@ -11,12 +11,14 @@
 //!   with nothing to wait for return [`Started::Done`];
 //! - `poll`: one GET of the object, `Done` once its condition holds;
 //! - `read`: the live object projected onto the desired object's paths ([`project`]);
-//! - `delete`: DELETE (foreground for workloads).
+//! - `delete`: DELETE (foreground for workloads);
+//! - a Kueue ResourceFlavor whose selection changes is made anew while the ClusterQueues hold
+//!   ([`flavor`]): Kueue refuses the change in place.
 //!
 //! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
-//! [`errors`] (classification), [`operation`] (the operation name), [`project`] (projection),
-//! [`release`] (upstream manifests applied as one resource, e.g. Kueue), [`read`] (direct reads
-//! and applies for `a3ctl verify`).
+//! [`errors`] (classification), [`flavor`] (moving a Kueue flavor), [`operation`] (the operation
+//! name), [`project`] (projection), [`release`] (upstream manifests applied as one resource, e.g.
+//! Kueue), [`read`] (direct reads and applies for `a3ctl verify`).
 //!
 //! A string value `${<address>.<output>}` anywhere in an object (e.g. a Filestore volume's IP,
 //! `${filestore.shared.ip_address}`) is replaced by that output of a resource the object depends
@@ -26,6 +28,7 @@
 pub mod client;
 pub mod conditions;
 pub mod errors;
+pub mod flavor;
 pub mod operation;
 pub mod project;
 pub mod read;
@@ -383,6 +386,50 @@ impl KubeAdapter {
         Ok((desired, endpoint, api))
     }
 
+    fn is_flavor(&self, target: &Target) -> bool {
+        ReleaseSpec::from_spec(&target.spec).is_none() && flavor::is_flavor(&target.spec["object"])
+    }
+
+    /// The flavor's and the ClusterQueues' APIs of a flavor's cluster.
+    async fn flavor_apis(&self, target: &Target) -> CloudResult<(Desired, String, flavor::Apis)> {
+        let (desired, endpoint, flavors) = self.api_for(target).await?;
+        let (_, ca) = cluster_outputs(target, &desired.cluster)?;
+        let client = self.clients.client(&endpoint, Some(&ca)).await?;
+        let served = self
+            .clients
+            .resolve(&client, &endpoint, &desired.api_version, "ClusterQueue")
+            .await?;
+        let queues = dynamic_api(client, &served, None);
+        Ok((desired, endpoint, flavor::Apis { flavors, queues }))
+    }
+
+    /// A flavor move's first step ([`flavor`]): the queues hold, the flavor is deleted; waits
+    /// until Kueue lets it go.
+    async fn hold_flavor(&self, target: &Target) -> CloudResult<Started> {
+        let (desired, endpoint, apis) = self.flavor_apis(target).await?;
+        flavor::hold(&apis, &desired).await?;
+        let wait = WaitFor {
+            endpoint,
+            api_version: desired.api_version,
+            kind: desired.kind,
+            namespace: None,
+            name: desired.name,
+            condition: Condition::Gone,
+        };
+        Ok(Started::Operation(OperationRef {
+            api: Api::Kubernetes,
+            name: wait.to_name(),
+        }))
+    }
+
+    /// A flavor move's second step ([`flavor`]): the flavor anew, the queues back.
+    async fn recreate_flavor(&self, target: &Target) -> CloudResult<Started> {
+        let started = self.apply(target).await?;
+        let (desired, _, apis) = self.flavor_apis(target).await?;
+        flavor::restore(&apis, &desired).await?;
+        Ok(started)
+    }
+
     /// Server-side apply of the desired object.
     async fn apply(&self, target: &Target) -> CloudResult<Started> {
         if ReleaseSpec::from_spec(&target.spec).is_some() {
@@ -450,12 +497,19 @@ impl crate::cloud::Provider for KubeAdapter {
     }
 
     async fn create(&self, target: &Target) -> CloudResult<Started> {
+        if self.is_flavor(target) {
+            // A flavor found missing may be one a move left half done: finish it.
+            return self.recreate_flavor(target).await;
+        }
         self.apply(target).await
     }
 
-    fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
+    fn update_steps(&self, target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         if diffs.is_empty() {
             return vec![];
+        }
+        if let Some(steps) = flavor::move_steps(&target.spec["object"], diffs) {
+            return steps;
         }
         vec![UpdateStep {
             name: "apply".into(),
@@ -464,8 +518,12 @@ impl crate::cloud::Provider for KubeAdapter {
         }]
     }
 
-    async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {
-        self.apply(target).await
+    async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
+        match step.name.as_str() {
+            "hold" => self.hold_flavor(target).await,
+            "recreate" => self.recreate_flavor(target).await,
+            _ => self.apply(target).await,
+        }
     }
 
     async fn delete(&self, target: &Target) -> CloudResult<Started> {
@@ -496,6 +554,9 @@ impl crate::cloud::Provider for KubeAdapter {
             .await?;
         let api = dynamic_api(client, &served, wait.namespace.as_deref());
         let Some(live) = api.get_opt(&wait.name).await.map_err(|e| classify(&e))? else {
+            if wait.condition == Condition::Gone {
+                return Ok(OpStatus::Done);
+            }
             return Ok(OpStatus::Failed(CloudError::new(
                 ErrorClass::NotFound,
                 format!(

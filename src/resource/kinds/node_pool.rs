@@ -2,7 +2,8 @@
 //! What the machines are (type, zones, accelerators, extra networks, placement, reservation,
 //! capacity, local SSDs, pods per node) is fixed at creation (hashicorp/terraform-provider-google,
 //! `google/services/container/node_config.go` and `resource_container_node_pool.go`); the size,
-//! labels, taints, gVNIC, image, disk size and management change in place.
+//! labels (GCP and Kubernetes), taints, gVNIC, image, disk size and management change in place.
+//! Every pool's nodes carry [`POOL_LABEL`].
 //!
 //! The spec is built by the graph; the GKE adapter (`cloud::gcp::container::node_pool`) turns it
 //! into a `NodePool`; [`NodePoolSpec::project`] reads the live pool back:
@@ -24,6 +25,22 @@ use serde_json::json;
 use std::collections::BTreeMap;
 
 const KIND: &str = "GKE node pool";
+
+/// The Kubernetes node label a3ctl puts on the nodes of every pool it makes, set to the
+/// blueprint's pool name: a stable identity that outlives the GKE pool name
+/// (`cloud.google.com/gke-nodepool`), which a replacement pool must change (pool names are unique
+/// in a cluster). Kueue's ResourceFlavors select it ([`crate::graph::kueue`]).
+pub const POOL_LABEL: &str = "a3ctl.dev/pool";
+
+/// The node labels of a pool named `name` in the blueprint: [`POOL_LABEL`], then `extra`.
+pub fn pool_node_labels(
+    name: &str,
+    extra: impl IntoIterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    let mut labels: BTreeMap<String, String> = extra.into_iter().collect();
+    labels.insert(POOL_LABEL.to_string(), name.to_string());
+    labels
+}
 
 /// GPUs on each node and how their driver is installed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,8 +219,9 @@ pub struct NodePoolSpec {
     /// creates the pool's RDMA networks itself. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accelerator_network_profile: Option<String>,
-    /// Kubernetes labels of the pool's nodes (`config.labels`), e.g. the DRA networking driver's
-    /// `cloud.google.com/gke-networking-dra-driver=true` of a managed-networking pool.
+    /// Kubernetes labels of the pool's nodes (`config.labels`): [`POOL_LABEL`], and e.g. the DRA
+    /// networking driver's `cloud.google.com/gke-networking-dra-driver=true` of a
+    /// managed-networking pool. Records made before a3ctl labelled its pools have none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_labels: BTreeMap<String, String>,
 }
@@ -233,8 +251,11 @@ pub const FIELDS: &[Field] = &[
     f("additional_networks", ForceNew),
     // "Immutable" in GKE's NodeNetworkConfig reference.
     f("accelerator_network_profile", ForceNew),
-    // Only ever set together with the accelerator network profile, which replaces the pool.
-    f("node_labels", ForceNew),
+    // `nodePools.update` with `labels` replaces the nodes' Kubernetes labels on the running nodes
+    // (https://cloud.google.com/kubernetes-engine/docs/how-to/update-existing-nodepools; the
+    // container v1 `UpdateNodePoolRequest.labels`): a pool of an earlier a3ctl gains
+    // `POOL_LABEL` without being replaced.
+    f("node_labels", InPlace),
     f("placement_policy", ForceNew),
     f("reservation", ForceNew),
     f("capacity", ForceNew),

@@ -19,6 +19,13 @@
 //! controller becoming available, the last write of the LocalQueue, the ClusterQueue and its
 //! flavors, and the end of the last Job that held quota of the same ClusterQueue.
 //!
+//! **Flavors in use** (kubernetes-sigs/kueue v0.17.1 `pkg/webhooks/resourceflavor_webhook.go`,
+//! `pkg/controller/core/resourceflavor_controller.go`): Kueue's defaulting webhook gives every
+//! ResourceFlavor it admits the finalizer `kueue.x-k8s.io/resource-in-use`. A deleted flavor
+//! keeps it (and stays, `Terminating`) while any ClusterQueue lists it; once none does and the
+//! controller is available, the controller removes it and the flavor is gone. The controller's
+//! fallback that adds the finalizer to flavors the webhook missed is not simulated.
+//!
 //! Not simulated: Workload objects (`kubectl get workloads` shows none), borrowing and cohorts,
 //! preemption, fair sharing, `flavorFungibility`, admission checks, `waitForPodsReady`, and
 //! integrations other than batch/v1 Jobs.
@@ -33,7 +40,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-const GROUP: &str = "kueue.x-k8s.io";
+pub const GROUP: &str = "kueue.x-k8s.io";
+
+/// The finalizer that keeps a ResourceFlavor while a ClusterQueue uses it.
+pub const IN_USE_FINALIZER: &str = "kueue.x-k8s.io/resource-in-use";
 
 fn controller_key() -> String {
     object_key(
@@ -66,6 +76,67 @@ pub fn installed(cluster: &KubeCluster) -> bool {
 fn condition(active: bool, reason: &str, message: String, at: &Value) -> Value {
     json!({"type": "Active", "status": if active { "True" } else { "False" },
         "reason": reason, "message": message, "lastTransitionTime": at})
+}
+
+/// What Kueue's ResourceFlavor defaulting webhook does to a new flavor: adds the in-use finalizer.
+pub fn on_flavor_create(flavor: &mut Value) {
+    let mut finalizers = flavor["metadata"]["finalizers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if !finalizers.iter().any(|f| f == IN_USE_FINALIZER) {
+        finalizers.push(json!(IN_USE_FINALIZER));
+    }
+    flavor["metadata"]["finalizers"] = Value::Array(finalizers);
+}
+
+/// The names of the flavors some ClusterQueue lists.
+fn listed_flavors(cluster: &KubeCluster) -> Vec<String> {
+    cluster
+        .store
+        .list(GROUP, "clusterqueues", None)
+        .iter()
+        .flat_map(|q| q["spec"]["resourceGroups"].as_array().into_iter().flatten())
+        .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
+        .filter_map(|f| f["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Lets deleted flavors that no ClusterQueue lists go: the controller removes the in-use finalizer
+/// (and the flavor is gone once no finalizer is left).
+pub fn flavor_finalizers(cluster: &mut KubeCluster, clock: &Clock) {
+    if !controller_available(cluster, clock) {
+        return;
+    }
+    let listed = listed_flavors(cluster);
+    for key in cluster.store.keys(GROUP, "resourceflavors") {
+        let Some(flavor) = cluster.store.objects.get(&key) else {
+            continue;
+        };
+        let name = flavor["metadata"]["name"].as_str().unwrap_or_default();
+        let holds = flavor["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f == IN_USE_FINALIZER));
+        if flavor["metadata"].get("deletionTimestamp").is_none()
+            || !holds
+            || listed.iter().any(|l| l == name)
+        {
+            continue;
+        }
+        let name = name.to_string();
+        let mut flavor = flavor.clone();
+        let finalizers = flavor["metadata"]["finalizers"]
+            .as_array_mut()
+            .expect("checked above: the flavor has finalizers");
+        finalizers.retain(|f| f != IN_USE_FINALIZER);
+        if finalizers.is_empty() {
+            cluster.store.remove(GROUP, "resourceflavors", "", &name);
+        } else {
+            cluster
+                .store
+                .put(GROUP, "resourceflavors", "", &name, flavor);
+        }
+    }
 }
 
 /// Writes ClusterQueue and LocalQueue status.

@@ -1,6 +1,6 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
 //! background): Node objects and GPU drivers ([`nodes`]), GKE-managed RDMA NICs as DRA devices
-//! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), Kueue's queue status and
+//! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), Kueue's queue status, in-use flavors and
 //! admission ([`kueue`]), Jobs and their pods ([`jobs`]), Pods — scheduler and kubelet
 //! ([`pods`]), with what their volumes need ([`access`]), their events ([`events`]), how their
 //! containers end ([`runs`]) and the status that results ([`pod_status`]) — and the cluster
@@ -235,6 +235,7 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
     workloads::daemonsets(cluster, &clock);
     workloads::deployments(cluster, &clock);
     housekeeping::api_services(cluster, &clock);
+    kueue::flavor_finalizers(cluster, &clock);
     kueue::admit(cluster, &clock);
     kueue::queues(cluster, &clock);
     housekeeping::volumes(cluster, &clock);

@@ -168,6 +168,8 @@ const STEPS: &[(&str, &[&str])] = &[
     ),
     ("setManagement", &["auto_repair", "auto_upgrade"]),
     ("update(upgradeSettings)", &["upgrade_settings"]),
+    // The nodes' Kubernetes labels, replaced as a whole on the running nodes.
+    ("update(labels)", &["node_labels"]),
 ];
 
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
@@ -184,6 +186,7 @@ fn update_body(id: &str, spec: &NodePoolSpec, fields: &[String]) -> Value {
             "gvnic" => request["gvnic"] = json!({"enabled": spec.gvnic}),
             "image_type" => request["imageType"] = json!(spec.image_type),
             "disk_size_gb" => request["diskSizeGb"] = json!(spec.disk_size_gb),
+            "node_labels" => request["labels"] = json!({"labels": spec.node_labels}),
             "upgrade_settings" => {
                 if let Some(settings) = &spec.upgrade_settings {
                     request["upgradeSettings"] = upgrade_settings(settings);
@@ -388,7 +391,7 @@ impl ContainerAdapter {
                     .send()
                     .await
             }
-            "update" | "update(upgradeSettings)" => {
+            "update" | "update(upgradeSettings)" | "update(labels)" => {
                 let request: UpdateNodePoolRequest = typed(
                     "node pool update",
                     update_body(&target.id, &spec, &step.fields),
@@ -481,5 +484,13 @@ mod tests {
         let body = update_body("x", &spec, &steps[1].fields);
         assert_eq!(body["resourceLabels"], json!({"labels": {"a": "b"}}));
         assert_eq!(body["gvnic"], json!({"enabled": true}));
+        // The nodes' Kubernetes labels: a call of their own, the whole set.
+        let steps = update_steps(&[diff("node_labels"), diff("labels")]);
+        assert_eq!(steps[1].name, "update(labels)");
+        let mut spec = spec;
+        spec.node_labels = [("a3ctl.dev/pool".to_string(), "p".to_string())].into();
+        let body = update_body("x", &spec, &steps[1].fields);
+        assert_eq!(body["labels"], json!({"labels": {"a3ctl.dev/pool": "p"}}));
+        assert!(body["resourceLabels"].is_null());
     }
 }
