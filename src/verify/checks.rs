@@ -5,7 +5,7 @@
 
 use super::{
     Check, Expected, ExpectedNetwork, ExpectedPool, ExpectedQueue, ExpectedRdma, GPU_RESOURCE,
-    KueueSnapshot, LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, Snapshot, integer_quantity,
+    KueueSnapshot, LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, POOL_LABEL, Snapshot, integer_quantity,
 };
 use crate::blueprint::DriverMode;
 use crate::graph::software::{ACCELERATOR_LABEL, NAMESPACE};
@@ -421,11 +421,19 @@ fn network_count_check(expected: &Expected, snapshot: &Snapshot) -> Check {
     )
 }
 
-/// The GPU nodes of `pool`.
+/// The GPU nodes of `pool`: those labelled with its blueprint name ([`POOL_LABEL`]), which a pool
+/// keeps across a move to a new GKE name (`a3mega-2`); a node of a pool made before the label
+/// existed (not yet relabelled by an apply) by its GKE pool name.
 fn pool_nodes<'a>(pool: &ExpectedPool, nodes: &'a [Value]) -> Vec<&'a Value> {
     nodes
         .iter()
-        .filter(|n| n["metadata"]["labels"][NODE_POOL_LABEL] == pool.name.as_str())
+        .filter(|n| {
+            let labels = &n["metadata"]["labels"];
+            match labels[POOL_LABEL].as_str() {
+                Some(owner) => owner == pool.name,
+                None => labels[NODE_POOL_LABEL] == pool.name.as_str(),
+            }
+        })
         .collect()
 }
 

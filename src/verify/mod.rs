@@ -30,6 +30,9 @@ pub const REPORT_FORMAT: u32 = 1;
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// The node label naming a node's pool.
 pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// The label a3ctl puts on every pool's nodes: the pool's name in the blueprint, kept when the
+/// pool moves to a new GKE name.
+pub use crate::resource::kinds::node_pool::POOL_LABEL;
 /// The API group of Kueue.
 pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
 /// The Kueue versions whose ClusterQueue and LocalQueue shapes the checks understand, preferred

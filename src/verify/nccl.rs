@@ -5,7 +5,8 @@
 //!
 //! Objects: a headless Service and an Indexed Job (2 completions, 2 in parallel) whose pods get
 //! stable DNS names `<job>-<index>.<service>`. Each pod takes a whole GPU node (8 GPUs, the GPU
-//! taint tolerated, the pool selected by `cloud.google.com/gke-nodepool`), joins the device
+//! taint tolerated, the pool selected by a3ctl's `a3ctl.dev/pool` label, which a pool keeps when it
+//! moves to a new GKE name), joins the device
 //! Networks through `networking.gke.io/interfaces` (eth0 on `default`, eth1..ethN on the
 //! blueprint's Network objects), and runs the stack's RxDM daemon as a native sidecar
 //! (`initContainers` with `restartPolicy: Always`) so the Job can complete. The test container
@@ -17,7 +18,7 @@
 
 use crate::blueprint::{Blueprint, GpuDirect, MachineFamily};
 use crate::verify::nccl_output::{OutOfBounds, Output, show_size};
-use crate::verify::{GPU_RESOURCE, NODE_POOL_LABEL};
+use crate::verify::{GPU_RESOURCE, POOL_LABEL};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::ops::RangeInclusive;
@@ -311,7 +312,7 @@ fn gib_job(bp: &Blueprint, pool: &str, labels: Value) -> Value {
 fn job(bp: &Blueprint, pool: &str, labels: Value, annotations: Value, mut pod: Value) -> Value {
     pod["subdomain"] = json!(NAME);
     pod["restartPolicy"] = json!("Never");
-    pod["nodeSelector"] = json!({NODE_POOL_LABEL: pool});
+    pod["nodeSelector"] = json!({POOL_LABEL: pool});
     pod["tolerations"] =
         json!([{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]);
     let mut job_labels = labels.clone();

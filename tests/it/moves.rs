@@ -185,6 +185,14 @@ async fn with_room_for_both_the_new_pool_is_up_before_the_old_one_is_deleted() {
         "{}",
         list.stdout
     );
+    // verify finds the pool's 32 nodes under its new GKE name (by a3ctl's pool label), and its
+    // flavor's quota still matches them.
+    let verified = cx.run(&["verify", &blueprint]).await.expect(0);
+    assert!(
+        verified.stdout.contains("nodes/a3mega"),
+        "{}",
+        verified.stdout
+    );
 }
 
 #[tokio::test]
