@@ -46,9 +46,10 @@
 //! in Go's duration format; the default wait, 2104.033429035 s, prints exactly the duration of
 //! those reports. The VMs granted stay, as with a reservation that is too small: a new pool ends
 //! `RUNNING_WITH_ERROR` with them (`ERROR` with none), a resize leaves the pool `RUNNING` with the
-//! nodes it got, a failing cluster create keeps nothing. Waiting operations get freed capacity in
-//! the order they started, before any new request. Changing a pool's machine type is not checked
-//! against capacity (a simplification).
+//! nodes it got (a pool in error stays in error, and one that gets all its nodes is `RUNNING`
+//! again, as `container/reservations.rs` says), a failing cluster create keeps nothing. Waiting
+//! operations get freed capacity in the order they started, before any new request. Changing a
+//! pool's machine type is not checked against capacity (a simplification).
 
 use crate::compute::{self, Life};
 use crate::geo;

@@ -4,7 +4,8 @@
 //! For a resource the blueprint wants:
 //! 1. not in state → create;
 //! 2. in state but gone from the cloud → create again, and report the drift;
-//! 3. tainted (a failed create left it half-made) → replace;
+//! 3. tainted (a failed create left it half-made) → replace, except a node pool that got some of
+//!    its nodes and needs no new pool: it is resized to the blueprint's count ([`completion`]);
 //! 4. otherwise compare desired with live field by field ([`crate::resource::spec`]): no
 //!    difference → no-op; any difference on a field that forces replacement → replace (naming the
 //!    fields); else → update in place. Live values that differ from the recorded ones are drift.
@@ -151,10 +152,13 @@ pub fn plan_unprotected(
             }
         }
         let (action, reason) = if record.tainted {
-            (
-                Action::Replace,
-                Some("it is tainted: a previous create failed part-way".to_string()),
-            )
+            match completion(d.addr.kind, &record.spec, live, &diffs) {
+                Some(why) => (Action::Update, Some(why)),
+                None => (
+                    Action::Replace,
+                    Some("it is tainted: a previous create failed part-way".to_string()),
+                ),
+            }
         } else if diffs.is_empty() {
             (Action::NoOp, None)
         } else if diffs.iter().any(|f| f.forces_replacement) {
@@ -220,6 +224,43 @@ pub fn plan_unprotected(
         notes,
         moves: vec![],
     }
+}
+
+/// Why a tainted resource is resized in place rather than replaced, or `None` when it is replaced.
+///
+/// A node pool whose create stopped part-way (a reservation too small, a zone stocked out) keeps
+/// the nodes it got: GKE leaves it `RUNNING_WITH_ERROR` with them, a state its API reference
+/// describes as "partially usable ... may need to reissue a request or trigger a new update"
+/// (<https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools#status>),
+/// and resizing is an update (`setSize`). Replacing it would delete those nodes, often reserved
+/// GPUs, to ask for all of them again. So a pool that has some nodes (counted from the cluster's
+/// Nodes by refresh), not the number wanted, and no change that forces a new pool is resized to
+/// the blueprint's count; once that update succeeds the record is no longer tainted. A pool with
+/// no node has nothing worth keeping, and one whose live count equals the blueprint's may show a
+/// count refresh could not make (GKE's `initialNodeCount` stands in for it, and is what the
+/// create asked): both are replaced, as any other tainted resource is.
+fn completion(kind: Kind, recorded: &Value, live: &Value, diffs: &[FieldDiff]) -> Option<String> {
+    if kind != Kind::NodePool || diffs.iter().any(|d| d.forces_replacement) {
+        return None;
+    }
+    let zones = live["locations"].as_array().map_or(1, |z| z.len().max(1)) as u64;
+    let has = live["node_count"].as_u64()? * zones;
+    let wants = diffs
+        .iter()
+        .find(|d| d.field == "node_count")?
+        .after
+        .as_u64()?
+        * zones;
+    let asked = recorded["node_count"].as_u64().map_or(wants, |n| n * zones);
+    if has == 0 {
+        return None;
+    }
+    let stopped = format!("its create stopped at {has} of {asked} nodes");
+    Some(if has < wants {
+        format!("{stopped}: the resize completes it and keeps those {has}")
+    } else {
+        format!("{stopped}: the resize keeps {wants} of those {has}")
+    })
 }
 
 /// `prevent_destroy`, then deletion protection: a plan that would delete or replace a protected
@@ -352,8 +393,13 @@ pub fn drift(state: &State, refreshed: &Refreshed) -> Vec<Drift> {
         .collect()
 }
 
-/// The drift of a resource that still exists: recorded value → live value, per field.
+/// The drift of a resource that still exists: recorded value → live value, per field. A tainted
+/// record holds what its failed create asked for, never what the cloud reached, so nothing of it
+/// changed outside a3ctl.
 fn changed_outside(addr: &Addr, record: &Record, live: &Value) -> Option<Drift> {
+    if record.tainted {
+        return None;
+    }
     let diffs = field_diffs(spec::fields(addr.kind), &record.spec, live, false);
     (!diffs.is_empty()).then(|| Drift {
         addr: addr.clone(),
@@ -647,6 +693,95 @@ mod tests {
         assert_eq!(p.change(&pool.addr).unwrap().action, Action::Create);
         assert!(p.drift.iter().any(|d| d.addr == pool.addr && d.gone));
         assert_eq!(drift(&state, &refreshed), p.drift);
+    }
+
+    /// A tainted pool recorded as its failed create asked (`nodes` per zone), and refresh's view
+    /// of it with `live` nodes.
+    fn tainted_pool(nodes: u64, live: u64, live_machine: &str) -> (State, Refreshed, Desired) {
+        let (cluster, pool) = cluster_and_pool(nodes, "a3-megagpu-8g");
+        let mut state = State::new("bp", "l".into());
+        record(&mut state, &cluster);
+        record(&mut state, &pool);
+        state.resources.get_mut(&pool.addr).unwrap().tainted = true;
+        let mut refreshed = Refreshed::new();
+        refreshed.insert(
+            pool.addr.clone(),
+            Some(Observed {
+                spec: json!({"name": "gpu", "node_count": live, "machine_type": live_machine}),
+                outputs: json!({"status": "RUNNING_WITH_ERROR"}),
+            }),
+        );
+        (state, refreshed, cluster)
+    }
+
+    #[test]
+    fn a_pool_whose_create_stopped_part_way_is_resized_not_replaced() {
+        let (state, refreshed, cluster) = tainted_pool(32, 16, "a3-megagpu-8g");
+        let (_, pool) = cluster_and_pool(32, "a3-megagpu-8g");
+        let p = plan(&[cluster.clone(), pool.clone()], &state, &refreshed, false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Update);
+        assert_eq!(
+            change.reason.as_deref(),
+            Some(
+                "its create stopped at 16 of 32 nodes: the resize completes it and keeps those 16"
+            )
+        );
+        assert_eq!(change.diffs.len(), 1);
+        assert_eq!(change.diffs[0].field, "node_count");
+        assert_eq!(change.diffs[0].before, json!(16));
+        assert_eq!(change.diffs[0].after, json!(32));
+        // What the failed create asked for never was: no drift.
+        assert!(p.drift.is_empty(), "{:?}", p.drift);
+        assert!(drift(&state, &refreshed).is_empty());
+        assert_eq!(p.summary().change, 1);
+        assert_eq!(p.summary().destroy, 0);
+
+        // The blueprint now wants fewer than the pool got: a shrink, still no replacement.
+        let (_, fewer) = cluster_and_pool(8, "a3-megagpu-8g");
+        let p = plan(&[cluster, fewer], &state, &refreshed, false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Update);
+        assert_eq!(
+            change.reason.as_deref(),
+            Some("its create stopped at 16 of 32 nodes: the resize keeps 8 of those 16")
+        );
+    }
+
+    #[test]
+    fn a_tainted_pool_with_no_node_a_new_machine_type_or_an_unknown_count_is_replaced() {
+        let tainted = Some("it is tainted: a previous create failed part-way");
+        let (_, pool) = cluster_and_pool(32, "a3-megagpu-8g");
+        // No node came up: nothing to keep.
+        let (state, refreshed, cluster) = tainted_pool(32, 0, "a3-megagpu-8g");
+        let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Replace);
+        assert_eq!(change.reason.as_deref(), tainted);
+        // The blueprint's machine type changed too: a new pool whatever it holds.
+        let (state, refreshed, cluster) = tainted_pool(32, 16, "a3-highgpu-8g");
+        let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Replace);
+        assert_eq!(change.reason.as_deref(), tainted);
+        // The live count equals the blueprint's (as GKE's `initialNodeCount` does when the nodes
+        // could not be counted): not known to be whole, so replaced as before.
+        let (state, refreshed, cluster) = tainted_pool(32, 32, "a3-megagpu-8g");
+        let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
+        assert_eq!(p.change(&pool.addr).unwrap().action, Action::Replace);
+        // Another tainted kind is replaced.
+        let (state, refreshed, cluster) = tainted_pool(32, 16, "a3-megagpu-8g");
+        let mut state = state;
+        state.resources.get_mut(&cluster.addr).unwrap().tainted = true;
+        let p = plan(&[cluster.clone(), pool.clone()], &state, &refreshed, false).unwrap();
+        assert_eq!(p.change(&cluster.addr).unwrap().action, Action::Replace);
+        let change = p.change(&pool.addr).unwrap();
+        assert_eq!(change.action, Action::Replace);
+        assert_eq!(
+            change.reason.as_deref(),
+            Some("`cluster.main` is replaced"),
+            "a pool cannot outlive its replaced cluster"
+        );
     }
 
     #[test]

@@ -60,7 +60,8 @@ pub struct Record {
     /// Addresses this resource depended on when it was last applied.
     #[serde(default)]
     pub dependencies: Vec<Addr>,
-    /// A create that failed part-way left this object behind; the next plan replaces it.
+    /// A create that failed part-way left this object behind; the next plan replaces it (a node
+    /// pool that got some of its nodes is resized instead, [`crate::plan::planner`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tainted: bool,
     #[serde(default)]

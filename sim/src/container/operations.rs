@@ -434,6 +434,11 @@ fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
             if let Some(p) = pool_mut(world, key, pool) {
                 p.node_count = *count;
                 p.set_status("RUNNING");
+                // A pool a failed create left in error is whole now: its error goes.
+                if let Some(obj) = p.resource.as_object_mut() {
+                    obj.remove("statusMessage");
+                    obj.remove("conditions");
+                }
                 p.generation += 1;
             }
             node_pools::sync_nodes(world, cx, key, pool);
@@ -489,7 +494,20 @@ fn fail(
                     p.node_count = *count;
                     p.generation += 1;
                 }
-                p.set_status("RUNNING");
+                // A pool still carrying a failed create's (or upgrade's) error stays in error,
+                // now the resize's; a healthy pool stays RUNNING with the nodes it has.
+                if p.resource["statusMessage"].is_string() {
+                    let status = if p.holds_vms() || p.total_nodes() > 0 {
+                        "RUNNING_WITH_ERROR"
+                    } else {
+                        "ERROR"
+                    };
+                    p.set_status(status);
+                    p.resource["statusMessage"] = json!(error.message);
+                    p.resource["conditions"] = condition;
+                } else {
+                    p.set_status("RUNNING");
+                }
             }
         }
         Effect::UpdateNodePool { pool, .. } | Effect::DeleteNodePool { pool } => {

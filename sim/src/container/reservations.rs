@@ -59,6 +59,18 @@
 //! got. A failing cluster create keeps nothing (cluster and pools in `ERROR`). Instance groups
 //! that keep retrying are not simulated: nodes never appear later by themselves.
 //!
+//! **A pool in error is completed by a resize.** `RUNNING_WITH_ERROR` is "partially usable ...
+//! Customer may need to reissue a request or trigger a new update" (the `NodePool.status` enum,
+//! <https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools#status>),
+//! and Terraform's provider updates and resizes pools in error states
+//! (GoogleCloudPlatform/magic-modules#3114), so `setSize` is accepted on a pool in
+//! `RUNNING_WITH_ERROR` or `ERROR` like on any other, its nodes kept. A resize that gets every
+//! node makes the pool `RUNNING` and removes the create's `statusMessage` and `conditions`
+//! ("fully usable", the enum says of `RUNNING`). One that fails again leaves the pool in error —
+//! `RUNNING_WITH_ERROR` with nodes, `ERROR` without — now with the resize's error as its
+//! `statusMessage` and `conditions`. GKE documents neither rule for a pool in error: both are
+//! guesses, as is accepting `setSize` on a pool in `ERROR`.
+//!
 //! **Consumption** follows the nodes: when an operation ends, every group holds exactly its nodes
 //! ([`settle`]) — a shrink, a failed or cancelled operation give back what they booked — and
 //! deleting the pool or the cluster gives back everything ([`release`]).
@@ -251,10 +263,10 @@ pub fn book(
             }
         };
         if let Some(shortfall) = shortfall {
-            shortfalls.push((zone.clone(), shortfall));
+            shortfalls.push((zone.clone(), held.count, shortfall));
         }
     }
-    let (zone, shortfall) = shortfalls.into_iter().next()?;
+    let (zone, got, shortfall) = shortfalls.into_iter().next()?;
     let value = super::string_list(&pool.resource["config"]["reservationAffinity"]["values"])
         .into_iter()
         .next()
@@ -276,7 +288,12 @@ pub fn book(
         .get(&zone)
         .map(|g| g.hash.clone())
         .unwrap_or_default();
-    let node = format!("{}-{hash}-0001", node_prefix(cluster_name, &pool.name));
+    // The first instance that could not be created: the one after those the group has.
+    let node = format!(
+        "{}-{hash}-{:04}",
+        node_prefix(cluster_name, &pool.name),
+        got + 1
+    );
     Some(OpError {
         code: 9,
         canonical: "FAILED_PRECONDITION".into(),

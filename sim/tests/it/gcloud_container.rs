@@ -2027,6 +2027,122 @@ async fn reservation_affinity_answers_gke_errors() {
     assert_eq!(in_use(&http, "a3-res").await, "0");
 }
 
+/// `gcloud container clusters resize c1 --node-pool=POOL --num-nodes=N`.
+fn resize_args(pool: &str, nodes: u32) -> Vec<String> {
+    [
+        "container".to_string(),
+        "clusters".into(),
+        "resize".into(),
+        "c1".into(),
+        format!("--node-pool={pool}"),
+        "--location=us-central1".into(),
+        format!("--num-nodes={nodes}"),
+        "--quiet".into(),
+    ]
+    .to_vec()
+}
+
+/// The names of pool `pool`'s Kubernetes nodes in cluster `c1`, sorted.
+fn pool_node_names(sim: &SimHandle, pool: &str) -> Vec<String> {
+    let mut names: Vec<String> = kube_nodes(sim, "c1")
+        .into_iter()
+        .filter(|n| n.pool == pool)
+        .map(|n| n.name)
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_pool_in_error_is_completed_by_a_resize_keeping_its_nodes() {
+    let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();
+    let http = Http::new(&sim);
+    let cli = Cli::new(&sim);
+    networks(&http).await;
+    let (s, op) = http
+        .post(
+            &format!("{REGION}/clusters"),
+            cluster_body("c1", false, json!([e2_pool("p")])),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    cli.json_owned(reservation_args(
+        "a3-res",
+        &[
+            "--vm-count=2",
+            "--machine-type=a3-megagpu-8g",
+            "--require-specific-reservation",
+        ],
+    ))
+    .await;
+    let pools = format!("{REGION}/clusters/c1/nodePools");
+    // A create short of the reservation keeps 2 of its 4 nodes; one with none left is in ERROR.
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=a3-res", "--num-nodes=4"]);
+    cli.fails(&strs(&pool_args("short", &flags))).await;
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=a3-res", "--num-nodes=1"]);
+    cli.fails(&strs(&pool_args("none", &flags))).await;
+    let first = pool_node_names(&sim, "short");
+    assert_eq!(first.len(), 2, "{first:?}");
+
+    // Resized while the reservation is still full: the resize fails naming the first instance
+    // it could not create (the group's third), and each pool stays in error with the resize's
+    // error, keeping its nodes.
+    let stderr = cli.fails(&strs(&resize_args("short", 4))).await;
+    assert!(
+        stderr.contains("Expected 4, running 2, transitioning 2.")
+            && stderr.contains(&format!(
+                "Instance '{}' creation failed: Specified reservation 'a3-res' does not have available resources for the request.",
+                first[0].rsplit_once('-').map(|(group, _)| group).unwrap_or_default().to_string() + "-0003"
+            )),
+        "{stderr}"
+    );
+    let (_, pool) = http.get(&format!("{pools}/short")).await;
+    assert_eq!(pool["status"], "RUNNING_WITH_ERROR", "{pool}");
+    assert!(
+        pool["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("Expected 4, running 2")),
+        "{pool}"
+    );
+    assert_eq!(pool_node_names(&sim, "short"), first);
+    cli.fails(&strs(&resize_args("none", 1))).await;
+    let (_, pool) = http.get(&format!("{pools}/none")).await;
+    assert_eq!(pool["status"], "ERROR", "{pool}");
+    assert!(
+        pool["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("Expected 1, running 0")),
+        "{pool}"
+    );
+
+    // With room again, the resizes complete both pools: RUNNING, the create's error gone, the
+    // first nodes still there.
+    cli.json(&[
+        "compute",
+        "reservations",
+        "update",
+        "a3-res",
+        "--zone=us-central1-a",
+        "--vm-count=5",
+    ])
+    .await;
+    cli.json_owned(resize_args("short", 4)).await;
+    let (_, pool) = http.get(&format!("{pools}/short")).await;
+    assert_eq!(pool["status"], "RUNNING", "{pool}");
+    assert!(pool["statusMessage"].is_null(), "{pool}");
+    assert!(pool["conditions"].is_null(), "{pool}");
+    let all = pool_node_names(&sim, "short");
+    assert_eq!(all.len(), 4, "{all:?}");
+    assert!(first.iter().all(|n| all.contains(n)), "{all:?}");
+    cli.json_owned(resize_args("none", 1)).await;
+    let (_, pool) = http.get(&format!("{pools}/none")).await;
+    assert_eq!(pool["status"], "RUNNING", "{pool}");
+    assert_eq!(pool_node_names(&sim, "none").len(), 1);
+    assert_eq!(in_use(&http, "a3-res").await, "5");
+}
+
 #[tokio::test]
 async fn reservations_are_per_zone_shared_across_projects_and_used_by_inline_pools() {
     let sim = a3ctl_sim::start(SimConfig::default()).await.unwrap();

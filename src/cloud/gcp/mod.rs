@@ -485,6 +485,10 @@ pub fn classify_status(http: Option<u16>, status: &str, reason: &str, message: &
         || status == "GCE_STOCKOUT"
         || lower.contains("does not have enough resources")
         || lower.contains("resource pool exhausted")
+        // A specific reservation with no VM left ("Specified reservation 'R' does not have
+        // available resources for the request", the VM error kubernetes/autoscaler classifies as
+        // RESERVATION_CAPACITY_EXCEEDED): capacity, although GKE fails it FAILED_PRECONDITION.
+        || lower.contains("does not have available resources")
     {
         // Before the transient checks: Compute reports stockouts with HTTP 503.
         ErrorClass::Capacity
@@ -729,6 +733,13 @@ mod tests {
         );
         assert_eq!(stockout.class, ErrorClass::Capacity);
         assert!(stockout.hint.unwrap().contains("reservation"));
+        let reservation_full = classify_status(
+            None,
+            "FAILED_PRECONDITION",
+            "",
+            "Google Compute Engine: Not all instances running in IGM after 35m4s. Expected 32, running 16, transitioning 16. Current errors: [CONDITION_NOT_MET]: Instance 'gke-x-0017' creation failed: Specified reservation 'projects/p/reservations/r' does not have available resources for the request.",
+        );
+        assert_eq!(reservation_full.class, ErrorClass::Capacity);
     }
 
     #[test]
