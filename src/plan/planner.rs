@@ -135,11 +135,7 @@ pub fn plan_unprotected(
                 live.get(field.name).and_then(Value::as_str),
             ) && spec::moved_ahead(pin, running)
             {
-                let why = if d.addr.kind == Kind::NodePool {
-                    "GKE's node auto-upgrade moved it"
-                } else {
-                    "its release channel upgraded it, and GKE does not move a control plane back down a minor version"
-                };
+                let why = ahead_because(d.addr.kind, record, live, field.name, running);
                 notes.push(format!(
                     "{} runs {running}, ahead of the blueprint's {} = \"{pin}\": {why}. Not a change; set {} = \"{}\" to pin what runs.",
                     d.addr,
@@ -457,6 +453,44 @@ fn field_diffs(fields: &[Field], from: &Value, to: &Value, desired_side: bool) -
         }
     }
     out
+}
+
+/// Why `live` runs a version ahead of the blueprint's pin, as far as a3ctl can tell, and why the
+/// plan does not move it back.
+///
+/// - State recording the same minor as what runs means a3ctl itself put it there (an earlier
+///   apply whose blueprint asked for it): the record is written from what the apply read back.
+/// - Otherwise it moved outside a3ctl: for a control plane, its release channel's auto-upgrade
+///   (GKE upgrades every control plane, <https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades>);
+///   for a node pool, GKE's node auto-upgrade when the pool has it on, else someone upgraded it
+///   by hand (`gcloud container clusters upgrade --node-pool`).
+///
+/// GKE does not move a control plane back down a minor version
+/// (<https://cloud.google.com/kubernetes-engine/docs/how-to/upgrading-a-cluster#downgrading>), and
+/// a3ctl never downgrades a node pool: a pin below what runs is not a change.
+fn ahead_because(kind: Kind, record: &Record, live: &Value, field: &str, running: &str) -> String {
+    use crate::resource::kinds::gke_versions::minor_of;
+    let recorded = record.spec.get(field).and_then(Value::as_str);
+    let ours = recorded.is_some_and(|r| minor_of(r).is_some() && minor_of(r) == minor_of(running));
+    let cause = match (ours, kind) {
+        (true, _) => format!(
+            "a3ctl itself upgraded it in an earlier apply (state records {})",
+            recorded.unwrap_or(running)
+        ),
+        (false, Kind::NodePool) if live["auto_upgrade"] == Value::Bool(true) => {
+            "GKE's node auto-upgrade moved it".to_string()
+        }
+        (false, Kind::NodePool) => {
+            "it was upgraded outside a3ctl (its auto-upgrade is off)".to_string()
+        }
+        (false, _) => "its release channel upgraded it".to_string(),
+    };
+    let back = if kind == Kind::NodePool {
+        "a3ctl does not downgrade a node pool"
+    } else {
+        "GKE does not move a control plane back down a minor version"
+    };
+    format!("{cause}, and {back}")
 }
 
 /// Whether `dependent` depends on `dependency`'s identity (and so cannot outlive it), rather than

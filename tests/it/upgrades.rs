@@ -273,6 +273,30 @@ async fn a_one_minor_upgrade_moves_the_control_plane_then_its_pools() {
     cx.run(&["plan", "changed.toml", "--detailed-exitcode"])
         .await
         .expect(0);
+
+    // Pinned back to 1.33: a3ctl's own upgrade is what moved it (state says so), not the channel
+    // or GKE's node auto-upgrade (the GPU pool has it off), and nothing moves back down.
+    with_cluster(&cx, "rapid", "1.33");
+    let back = cx
+        .run(&["plan", "changed.toml", "--detailed-exitcode"])
+        .await
+        .expect(0);
+    for line in [
+        "Note: cluster.main runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": a3ctl itself upgraded it in an earlier apply (state records 1.34.1-gke.1829001), and GKE does not move a control plane back down a minor version. Not a change; set version = \"1.34\" to pin what runs.",
+        "Note: node_pool.a3high runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": a3ctl itself upgraded it in an earlier apply (state records 1.34.1-gke.1829001), and a3ctl does not downgrade a node pool.",
+    ] {
+        assert!(back.stdout.contains(line), "{line}\n{}", back.stdout);
+    }
+    assert!(
+        !back.stdout.contains("release channel upgraded"),
+        "{}",
+        back.stdout
+    );
+    assert!(
+        !back.stdout.contains("auto-upgrade moved"),
+        "{}",
+        back.stdout
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
