@@ -1,5 +1,6 @@
 //! a3ctl provisions Google Kubernetes Engine clusters for large GPU training on A3 High
-//! (`a3-highgpu-8g`) and A3 Mega (`a3-megagpu-8g`) machines from one declarative TOML blueprint.
+//! (`a3-highgpu-8g`), A3 Mega (`a3-megagpu-8g`), A3 Ultra (`a3-ultragpu-8g`) and A4
+//! (`a4-highgpu-8g`) machines from one declarative TOML blueprint.
 //!
 //! The pipeline, as types: a [`blueprint::Blueprint`] (what the user declares, validated with
 //! every default applied) is expanded into a resource graph ([`graph`]), diffed against

@@ -87,7 +87,7 @@ async fn serve(global: &Global, printer: &Printer, args: ServeArgs) -> Result<Ex
     ));
     text.push_str(&exports);
     if project.is_none() {
-        text.push_str("# (no default project: pass --project to gcloud)\n");
+        text.push_str("# (no default project: the world holds none or several; `export CLOUDSDK_CORE_PROJECT=PROJECT`, the blueprint's `project`, or pass --project to gcloud)\n");
     }
     text.push_str(
         "#\n# kubectl: `a3ctl kubeconfig --sandbox BLUEPRINT` writes a context with the cluster's own token.\n",
