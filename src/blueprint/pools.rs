@@ -77,7 +77,7 @@ pub(crate) fn gpu_pools(raw: &RawBlueprint, ctx: &mut Ctx) -> Vec<CheckedPool> {
                     format!("{} here", family.display_name()),
                 )
                 .also(first_span.span.clone(), format!("the first pool uses {}", first_family.display_name()))
-                .help("the family decides how many GPU VPCs exist (4 for A3 High, 8 for A3 Mega); use one blueprint per family"),
+                .help("a cluster serves one family's GPU networks (4 gVNIC for A3 High, 8 for A3 Mega, 8 RDMA for A3 Ultra and A4) and NCCL stack; use one blueprint, and cluster, per family, and to migrate build the new family's cluster from its own blueprint (docs/blueprint.md, \"Why one family\")"),
             ),
             Some(_) => {}
         }
@@ -754,6 +754,17 @@ mod tests {
             with("\n[[gpu_pool]]\nname = \"high\"\nmachine_type = \"a3-highgpu-8g\"\nnodes = 1\n");
         let problem = one_problem(&text, "must use one machine family", 13, 16);
         assert_eq!(problem.label, "A3 High here");
+        // What to do instead, and where the reasons are.
+        let help = problem.help.as_deref().unwrap();
+        assert!(
+            help.contains("one blueprint, and cluster, per family"),
+            "{help}"
+        );
+        assert!(
+            help.contains("to migrate build the new family's cluster"),
+            "{help}"
+        );
+        assert!(help.contains("\"Why one family\""), "{help}");
     }
 
     #[test]
