@@ -418,7 +418,8 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
         Action::NoOp => return,
     };
     let _ = writeln!(out, "  # {addr} {headline}");
-    if let Some(reason) = &change.reason {
+    // Under a destroy every resource goes "because destroy": the plan's header says it once.
+    if let Some(reason) = change.reason.as_ref().filter(|r| r.as_str() != "destroy") {
         let _ = writeln!(out, "  # (because {reason})");
     }
     let _ = writeln!(
