@@ -474,7 +474,7 @@ fn ahead_because(kind: Kind, record: &Record, live: &Value, field: &str, running
     let ours = recorded.is_some_and(|r| minor_of(r).is_some() && minor_of(r) == minor_of(running));
     let cause = match (ours, kind) {
         (true, _) => format!(
-            "a3ctl itself upgraded it in an earlier apply (state records {})",
+            "a3ctl itself upgraded it in an earlier apply (state records {field} = \"{}\")",
             recorded.unwrap_or(running)
         ),
         (false, Kind::NodePool) if live["auto_upgrade"] == Value::Bool(true) => {

@@ -525,7 +525,7 @@ fn the_nccl_test_uses_the_stack_images_and_the_blueprint_networks() {
         assert_eq!(job["spec"]["parallelism"], 2);
         let pod = &job["spec"]["template"]["spec"];
         assert_eq!(pod["subdomain"], nccl::NAME);
-        assert_eq!(pod["nodeSelector"][NODE_POOL_LABEL], bp.gpu_pools[0].name);
+        assert_eq!(pod["nodeSelector"][POOL_LABEL], bp.gpu_pools[0].name);
         assert_eq!(pod["tolerations"][0]["key"], GPU_RESOURCE);
         let stack = &bp.software.stack;
         let rxdm = &pod["initContainers"][0];

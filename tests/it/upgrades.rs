@@ -282,8 +282,8 @@ async fn a_one_minor_upgrade_moves_the_control_plane_then_its_pools() {
         .await
         .expect(0);
     for line in [
-        "Note: cluster.main runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": a3ctl itself upgraded it in an earlier apply (state records 1.34.1-gke.1829001), and GKE does not move a control plane back down a minor version. Not a change; set version = \"1.34\" to pin what runs.",
-        "Note: node_pool.a3high runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": a3ctl itself upgraded it in an earlier apply (state records 1.34.1-gke.1829001), and a3ctl does not downgrade a node pool.",
+        "Note: cluster.main runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": a3ctl itself upgraded it in an earlier apply (state records version = \"1.34\"), and GKE does not move a control plane back down a minor version. Not a change; set version = \"1.34\" to pin what runs.",
+        "Note: node_pool.a3high runs 1.34.1-gke.1829001, ahead of the blueprint's version = \"1.33\": a3ctl itself upgraded it in an earlier apply (state records version = \"1.34\"), and a3ctl does not downgrade a node pool.",
     ] {
         assert!(back.stdout.contains(line), "{line}\n{}", back.stdout);
     }
