@@ -18,11 +18,13 @@
 //!    flavor never selects a label the nodes do not carry yet.
 //!
 //! 5. queues follow nodes ([`crate::plan::QuotaLink`]): when a plan updates (resizes), creates or
-//!    deletes a GPU pool and updates the Kueue ClusterQueue's quota for that pool's flavor, the
-//!    quota never exceeds the nodes that exist. A raised quota waits for the pool's create or
-//!    update (its resize operation DONE), so a failed resize skips it and the quota stays at what
-//!    exists; a lowered quota goes first and the pool's update or delete waits for it (and is
-//!    skipped if it fails). Kueue would otherwise admit
+//!    deletes a GPU pool and creates or updates the Kueue ClusterQueue with a different quota for
+//!    that pool's flavor, the quota never exceeds the nodes that exist. A raised quota (a queue
+//!    created with quota for the pool counts as raised from 0) waits for the pool's create or
+//!    update (its operation DONE), so a failed create or resize skips it and the quota stays at
+//!    what exists: on a first apply whose GPU pool stopped part-way there is no queue yet, and the
+//!    apply that completes the pool creates it; a lowered quota goes first and the pool's update
+//!    or delete waits for it (and is skipped if it fails). Kueue would otherwise admit
 //!    Workloads onto nodes that do not exist, whose pods stay Pending. This is a rule of the
 //!    schedule, not an edge of the resource graph: the graph declares what depends on what
 //!    whatever the sizes, while the direction depends on the plan's old and new quotas. A lowered
@@ -236,7 +238,7 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             &[StepKind::Update, StepKind::Delete]
         };
         let (Some(queue), Some(pool)) = (
-            step(&link.queue, &[StepKind::Update]),
+            step(&link.queue, &[StepKind::Create, StepKind::Update]),
             step(&link.pool, pool_kinds),
         ) else {
             continue;

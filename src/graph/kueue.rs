@@ -37,7 +37,24 @@
 //!
 //! Nothing here waits for a GPU pool: the ClusterQueue's quota follows the pools' sizes by an
 //! ordering the schedule chooses per plan (rule 5 of [`crate::apply::schedule`]: raised after a
-//! resize is DONE, lowered before it), from [`gpu_quotas`] before and after.
+//! pool's create or resize is DONE, lowered before a shrink or delete), from [`gpu_quotas`]
+//! before and after. A queue created with a pool's GPUs counts as raised from 0, so a first apply
+//! creates the ClusterQueue (and its LocalQueue) only once every GPU pool it has quota for is
+//! created: a pool whose create stopped part-way (16 of 32 nodes on a short reservation) or
+//! failed skips the queue, and the apply that completes the pool creates it. Kueue is installed
+//! and its flavors made meanwhile; a Job labelled for the queue before it exists waits suspended,
+//! its Workload reporting that the LocalQueue does not exist
+//! (<https://kueue.sigs.k8s.io/docs/tasks/troubleshooting/troubleshooting_jobs/>), rather than
+//! being admitted onto GPUs that are not there.
+//!
+//! Why not create the queue at once with quota 0 for the pools being created and raise it in a
+//! second step once each create is DONE: the raise would be a second step for one address
+//! (plans carry one change per resource), and a partial create fails its step, so the raise
+//! would need to run after a *failed* create and read the live node count — an executor rule of
+//! its own for a queue that, meanwhile, admits nothing anyway. Waiting keeps one create step;
+//! a kill between the pool's DONE and the queue's create leaves a plan that creates the queue at
+//! once (its pool is complete). The cost: no queue, rather than one at the live count, while a
+//! partially created pool waits for capacity.
 
 use super::build::addr;
 use super::software::{ACCELERATOR_LABEL, Context, WithDependency};

@@ -207,9 +207,10 @@ pub struct Summary {
     pub forget: usize,
 }
 
-/// A Kueue ClusterQueue update that changes the GPU quota of a GPU pool's flavor while the same
-/// plan updates (resizes), creates or deletes that pool: queues follow nodes, so the two are ordered
-/// ([`crate::apply::schedule`]) and selected together ([`select`]).
+/// A Kueue ClusterQueue create or update that changes the GPU quota of a GPU pool's flavor (a
+/// create, from 0) while the same plan updates (resizes), creates or deletes that pool: queues
+/// follow nodes, so the two are ordered ([`crate::apply::schedule`]) and selected together
+/// ([`select`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuotaLink {
     /// The ClusterQueue.
@@ -221,12 +222,14 @@ pub struct QuotaLink {
 }
 
 impl Plan {
-    /// The ClusterQueue quota changes that follow a pool update of this plan, found by comparing
-    /// each ClusterQueue's flavor quotas before and after (a flavor is named like its pool).
+    /// The ClusterQueue quota changes that follow a pool change of this plan, found by comparing
+    /// each created or updated ClusterQueue's flavor quotas before (none for a create) and after
+    /// (a flavor is named like its pool).
     pub fn quota_links(&self) -> Vec<QuotaLink> {
         let mut out = Vec::new();
         for queue in &self.changes {
-            if queue.action != Action::Update || !crate::graph::kueue::is_cluster_queue(&queue.addr)
+            if !matches!(queue.action, Action::Create | Action::Update)
+                || !crate::graph::kueue::is_cluster_queue(&queue.addr)
             {
                 continue;
             }
@@ -242,10 +245,13 @@ impl Plan {
                 let was = before.get(flavor).copied().unwrap_or(0);
                 let will = after.get(flavor).copied().unwrap_or(0);
                 let pool = Addr::new(crate::resource::Kind::NodePool, flavor.clone());
-                // Resized, created (back) or deleted; a replaced pool has no nodes for a while
-                // whatever the order.
-                let resized = self.change(&pool).is_some_and(|c| {
-                    matches!(c.action, Action::Update | Action::Create | Action::Delete)
+                // Resized, created (back) or deleted. A replaced pool has no nodes for a while
+                // whatever the order, but a quota it raises (a pool whose create failed, made
+                // anew) still waits for the new pool's create.
+                let resized = self.change(&pool).is_some_and(|c| match c.action {
+                    Action::Update | Action::Create | Action::Delete => true,
+                    Action::Replace => will > was,
+                    Action::NoOp => false,
                 });
                 if was != will && resized {
                     out.push(QuotaLink {

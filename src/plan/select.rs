@@ -24,7 +24,10 @@
 //! while the plan updates that pool ([`super::QuotaLink`]) goes with the pool: targeting the pool
 //! brings the queue, targeting the queue brings the pool, and excluding the pool leaves the
 //! queue's update out (its quota keeps following the nodes that exist). Excluding the queue while
-//! the pool changes is a conflict.
+//! the pool changes is a conflict. A queue the plan creates with quota for a pool it creates or
+//! completes stands on that pool (excluding the pool leaves the queue out, targeting the queue
+//! brings the pool), but targeting the pool does not bring it, and excluding it is no conflict:
+//! a queue not yet made promises no GPUs.
 //!
 //! A selected resource that an exclusion leaves out is a conflict, refused with the chain that
 //! links them, rather than silently dropping the target. An address that names nothing in the
@@ -240,6 +243,9 @@ pub fn select(
     };
     let goes_first =
         |a: &Addr| matches!(action.get(a), Some(Action::Replace) | Some(Action::Delete));
+    // A queue still to be created has no quota to leave behind its pool: it waits for the pool
+    // (the edge above) but is not brought along by it.
+    let updates = |a: &Addr| action.get(a) == Some(&Action::Update);
     let destroy = plan.destroy;
     let (forward, backward) = if destroy {
         (&dependents, &dependencies)
@@ -306,7 +312,7 @@ pub fn select(
         next.extend(
             links
                 .iter()
-                .filter(|l| l.pool == a)
+                .filter(|l| l.pool == a && updates(&l.queue))
                 .map(|l| (l.queue.clone(), true)),
         );
         if !destroy && goes_first(&a) {

@@ -10,6 +10,7 @@ use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
 use a3ctl_sim::latency::Span;
 use common::TestContext;
+use common::gcloud::Gcloud;
 use common::kubectl::Kubectl;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -641,4 +642,173 @@ async fn applied_with_two_nodes() -> (TestContext, String, Kubectl) {
 async fn gpu_quota(kubectl: &Kubectl) -> serde_json::Value {
     let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
     queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"].clone()
+}
+
+const MEGA: &str = "blueprints/a3-mega.toml";
+const MEGA_QUEUE: &str = "k8s.clusterqueue/-/a3-queue";
+
+/// `gcloud compute reservations update a3mega-reservation --vm-count=COUNT`: the shipped A3 Mega
+/// blueprint's reservation, resized behind a3ctl's back.
+async fn resize_mega_reservation(cx: &TestContext, count: u32) {
+    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
+        .run(&[
+            "compute",
+            "reservations",
+            "update",
+            "a3mega-reservation",
+            "--zone=us-central1-a",
+            &format!("--vm-count={count}"),
+        ])
+        .await;
+    assert!(ok, "gcloud reservations update failed:\n{out}\n{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_apply_creates_the_queue_only_once_its_gpu_pool_is_complete() {
+    let cx = TestContext::new().await;
+    // Someone else holds 16 of the reservation's 32 VMs: the pool's create stops at 16 nodes.
+    resize_mega_reservation(&cx, 16).await;
+    let apply = cx
+        .run(&["apply", MEGA, "--auto-approve", "--skip-preflight"])
+        .await
+        .expect(1);
+    assert!(
+        apply.stderr.contains("Expected 32, running 16")
+            && apply.stderr.contains(&format!(
+                "Skipped because of these failures: `{MEGA_QUEUE}`, `k8s.localqueue/default/a3-queue`\n"
+            )),
+        "{}",
+        apply.stderr
+    );
+    // Kueue is up, but no queue admits 256 GPUs of work onto 128.
+    let log = common::request_log(&cx).await;
+    assert_eq!(
+        queue_writes(&log, 0),
+        Vec::<usize>::new(),
+        "no ClusterQueue write"
+    );
+    let kubectl = Kubectl::for_cluster(&cx, "a3mega").await;
+    assert_eq!(
+        kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await,
+        Vec::<Value>::new()
+    );
+    assert!(
+        !kubectl
+            .items(&["resourceflavors.kueue.x-k8s.io"])
+            .await
+            .is_empty(),
+        "the flavor is there: only the quota waits"
+    );
+
+    // The reservation has room again: the next apply completes the pool, then creates the queue
+    // with the pool's 256 GPUs.
+    resize_mega_reservation(&cx, 32).await;
+    let start = log.len();
+    cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    let set_size =
+        position(&log, start, "POST", "/nodePools/a3mega:setSize").expect("the pool is completed");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "one ClusterQueue write");
+    assert!(
+        writes[0] > resize_done(&log, set_size),
+        "the queue is created once the pool is complete: {:?}",
+        &log[set_size..=writes[0]]
+    );
+    assert_eq!(gpu_quota(&kubectl).await, 256);
+    cx.run(&["plan", MEGA, "--detailed-exitcode"])
+        .await
+        .expect(0);
+}
+
+/// `blueprint` (a path under the test's directory) with a second on-demand GPU pool, `a3high2`,
+/// of one node, written as `blueprints/two-pools.toml`.
+fn with_second_pool(cx: &TestContext, blueprint: &str) -> String {
+    let text = std::fs::read_to_string(cx.path(blueprint)).unwrap();
+    let edited = text.replace(
+        "\n[identity]\n",
+        "\n[[gpu_pool]]\nname = \"a3high2\"\nmachine_type = \"a3-highgpu-8g\"\nnodes = 1\ncapacity = \"on-demand\"\n\n[identity]\n",
+    );
+    assert_ne!(edited, text, "the blueprint has an [identity] section");
+    let path = "blueprints/two-pools.toml".to_string();
+    cx.write(&path, &edited);
+    path
+}
+
+/// The ClusterQueue's `nvidia.com/gpu` nominal quota per flavor, as the cluster holds it.
+async fn gpu_quotas(kubectl: &Kubectl) -> Vec<(String, Value)> {
+    let queues = kubectl.items(&["clusterqueues.kueue.x-k8s.io"]).await;
+    queues[0]["spec"]["resourceGroups"][0]["flavors"]
+        .as_array()
+        .expect("the queue's flavors")
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap_or("").to_string(),
+                f["resources"][0]["nominalQuota"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_gpu_pool_gets_its_quota_only_once_its_create_is_done() {
+    let (cx, two, kubectl) = applied_with_two_nodes().await;
+    let both = with_second_pool(&cx, &two);
+
+    // The new pool's create runs out of capacity: the queue keeps its one flavor.
+    cx.sim.set_faults(FaultConfig {
+        scripted: vec![ScriptedFault {
+            kind: "container.nodePool".into(),
+            verb: "create".into(),
+            nth: 1,
+            action: FaultAction::Named(NamedFault::Stockout),
+        }],
+        ..FaultConfig::default()
+    });
+    let start = common::request_log(&cx).await.len();
+    let failed = cx.run(&["apply", &both, "--auto-approve"]).await;
+    assert_ne!(failed.code, Some(0), "{}", failed.stderr);
+    let log = common::request_log(&cx).await;
+    assert!(position(&log, start, "POST", "/clusters/a3high/nodePools").is_some());
+    assert_eq!(
+        queue_writes(&log, start),
+        Vec::<usize>::new(),
+        "no ClusterQueue write"
+    );
+    assert_eq!(
+        gpu_quotas(&kubectl).await,
+        [("a3high".to_string(), 16.into())]
+    );
+
+    // Capacity is back: the quota for the new flavor is raised once the pool is up.
+    cx.sim.set_faults(FaultConfig::default());
+    let start = common::request_log(&cx).await.len();
+    cx.run(&["apply", &both, "--auto-approve"]).await.expect(0);
+    let log = common::request_log(&cx).await;
+    // The pool GKE left empty is made anew beside the old one (create, nodes Ready, delete).
+    let create = position(&log, start, "POST", "/clusters/a3high/nodePools")
+        .expect("the new pool is created");
+    let writes = queue_writes(&log, start);
+    assert_eq!(writes.len(), 1, "one ClusterQueue write");
+    let between = &log[create..writes[0]];
+    let read = |path: &str| {
+        between
+            .iter()
+            .any(|e| e["method"] == "GET" && e["path"].as_str().unwrap_or("").contains(path))
+    };
+    assert!(
+        read("/operations/") && read("/api/v1/nodes"),
+        "the quota is raised after the pool's create is DONE and its nodes read: {between:?}"
+    );
+    assert_eq!(
+        gpu_quotas(&kubectl).await,
+        [
+            ("a3high".to_string(), 16.into()),
+            ("a3high2".to_string(), 8.into())
+        ]
+    );
+    cx.run(&["plan", &both, "--detailed-exitcode"])
+        .await
+        .expect(0);
 }
