@@ -229,12 +229,12 @@ pub fn plan_unprotected(
 /// describes as "partially usable ... may need to reissue a request or trigger a new update"
 /// (<https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools#status>),
 /// and resizing is an update (`setSize`). Replacing it would delete those nodes, often reserved
-/// GPUs, to ask for all of them again. So a pool that has some nodes (counted from the cluster's
-/// Nodes by refresh), not the number wanted, and no change that forces a new pool is resized to
+/// GPUs, to ask for all of them again. So a pool that has some nodes (its instance groups' size,
+/// read by refresh), not the number wanted, and no change that forces a new pool is resized to
 /// the blueprint's count; once that update succeeds the record is no longer tainted. A pool with
-/// no node has nothing worth keeping, and one whose live count equals the blueprint's may show a
-/// count refresh could not make (GKE's `initialNodeCount` stands in for it, and is what the
-/// create asked): both are replaced, as any other tainted resource is.
+/// no node has nothing worth keeping, and one whose live count equals the blueprint's shows no
+/// shortfall a resize would mend (or has no instance group yet, when GKE's `initialNodeCount`,
+/// what the create asked, stands in): both are replaced, as any other tainted resource is.
 fn completion(kind: Kind, recorded: &Value, live: &Value, diffs: &[FieldDiff]) -> Option<String> {
     if kind != Kind::NodePool || diffs.iter().any(|d| d.forces_replacement) {
         return None;
@@ -798,8 +798,8 @@ mod tests {
         let change = p.change(&pool.addr).unwrap();
         assert_eq!(change.action, Action::Replace);
         assert_eq!(change.reason.as_deref(), tainted);
-        // The live count equals the blueprint's (as GKE's `initialNodeCount` does when the nodes
-        // could not be counted): not known to be whole, so replaced as before.
+        // The live count equals the blueprint's (as GKE's `initialNodeCount` does while the pool
+        // has no instance group): no shortfall to resize, so replaced as before.
         let (state, refreshed, cluster) = tainted_pool(32, 32, "a3-megagpu-8g");
         let p = plan(&[cluster, pool.clone()], &state, &refreshed, false).unwrap();
         assert_eq!(p.change(&pool.addr).unwrap().action, Action::Replace);

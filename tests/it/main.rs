@@ -32,6 +32,7 @@ mod layers;
 mod lifecycle;
 mod maintenance;
 mod moves;
+mod pool_size;
 mod preflight;
 mod protection;
 mod rdma;

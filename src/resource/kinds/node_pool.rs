@@ -13,7 +13,9 @@
 //!   `config.reservationAffinity` (`SPECIFIC_RESERVATION` on
 //!   `projects/P/reservations/R[/reservationBlocks/B]`), `on-demand` ↔ none of them.
 //! - `node_count` is per zone; GKE only returns `initialNodeCount`, which `setSize` does not
-//!   change, so the adapter passes the size it counted from the cluster's Nodes when it could.
+//!   change, so the adapter passes the size it read from the pool's Compute instance groups
+//!   (their `targetSize`), and `initialNodeCount` stands only for a pool GKE has made no group
+//!   for yet.
 
 use super::ShapeError;
 use crate::resource::Observed;
@@ -299,7 +301,8 @@ impl NodePoolSpec {
     }
 
     /// The live pool of cluster `cluster` in `location` (project `project`) as a spec plus
-    /// outputs; `nodes_per_zone` is the size counted from the cluster's Nodes, if known. A pool
+    /// outputs; `nodes_per_zone` is the size read from the pool's instance groups, `None` while it
+    /// has none (then `initialNodeCount`, the size its create asked for). A pool
     /// without its node config or machine type is an error: GKE always returns them.
     // `statusMessage` is deprecated in favour of `conditions` but GKE still fills it in.
     #[allow(deprecated)]
@@ -542,7 +545,7 @@ mod tests {
         assert_eq!(spec.local_ssd_count, 16);
         assert_eq!(spec.taints[0].effect, "NO_SCHEDULE");
         assert_eq!(spec.labels.keys().collect::<Vec<_>>(), ["a3ctl-blueprint"]);
-        // Without a counted size, the size GKE was asked for.
+        // Without instance groups yet, the size GKE was asked for.
         let observed = NodePoolSpec::project("p", "c", "r", &live(), None).unwrap();
         assert_eq!(observed.spec["node_count"], 2);
     }

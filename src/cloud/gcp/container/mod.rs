@@ -6,7 +6,8 @@
 //! `projects/P/locations/L/operations/OP`, polled with `get_operation` ([`operations`]).
 //!
 //! Files: [`cluster`] (create with a bootstrap pool, projection, one-field updates, version
-//! resolution), [`node_pool`] (create, projection, updates, the live node count), [`operations`]
+//! resolution), [`node_pool`] (create, projection, updates, the live size from the pool's Compute
+//! instance groups, the Ready nodes a pool move waits for), [`operations`]
 //! (polling, failure classification, removal of the bootstrap pool after a cluster create).
 
 mod cluster;
@@ -23,10 +24,11 @@ use crate::cloud::{
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
 use crate::resource::{Kind, Observed};
+use google_cloud_compute_v1::client::InstanceGroupManagers;
 use google_cloud_container_v1::client::ClusterManager;
 use std::sync::Arc;
 
-/// How the Kubernetes API of a cluster is authenticated when counting a pool's nodes.
+/// How the Kubernetes API of a cluster is authenticated when counting a pool's Ready nodes.
 #[derive(Clone)]
 enum KubeAuth {
     /// A fixed bearer token (simulators accept any).
@@ -38,6 +40,8 @@ enum KubeAuth {
 /// GKE's client, shared by the cluster and node-pool adapters.
 pub struct ContainerAdapter {
     client: ClusterManager,
+    /// Compute's managed instance groups: a pool's size is theirs ([`node_pool`]).
+    groups: InstanceGroupManagers,
     kube_auth: KubeAuth,
     /// When an exclusion without a start begins ([`super::clock`]).
     clock: super::clock::Clock,
@@ -45,12 +49,14 @@ pub struct ContainerAdapter {
 
 impl ContainerAdapter {
     pub async fn new(config: &GcpConfig) -> CloudResult<ContainerAdapter> {
-        let client = super::client!(
-            ClusterManager,
-            config.credentials()?,
-            &config.endpoints.container,
-            "GKE"
+        let creds = config.credentials()?;
+        let groups = super::client!(
+            InstanceGroupManagers,
+            creds.clone(),
+            &config.endpoints.compute,
+            "Compute Engine"
         );
+        let client = super::client!(ClusterManager, creds, &config.endpoints.container, "GKE");
         let kube_auth = match config.credentials {
             super::CredentialsMode::Anonymous => KubeAuth::Static("a3ctl-anonymous".into()),
             super::CredentialsMode::Adc => KubeAuth::Adc(
@@ -66,6 +72,7 @@ impl ContainerAdapter {
         };
         Ok(ContainerAdapter {
             client,
+            groups,
             kube_auth,
             clock: super::clock::Clock::new(config.endpoints.clock.clone()),
         })
@@ -331,7 +338,7 @@ impl Provider for NodePoolAdapter {
     }
     async fn ready_nodes(&self, target: &Target) -> CloudResult<Option<u64>> {
         let (_, pool) = parse_pool(&target.id)?;
-        Ok(self.0.count_nodes(target, &pool, true).await)
+        Ok(self.0.count_ready_nodes(target, &pool).await)
     }
     async fn poll(&self, operation: &OperationRef) -> CloudResult<OpStatus> {
         Ok(self.0.poll_operation(operation).await?.status)

@@ -8,14 +8,25 @@
 //!   `projects/P/reservations/R[/reservationBlocks/B]`), `on-demand` → nothing.
 //! - `host_maintenance` is not part of the spec: GKE v1 has no `hostMaintenancePolicy` (v1beta1
 //!   only) and rejects unknown fields; the blueprint only validates it.
-//! - `node_count` is per zone. GKE only returns `initialNodeCount`, which `setSize` does not
-//!   change; the live size is counted from the cluster's Kubernetes Nodes (label
-//!   `cloud.google.com/gke-nodepool`) when the cluster's endpoint and CA are in the target's context
-//!   and the API answers, else `initialNodeCount`.
+//! - `node_count` is per zone, read from the pool's managed instance groups as
+//!   terraform-provider-google reads it (`flattenNodePool` in
+//!   hashicorp/terraform-provider-google@`google/services/container/resource_container_node_pool.go`:
+//!   "Node pools don't expose the current node count in their API, so read the instance groups
+//!   instead"): each of the pool's `instanceGroupUrls` is a zonal `instanceGroupManagers.get`
+//!   (<https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers/get>), their
+//!   `targetSize`s are summed and divided (rounding down) by the groups found, one per zone of the
+//!   pool. A URL whose group answers 404 is stale and left out, as the provider does; any other
+//!   failure of a group's read fails the pool's read (refresh retries it like every read), never
+//!   a guess. GKE's `initialNodeCount` is used only while the pool has no `instanceGroupUrls` at
+//!   all: GKE has not made its groups yet (early in a create), and the size asked at the create
+//!   is all there is. `setSize` never changes `initialNodeCount`, and the cluster's Kubernetes
+//!   API (which may be private, behind authorized networks, or slow) is not asked: a3ctl reads
+//!   Nodes there only to wait for them to be Ready ([`ContainerAdapter::count_ready_nodes`]).
 
 use super::operations::started;
 use super::{ContainerAdapter, absent_or, parse_pool, typed};
 use crate::cloud::gcp::classify_gax;
+use crate::cloud::gcp::compute::found;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateStep};
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
@@ -198,6 +209,38 @@ fn update_body(id: &str, spec: &NodePoolSpec, fields: &[String]) -> Value {
     request
 }
 
+/// `(project, zone, name)` of an instance group manager's URL
+/// (`https://www.googleapis.com/compute/v1/projects/P/zones/Z/instanceGroupManagers/N`, as GKE's
+/// `instanceGroupUrls` name them, or the same path without the host).
+fn group_of(url: &str) -> CloudResult<(&str, &str, &str)> {
+    let path = url.find("projects/").map_or(url, |at| &url[at..]);
+    match path.split('/').collect::<Vec<_>>().as_slice() {
+        ["projects", p, "zones", z, "instanceGroupManagers", n] => Ok((p, z, n)),
+        _ => Err(CloudError::new(
+            ErrorClass::Invalid,
+            format!(
+                "`{url}` in the node pool's instanceGroupUrls is not an instance group manager (projects/P/zones/Z/instanceGroupManagers/N)"
+            ),
+        )),
+    }
+}
+
+/// Nodes per zone from the `targetSize` of each of a pool's groups (`None`: a stale URL, its
+/// group gone): their sum divided by the groups found, rounding down, as
+/// terraform-provider-google averages them (the groups of a pool have one size unless a resize
+/// failed part-way). No group found is no node.
+fn per_zone(sizes: &[Option<i32>]) -> u64 {
+    let found: Vec<u64> = sizes
+        .iter()
+        .flatten()
+        .map(|n| u64::try_from(*n).unwrap_or(0))
+        .collect();
+    if found.is_empty() {
+        return 0;
+    }
+    found.iter().sum::<u64>() / found.len() as u64
+}
+
 impl ContainerAdapter {
     pub(super) async fn read_pool(&self, target: &Target) -> CloudResult<Option<Observed>> {
         let (path, _) = parse_pool(&target.id)?;
@@ -211,34 +254,43 @@ impl ContainerAdapter {
         else {
             return Ok(None);
         };
-        let counted = if matches!(
-            pool.status.name(),
-            Some("RUNNING" | "RECONCILING" | "ERROR" | "RUNNING_WITH_ERROR")
-        ) {
-            self.count_nodes(target, &pool.name, false)
-                .await
-                .map(|total| total.div_ceil(pool.locations.len().max(1) as u64))
-        } else {
-            None
-        };
+        let per_zone = self.nodes_per_zone(&pool).await?;
         Ok(Some(NodePoolSpec::project(
             &path.project,
             &path.name,
             &path.location,
             &pool,
-            counted,
+            per_zone,
         )?))
     }
 
-    /// Nodes of `pool` registered in the cluster's Kubernetes API (with `ready`, only those whose
-    /// `Ready` condition is `True`), when it can be reached with the endpoint and CA recorded for
-    /// the cluster.
-    pub(super) async fn count_nodes(
-        &self,
-        target: &Target,
-        pool: &str,
-        ready: bool,
-    ) -> Option<u64> {
+    /// The pool's nodes per zone from its managed instance groups' `targetSize` (module doc),
+    /// `None` while GKE has made no group for it yet. The zones' groups are read at once.
+    async fn nodes_per_zone(&self, pool: &NodePool) -> CloudResult<Option<u64>> {
+        if pool.instance_group_urls.is_empty() {
+            return Ok(None);
+        }
+        let reads = pool.instance_group_urls.iter().map(|url| async move {
+            let (project, zone, name) = group_of(url)?;
+            let group = found(
+                self.groups
+                    .get()
+                    .set_project(project)
+                    .set_zone(zone)
+                    .set_instance_group_manager(name)
+                    .send()
+                    .await,
+            )?;
+            Ok::<_, CloudError>(group.map(|g| g.target_size.unwrap_or(0)))
+        });
+        let sizes = futures_util::future::try_join_all(reads).await?;
+        Ok(Some(per_zone(&sizes)))
+    }
+
+    /// Nodes of `pool` registered in the cluster's Kubernetes API whose `Ready` condition is
+    /// `True`, when it can be reached with the endpoint and CA recorded for the cluster: what a
+    /// pool move waits for before it drains the old pool. Never a pool's size (module doc).
+    pub(super) async fn count_ready_nodes(&self, target: &Target, pool: &str) -> Option<u64> {
         let cluster = target
             .context
             .values()
@@ -275,11 +327,7 @@ impl ContainerAdapter {
                     .any(|c| c["type"] == "Ready" && c["status"] == "True")
             })
         };
-        Some(if ready {
-            items.iter().filter(is_ready).count()
-        } else {
-            items.len()
-        } as u64)
+        Some(items.iter().filter(is_ready).count() as u64)
     }
 
     /// The control plane's build, the pool's build, and the node versions the location offers.
@@ -450,6 +498,41 @@ mod tests {
             forces_replacement: false,
         }]);
         assert_eq!(steps[0].name, "update(nodeVersion)");
+    }
+
+    #[test]
+    fn a_pools_size_is_its_groups_target_size_per_zone() {
+        // Three zones resized to 4 nodes each: 4 per zone, whatever `initialNodeCount` says.
+        assert_eq!(per_zone(&[Some(4), Some(4), Some(4)]), 4);
+        // A resize that failed part-way in one zone: the groups' average, rounded down.
+        assert_eq!(per_zone(&[Some(64), Some(63)]), 63);
+        assert_eq!(per_zone(&[Some(2), Some(3), Some(3)]), 2);
+        // A stale URL (its group 404) is left out, not counted as an empty zone.
+        assert_eq!(per_zone(&[Some(8), None]), 8);
+        // No group left: no node.
+        assert_eq!(per_zone(&[None, None]), 0);
+        assert_eq!(per_zone(&[Some(0)]), 0);
+    }
+
+    #[test]
+    fn group_urls_name_a_zonal_instance_group_manager() {
+        assert_eq!(
+            group_of("https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/instanceGroupManagers/gke-c-gpu-1a2b3c4d-grp").unwrap(),
+            ("p", "us-central1-a", "gke-c-gpu-1a2b3c4d-grp")
+        );
+        assert_eq!(
+            group_of("projects/p/zones/z/instanceGroupManagers/g").unwrap(),
+            ("p", "z", "g")
+        );
+        let e =
+            group_of("https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/g")
+                .unwrap_err();
+        assert_eq!(e.class, ErrorClass::Invalid);
+        assert!(
+            e.message.contains("not an instance group manager"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
