@@ -372,7 +372,7 @@ fn a3_mega_cluster_and_pools_round_trip() {
         assert_eq!(inv_gpu["nodes"], 32);
         assert_eq!(inv_gpu["status"], "RUNNING");
 
-        // node_count through setSize; the live count comes from the Kubernetes Nodes.
+        // node_count through setSize; the live count is the pool's instance groups' targetSize.
         let mut resized = gpu.clone();
         resized.spec["node_count"] = json!(30);
         let steps = env
