@@ -209,10 +209,14 @@ async fn run_nccl_test(
     if json {
         printer.out(&format!(
             "{}\n",
-            verify_view::nccl_json(&bp.name, &bp.name, &verdict)
+            verify_view::nccl_json(&bp.name, &bp.name, &verdict, session.sandbox.is_some())
         ));
     } else {
-        printer.out(&verify_view::nccl_verdict(&printer, &verdict));
+        printer.out(&verify_view::nccl_verdict(
+            &printer,
+            &verdict,
+            session.sandbox.is_some(),
+        ));
     }
     Ok(if verdict.passed {
         ExitStatus::Success

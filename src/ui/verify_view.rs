@@ -56,8 +56,9 @@ pub fn json(report: &Report) -> String {
 }
 
 /// The NCCL test's verdict: the per-size table (the judged 2G–8G rows marked), then the verdict
-/// line, with what failed and what to check under it.
-pub fn nccl_verdict(printer: &Printer, verdict: &Verdict) -> String {
+/// line, with what failed and what to check under it; `simulated` (the sandbox) says the numbers
+/// are the simulator's, not a measurement.
+pub fn nccl_verdict(printer: &Printer, verdict: &Verdict, simulated: bool) -> String {
     let range = format!(
         "{}-{}",
         show_size(verdict.judged_min_bytes),
@@ -105,13 +106,20 @@ pub fn nccl_verdict(printer: &Printer, verdict: &Verdict) -> String {
     if let Some(hint) = &verdict.hint {
         last.push_str(&format!("  {}: {hint}\n", paint(printer, "36", "hint")));
     }
+    if simulated {
+        last.push_str(SIMULATED_NCCL);
+        last.push('\n');
+    }
     text.push_str(&last);
     text
 }
 
+/// Under a sandbox NCCL verdict.
+pub const SIMULATED_NCCL: &str = "  simulated: the sandbox has no GPUs; these numbers are the simulator's model of the stack, not a measurement (run the test on a real cluster to measure)";
+
 /// `verify --nccl-test --run --json`: the verdict as pretty JSON, with the report's format and
 /// the blueprint (shape in docs/cluster-software.md).
-pub fn nccl_json(blueprint: &str, cluster: &str, verdict: &Verdict) -> String {
+pub fn nccl_json(blueprint: &str, cluster: &str, verdict: &Verdict, simulated: bool) -> String {
     #[derive(Serialize)]
     struct Shown<'a> {
         format: u32,
@@ -119,6 +127,8 @@ pub fn nccl_json(blueprint: &str, cluster: &str, verdict: &Verdict) -> String {
         cluster: &'a str,
         test: &'a str,
         hosts: u32,
+        /// The sandbox's simulator made the numbers.
+        simulated: bool,
         #[serde(flatten)]
         verdict: &'a Verdict,
     }
@@ -128,6 +138,7 @@ pub fn nccl_json(blueprint: &str, cluster: &str, verdict: &Verdict) -> String {
         cluster,
         test: "all_gather_perf",
         hosts: crate::verify::nccl::HOSTS,
+        simulated,
         verdict,
     };
     // Strings, booleans and numbers always serialize.
@@ -202,7 +213,12 @@ mod tests {
             out_of_bounds: None,
         };
         let verdict = crate::verify::nccl::judge(&output, crate::blueprint::MachineFamily::A3High);
-        let text = nccl_verdict(&printer, &verdict);
+        let text = nccl_verdict(&printer, &verdict, false);
+        assert!(!text.contains("simulated"), "{text}");
+        assert!(
+            nccl_verdict(&printer, &verdict, true).ends_with(&format!("{SIMULATED_NCCL}\n")),
+            "a sandbox verdict is marked simulated"
+        );
         assert!(
             text.contains("    SIZE  OUT-OF-PLACE  IN-PLACE\n    512M         70.50     71.25\n"),
             "{text}"
@@ -220,8 +236,12 @@ mod tests {
             "{text}"
         );
         let value: serde_json::Value =
-            serde_json::from_str(&nccl_json("a3high", "a3high", &verdict)).unwrap();
+            serde_json::from_str(&nccl_json("a3high", "a3high", &verdict, false)).unwrap();
         assert_eq!(value["passed"], false);
+        assert_eq!(value["simulated"], false);
+        let sandbox: serde_json::Value =
+            serde_json::from_str(&nccl_json("a3high", "a3high", &verdict, true)).unwrap();
+        assert_eq!(sandbox["simulated"], true);
         assert_eq!(value["busbw_gbps"], serde_json::Value::Null);
         assert_eq!(
             value["rows"],
