@@ -32,12 +32,23 @@ const SENSITIVE_NAMES: &[&str] = &[
     "CREDENTIAL",
 ];
 
+/// What a reference to another resource's output (`${filestore.shared.ip_address}`, filled in
+/// by apply once that resource exists) names, as Terraform shows such values "(known after
+/// apply)".
+fn known_after_apply(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix("${")?.strip_suffix('}')?;
+    (inner.contains('.') && !inner.contains(['{', '}', ' '])).then_some(inner)
+}
+
 /// The value on one line, when it fits: scalars (strings without line breaks, at any length),
 /// empty containers, lists of such scalars and — with `objects` — flat objects, up to
 /// [`INLINE_MAX`] characters.
 pub fn inline(value: &Value, objects: bool) -> Option<String> {
     match value {
         Value::String(s) if s == SENSITIVE => Some(SENSITIVE_TEXT.to_string()),
+        Value::String(s) if known_after_apply(s).is_some() => {
+            known_after_apply(s).map(|what| format!("(known after apply: {what})"))
+        }
         Value::String(s) if is_block(s) => None,
         Value::Array(items) if items.is_empty() => Some("[]".into()),
         Value::Object(map) if map.is_empty() => Some("{}".into()),
@@ -362,6 +373,23 @@ fn env_values(value: &Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_reference_reads_known_after_apply() {
+        assert_eq!(
+            inline(&json!("${filestore.shared.ip_address}"), false).as_deref(),
+            Some("(known after apply: filestore.shared.ip_address)")
+        );
+        // Only a whole reference: text around one, or a shell `${VAR}`, stays as it is.
+        assert_eq!(
+            inline(&json!("ip=${filestore.shared.ip_address}"), false).as_deref(),
+            Some("\"ip=${filestore.shared.ip_address}\"")
+        );
+        assert_eq!(
+            inline(&json!("${HOME}"), false).as_deref(),
+            Some("\"${HOME}\"")
+        );
+    }
 
     #[test]
     fn short_values_stay_on_one_line() {
