@@ -167,18 +167,20 @@ impl Session {
             let provide = async {
                 let client = reqwest::Client::new();
                 let room = super::sandbox_world::RESERVATION_ROOM;
-                for operation in
-                    provide_reservations_with_room(base, graph.resources(), room).await?
-                {
-                    wait_for_operation(&client, base, &operation).await?;
+                let provided = provide_reservations_noting(base, graph.resources(), room).await?;
+                for operation in &provided.operations {
+                    wait_for_operation(&client, base, operation).await?;
                 }
-                Ok::<(), String>(())
+                Ok::<Vec<String>, String>(provided.notes)
             };
-            provide.await.map_err(|e| {
-                    Failure::new("Cannot set up the sandbox's reservations")
-                        .cause(e)
-                        .hint(format!("the sandbox keeps its world in `{SANDBOX_DIR}/world.json`; move it away to start over"))
-                })?;
+            let notes = provide.await.map_err(|e| {
+                Failure::new("Cannot set up the sandbox's reservations for this blueprint")
+                    .cause(e)
+                    .hint("check `reservation` (and `reservation_block`) of the blueprint's [[gpu_pool]]: the sandbox makes each reservation a blueprint names that its world lacks")
+            })?;
+            for note in notes {
+                printer.info(&note);
+            }
         }
         match (&connection.sandbox, poll_ms()) {
             (Some(_), ms) => set_poll(&mut options, ms.unwrap_or(20)),
@@ -461,8 +463,30 @@ pub async fn provide_reservations_with_room(
     resources: &[Desired],
     room: u32,
 ) -> Result<Vec<serde_json::Value>, String> {
+    Ok(provide_reservations_noting(base_url, resources, room)
+        .await?
+        .operations)
+}
+
+/// What the sandbox did about a blueprint's reservations.
+#[derive(Debug, Default)]
+pub struct Provided {
+    /// The inserts' operations, to wait for.
+    pub operations: Vec<serde_json::Value>,
+    /// One line per reservation made, or not made because the world has one of a close name (a
+    /// typo would otherwise be made real and could never be rehearsed).
+    pub notes: Vec<String>,
+}
+
+/// [`provide_reservations_with_room`], saying what it made and what it would not make.
+pub async fn provide_reservations_noting(
+    base_url: &str,
+    resources: &[Desired],
+    room: u32,
+) -> Result<Provided, String> {
     let client = reqwest::Client::new();
     let mut operations = Vec::new();
+    let mut notes = Vec::new();
     for desired in resources.iter().filter(|d| d.addr.kind == Kind::NodePool) {
         let spec: NodePoolSpec =
             from_spec("node pool", &desired.spec).map_err(|e| e.to_string())?;
@@ -489,6 +513,31 @@ pub async fn provide_reservations_with_room(
                     "reading reservation {name}: HTTP {}",
                     found.status()
                 ));
+            }
+            // A name one or two letters from one the world has is a typo until shown otherwise:
+            // left missing, it fails preflight as it would on Google Cloud.
+            let listed: serde_json::Value = client
+                .get(&collection)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?
+                .json()
+                .await
+                .map_err(|e| e.to_string())?;
+            let near = listed["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["name"].as_str())
+                .filter(|other| *other != name && strsim::levenshtein(other, &name) <= 2)
+                .min_by_key(|other| strsim::levenshtein(other, &name))
+                .map(str::to_string);
+            if let Some(near) = near {
+                notes.push(format!(
+                    "Sandbox: did not make reservation `{name}` in {zone} for `{}`: the world has `{near}` there (a typo?). Left missing, as on Google Cloud; fix `reservation` in the blueprint, or name it on purpose and create it with gcloud against `a3ctl sandbox serve`.",
+                    desired.addr
+                ));
+                continue;
             }
             let mut properties = serde_json::json!({"machineType": spec.machine_type});
             if let Some(acc) = &spec.accelerator {
@@ -519,9 +568,15 @@ pub async fn provide_reservations_with_room(
                 ));
             }
             operations.push(answer.json().await.map_err(|e| e.to_string())?);
+            notes.push(format!(
+                "Sandbox: made reservation `{name}` in {zone} for `{}` ({} × {}), as a project that bought it would have it; on Google Cloud it must exist.",
+                desired.addr,
+                spec.node_count * u64::from(room),
+                spec.machine_type
+            ));
         }
     }
-    Ok(operations)
+    Ok(Provided { operations, notes })
 }
 
 /// Waits for a zonal Compute operation of the sandbox to be DONE (its `selfLink`), for at most a

@@ -116,3 +116,45 @@ async fn a_bad_world_file_or_world_without_sandbox_is_refused_before_anything_st
     );
     assert_eq!(cx.sim.request_total(), before, "no cloud call");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_says_which_reservations_it_made_and_leaves_a_typo_missing() {
+    let cx = TestContext::new().await;
+    let made = sandbox(&cx, &["plan", MEGA]).await.expect(0);
+    assert!(
+        made.stderr.contains(
+            "Sandbox: made reservation `a3mega-reservation` in us-central1-a for `node_pool.a3mega` (64 × a3-megagpu-8g)"
+        ),
+        "{}",
+        made.stderr
+    );
+    // Made once: the next run finds it and says nothing.
+    let again = sandbox(&cx, &["plan", MEGA]).await.expect(0);
+    assert!(!again.stderr.contains("Sandbox: made"), "{}", again.stderr);
+
+    // Day two, a typo: not made real, so preflight fails as it would on Google Cloud.
+    let text = std::fs::read_to_string(cx.path(MEGA)).unwrap();
+    let typo = text.replace("\"a3mega-reservation\"", "\"a3mega-resrvation\"");
+    assert_ne!(typo, text);
+    cx.write("blueprints/typo.toml", &typo);
+    let refused = sandbox(&cx, &["plan", "blueprints/typo.toml"])
+        .await
+        .expect(1);
+    assert!(
+        refused.stderr.contains(
+            "Sandbox: did not make reservation `a3mega-resrvation` in us-central1-a for `node_pool.a3mega`: the world has `a3mega-reservation` there (a typo?)"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("a3mega-resrvation"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("move it away"),
+        "{}",
+        refused.stderr
+    );
+}
