@@ -468,6 +468,14 @@ pub async fn provide_reservations_with_room(
         .operations)
 }
 
+/// Two names of one numbered series (`res-1`, `res-2`): the same but for their trailing digits,
+/// never a typo of each other.
+fn numbered_siblings(a: &str, b: &str) -> bool {
+    let stem = |s: &str| s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (sa, sb) = (stem(a), stem(b));
+    sa < a.len() && sb < b.len() && a[..sa] == b[..sb]
+}
+
 /// What the sandbox did about a blueprint's reservations.
 #[derive(Debug, Default)]
 pub struct Provided {
@@ -529,7 +537,11 @@ pub async fn provide_reservations_noting(
                 .into_iter()
                 .flatten()
                 .filter_map(|r| r["name"].as_str())
-                .filter(|other| *other != name && strsim::levenshtein(other, &name) <= 2)
+                .filter(|other| {
+                    *other != name
+                        && strsim::levenshtein(other, &name) <= 2
+                        && !numbered_siblings(other, &name)
+                })
                 .min_by_key(|other| strsim::levenshtein(other, &name))
                 .map(str::to_string);
             if let Some(near) = near {
@@ -1140,6 +1152,21 @@ mod day_two_tests {
         assert!(spec.get("upgrade_settings").is_none());
         assert_eq!(spec["name"], "x");
         assert!(undeclared_defaults(&bp, &Addr::new(Kind::Network, "primary")).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod sandbox_reservation_tests {
+    #[test]
+    fn a_numbered_series_is_not_a_typo() {
+        assert!(super::numbered_siblings("a3mega-res-1", "a3mega-res-2"));
+        assert!(super::numbered_siblings("res9", "res10"));
+        assert!(!super::numbered_siblings(
+            "a3mega-reservation",
+            "a3mega-resrvation"
+        ));
+        assert!(!super::numbered_siblings("res-1", "rex-1"));
+        assert!(!super::numbered_siblings("res", "res1"));
     }
 }
 
