@@ -295,7 +295,11 @@ async fn a3_high_gets_four_gpu_networks_the_tcpx_installer_and_the_nccl_configma
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nccl_installer_is_rolled_out_before_the_gpu_pool_finishes() {
-    let cx = TestContext::with(SimConfig::realistic(0.0005)).await;
+    // The order is read from real-time timings on a clock scaled to real time, so the scale
+    // sets the margin: at 0.002 a GPU pool's create (5-15 simulated minutes) spans 0.6-1.8 s of
+    // real time, against the installer's few requests (0.0005 left 0.15-0.45 s, which a loaded
+    // machine overran).
+    let cx = TestContext::with(SimConfig::realistic(0.002)).await;
     cx.run(&[
         "apply",
         "blueprints/a3-mega.toml",
