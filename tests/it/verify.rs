@@ -318,6 +318,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
             "cluster",
             "test",
             "hosts",
+            "simulated",
             "passed",
             "busbw_gbps",
             "floor_gbps",
@@ -332,6 +333,8 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         ]
     );
     assert_eq!(verdict["passed"], true);
+    // Not under --sandbox: a3ctl cannot tell this simulator from a real cluster.
+    assert_eq!(verdict["simulated"], false);
     assert_eq!(verdict["floor_gbps"], 60.0);
     assert_eq!(verdict["judged_min_bytes"], 2u64 << 30);
     assert_eq!(verdict["judged_max_bytes"], 8u64 << 30);
