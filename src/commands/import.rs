@@ -31,6 +31,12 @@ pub async fn run(
     blueprint: &Path,
 ) -> Result<ExitStatus, Failure> {
     let session = Session::open(global, printer, blueprint).await?;
+    // The blueprint as commands to paste name it: after the flags that found its state.
+    let shown = format!(
+        "{}{}",
+        super::session::state_flags(global),
+        blueprint.display()
+    );
     let desired = find(&session, addr)?.clone();
     let Some(id) = normalise_id(id, &desired.id) else {
         return Err(Failure::new(format!(
@@ -45,7 +51,7 @@ pub async fn run(
             "import it with that id (`a3ctl import {} {} {}`), or set the blueprint's `name` (and settings) to match the existing resources",
             desired.addr,
             desired.id,
-            blueprint.display()
+            shown
         )));
     };
     let _lock = lock_state(
@@ -63,7 +69,7 @@ pub async fn run(
         ))
         .hint(format!(
             "`a3ctl plan {}` shows how it differs from the blueprint; to import it again, remove it from state first",
-            blueprint.display()
+            shown
         )));
     }
     if state.pending_for(&desired.addr).is_some() {
@@ -100,7 +106,7 @@ pub async fn run(
             Failure::new(format!("`{id}` does not exist, so there is nothing to import"))
                 .hint(format!(
                     "check the project and name (e.g. with gcloud); to create it instead, run `a3ctl apply {}`",
-                    blueprint.display()
+                    shown
                 ))
         })?;
     match session.provider.settle(&target, &observed) {
@@ -141,7 +147,7 @@ pub async fn run(
         printer.bold("Import successful!"),
         id,
         desired.addr,
-        blueprint.display()
+        shown
     ));
     Ok(ExitStatus::Success)
 }

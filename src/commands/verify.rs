@@ -23,7 +23,7 @@ pub async fn run(
     args: VerifyArgs,
 ) -> Result<ExitStatus, Failure> {
     if args.nccl_test && !args.run {
-        return write_nccl_test(&printer, &args);
+        return write_nccl_test(&printer, &args, &session::state_flags(global));
     }
     // Checked before any cloud call.
     let timeout =
@@ -61,7 +61,8 @@ pub async fn run(
             e,
         )
         .hint(format!(
-            "`a3ctl plan {}` refreshes the cluster and shows whether it still exists; a private endpoint answers only from the cluster's VPC or an authorized network",
+            "`a3ctl plan {}{}` refreshes the cluster and shows whether it still exists; a private endpoint answers only from the cluster's VPC or an authorized network",
+            session::state_flags(global),
             args.blueprint.display()
         ))
     };
@@ -72,7 +73,17 @@ pub async fn run(
     if args.nccl_test {
         return run_nccl_test(&session, &api, timeout, args.json).await;
     }
-    let expected = Expected::new(bp, &session.graph, &args.blueprint.display().to_string());
+    // The blueprint as the checks' hints name it: with the flags that found its state, so each
+    // suggested `a3ctl plan …` can be pasted as it is (`--sandbox` included).
+    let expected = Expected::new(
+        bp,
+        &session.graph,
+        &format!(
+            "{}{}",
+            session::state_flags(global),
+            args.blueprint.display()
+        ),
+    );
     let snapshot = live::fetch(&api, &expected)
         .await
         .map_err(|e| unreachable(&e))?;
@@ -111,7 +122,11 @@ pub async fn run(
 }
 
 /// `--nccl-test` without `--run`: the manifest to stdout or `--out`; no cloud call.
-fn write_nccl_test(printer: &Printer, args: &VerifyArgs) -> Result<ExitStatus, Failure> {
+fn write_nccl_test(
+    printer: &Printer,
+    args: &VerifyArgs,
+    flags: &str,
+) -> Result<ExitStatus, Failure> {
     let bp =
         crate::blueprint::load(&args.blueprint).map_err(|e| Failure::blueprint(printer, &e))?;
     let objects = nccl_objects(&bp)?;
@@ -123,7 +138,7 @@ fn write_nccl_test(printer: &Printer, args: &VerifyArgs) -> Result<ExitStatus, F
                 Failure::new(format!("Cannot write `{}`", path.display())).cause(e.to_string())
             })?;
             printer.info(&format!(
-                "Wrote the NCCL all-gather test to `{}`. Run it with `a3ctl verify {} --nccl-test --run`.",
+                "Wrote the NCCL all-gather test to `{}`. Run it with `a3ctl verify {flags}{} --nccl-test --run`.",
                 path.display(),
                 args.blueprint.display()
             ));

@@ -96,7 +96,8 @@ pub struct ExpectedQueue {
 /// What a healthy cluster of the blueprint has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
-    /// The blueprint file, as given on the command line (for hints).
+    /// The blueprint file as given on the command line, after the global flags that found its
+    /// state (`--sandbox blueprints/a3-mega.toml`): what the hints' commands name, to paste.
     pub blueprint_path: String,
     pub family: MachineFamily,
     pub pools: Vec<ExpectedPool>,

@@ -734,3 +734,40 @@ async fn same_named_resources_of_something_else_are_named_but_not_proposed_for_a
     assert!(!plan.stderr.contains("--adopt"), "{}", plan.stderr);
     has(&plan.stdout, "Plan: 72 to add, 0 to change, 0 to destroy.");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_in_the_sandbox_names_the_plan_to_paste_with_its_flag() {
+    let cx = TestContext::new().await;
+    let sandbox = |args: &[&str]| {
+        let mut command = cx.command(args);
+        command
+            .arg("--sandbox")
+            .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
+        command
+    };
+    let run = |args: &'static [&'static str]| {
+        let mut command = sandbox(args);
+        async move { Run::from(command.output().await.unwrap()) }
+    };
+    run(&["apply", "blueprints/minimal.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    run(&["state", "rm", "network.primary", "blueprints/minimal.toml"])
+        .await
+        .expect(0);
+    let imported = run(&[
+        "import",
+        "network.primary",
+        "a3mini-net",
+        "blueprints/minimal.toml",
+    ])
+    .await
+    .expect(0);
+    assert!(
+        imported
+            .stderr
+            .contains("Run `a3ctl plan --sandbox blueprints/minimal.toml` to see how it differs"),
+        "{}",
+        imported.stderr
+    );
+}
