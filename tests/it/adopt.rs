@@ -738,17 +738,7 @@ async fn same_named_resources_of_something_else_are_named_but_not_proposed_for_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_in_the_sandbox_names_the_plan_to_paste_with_its_flag() {
     let cx = TestContext::new().await;
-    let sandbox = |args: &[&str]| {
-        let mut command = cx.command(args);
-        command
-            .arg("--sandbox")
-            .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
-        command
-    };
-    let run = |args: &'static [&'static str]| {
-        let mut command = sandbox(args);
-        async move { Run::from(command.output().await.unwrap()) }
-    };
+    let run = |args: &'static [&'static str]| cx.sandbox(args);
     run(&["apply", "blueprints/minimal.toml", "--auto-approve"])
         .await
         .expect(0);

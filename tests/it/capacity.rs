@@ -9,7 +9,6 @@ use crate::common;
 
 use a3ctl_sim::SimConfig;
 use a3ctl_sim::capacity::CapacityConfig;
-use common::gcloud::Gcloud;
 use common::{Run, TestContext};
 use std::time::Duration;
 
@@ -88,22 +87,6 @@ async fn a_stockout_fails_the_pool_with_what_to_do_and_the_next_plan_completes_i
 const MEGA: &str = "blueprints/a3-mega.toml";
 const MEGA_CLUSTER: &str = "projects/my-project/locations/us-central1/clusters/a3mega";
 
-/// `gcloud compute reservations update a3mega-reservation --vm-count=COUNT`: the shipped A3 Mega
-/// blueprint's reservation, resized behind a3ctl's back (someone else's VMs took or gave back room).
-async fn resize_mega_reservation(cx: &TestContext, count: u32) {
-    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
-        .run(&[
-            "compute",
-            "reservations",
-            "update",
-            "a3mega-reservation",
-            "--zone=us-central1-a",
-            &format!("--vm-count={count}"),
-        ])
-        .await;
-    assert!(ok, "gcloud reservations update failed:\n{out}\n{err}");
-}
-
 /// The names of the GPU pool's Kubernetes nodes, as the simulator's inventory lists them.
 fn mega_nodes(cx: &TestContext) -> Vec<String> {
     let inventory = cx.sim.inventory();
@@ -137,7 +120,7 @@ async fn a_pool_whose_create_stopped_at_16_of_32_nodes_is_completed_keeping_them
     let cx = TestContext::new().await;
     // Someone else holds 16 of the reservation's 32 VMs between plan and apply: the pool's
     // create gets the 16 that are left (preflight would refuse it, so it is skipped here).
-    resize_mega_reservation(&cx, 16).await;
+    common::resize_mega_reservation(&cx, 16).await;
     let apply = cx
         .run(&["apply", MEGA, "--auto-approve", "--skip-preflight"])
         .await
@@ -221,7 +204,7 @@ async fn a_pool_whose_create_stopped_at_16_of_32_nodes_is_completed_keeping_them
     );
 
     // The reservation grows back: the apply resizes the pool to 32, deleting nothing.
-    resize_mega_reservation(&cx, 32).await;
+    common::resize_mega_reservation(&cx, 32).await;
     let start = common::request_log(&cx).await.len();
     cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
     let log = common::request_log(&cx).await;

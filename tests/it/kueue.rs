@@ -10,7 +10,6 @@ use a3ctl_sim::SimConfig;
 use a3ctl_sim::faults::{FaultAction, FaultConfig, NamedFault, ScriptedFault};
 use a3ctl_sim::latency::Span;
 use common::TestContext;
-use common::gcloud::Gcloud;
 use common::kubectl::Kubectl;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -647,27 +646,11 @@ async fn gpu_quota(kubectl: &Kubectl) -> serde_json::Value {
 const MEGA: &str = "blueprints/a3-mega.toml";
 const MEGA_QUEUE: &str = "k8s.clusterqueue/-/a3-queue";
 
-/// `gcloud compute reservations update a3mega-reservation --vm-count=COUNT`: the shipped A3 Mega
-/// blueprint's reservation, resized behind a3ctl's back.
-async fn resize_mega_reservation(cx: &TestContext, count: u32) {
-    let (ok, out, err) = Gcloud::in_project(&cx.sim, "my-project")
-        .run(&[
-            "compute",
-            "reservations",
-            "update",
-            "a3mega-reservation",
-            "--zone=us-central1-a",
-            &format!("--vm-count={count}"),
-        ])
-        .await;
-    assert!(ok, "gcloud reservations update failed:\n{out}\n{err}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_apply_creates_the_queue_only_once_its_gpu_pool_is_complete() {
     let cx = TestContext::new().await;
     // Someone else holds 16 of the reservation's 32 VMs: the pool's create stops at 16 nodes.
-    resize_mega_reservation(&cx, 16).await;
+    common::resize_mega_reservation(&cx, 16).await;
     let apply = cx
         .run(&["apply", MEGA, "--auto-approve", "--skip-preflight"])
         .await
@@ -702,7 +685,7 @@ async fn a_first_apply_creates_the_queue_only_once_its_gpu_pool_is_complete() {
 
     // The reservation has room again: the next apply completes the pool, then creates the queue
     // with the pool's 256 GPUs.
-    resize_mega_reservation(&cx, 32).await;
+    common::resize_mega_reservation(&cx, 32).await;
     let start = log.len();
     cx.run(&["apply", MEGA, "--auto-approve"]).await.expect(0);
     let log = common::request_log(&cx).await;

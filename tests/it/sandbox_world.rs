@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Run, TestContext};
+use common::TestContext;
 
 const MEGA: &str = "blueprints/a3-mega.toml";
 
@@ -24,21 +24,14 @@ count = 8
 deployment_type = "DENSE"
 "#;
 
-async fn sandbox(cx: &TestContext, args: &[&str]) -> Run {
-    let mut command = cx.command(args);
-    command
-        .arg("--sandbox")
-        .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
-    Run::from(command.output().await.expect("a3ctl runs"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_world_file_sets_up_the_sandbox_and_is_kept() {
     let cx = TestContext::new().await;
     cx.write("short.toml", SHORT);
 
     // The reservation is the world's, 8 VMs: preflight refuses the 32-node pool.
-    let plan = sandbox(&cx, &["plan", MEGA, "--world", "short.toml"])
+    let plan = cx
+        .sandbox(&["plan", MEGA, "--world", "short.toml"])
         .await
         .expect(1);
     assert!(
@@ -53,7 +46,7 @@ async fn a_world_file_sets_up_the_sandbox_and_is_kept() {
         SHORT
     );
     // Later runs keep the world without --world.
-    let again = sandbox(&cx, &["plan", MEGA]).await.expect(1);
+    let again = cx.sandbox(&["plan", MEGA]).await.expect(1);
     assert!(again.stderr.contains("has 8 free VMs"), "{}", again.stderr);
 
     // Another world cannot replace the one the sandbox has.
@@ -61,7 +54,8 @@ async fn a_world_file_sets_up_the_sandbox_and_is_kept() {
         "other.toml",
         &SHORT.replace("\ncount = 8\n", "\ncount = 32\n"),
     );
-    let refused = sandbox(&cx, &["plan", MEGA, "--world", "other.toml"])
+    let refused = cx
+        .sandbox(&["plan", MEGA, "--world", "other.toml"])
         .await
         .expect(1);
     assert!(
@@ -78,7 +72,7 @@ async fn a_world_file_sets_up_the_sandbox_and_is_kept() {
     );
     // Moved away, the new world is set up.
     std::fs::rename(cx.path("state/sandbox"), cx.path("old-sandbox")).unwrap();
-    sandbox(&cx, &["plan", MEGA, "--world", "other.toml"])
+    cx.sandbox(&["plan", MEGA, "--world", "other.toml"])
         .await
         .expect(0);
 }
@@ -90,7 +84,8 @@ async fn a_bad_world_file_or_world_without_sandbox_is_refused_before_anything_st
         "typo.toml",
         "[[projects]]\nid = \"my-project\"\nnumbr = \"1\"\n",
     );
-    let bad = sandbox(&cx, &["plan", MEGA, "--world", "typo.toml"])
+    let bad = cx
+        .sandbox(&["plan", MEGA, "--world", "typo.toml"])
         .await
         .expect(1);
     assert!(
@@ -120,7 +115,7 @@ async fn a_bad_world_file_or_world_without_sandbox_is_refused_before_anything_st
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sandbox_says_which_reservations_it_made_and_leaves_a_typo_missing() {
     let cx = TestContext::new().await;
-    let made = sandbox(&cx, &["plan", MEGA]).await.expect(0);
+    let made = cx.sandbox(&["plan", MEGA]).await.expect(0);
     assert!(
         made.stderr.contains(
             "Sandbox: made reservation `a3mega-reservation` in us-central1-a for `node_pool.a3mega` (64 × a3-megagpu-8g)"
@@ -129,7 +124,7 @@ async fn the_sandbox_says_which_reservations_it_made_and_leaves_a_typo_missing()
         made.stderr
     );
     // Made once: the next run finds it and says nothing.
-    let again = sandbox(&cx, &["plan", MEGA]).await.expect(0);
+    let again = cx.sandbox(&["plan", MEGA]).await.expect(0);
     assert!(!again.stderr.contains("Sandbox: made"), "{}", again.stderr);
 
     // Day two, a typo: not made real, so preflight fails as it would on Google Cloud.
@@ -137,7 +132,8 @@ async fn the_sandbox_says_which_reservations_it_made_and_leaves_a_typo_missing()
     let typo = text.replace("\"a3mega-reservation\"", "\"a3mega-resrvation\"");
     assert_ne!(typo, text);
     cx.write("blueprints/typo.toml", &typo);
-    let refused = sandbox(&cx, &["plan", "blueprints/typo.toml"])
+    let refused = cx
+        .sandbox(&["plan", "blueprints/typo.toml"])
         .await
         .expect(1);
     assert!(

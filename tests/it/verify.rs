@@ -653,30 +653,18 @@ async fn verify_access_proves_the_grants_and_names_a_missing_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_sandbox_the_checks_hints_are_commands_to_paste() {
     let cx = TestContext::new().await;
-    let sandbox = |args: &[&str]| {
-        let mut command = cx.command(args);
-        command
-            .arg("--sandbox")
-            .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
-        command
-    };
-    let applied = sandbox(&["apply", "blueprints/minimal.toml", "--auto-approve"])
-        .output()
+    cx.sandbox(&["apply", "blueprints/minimal.toml", "--auto-approve"])
         .await
-        .unwrap();
-    common::Run::from(applied).expect(0);
+        .expect(0);
     // The blueprint now declares a node the pool does not have.
     let text = std::fs::read_to_string(cx.path("blueprints/minimal.toml")).unwrap();
     let two = text.replacen("nodes = 1", "nodes = 2", 1);
     assert_ne!(two, text);
     cx.write("blueprints/minimal.toml", &two);
-    let run = common::Run::from(
-        sandbox(&["verify", "blueprints/minimal.toml"])
-            .output()
-            .await
-            .unwrap(),
-    )
-    .expect(1);
+    let run = cx
+        .sandbox(&["verify", "blueprints/minimal.toml"])
+        .await
+        .expect(1);
     assert!(
         run.stdout.contains(
             "`a3ctl plan --sandbox blueprints/minimal.toml` shows whether the pool was resized"

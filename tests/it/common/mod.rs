@@ -231,9 +231,35 @@ impl TestContext {
         Run::from(self.command(args).output().await.expect("a3ctl runs"))
     }
 
+    /// Runs `a3ctl ARGS --sandbox` to completion: the built-in simulator under `state/sandbox/`
+    /// of the working directory, on a fast clock (not this context's simulator).
+    pub async fn sandbox(&self, args: &[&str]) -> Run {
+        let mut command = self.command(args);
+        command
+            .arg("--sandbox")
+            .env("A3CTL_SANDBOX_TIME_SCALE", "0.00001");
+        Run::from(command.output().await.expect("a3ctl runs"))
+    }
+
     /// Names of every Compute, GKE, Filestore, Artifact Registry and Storage resource in the
     /// simulator, as `kind path` strings (sorted), for "nothing leaked" checks.
     pub fn inventory_text(&self) -> String {
         self.sim.inventory().to_string()
     }
+}
+
+/// `gcloud compute reservations update a3mega-reservation --vm-count=COUNT`: the shipped A3 Mega
+/// blueprint's reservation, resized behind a3ctl's back (someone else's VMs took or gave back room).
+pub async fn resize_mega_reservation(cx: &TestContext, count: u32) {
+    let (ok, out, err) = gcloud::Gcloud::in_project(&cx.sim, "my-project")
+        .run(&[
+            "compute",
+            "reservations",
+            "update",
+            "a3mega-reservation",
+            "--zone=us-central1-a",
+            &format!("--vm-count={count}"),
+        ])
+        .await;
+    assert!(ok, "gcloud reservations update failed:\n{out}\n{err}");
 }
