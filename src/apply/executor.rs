@@ -482,14 +482,7 @@ impl Executor {
             .collect();
         for container in containers {
             let record = &state.resources[&container];
-            let target = Target {
-                addr: container.clone(),
-                id: record.id.clone(),
-                spec: record.spec.clone(),
-                outputs: record.outputs.clone(),
-                context: state.context(&record.dependencies),
-                lifecycle: record.lifecycle.clone(),
-            };
+            let target = Target::recorded(&container, record, &state);
             if let Ok(Some(observed)) = self.read(&target).await
                 && observed.outputs != record.outputs
             {
@@ -874,14 +867,7 @@ impl Executor {
         let why = match state.resources.get(container) {
             None => "is no longer recorded".to_string(),
             Some(record) => {
-                let parent = Target {
-                    addr: container.clone(),
-                    id: record.id.clone(),
-                    spec: record.spec.clone(),
-                    outputs: record.outputs.clone(),
-                    context: state.context(&record.dependencies),
-                    lifecycle: record.lifecycle.clone(),
-                };
+                let parent = Target::recorded(container, record, &state);
                 match self.read(&parent).await {
                     Ok(None) => "no longer exists".to_string(),
                     Ok(Some(observed)) => match self.provider.settle(&parent, &observed) {

@@ -35,6 +35,25 @@ pub struct Target {
     pub lifecycle: Lifecycle,
 }
 
+impl Target {
+    /// The target of a resource as `state` records it (`record` at `addr`): its recorded spec,
+    /// outputs and lifecycle, with the recorded outputs of what it depends on as context.
+    pub fn recorded(
+        addr: &Addr,
+        record: &crate::state::Record,
+        state: &crate::state::State,
+    ) -> Target {
+        Target {
+            addr: addr.clone(),
+            id: record.id.clone(),
+            spec: record.spec.clone(),
+            outputs: record.outputs.clone(),
+            context: state.context(&record.dependencies),
+            lifecycle: record.lifecycle.clone(),
+        }
+    }
+}
+
 /// The result of a call that starts work.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Started {

@@ -25,14 +25,7 @@ pub async fn refresh(
     state: &State,
     concurrency: usize,
 ) -> Result<Refreshed, (Addr, CloudError)> {
-    let target = |addr: &Addr, record: &crate::state::Record| Target {
-        addr: addr.clone(),
-        id: record.id.clone(),
-        spec: record.spec.clone(),
-        outputs: record.outputs.clone(),
-        context: state.context(&record.dependencies),
-        lifecycle: record.lifecycle.clone(),
-    };
+    let target = |addr: &Addr, record: &crate::state::Record| Target::recorded(addr, record, state);
     // Each inner resource waits for its container's read only (not for every other read): its
     // read starts as soon as the container is known to be there.
     let mut waiting: BTreeMap<Addr, Vec<Target>> = BTreeMap::new();

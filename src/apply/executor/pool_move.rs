@@ -133,14 +133,7 @@ impl Executor {
             if let Some(record) = state.resources.get(&old) {
                 let left = nodes_of(&record.spec);
                 if left > 0 {
-                    let old_target = Target {
-                        addr: old.clone(),
-                        id: record.id.clone(),
-                        spec: record.spec.clone(),
-                        outputs: record.outputs.clone(),
-                        context: state.context(&record.dependencies),
-                        lifecycle: record.lifecycle.clone(),
-                    };
+                    let old_target = Target::recorded(&old, record, &state);
                     if let Err(outcome) = self
                         .resize(
                             &old_target,
@@ -292,14 +285,7 @@ impl Executor {
                 .with_hint("run `a3ctl apply` again: it creates the new pool first"),
             );
         };
-        let new_target = Target {
-            addr: new.clone(),
-            id: record.id.clone(),
-            spec: record.spec.clone(),
-            outputs: record.outputs.clone(),
-            context: state.context(&record.dependencies),
-            lifecycle: record.lifecycle.clone(),
-        };
+        let new_target = Target::recorded(&new, record, &state);
         if let Err(outcome) = self.wait_ready(&new_target, nodes_of(&record.spec)).await {
             return outcome;
         }
