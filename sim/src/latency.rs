@@ -47,6 +47,12 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     ("container.nodePool.delete", 120.0, 300.0),
     ("container.nodePool.update", 60.0, 300.0),
     ("container.nodePool.setSize", 60.0, 180.0),
+    // How long a pool's instance groups keep trying VMs that cannot be made (a reservation
+    // without room, no quota, a stockout) before GKE fails the operation: the
+    // `Not all instances running in IGM after 35m4.033429035s` that public reports quote
+    // (akka/akka-core#32992). A create or resize that fails so lasts at least this long, and its
+    // message says how long it ran (`container::operations::IGM_AFTER`).
+    ("container.nodePool.igmWait", 2104.033429035, 2104.033429035),
     // A node upgrade's steps (container/upgrades.rs): a new VM up and its node Ready; a node
     // cordoned, drained and deleted (guesses: GKE publishes no figures; drains wait for
     // PodDisruptionBudgets up to an hour, not simulated).
@@ -83,6 +89,25 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     // (`kube::controllers::runs`).
     ("kube.nccl.test", 60.0, 180.0),
 ];
+
+/// Nodes a GPU pool brings up in the time the profile gives its create (or a resize its
+/// `setSize.gpu`).
+const FIRST_BATCH: f64 = 8.0;
+/// The share of a GPU pool's create each doubling of its nodes beyond the first batch adds.
+const PER_DOUBLING: f64 = 0.5;
+
+/// How much longer than the profile's `container.nodePool.create.gpu` (or `setSize.gpu`) a GPU
+/// pool create (resize) of `nodes` new nodes takes: 1× up to 8 nodes, then half as much again for
+/// each doubling (16 nodes 1.5×, 32 nodes 2×, 1,000 nodes about 4.5×). GKE brings large pools up
+/// in batches, and big pools outrun the 10-minute default timeouts: Cluster Toolkit raised its
+/// node pool timeouts for 96-node pools (GoogleCloudPlatform/cluster-toolkit, `gke-node-pool`
+/// module, `timeouts`), and terraform-provider-google's node pool create timeout is 30 min. The
+/// factor itself is this simulator's model, not a published figure: a guess. The simulator's GPU
+/// pools and `a3ctl init`'s estimate both use it, so the two agree.
+pub fn pool_size_factor(nodes: u64) -> f64 {
+    let batches = (nodes as f64 / FIRST_BATCH).ceil().max(1.0);
+    1.0 + PER_DOUBLING * batches.log2()
+}
 
 /// A latency profile: the defaults, a named preset, or a file's overrides on top of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,6 +228,16 @@ mod tests {
             let ms = profile.sample_ms("container.cluster.create", &mut rng);
             assert!((360_000..=600_000).contains(&ms), "{ms}");
         }
+    }
+
+    #[test]
+    fn gpu_pools_take_longer_as_they_grow_past_eight_nodes() {
+        assert_eq!(pool_size_factor(0), 1.0);
+        assert_eq!(pool_size_factor(2), 1.0);
+        assert_eq!(pool_size_factor(8), 1.0);
+        assert_eq!(pool_size_factor(16), 1.5);
+        assert_eq!(pool_size_factor(32), 2.0);
+        assert!((4.4..4.6).contains(&pool_size_factor(1000)));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! How long an apply should take, worked out from the plan alone: no cloud, no simulator run.
 //!
 //! Each step is weighted with the mean duration the simulator's realistic latency profile
-//! (`a3ctl_sim::latency::LatencyProfile::realistic`, taken from field figures) gives its operation. Two lower
+//! (`a3ctl_sim::latency::LatencyProfile::realistic`, taken from field figures) gives its operation,
+//! a GPU pool's stretched by its nodes as the simulator stretches it
+//! (`a3ctl_sim::latency::pool_size_factor`). Two lower
 //! bounds follow from the step graph ([`super::schedule`]): its critical path, and the critical
 //! path once GKE's rule of one operation at a time per cluster serialises the cluster and its node
 //! pools. The larger is the estimate. `a3ctl init` prints it and `cargo bench --bench apply`
@@ -40,6 +42,12 @@ pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 
         .after
         .as_ref()
         .is_some_and(|s| s["accelerator"].is_object());
+    // A GPU pool's create grows with its nodes, as the simulator's does.
+    let factor = if step.addr.kind == Kind::NodePool && gpu {
+        a3ctl_sim::latency::pool_size_factor(pool_nodes(change.after.as_ref()))
+    } else {
+        1.0
+    };
     let key = match step.addr.kind {
         Kind::NodePool if gpu => "container.nodePool.create.gpu",
         kind => match kind.info().create_latency {
@@ -58,7 +66,15 @@ pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 
     } else {
         0.0
     };
-    mean(key) + extra
+    mean(key) * factor + extra
+}
+
+/// Nodes of a node pool spec (nodes per zone × zones); 0 without one.
+pub fn pool_nodes(spec: Option<&serde_json::Value>) -> u64 {
+    spec.map_or(0, |s| {
+        let zones = s["locations"].as_array().map_or(1, |z| z.len().max(1)) as u64;
+        s["node_count"].as_u64().unwrap_or(0) * zones
+    })
 }
 
 /// Both bounds of applying `steps` of `plan` under `profile`.

@@ -278,6 +278,8 @@ impl Executor {
         let steps = Arc::new(schedule::steps(plan, &state));
         let mut outcomes: Vec<Option<StepReport>> = vec![None; steps.len()];
         let mut running = vec![false; steps.len()];
+        // The cloud's own time for each step's operations, by their timestamps.
+        let mut ran_by_step: Vec<Option<Duration>> = vec![None; steps.len()];
         let mut tasks = tokio::task::JoinSet::new();
         loop {
             let stopping = self.stop.starting.is_cancelled() || self.state_error.lock().is_some();
@@ -319,6 +321,7 @@ impl Executor {
                                 start,
                                 end,
                             },
+                            ran,
                         )
                     });
                 }
@@ -326,7 +329,7 @@ impl Executor {
             let Some(joined) = tasks.join_next().await else {
                 break;
             };
-            let (i, report) = match joined {
+            let (i, report, ran) = match joined {
                 Ok(r) => r,
                 Err(e) => {
                     // A task panicked: the step's state is unknown, but the journal still has it.
@@ -336,6 +339,7 @@ impl Executor {
                 }
             };
             running[i] = false;
+            ran_by_step[i] = ran;
             let failed = !report.outcome.is_success();
             let addr = report.addr.clone();
             outcomes[i] = Some(report);
@@ -370,9 +374,26 @@ impl Executor {
                 })
             })
             .collect();
+        // The apply's time in the cloud: the longer of its operations' longest chain and their
+        // chain through the cluster, as `super::estimate` bounds an apply before it runs.
+        let cloud_time = ran_by_step.iter().any(Option::is_some).then(|| {
+            let index: std::collections::HashMap<(&Addr, StepKind), usize> = steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ((&s.addr, s.kind), i))
+                .collect();
+            let secs = super::estimate::estimate_by(&steps, |s| {
+                index
+                    .get(&(&s.addr, s.kind))
+                    .and_then(|&i| ran_by_step[i])
+                    .map_or(0.0, |d| d.as_secs_f64())
+            });
+            Duration::from_secs_f64(secs.seconds())
+        });
         ApplyReport {
             steps: steps_report,
             state_error: self.state_error.lock().clone(),
+            cloud_time,
         }
     }
 

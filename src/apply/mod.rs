@@ -73,6 +73,11 @@ pub struct ApplyReport {
     pub steps: Vec<StepReport>,
     /// The state could not be saved (the apply stopped starting new steps).
     pub state_error: Option<String>,
+    /// How long the apply's cloud operations took by their own timestamps, as the longer of
+    /// their longest dependency chain and their chain through the cluster (GKE runs one operation
+    /// at a time per cluster); `None` when no step reported an operation's time. In the sandbox
+    /// this is the simulated time the apply would take against the cloud.
+    pub cloud_time: Option<Duration>,
 }
 
 impl ApplyReport {

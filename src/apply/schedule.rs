@@ -51,7 +51,7 @@ use crate::state::State;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What one step does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StepKind {
     Create,
     Update,

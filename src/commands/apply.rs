@@ -254,7 +254,8 @@ pub async fn run(
             destroy,
             0,
             &rerun,
-        );
+        )
+        .await;
     }
     // What a destroy takes away, named before anyone is asked (and in the log of an
     // --auto-approve run).
@@ -328,6 +329,7 @@ pub async fn run(
     }
     report.steps.extend(applied.steps);
     report.state_error = applied.state_error;
+    report.cloud_time = applied.cloud_time;
     finish(
         &printer,
         &session,
@@ -338,10 +340,12 @@ pub async fn run(
         plan.adoptions.len(),
         &rerun,
     )
+    .await
 }
 
 /// Prints the outcome, writes timings, picks the exit status.
-fn finish(
+#[allow(clippy::too_many_arguments)]
+async fn finish(
     printer: &Printer,
     session: &Session,
     report: &ApplyReport,
@@ -392,6 +396,9 @@ fn finish(
             )
         };
         printer.err(&format!("\n{line}\n"));
+        if let Some(took) = took(session, report, true) {
+            printer.err(&format!("{took}\n"));
+        }
         if !destroy && !printer.quiet {
             let outputs = crate::graph::outputs::workload_outputs(&session.blueprint);
             printer.out(&crate::ui::outputs_view::render(printer, &outputs));
@@ -400,13 +407,25 @@ fn finish(
     }
     let mut out = String::from("\n");
     for (step, error) in report.failures() {
-        out.push_str(
-            &Failure::cloud(
-                format!("Failed to {} `{}`", step.kind.label(), step.addr),
-                error,
-            )
-            .render(printer),
+        let mut failure = Failure::cloud(
+            format!("Failed to {} `{}`", step.kind.label(), step.addr),
+            error,
         );
+        for check in capacity_now(session, step).await {
+            failure = failure.cause(format!(
+                "now: {} (need {}, available {})",
+                check.problem.as_deref().unwrap_or("not enough room"),
+                check.need,
+                check.available
+            ));
+            if let Some(fix) = check.fix {
+                failure = match failure.hint.take() {
+                    Some(hint) => failure.hint(format!("{hint}\n{fix}")),
+                    None => failure.hint(fix),
+                };
+            }
+        }
+        out.push_str(&failure.render(printer));
         out.push('\n');
     }
     let skipped: Vec<&StepReport> = report
@@ -442,6 +461,9 @@ fn finish(
     if let Some(e) = &report.state_error {
         out.push_str(&format!("error: the state could not be saved: {e}\n"));
     }
+    if let Some(took) = took(session, report, false) {
+        out.push_str(&format!("{took}\n"));
+    }
     let what = if report.failures().next().is_some() {
         "Fix the cause above, then run"
     } else {
@@ -454,6 +476,74 @@ fn finish(
     ));
     printer.err(&out);
     Ok(ExitStatus::Failure)
+}
+
+/// For a failed create or resize of a GPU pool that consumes a reservation: preflight's check of
+/// that reservation now, for the nodes the pool still lacks (what the blueprint asks, less what
+/// the cloud shows the pool holds after the failure), when it fails. A read that fails adds
+/// nothing: the cloud's own error is shown anyway.
+async fn capacity_now(session: &Session, step: &StepReport) -> Vec<crate::plan::preflight::Check> {
+    use crate::resource::Kind;
+    use crate::resource::kinds::node_pool::NodePoolSpec;
+    if step.addr.kind != Kind::NodePool || !matches!(step.kind, StepKind::Create | StepKind::Update)
+    {
+        return vec![];
+    }
+    let Some(desired) = session.graph.get(&step.addr) else {
+        return vec![];
+    };
+    let Ok(spec) = crate::resource::kinds::from_spec::<NodePoolSpec>("node pool", &desired.spec)
+    else {
+        return vec![];
+    };
+    let provider = session.provider.as_ref();
+    // What the pool holds now: its recorded record read back (none if it was never recorded).
+    let held = match session.store.load() {
+        Ok(Some(state)) => match state.resources.get(&step.addr) {
+            Some(record) => {
+                let target = crate::cloud::Target::recorded(&step.addr, record, &state);
+                match crate::plan::refresh::read(provider, &target).await {
+                    Ok(Some(observed)) => observed.spec["node_count"].as_u64().unwrap_or(0),
+                    Ok(None) => 0,
+                    Err(_) => return vec![],
+                }
+            }
+            None => 0,
+        },
+        _ => return vec![],
+    };
+    let missing = spec.node_count.saturating_sub(held);
+    match crate::plan::preflight::reservation_room(
+        provider,
+        &session.blueprint.project,
+        &step.addr,
+        &spec,
+        missing,
+    )
+    .await
+    {
+        Ok(checks) => checks.into_iter().filter(|c| !c.ok).collect(),
+        Err(_) => vec![],
+    }
+}
+
+/// How long the run took, for its last line (`Finished after 35m4s.`, or `Stopped after …` when
+/// it did not succeed): in the sandbox the simulated time of its cloud operations — the wall
+/// clock there runs thousands of times faster than the cloud's, so it says nothing — elsewhere
+/// the wall clock's. `None` when nothing ran.
+fn took(session: &Session, report: &ApplyReport, finished: bool) -> Option<String> {
+    let elapsed = crate::ui::progress::elapsed;
+    let verb = if finished { "Finished" } else { "Stopped" };
+    if session.sandbox.is_some() {
+        return report.cloud_time.map(|t| {
+            format!(
+                "{verb} after {} of simulated cloud time (its operations' longest chain, one GKE operation at a time per cluster: about what it takes on Google Cloud).",
+                elapsed(t)
+            )
+        });
+    }
+    let wall = report.steps.iter().map(|s| s.end).max()?;
+    Some(format!("{verb} after {}.", elapsed(wall)))
 }
 
 /// Takes the state's lock for `operation`, warning when a stale local lock was taken over.

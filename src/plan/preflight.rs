@@ -396,6 +396,43 @@ async fn reservations(
     Ok((checks, rooms))
 }
 
+/// What preflight says now of the reservation GPU pool `pool` (spec `spec`, of `project`)
+/// consumes, for the `missing` nodes per zone it still lacks: one check per zone, none for a pool
+/// that consumes no reservation or lacks nothing. An apply whose create or resize of the pool
+/// failed shows these, so its failure is as specific as preflight's ("0 free of 32", with the
+/// fix), counted after what the failed operation left.
+pub async fn reservation_room(
+    provider: &dyn Provider,
+    project: &str,
+    pool: &Addr,
+    spec: &NodePoolSpec,
+    missing: u64,
+) -> Result<Vec<Check>, (String, CloudError)> {
+    let Some(reservation) = spec.consumed_reservation() else {
+        return Ok(vec![]);
+    };
+    if missing == 0 {
+        return Ok(vec![]);
+    }
+    let (owner, name) = reservation.owner_and_name(project);
+    let demands: Vec<Demand> = spec
+        .locations
+        .iter()
+        .map(|zone| Demand {
+            project: owner.clone(),
+            zone: zone.clone(),
+            name: name.clone(),
+            machine_type: spec.machine_type.clone(),
+            accelerator: spec.accelerator.as_ref().map(|a| (a.kind.clone(), a.count)),
+            nodes: missing,
+            pools: vec![pool.clone()],
+            freed: 0,
+            replaced: vec![],
+        })
+        .collect();
+    Ok(reservations(provider, &demands).await?.0)
+}
+
 /// The extra VMs one pool's upgrades take from its reservation in one zone.
 struct Surge {
     pool: Addr,

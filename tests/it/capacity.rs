@@ -131,6 +131,30 @@ async fn a_pool_whose_create_stopped_at_16_of_32_nodes_is_completed_keeping_them
         "{}",
         apply.stderr
     );
+    // As specific as preflight: the reservation read again after the failure, with the nodes
+    // the pool still lacks, and the command that makes room (issue 26 item 3).
+    assert!(
+        apply.stderr.contains(
+            "  Caused by: now: reservation `a3mega-reservation` has 0 free VMs (16 reserved, 16 in use); the plan adds 16 nodes from it (need 16 × a3-megagpu-8g with 8 × nvidia-h100-mega-80gb, available 0 free of 16)\n"
+        ) && apply.stderr.contains(
+            "gcloud compute reservations update a3mega-reservation --zone=us-central1-a --vm-count=32 --project=my-project"
+        ),
+        "{}",
+        apply.stderr
+    );
+    // The message's duration is the operation's own (zero here), not a fixed 35m4s.
+    assert!(
+        apply
+            .stderr
+            .contains("Not all instances running in IGM after 0s."),
+        "{}",
+        apply.stderr
+    );
+    assert!(
+        apply.stderr.contains("\nStopped after "),
+        "{}",
+        apply.stderr
+    );
     let first = mega_nodes(&cx);
     assert_eq!(first.len(), 16, "{first:?}");
 

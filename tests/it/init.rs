@@ -1275,6 +1275,29 @@ fn editing_an_applied_deployment_counts_only_what_changes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The apply ends with its simulated time, which agrees with init's estimate: both come from
+    // the simulator's latency profile (issue 26 item 15; the estimate said 35 min where the
+    // sandbox took 14).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let minutes = |text: &str, before: &str, after: &str| -> f64 {
+        let at = text
+            .find(before)
+            .unwrap_or_else(|| panic!("no `{before}` in {text}"));
+        let rest = &text[at + before.len()..];
+        let value = &rest[..rest.find(after).unwrap_or_else(|| panic!("{rest}"))];
+        match value.split_once('m') {
+            Some((m, s)) => {
+                m.parse::<f64>().unwrap() + s.trim_end_matches('s').parse::<f64>().unwrap() / 60.0
+            }
+            None => value.parse().unwrap_or_else(|_| panic!("`{value}`")),
+        }
+    };
+    let estimated = minutes(&fresh, "An apply should take about ", " min");
+    let simulated = minutes(&stderr, "\nFinished after ", " of simulated cloud time");
+    assert!(
+        (0.6 * estimated..=1.4 * estimated).contains(&simulated),
+        "estimated {estimated} min, simulated {simulated} min\n{fresh}\n{stderr}"
+    );
 
     // One field changes: the system pool's size. The state recorded by the apply is read
     // offline and the plan counts that change only.

@@ -334,7 +334,12 @@ pub fn create_fault(
             ))
         }
         Some(FaultAction::Named(NamedFault::Stockout)) => Ok(Some(stockout_error(
-            project, zone, node, nodes, 0, IGM_WAIT,
+            project,
+            zone,
+            node,
+            nodes,
+            0,
+            operations::IGM_AFTER,
         ))),
         Some(FaultAction::Named(NamedFault::OperationError)) => Ok(Some(OpError {
             code: 13,
@@ -344,10 +349,6 @@ pub fn create_fault(
         })),
     }
 }
-
-/// How long GKE says its instance groups tried, in its failures (`Not all instances running in IGM
-/// after ...`): the duration public reports quote.
-pub const IGM_WAIT: &str = "35m4.033429035s";
 
 /// GKE's failure of an operation whose instance groups could not create every VM for want of
 /// capacity in the zone: `Google Compute Engine: Not all instances running in IGM after <after>.
@@ -429,9 +430,10 @@ pub fn quota_op_error(exceeded: &Exceeded, node: &str, vms: u64) -> OpError {
         code: 8,
         canonical: "RESOURCE_EXHAUSTED".into(),
         message: format!(
-            "Google Compute Engine: Not all instances running in IGM after 35m4.033429035s. \
-             Expected {vms}, running 0, transitioning {vms}. Current errors: \
-             [GCE_QUOTA_EXCEEDED]: Instance '{node}' creation failed: {}",
+            "Google Compute Engine: Not all instances running in IGM after {}. Expected {vms}, \
+             running 0, transitioning {vms}. Current errors: [GCE_QUOTA_EXCEEDED]: Instance \
+             '{node}' creation failed: {}",
+            operations::IGM_AFTER,
             quotas::compute_message(exceeded)
         ),
         condition: "GCE_QUOTA_EXCEEDED".into(),
@@ -562,8 +564,11 @@ pub async fn create(
             latency,
             failure,
         );
+        if gpus > 0 {
+            operations::scale_for_nodes(world, &op, vms);
+        }
         if let Some(shortfall) = shortfall {
-            operations::fail_later(world, &op, shortfall);
+            operations::fail_later(world, cx, &op, shortfall);
         }
         if !complete {
             operations::wait_for_capacity(world, cx, &op);
@@ -935,9 +940,21 @@ pub async fn post_method(
         )?;
         if method == "setSize" {
             let count = count_of(&request["nodeCount"]) as u32;
+            // A GPU pool's resize brings its new nodes up as a create does.
+            if let Some(pool) = world
+                .container
+                .clusters
+                .get(&cluster_key(&project, &location, &cluster_name))
+                .and_then(|c| c.pool(pool_name))
+                .filter(|p| is_gpu(p))
+            {
+                let zones = pool.groups.len().max(1) as u64;
+                let added = u64::from(count.saturating_sub(pool.node_count)) * zones;
+                operations::scale_for_nodes(world, &op, added);
+            }
             let over_quota = quota_error.is_some();
             if let Some(error) = quota_error {
-                operations::fail_at_end(world, &op, error);
+                operations::fail_at_end(world, cx, &op, error);
             }
             grow(
                 world,
@@ -1039,6 +1056,6 @@ fn grow(
         stored.reserved = pool.reserved;
     }
     if let Some(shortfall) = shortfall {
-        operations::fail_later(world, op, shortfall);
+        operations::fail_later(world, cx, op, shortfall);
     }
 }

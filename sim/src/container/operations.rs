@@ -141,6 +141,7 @@ pub fn start(
         upgrade: None,
     };
     let mut op = op;
+    igm_wait(world, cx, &mut op);
     if op.op_type == "UPGRADE_NODES" {
         super::upgrades::attach(world, &mut op);
     }
@@ -152,17 +153,22 @@ pub fn start(
 /// Makes the operation `op` (as [`start`] returned it) end with `error` — a reservation that had too
 /// few VMs left, found when it started — unless it already fails for a scripted fault; the nodes
 /// the reservation gave stay.
-pub fn fail_later(world: &mut World, op: &Value, error: OpError) {
+pub fn fail_later(world: &mut World, cx: &Ctx, op: &Value, error: OpError) {
     let name = op["name"].as_str().unwrap_or("");
-    if let Some(stored) = world
+    let Some(index) = world
         .container
         .operations
-        .iter_mut()
-        .find(|o| o.name == name)
-        && stored.failure.is_none()
-    {
+        .iter()
+        .position(|o| o.name == name)
+    else {
+        return;
+    };
+    let mut stored = world.container.operations[index].clone();
+    if stored.failure.is_none() {
         stored.failure = Some(error);
         stored.keeps_nodes = true;
+        igm_wait(world, cx, &mut stored);
+        world.container.operations[index] = stored;
     }
 }
 
@@ -186,16 +192,60 @@ pub fn wait_for_capacity(world: &mut World, cx: &Ctx, op: &Value) {
 /// Makes the operation `op` (as [`start`] returned it) end with `error` — found when it started,
 /// such as VMs the project has no quota for — unless it already fails; nothing it was to create
 /// is kept.
-pub fn fail_at_end(world: &mut World, op: &Value, error: OpError) {
+pub fn fail_at_end(world: &mut World, cx: &Ctx, op: &Value, error: OpError) {
+    let name = op["name"].as_str().unwrap_or("");
+    let Some(index) = world
+        .container
+        .operations
+        .iter()
+        .position(|o| o.name == name)
+    else {
+        return;
+    };
+    let mut stored = world.container.operations[index].clone();
+    if stored.failure.is_none() {
+        stored.failure = Some(error);
+        igm_wait(world, cx, &mut stored);
+        world.container.operations[index] = stored;
+    }
+}
+
+/// Stands for the duration in GKE's instance-group failure (`Not all instances running in IGM
+/// after <duration>. Expected …`) until the operation ends; it is then replaced with how long the
+/// operation ran, so the message and the operation's own start and end times agree.
+pub const IGM_AFTER: &str = "{igm-after}";
+
+/// An operation that is to fail with GKE's instance-group failure runs at least as long as the
+/// instance groups keep trying (latency key `container.nodePool.igmWait`, 35m4s by default; zero
+/// in the `zero` profile).
+fn igm_wait(world: &mut World, cx: &Ctx, op: &mut Operation) {
+    if op
+        .failure
+        .as_ref()
+        .is_some_and(|f| f.message.contains(IGM_AFTER))
+    {
+        let wait = op
+            .start
+            .plus_ms(world.duration_ms(cx, "container.nodePool.igmWait"));
+        if wait > op.done_at {
+            op.done_at = wait;
+        }
+    }
+}
+
+/// Makes operation `op` (as [`start`] returned it), which brings up `nodes` new GPU nodes, last
+/// [`crate::latency::pool_size_factor`] times its drawn duration.
+pub fn scale_for_nodes(world: &mut World, op: &Value, nodes: u64) {
     let name = op["name"].as_str().unwrap_or("");
     if let Some(stored) = world
         .container
         .operations
         .iter_mut()
         .find(|o| o.name == name)
-        && stored.failure.is_none()
     {
-        stored.failure = Some(error);
+        let drawn = stored.done_at.since(stored.start) as f64;
+        let scaled = (drawn * crate::latency::pool_size_factor(nodes)).round() as u64;
+        stored.done_at = stored.done_at.max(stored.start.plus_ms(scaled));
     }
 }
 
@@ -341,7 +391,14 @@ fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
         let stored = &mut world.container.operations[index];
         stored.status = "DONE".to_string();
         stored.waiting = false;
-        stored.end = Some(end_time(stored.done_at, cx.now, cancelled));
+        let end = end_time(stored.done_at, cx.now, cancelled);
+        stored.end = Some(end);
+        if let Some(f) = failure.as_mut() {
+            let ran = end.since(stored.start) as f64 / 1000.0;
+            f.message = f
+                .message
+                .replace(IGM_AFTER, &crate::capacity::go_duration(ran));
+        }
         stored.error = failure.clone();
     }
     let key = op.cluster_key.clone();

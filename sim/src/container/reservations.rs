@@ -298,9 +298,10 @@ pub fn book(
         code: 9,
         canonical: "FAILED_PRECONDITION".into(),
         message: format!(
-            "Google Compute Engine: Not all instances running in IGM after 35m4.033429035s. \
-             Expected {expected}, running {running}, transitioning {}. Current errors: \
+            "Google Compute Engine: Not all instances running in IGM after {}. Expected \
+             {expected}, running {running}, transitioning {}. Current errors: \
              [CONDITION_NOT_MET]: Instance '{node}' creation failed: {why}",
+            super::operations::IGM_AFTER,
             expected - running
         ),
         condition: "UNKNOWN".into(),

@@ -539,7 +539,7 @@ fn batch_fault(cx: &Ctx, project: &str, zone: &str, node: &str, vms: u32) -> Opt
             node,
             u64::from(vms.max(1)),
             0,
-            super::node_pools::IGM_WAIT,
+            &crate::capacity::go_duration(cx.shared.config.capacity.stockout_wait_secs),
         )),
         FaultAction::Named(NamedFault::QuotaExceeded) => Some(OpError {
             code: 8,
@@ -548,7 +548,7 @@ fn batch_fault(cx: &Ctx, project: &str, zone: &str, node: &str, vms: u32) -> Opt
                 "Google Compute Engine: Not all instances running in IGM after {}. Expected {n}, \
                  running 0, transitioning {n}. Current errors: [GCE_QUOTA_EXCEEDED]: Instance \
                  '{node}' creation failed: Quota 'CPUS' exceeded.  Limit: 0.0 in region {}.",
-                super::node_pools::IGM_WAIT,
+                crate::capacity::go_duration(cx.shared.config.capacity.stockout_wait_secs),
                 super::region_of(zone),
                 n = vms.max(1),
             ),

@@ -2667,3 +2667,143 @@ async fn upgrades_follow_gke_version_skew_with_gcloud() {
     let created = cli.json(&pool("--node-version=1.30")).await;
     assert_eq!(created["version"], "1.30.14-gke.1922000", "{created}");
 }
+
+/// The GPU pool create operation of `pool` on cluster c1, after its start: its status, its
+/// duration by its own timestamps (seconds), and its error message.
+async fn pool_create(http: &Http, pool: &str) -> (String, Option<f64>, String) {
+    let (_, ops) = http.get(&format!("{REGION}/operations")).await;
+    let op = ops["operations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|o| {
+            o["operationType"] == "CREATE_NODE_POOL"
+                && o["targetLink"]
+                    .as_str()
+                    .is_some_and(|t| t.ends_with(&format!("/nodePools/{pool}")))
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no create of {pool}: {ops}"));
+    let time = |key: &str| {
+        op[key]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+    };
+    let ran = match (time("startTime"), time("endTime")) {
+        (Some(start), Some(end)) => Some((end - start).num_milliseconds() as f64 / 1000.0),
+        _ => None,
+    };
+    let message = op["error"]["message"].as_str().unwrap_or("").to_string();
+    (
+        op["status"].as_str().unwrap_or("").to_string(),
+        ran,
+        message,
+    )
+}
+
+/// A cluster `c1` with an e2 pool, RUNNING, on a simulator whose GPU pool creates take `gpu_secs`.
+async fn cluster_with_gpu_latency(gpu_secs: f64) -> (SimHandle, Http, Cli) {
+    let mut latency = LatencyProfile::realistic();
+    latency.spans.insert(
+        "container.nodePool.create.gpu".into(),
+        a3ctl_sim::latency::Span::Fixed(gpu_secs),
+    );
+    let sim = a3ctl_sim::start(SimConfig {
+        latency,
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let http = Http::new(&sim);
+    let cli = Cli::new(&sim);
+    http.compute(
+        "global/networks",
+        json!({"name": "main", "autoCreateSubnetworks": false}),
+    )
+    .await;
+    sim.advance_secs(60.0);
+    http.compute(
+        &format!("regions/{REGION}/subnetworks"),
+        json!({"name": "main-sub", "network": format!("projects/{PROJECT}/global/networks/main"),
+               "ipCidrRange": "10.128.0.0/20",
+               "secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"},
+                                     {"rangeName": "services", "ipCidrRange": "10.0.32.0/20"}]}),
+    )
+    .await;
+    sim.advance_secs(60.0);
+    let (s, op) = http
+        .post(
+            &format!("{REGION}/clusters"),
+            cluster_body("c1", false, json!([e2_pool("p")])),
+        )
+        .await;
+    assert_eq!(s, 200, "{op}");
+    sim.advance_secs(700.0);
+    let (_, cluster) = http.get(&format!("{REGION}/clusters/c1")).await;
+    assert_eq!(cluster["status"], "RUNNING", "{cluster}");
+    (sim, http, cli)
+}
+
+#[tokio::test]
+async fn a_gpu_pool_create_takes_longer_as_its_node_count_grows() {
+    // A fixed 600 s for a GPU pool's create: 8 nodes take it, 32 nodes twice it
+    // (`latency::pool_size_factor`, which `a3ctl init`'s estimate uses too).
+    let (sim, http, cli) = cluster_with_gpu_latency(600.0).await;
+    // Over plain HTTP: gcloud would wait for the operation on a clock no one moves.
+    http.compute(
+        "zones/us-central1-a/reservations",
+        json!({"name": "big", "specificReservationRequired": true,
+               "specificReservation": {"count": "40",
+                   "instanceProperties": {"machineType": "a3-megagpu-8g"}}}),
+    )
+    .await;
+    sim.advance_secs(60.0);
+    for (pool, nodes, secs) in [("eight", 8, 600.0), ("thirtytwo", 32, 1200.0)] {
+        let mut flags = MEGA.to_vec();
+        let count = format!("--num-nodes={nodes}");
+        flags.extend(["--reservation=big", count.as_str(), "--async"]);
+        cli.json_owned(pool_args(pool, &flags)).await;
+        sim.advance_secs(secs - 1.0);
+        let (status, _, _) = pool_create(&http, pool).await;
+        assert_eq!(status, "RUNNING", "{pool} after {}s", secs - 1.0);
+        sim.advance_secs(2.0);
+        let (status, ran, message) = pool_create(&http, pool).await;
+        assert_eq!(status, "DONE", "{pool}: {message}");
+        assert_eq!(ran, Some(secs), "{pool}");
+    }
+}
+
+#[tokio::test]
+async fn an_instance_group_failure_lasts_as_long_as_its_message_says() {
+    // A reservation of 2 VMs and a pool of 4: the instance groups try for 35m4s before GKE fails
+    // the operation, and the message's "after" is the operation's own duration (it said 35m4s
+    // after a 6-minute operation before).
+    let (sim, http, cli) = cluster_with_gpu_latency(400.0).await;
+    // Over plain HTTP: gcloud would wait for the operation on a clock no one moves.
+    http.compute(
+        "zones/us-central1-a/reservations",
+        json!({"name": "small", "specificReservationRequired": true,
+               "specificReservation": {"count": "2",
+                   "instanceProperties": {"machineType": "a3-megagpu-8g"}}}),
+    )
+    .await;
+    sim.advance_secs(60.0);
+    let mut flags = MEGA.to_vec();
+    flags.extend(["--reservation=small", "--num-nodes=4", "--async"]);
+    cli.json_owned(pool_args("short", &flags)).await;
+    sim.advance_secs(2100.0);
+    let (status, _, _) = pool_create(&http, "short").await;
+    assert_eq!(status, "RUNNING", "still trying after 35 minutes");
+    sim.advance_secs(10.0);
+    let (status, ran, message) = pool_create(&http, "short").await;
+    assert_eq!(status, "DONE");
+    let ran = ran.expect("an end time");
+    assert!((2104.0..2105.0).contains(&ran), "{ran}");
+    let after = a3ctl_sim::capacity::go_duration(ran);
+    assert!(
+        message.starts_with(&format!(
+            "Google Compute Engine: Not all instances running in IGM after {after}. Expected 4, running 2,"
+        )),
+        "{after}: {message}"
+    );
+}

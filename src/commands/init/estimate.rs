@@ -9,12 +9,11 @@
 //! **How long.** Each step is weighted with the mean duration of its operation in the simulator's
 //! realistic latency profile, as [`crate::apply::estimate`] does for creates; updates and deletes
 //! use the profile's update (`patch`) and delete keys, a GPU pool whose size changes its
-//! `setSize.gpu`. The profile draws one GPU node pool's create from 5 to 15 minutes whatever its
-//! size; here the nodes of a pool beyond the first 8 add time: half the pool's create for each
-//! doubling (8 nodes 1×, 16 nodes 1.5×, 32 nodes 2×, 1,000 nodes about 4.5×), because GKE brings
-//! large pools up in batches and the field reports big pools outrunning the 10-minute default
-//! timeouts (Cluster Toolkit raised them for 96-node pools). The steps are then bounded as in
-//! [`crate::apply::estimate`]: the critical path, and GKE's one operation at a time per cluster.
+//! `setSize.gpu`. A GPU pool's create (a resize's added nodes) takes longer as it grows past 8
+//! nodes, by the simulator's own [`a3ctl_sim::latency::pool_size_factor`] (16 nodes 1.5×, 32
+//! nodes 2×), so this estimate and the sandbox the user then watches use one source of durations.
+//! The steps are then bounded as in [`crate::apply::estimate`]: the critical path, and GKE's one
+//! operation at a time per cluster.
 //!
 //! **Capacity.** The numbers assume the machines are there. A flex-start pool's nodes come when
 //! Dynamic Workload Scheduler finds capacity, so no end time is given for them; spot and on-demand
@@ -34,16 +33,8 @@ use a3ctl_sim::latency::{LatencyProfile, Span};
 use schedule::{Step, StepKind};
 use std::path::{Path, PathBuf};
 
-/// Nodes a GPU pool brings up in the time the latency profile gives its create.
-const FIRST_BATCH: f64 = 8.0;
-/// The share of a GPU pool's create each doubling of its nodes beyond the first batch adds.
-const PER_DOUBLING: f64 = 0.5;
-
-/// How much longer than the profile's create a GPU pool of `nodes` nodes takes.
-pub fn size_factor(nodes: u64) -> f64 {
-    let batches = (nodes as f64 / FIRST_BATCH).ceil().max(1.0);
-    1.0 + PER_DOUBLING * batches.log2()
-}
+use a3ctl_sim::latency::pool_size_factor as size_factor;
+use estimate::pool_nodes as nodes_of;
 
 /// Where the plan's starting point came from.
 enum Baseline {
@@ -106,14 +97,6 @@ fn mean(profile: &LatencyProfile, key: &str) -> f64 {
     }
 }
 
-/// Nodes of a node pool spec (nodes per zone × zones); 0 without one.
-fn nodes_of(spec: Option<&serde_json::Value>) -> u64 {
-    spec.map_or(0, |s| {
-        let zones = s["locations"].as_array().map_or(1, |z| z.len().max(1)) as u64;
-        s["node_count"].as_u64().unwrap_or(0) * zones
-    })
-}
-
 fn is_gpu(spec: Option<&serde_json::Value>) -> bool {
     spec.is_some_and(|s| s["accelerator"].is_object())
 }
@@ -136,14 +119,8 @@ pub fn weight(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
     let change = &plan.changes[step.change];
     let kind = step.addr.kind;
     match step.kind {
-        StepKind::Create => {
-            let base = estimate::expected_secs(profile, plan, step);
-            if kind == Kind::NodePool && is_gpu(change.after.as_ref()) {
-                base * size_factor(nodes_of(change.after.as_ref()))
-            } else {
-                base
-            }
-        }
+        // A GPU pool's grows with its nodes there.
+        StepKind::Create => estimate::expected_secs(profile, plan, step),
         StepKind::Update if kind == Kind::NodePool => {
             let resized = change.diffs.iter().any(|d| d.field == "node_count");
             let gpu = is_gpu(change.after.as_ref());
@@ -275,16 +252,6 @@ pub fn outlook(printer: &Printer, blueprint: &Blueprint, path: &std::path::Path)
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gpu_pools_take_longer_as_they_grow() {
-        assert_eq!(size_factor(0), 1.0);
-        assert_eq!(size_factor(2), 1.0);
-        assert_eq!(size_factor(8), 1.0);
-        assert_eq!(size_factor(16), 1.5);
-        assert_eq!(size_factor(32), 2.0);
-        assert!((4.4..4.6).contains(&size_factor(1000)));
-    }
 
     #[test]
     fn update_and_delete_keys_follow_the_create_key() {
