@@ -31,4 +31,5 @@ mod kube_kueue;
 mod kube_nodes;
 mod kube_pods;
 mod kube_runs;
+mod kube_surface;
 mod kube_tls;
