@@ -110,3 +110,43 @@ async fn events_are_served_through_events_k8s_io_from_the_core_storage() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_carry_gke_labels() {
+    let cluster = cluster().await;
+    let out = cluster
+        .kubectl_ok(&[
+            "get",
+            "nodes",
+            "-L",
+            "cloud.google.com/gke-container-runtime,cloud.google.com/gke-os-distribution,cloud.google.com/gke-boot-disk,cloud.google.com/gke-cpu-scaling-level,cloud.google.com/gke-max-pods-per-node,node.kubernetes.io/instance-type,topology.kubernetes.io/zone",
+        ])
+        .await;
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header[5..],
+        [
+            "GKE-CONTAINER-RUNTIME",
+            "GKE-OS-DISTRIBUTION",
+            "GKE-BOOT-DISK",
+            "GKE-CPU-SCALING-LEVEL",
+            "GKE-MAX-PODS-PER-NODE",
+            "INSTANCE-TYPE",
+            "ZONE"
+        ]
+    );
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row[5..],
+        [
+            "containerd",
+            "cos",
+            "pd-balanced",
+            "8",
+            "110",
+            "e2-standard-8",
+            "us-central1-a"
+        ],
+        "{out}"
+    );
+}
