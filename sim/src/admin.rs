@@ -6,7 +6,7 @@
 //! | `GET /_sim/inventory` | every resource of every API and every Kubernetes object |
 //! | `GET /_sim/requests` | the request log and per-endpoint counts; `DELETE` clears it |
 //! | `GET /_sim/clock` | simulated time: `now_ms` since the world's epoch and `now`, the instant it stands for (RFC 3339; a3ctl's clock in the sandbox, `A3CTL_CLOCK_ENDPOINT`); `POST /_sim/clock/advance?seconds=N` moves it |
-//! | `GET /_sim/workloads` | what NCCL tests report ([`crate::kube::controllers::runs`]); `PUT` replaces it (JSON, the world file's `[workloads]` fields over the defaults), for the tests that end from then on |
+//! | `GET /_sim/workloads` | what NCCL tests report ([`crate::kube::controllers::runs`]) and how other containers end (`outcomes`, [`crate::kube::controllers::outcomes`]); `PUT` replaces it (JSON, the world file's `[workloads]` fields over the defaults), for the tests that end from then on |
 //! | `GET /_sim/faults` | fault configuration, injected counts, fired tripwires (`tripped`) and held requests (`held`); `PUT` replaces it (JSON), releasing held requests |
 
 use crate::clock::ClockMode;

@@ -46,6 +46,12 @@
 //! [workloads]                     # what simulated NCCL tests report (GB/s)
 //! tcp_bus_bandwidth_gbps = 2.5
 //! nccl_bus_bandwidth_gbps = { "nvidia-h100-mega-80gb" = 50.1 }
+//!
+//! [[workloads.outcomes]]          # how other containers end (kube::controllers::outcomes)
+//! command = "train.py"
+//! duration_secs = 600
+//! exit_code = 0
+//! log = "done\n"
 //! ```
 //!
 //! Every table refuses unknown fields, so a typo is an error. [`WorldSpec::load`] names the file,

@@ -166,6 +166,12 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
                 machine.split('-').next().unwrap_or(""),
             );
             label("cloud.google.com/gke-os-distribution", "cos");
+            // The pool's boot disk type (GKE's default `pd-balanced`), as GKE labels its nodes
+            // (<https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks>).
+            label(
+                "cloud.google.com/gke-boot-disk",
+                config["diskType"].as_str().unwrap_or("pd-balanced"),
+            );
             label("node.kubernetes.io/instance-type", machine);
             label("beta.kubernetes.io/instance-type", machine);
             label("topology.kubernetes.io/zone", zone);

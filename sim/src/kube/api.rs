@@ -29,7 +29,10 @@ use serde_json::{Value, json};
 
 pub fn router() -> Router<KubeCtx> {
     Router::new()
+        // The official Python client asks for `/version/`; kube-apiserver serves both
+        // (kubernetes-client/python `VersionApi.get_code`).
         .route("/version", get(version))
+        .route("/version/", get(version))
         .route("/healthz", get(|| async { "ok" }))
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ok" }))

@@ -38,6 +38,7 @@ pub fn groups(cluster: &KubeCluster) -> Vec<(String, Vec<String>)> {
     const ORDER: &[&str] = &[
         "apiregistration.k8s.io",
         "apps",
+        "events.k8s.io",
         "batch",
         "networking.k8s.io",
         "policy",

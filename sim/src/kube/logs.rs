@@ -1,7 +1,7 @@
 //! A pod's log (`GET /api/v1/namespaces/NS/pods/NAME/log`, what `kubectl logs` reads): the
 //! output the simulated kubelet kept for a container ([`super::controllers::runs`]). A container
-//! that ended has its whole log; one that runs has printed nothing (only the NCCL test's leader
-//! says anything, and it prints its results when it ends).
+//! that ended has its whole log; one that runs has printed nothing (what a container prints is
+//! decided when it ends: [`super::controllers::runs`], [`super::controllers::outcomes`]).
 //!
 //! Options: `container` (required when the pod has more than one container), `tailLines`,
 //! `limitBytes`, `timestamps` (each line stamped with when the container ended), `previous`

@@ -32,6 +32,7 @@ pub mod cel;
 pub mod controllers;
 pub mod discovery;
 pub mod dra;
+pub mod eventsv1;
 pub mod fields;
 pub mod logs;
 pub mod patches;

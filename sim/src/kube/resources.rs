@@ -55,6 +55,16 @@ impl ResourceType {
         }
     }
 
+    /// The group its objects are stored under: its own, except `events.k8s.io` Events, which
+    /// live with the core Events ([`super::eventsv1`]).
+    pub fn store_group(&self) -> &str {
+        if super::eventsv1::is_events(self) {
+            ""
+        } else {
+            &self.group
+        }
+    }
+
     pub fn is(&self, group: &str, plural: &str) -> bool {
         self.group == group && self.plural == plural
     }
@@ -464,6 +474,18 @@ const BUILTINS: &[Builtin] = &[
         "CSINode",
         false,
         NONE,
+        NONE,
+        false,
+        false,
+    ),
+    (
+        "events.k8s.io",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        true,
+        &["ev"],
         NONE,
         false,
         false,

@@ -4,7 +4,7 @@
 //! otherwise.
 
 use super::controllers::Clock;
-use super::resources::ResourceType;
+use super::resources::{self, ResourceType};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
@@ -594,7 +594,17 @@ fn access_modes(modes: &Value) -> String {
 
 /// Converts one object or a list into a Table.
 pub fn to_table(rt: &ResourceType, body: &Value, clock: &Clock, include_object: &str) -> Value {
-    let (columns, cells) = layout(rt, clock);
+    // events.k8s.io Events print as the core Events they are stored as (one internal type).
+    let events = super::eventsv1::is_events(rt);
+    let (columns, cells) = if events {
+        let core = resources::builtins()
+            .into_iter()
+            .find(|r| r.is("", "events"))
+            .unwrap_or_else(|| rt.clone());
+        layout(&core, clock)
+    } else {
+        layout(rt, clock)
+    };
     let objects: Vec<&Value> = match body["items"].as_array() {
         Some(items) => items.iter().collect(),
         None => vec![body],
@@ -607,7 +617,12 @@ pub fn to_table(rt: &ResourceType, body: &Value, clock: &Clock, include_object: 
                 "Object" => (*o).clone(),
                 _ => json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}),
             };
-            json!({"cells": cells(o), "object": object})
+            let cells = if events {
+                cells(&super::eventsv1::to_core(o))
+            } else {
+                cells(o)
+            };
+            json!({"cells": cells, "object": object})
         })
         .collect();
     let mut metadata = json!({"resourceVersion": body["metadata"]["resourceVersion"]});

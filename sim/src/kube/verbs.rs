@@ -70,6 +70,8 @@ impl Call<'_> {
 pub fn present(rt: &ResourceType, object: &Value) -> Value {
     let mut out = if rt.group == super::dra::GROUP {
         super::dra::convert(&rt.kind, object, &rt.version)
+    } else if super::eventsv1::is_events(rt) {
+        super::eventsv1::to_events(object)
     } else {
         object.clone()
     };
@@ -93,7 +95,7 @@ pub fn get(cluster: &KubeCluster, call: &Call) -> Result<Value, Status> {
     cluster
         .store
         .get(
-            &call.rt.group,
+            call.rt.store_group(),
             &call.rt.plural,
             &call.namespace,
             call.name(),
@@ -109,7 +111,7 @@ pub fn selected<'a>(cluster: &'a KubeCluster, call: &Call) -> Result<Vec<&'a Val
     let namespace = (!call.namespace.is_empty()).then_some(call.namespace.as_str());
     Ok(cluster
         .store
-        .list(&call.rt.group, &call.rt.plural, namespace)
+        .list(call.rt.store_group(), &call.rt.plural, namespace)
         .into_iter()
         .filter(|o| labels.matches(&o["metadata"]["labels"]) && fields.matches(o))
         .collect())
@@ -245,6 +247,10 @@ pub fn create(
 ) -> Result<Value, Status> {
     check_type(&call.rt, &object, false)?;
     let rt = call.rt.clone();
+    if super::eventsv1::is_events(&rt) {
+        super::eventsv1::validate_create(&rt, &object)?;
+        object = super::eventsv1::to_core(&object);
+    }
     if object["metadata"]["name"]
         .as_str()
         .is_none_or(str::is_empty)
@@ -282,7 +288,7 @@ pub fn create(
     check_namespace(cluster, call, &name)?;
     if cluster
         .store
-        .get(&rt.group, &rt.plural, &call.namespace, &name)
+        .get(rt.store_group(), &rt.plural, &call.namespace, &name)
         .is_some()
     {
         return Err(Status::already_exists(&rt.group, &rt.plural, &name));
@@ -364,14 +370,14 @@ pub fn create(
     {
         super::controllers::kueue::on_flavor_create(&mut object);
     }
-    let object = present(&rt, &object);
+    let object = stored_form(&rt, &object);
     if call.dry_run() {
-        return Ok(object);
+        return Ok(present(&rt, &object));
     }
     // When a pod was made, to the millisecond (its creationTimestamp has seconds): what the
     // scheduler and the kubelet count from.
     if rt.generation || rt.is("", "pods") {
-        let key = object_key(&rt.group, &rt.plural, &call.namespace, &name);
+        let key = object_key(rt.store_group(), &rt.plural, &call.namespace, &name);
         cluster
             .store
             .generation_since
@@ -379,8 +385,19 @@ pub fn create(
     }
     let stored = cluster
         .store
-        .put(&rt.group, &rt.plural, &call.namespace, &name, object);
+        .put(rt.store_group(), &rt.plural, &call.namespace, &name, object);
     Ok(present(&rt, &stored))
+}
+
+/// The object as the store keeps it: at its request's version, except `events.k8s.io` Events,
+/// kept as core Events ([`super::eventsv1`]).
+fn stored_form(rt: &ResourceType, object: &Value) -> Value {
+    let object = present(rt, object);
+    if super::eventsv1::is_events(rt) {
+        super::eventsv1::to_core(&object)
+    } else {
+        object
+    }
 }
 
 /// Everything but metadata and status: what a generation covers.
@@ -415,6 +432,9 @@ pub fn update(
     let rt = call.rt.clone();
     let name = call.name().to_string();
     check_type(&rt, &new, false)?;
+    if super::eventsv1::is_events(&rt) {
+        new = super::eventsv1::to_core(&new);
+    }
     if let Some(body_name) = new["metadata"]["name"].as_str()
         && body_name != name
     {
@@ -496,8 +516,8 @@ pub fn update(
         fields::track_update(Some(&old), &mut new, &writer);
     }
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-    let new = present(&rt, &new);
-    if without_bookkeeping(&new) == without_bookkeeping(&present(&rt, &old)) {
+    let new = stored_form(&rt, &new);
+    if without_bookkeeping(&new) == without_bookkeeping(&stored_form(&rt, &old)) {
         return Ok(present(&rt, &old));
     }
     admission::webhooks(
@@ -509,7 +529,7 @@ pub fn update(
         call.clock.now,
     )?;
     if call.dry_run() {
-        return Ok(new);
+        return Ok(present(&rt, &new));
     }
     let finished = new["metadata"].get("deletionTimestamp").is_some()
         && new["metadata"]["finalizers"]
@@ -519,11 +539,11 @@ pub fn update(
     if finished {
         let removed = cluster
             .store
-            .remove(&rt.group, &rt.plural, &call.namespace, &name);
+            .remove(rt.store_group(), &rt.plural, &call.namespace, &name);
         return Ok(present(&rt, &removed.unwrap_or(new)));
     }
     if rt.generation && spec_changed {
-        let key = object_key(&rt.group, &rt.plural, &call.namespace, &name);
+        let key = object_key(rt.store_group(), &rt.plural, &call.namespace, &name);
         cluster
             .store
             .generation_since
@@ -531,7 +551,7 @@ pub fn update(
     }
     let stored = cluster
         .store
-        .put(&rt.group, &rt.plural, &call.namespace, &name, new);
+        .put(rt.store_group(), &rt.plural, &call.namespace, &name, new);
     if rt.is("", "nodes") && scope != Scope::Status {
         super::controllers::nodes::client_edit(cluster, &name, &stored);
     }
@@ -543,7 +563,7 @@ pub fn replace(cluster: &mut KubeCluster, call: &Call, body: Value) -> Result<Va
     let old = cluster
         .store
         .get(
-            &call.rt.group,
+            call.rt.store_group(),
             &call.rt.plural,
             &call.namespace,
             call.name(),
@@ -573,7 +593,7 @@ pub fn patch(
     let old = cluster
         .store
         .get(
-            &call.rt.group,
+            call.rt.store_group(),
             &call.rt.plural,
             &call.namespace,
             call.name(),
@@ -666,7 +686,7 @@ pub fn delete(cluster: &mut KubeCluster, call: &Call, options: &Value) -> Result
     let name = call.name().to_string();
     let old = cluster
         .store
-        .get(&rt.group, &rt.plural, &call.namespace, &name)
+        .get(rt.store_group(), &rt.plural, &call.namespace, &name)
         .cloned()
         .ok_or_else(|| call.not_found())?;
     let preconditions = &options["preconditions"];
@@ -729,7 +749,7 @@ pub fn delete(cluster: &mut KubeCluster, call: &Call, options: &Value) -> Result
         }
         let removed = cluster
             .store
-            .remove(&rt.group, &rt.plural, &call.namespace, &name)
+            .remove(rt.store_group(), &rt.plural, &call.namespace, &name)
             .unwrap_or(old);
         if rt.custom {
             return Ok(present(&rt, &removed));
@@ -751,7 +771,7 @@ pub fn delete(cluster: &mut KubeCluster, call: &Call, options: &Value) -> Result
     } else {
         cluster
             .store
-            .put(&rt.group, &rt.plural, &call.namespace, &name, marked)
+            .put(rt.store_group(), &rt.plural, &call.namespace, &name, marked)
     };
     Ok(present(&rt, &stored))
 }

@@ -43,7 +43,7 @@ struct Filter {
 
 impl Filter {
     fn matches(&self, group: &str, resource: &str, namespace: &str, object: &Value) -> bool {
-        group == self.rt.group
+        group == self.rt.store_group()
             && resource == self.rt.plural
             && (self.namespace.is_empty() || namespace == self.namespace)
             && self.labels.matches(&object["metadata"]["labels"])
@@ -120,10 +120,10 @@ pub fn watch(
             if send_initial && start_from.is_none() {
                 for object in cluster
                     .store
-                    .list(&filter.rt.group, &filter.rt.plural, None)
+                    .list(filter.rt.store_group(), &filter.rt.plural, None)
                 {
                     let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
-                    if filter.matches(&filter.rt.group, &filter.rt.plural, ns, object) {
+                    if filter.matches(filter.rt.store_group(), &filter.rt.plural, ns, object) {
                         lines.push(line("ADDED", present(&filter.rt, object)));
                     }
                 }

@@ -480,6 +480,11 @@ async fn a3_mega_multi_network_cluster_with_gcloud() {
         );
     }
     assert_eq!(node.labels["kubernetes.io/hostname"], node.name);
+    // The pool's boot disk type, as GKE labels its nodes.
+    assert_eq!(
+        node.labels["cloud.google.com/gke-boot-disk"],
+        mega["config"]["diskType"].as_str().unwrap()
+    );
     for label in ["block", "subblock", "host"] {
         assert!(
             node.labels

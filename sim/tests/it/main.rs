@@ -30,4 +30,6 @@ mod kube_kubectl;
 mod kube_kueue;
 mod kube_nodes;
 mod kube_pods;
+mod kube_runs;
+mod kube_surface;
 mod kube_tls;

@@ -3,7 +3,7 @@
 //! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), Kueue's queue status, in-use flavors and
 //! admission ([`kueue`]), Jobs and their pods ([`jobs`]), Pods — scheduler and kubelet
 //! ([`pods`]), with what their volumes need ([`access`]), their events ([`events`]), how their
-//! containers end ([`runs`]) and the status that results ([`pod_status`]) — and the cluster
+//! containers end ([`runs`] for NCCL tests, [`outcomes`] for the rest) and the status that results ([`pod_status`]) — and the cluster
 //! housekeeping — CRD conditions, namespace and CRD deletion, per-namespace defaults, add-on
 //! objects, PV/PVC binding, APIService availability
 //! ([`housekeeping`]).
@@ -19,6 +19,7 @@ pub mod housekeeping;
 pub mod jobs;
 pub mod kueue;
 pub mod nodes;
+pub mod outcomes;
 pub mod pod_status;
 pub mod pods;
 pub mod runs;
@@ -53,6 +54,9 @@ pub struct ControllerState {
     /// Job key → what the Job controller (and Kueue's admission) did with it.
     #[serde(default)]
     pub jobs: BTreeMap<String, jobs::JobRun>,
+    /// Declared fault outcome → how many containers it decided ([`outcomes`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outcome_uses: BTreeMap<String, u32>,
 }
 
 impl ControllerState {

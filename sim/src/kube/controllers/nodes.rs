@@ -1,4 +1,6 @@
-//! Node objects for every node GKE created, with GKE's labels, the pool's taints, capacity and
+//! Node objects for every node GKE created, with GKE's labels (pool, machine family, OS, boot
+//! disk, `containerd` runtime, CPU scaling level, logging variant, pods per node, instance type,
+//! region and zone, accelerator), the pool's taints, capacity and
 //! allocatable (GKE's reservations), the Ready condition, node info and the node's extra NICs
 //! (annotations, and a resource per attached Network object). A client's cordon and taints
 //! (`kubectl cordon`, `kubectl taint`) stay on the node ([`client_edit`]), with the
@@ -119,6 +121,26 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
             "beta.kubernetes.io/instance-type",
             spec.machine_type.clone(),
         ),
+        // GKE's own labels, as `kubectl describe node` shows them on a GKE node (the boot disk
+        // is the pool's, set by the container API's side; `pd-balanced` is GKE's default):
+        // containerd as the runtime
+        // (<https://cloud.google.com/kubernetes-engine/docs/concepts/using-containerd>), the
+        // vCPUs as the CPU scaling level, the logging variant and the pods per node.
+        ("cloud.google.com/gke-boot-disk", "pd-balanced".to_string()),
+        (
+            "cloud.google.com/gke-container-runtime",
+            "containerd".to_string(),
+        ),
+        (
+            "cloud.google.com/gke-cpu-scaling-level",
+            parse_quantity(&spec.cpu)
+                .map_or_else(|| spec.cpu.clone(), |c| (c.round() as u64).to_string()),
+        ),
+        (
+            "cloud.google.com/gke-logging-variant",
+            "DEFAULT".to_string(),
+        ),
+        ("cloud.google.com/gke-max-pods-per-node", "110".to_string()),
         ("cloud.google.com/gke-nodepool", spec.pool.clone()),
         ("cloud.google.com/gke-os-distribution", "cos".to_string()),
         ("cloud.google.com/machine-family", family),

@@ -36,8 +36,9 @@
 //! (`Error: ErrImagePull`), `BackOff` (`Back-off pulling image "IMAGE"`) and `Failed` (`Error:
 //! ImagePullBackOff`) (`pkg/kubelet/images/image_manager.go`, `kuberuntime_container.go`). A
 //! started container is `Running` and ready (probes are not simulated), and a pod whose
-//! containers all run is `Running` and `Ready`. Only NCCL tests exit ([`super::runs`] decides
-//! when, with what exit code and log, once every pod has been advanced): a container that ended
+//! containers all run is `Running` and `Ready`. Containers exit as [`super::runs`] (NCCL tests) and
+//! [`super::outcomes`] (everything else) decide — when, with what exit code and log, once every
+//! pod has been advanced): a container that ended
 //! is `terminated` (`Completed` or `Error`), and once every regular container has ended the pod
 //! is `Succeeded` (all exit 0) or `Failed`, its native sidecars stopped at that moment (exit 0),
 //! `Ready` and `ContainersReady` False with reason `PodCompleted` (`PodFailed`).

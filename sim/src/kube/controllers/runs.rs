@@ -1,8 +1,9 @@
 //! How a container ends: the one kind of program the simulated kubelet runs to completion — an
 //! NCCL test — with its duration, exit code and log, and the settings that decide the bus
 //! bandwidth it reports ([`WorkloadConfig`], world file `[workloads]`, admin
-//! `/_sim/workloads`). Every other container runs until its pod is deleted, as before;
-//! [`super::pods`] turns the ends decided here into container and pod statuses.
+//! `/_sim/workloads`); every other container ends as [`super::outcomes`] decides (declared
+//! outcomes, faults, built-in programs, or never); [`super::pods`] turns the ends decided here
+//! into container and pod statuses.
 //!
 //! **What is an NCCL test.** A regular container (not an init container) of a pod whose
 //! `restartPolicy` is `Never` or `OnFailure`, whose command or args name one of nccl-tests'
@@ -42,6 +43,7 @@
 //! mean of the 2G, 4G and 8G rows — the figure a3ctl and Cluster Health Scanner judge — so a
 //! 1K–8G run's footer is about 0.39 of it.
 
+use super::outcomes::{self, Declared, Host};
 use crate::clock::SimTime;
 use crate::kube::KubeCluster;
 use serde::{Deserialize, Serialize};
@@ -67,6 +69,9 @@ pub struct WorkloadConfig {
     /// GB/s it reports over plain TCP on eth0 (no device Networks, or an accelerator without an
     /// entry above).
     pub tcp_bus_bandwidth_gbps: f64,
+    /// How other containers end, first match first ([`super::outcomes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<Declared>,
 }
 
 impl Default for WorkloadConfig {
@@ -82,6 +87,7 @@ impl Default for WorkloadConfig {
                 ("nvidia-b200".to_string(), 360.0),
             ]),
             tcp_bus_bandwidth_gbps: 2.5,
+            outcomes: vec![],
         }
     }
 }
@@ -95,6 +101,9 @@ pub struct WorkloadSpec {
     pub nccl_bus_bandwidth_gbps: BTreeMap<String, f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_bus_bandwidth_gbps: Option<f64>,
+    /// Declared outcomes of other containers ([`super::outcomes`]); replace the (empty) default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<Declared>,
 }
 
 impl WorkloadSpec {
@@ -115,6 +124,9 @@ impl WorkloadSpec {
                 ));
             }
         }
+        for (at, outcome) in self.outcomes.iter().enumerate() {
+            outcome.check(at)?;
+        }
         Ok(())
     }
 
@@ -127,6 +139,7 @@ impl WorkloadSpec {
         if let Some(tcp) = self.tcp_bus_bandwidth_gbps {
             config.tcp_bus_bandwidth_gbps = tcp;
         }
+        config.outcomes = self.outcomes.clone();
         config
     }
 }
@@ -807,6 +820,71 @@ pub fn decide_ends(cluster: &mut KubeCluster, config: &WorkloadConfig, now: SimT
         }
     }
     for (key, container, end) in decided {
+        if let Some(run) = cluster.controllers.pods.get_mut(&key) {
+            run.ends.entry(container).or_insert(end);
+        }
+    }
+    decide_other_ends(cluster, config, now);
+}
+
+/// Gives every other regular container that has started by `now` its end, once
+/// ([`super::outcomes`]): recorded when it starts, with the moment it will end (the pod's status
+/// shows it only from then on).
+fn decide_other_ends(cluster: &mut KubeCluster, config: &WorkloadConfig, now: SimTime) {
+    let mut decided: Vec<(String, String, End, Option<String>)> = vec![];
+    for key in cluster.store.keys("", "pods") {
+        let Some(pod) = cluster.store.objects.get(&key) else {
+            continue;
+        };
+        if pod["metadata"].get("deletionTimestamp").is_some() {
+            continue;
+        }
+        let Some(run) = cluster.controllers.pods.get(&key) else {
+            continue;
+        };
+        let node_name = run.node.as_deref().unwrap_or_default();
+        let node = cluster.store.get("", "nodes", "", node_name);
+        let host = Host {
+            node: node_name,
+            accelerator: node.and_then(|n| n["metadata"]["labels"][ACCELERATOR_LABEL].as_str()),
+        };
+        for container in pod["spec"]["containers"].as_array().into_iter().flatten() {
+            let name = container["name"].as_str().unwrap_or_default();
+            if run.ends.contains_key(name) || nccl_benchmark(pod, container).is_some() {
+                continue;
+            }
+            let Some(start) = super::pods::started_at(pod, run, name).filter(|t| *t <= now) else {
+                continue;
+            };
+            // A fault used earlier in this pass counts as used.
+            let mut uses = cluster.controllers.outcome_uses.clone();
+            for (_, _, _, entry) in &decided {
+                if let Some(entry) = entry {
+                    *uses.entry(entry.clone()).or_insert(0) += 1;
+                }
+            }
+            let Some(outcome) = outcomes::decide(&config.outcomes, &uses, pod, container, &host)
+            else {
+                continue;
+            };
+            let end = End {
+                at: outcomes::end_at(start, &outcome),
+                exit_code: outcome.exit_code,
+                log: outcome.log,
+            };
+            let fault = outcome.declared.filter(|entry| {
+                config
+                    .outcomes
+                    .iter()
+                    .any(|d| d.times.is_some() && d.key() == *entry)
+            });
+            decided.push((key.clone(), name.to_string(), end, fault));
+        }
+    }
+    for (key, container, end, fault) in decided {
+        if let Some(entry) = fault {
+            *cluster.controllers.outcome_uses.entry(entry).or_insert(0) += 1;
+        }
         if let Some(run) = cluster.controllers.pods.get_mut(&key) {
             run.ends.entry(container).or_insert(end);
         }
