@@ -47,10 +47,19 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
                 None => KueueSnapshot::NotServed,
                 Some(version) => {
                     let api_version = format!("{KUEUE_GROUP}/{version}");
-                    let local_queues = api
-                        .list(&api_version, "LocalQueue", None)
-                        .await?
-                        .unwrap_or_default();
+                    // Each expected LocalQueue in its own namespace (a list is per namespace).
+                    let mut local_queues = Vec::new();
+                    for queue in &expected.kueue {
+                        let found = api
+                            .get(
+                                &api_version,
+                                "LocalQueue",
+                                Some(&queue.namespace),
+                                &queue.name,
+                            )
+                            .await?;
+                        local_queues.extend(found);
+                    }
                     let cluster_queues = api
                         .list(&api_version, "ClusterQueue", None)
                         .await?

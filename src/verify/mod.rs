@@ -237,7 +237,7 @@ pub enum KueueSnapshot {
     Served {
         /// The version read, e.g. `v1beta2`.
         version: String,
-        /// Every LocalQueue of the cluster, in every namespace.
+        /// The expected LocalQueues found, each read in its namespace.
         local_queues: Vec<Value>,
         /// Every ClusterQueue of the cluster (a3ctl's and any a team made), whose quotas for a
         /// flavor add up.
