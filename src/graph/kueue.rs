@@ -10,7 +10,8 @@
 //! - one `ResourceFlavor` per GPU pool, selecting the pool's nodes by [`POOL_LABEL`] (and the
 //!   accelerator) and tolerating the GPU taint;
 //! - a `ClusterQueue` named like the queue whose `nvidia.com/gpu` quota per flavor is the pool's
-//!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default`;
+//!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default` — or, when the
+//!   blueprint declares `[[queue]]`s, theirs instead ([`super::kueue_queues`]);
 //! - the priority classes `very-low` … `very-high` the seed guides create.
 //!
 //! The queue objects depend on the release, so they are applied once its controller is
