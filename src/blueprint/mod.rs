@@ -25,6 +25,7 @@ mod maintenance;
 mod model;
 mod network;
 mod pools;
+mod queues;
 mod schema;
 pub mod software;
 mod state;
@@ -50,8 +51,8 @@ pub use model::{
     ArtifactRegistry, AuthorizedNetwork, BlueGreen, Blueprint, Bucket, Capacity, Cluster,
     DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, Identity, Kueue, Maintenance,
     MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network, NodeAccount, Placement,
-    ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend, StorageClass, Summary,
-    SystemPool, Upgrade, UpgradeStrategy, Workload,
+    Queue, ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend, StorageClass,
+    Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
 };
 pub use versions::{GkeVersion, VersionSpec};
 

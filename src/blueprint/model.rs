@@ -40,6 +40,10 @@ pub struct Blueprint {
     #[serde(default)]
     pub identity: Identity,
     pub state: StateBackend,
+    /// The Kueue queues teams use (`[[queue]]`); none: one queue for every GPU (`[software.kueue]
+    /// queue`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<Queue>,
 }
 
 /// Who the nodes and the workloads are to Google Cloud (`[identity]`).
@@ -636,6 +640,28 @@ pub struct Kueue {
     pub sha256: Option<String>,
     /// Name of the LocalQueue (and ClusterQueue) created for the GPU pools.
     pub queue: String,
+}
+
+/// One team's Kueue queue (`[[queue]]`): a ClusterQueue and a LocalQueue of the same name in
+/// `namespace`, with a share of one GPU pool's GPUs ([`super::queues`] has the rules).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Queue {
+    pub name: String,
+    /// The LocalQueue's namespace (created when it is not `default`).
+    pub namespace: String,
+    /// The Kueue cohort whose members borrow each other's unused quota.
+    pub cohort: Option<String>,
+    /// The GPU pool (and so the ResourceFlavor) the quota is of.
+    pub pool: String,
+    /// Nominal `nvidia.com/gpu` quota; over a pool's queues these add up to the pool's GPUs.
+    pub gpus: u32,
+    /// Most GPUs it may borrow from its cohort (none: no limit).
+    pub borrowing_limit: Option<u32>,
+    /// Most of its GPUs its cohort may borrow (none: all of its unused ones).
+    pub lending_limit: Option<u32>,
+    /// Nominal `cpu` and `memory` quotas (Kubernetes quantities), when the queue limits them.
+    pub cpu: Option<String>,
+    pub memory: Option<String>,
 }
 
 /// Cluster software a3ctl installs on top of GKE.

@@ -24,6 +24,7 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "software",
     "identity",
     "state",
+    "queue",
 ];
 const NETWORK_KEYS: &[&str] = &[
     "primary_subnet",
@@ -126,6 +127,8 @@ pub(crate) struct RawBlueprint {
     pub software: RawSoftware,
     pub identity: RawIdentity,
     pub state: RawState,
+    /// `[[queue]]`: the Kueue queues teams use ([`super::queues`]).
+    pub queues: Vec<RawQueue>,
 }
 
 #[derive(Debug, Default)]
@@ -475,7 +478,57 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
         };
     }
 
+    raw.queues = queues(root, f);
+
     raw
+}
+
+const QUEUE_KEYS: &[&str] = &[
+    "name",
+    "namespace",
+    "cohort",
+    "pool",
+    "gpus",
+    "borrowing_limit",
+    "lending_limit",
+    "cpu",
+    "memory",
+];
+
+/// One `[[queue]]`.
+#[derive(Debug, Default)]
+pub(crate) struct RawQueue {
+    pub anchor: Span,
+    pub name: Str,
+    pub namespace: Str,
+    pub cohort: Str,
+    pub pool: Str,
+    pub gpus: Int,
+    pub borrowing_limit: Int,
+    pub lending_limit: Int,
+    pub cpu: Str,
+    pub memory: Str,
+}
+
+fn queues(root: &Table<'_, '_>, f: &mut Findings) -> Vec<RawQueue> {
+    root.tables("queue", "[[queue]]", f)
+        .iter()
+        .map(|t| {
+            t.check_keys(QUEUE_KEYS, f);
+            RawQueue {
+                anchor: t.anchor(),
+                name: t.req_str("name", "\"team-a\"", f),
+                namespace: t.str("namespace", f),
+                cohort: t.str("cohort", f),
+                pool: t.str("pool", f),
+                gpus: t.req_int("gpus", "64", f),
+                borrowing_limit: t.int("borrowing_limit", f),
+                lending_limit: t.int("lending_limit", f),
+                cpu: t.str("cpu", f),
+                memory: t.str("memory", f),
+            }
+        })
+        .collect()
 }
 
 fn maintenance(t: &Table<'_, '_>, f: &mut Findings) -> RawMaintenance {

@@ -106,6 +106,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
     }
     let identity_section = super::accounts::identity(&raw.identity, &mut ctx);
     let state = state::state(&raw.state, &mut ctx);
+    let queues = super::queues::queues(raw, &gpu_pools, &mut ctx);
 
     if !ctx.f.is_empty() {
         return Err(ctx.f);
@@ -137,9 +138,10 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
             filestore: filestore?,
             artifact_registries: artifact_registries?,
             buckets: buckets?,
-            software: software?,
+            software: super::queues::with_job_queue(software?, queues.as_deref(), raw),
             identity: identity_section?,
             state: state?,
+            queues: queues?,
         })
     })();
     // Every section returns `None` only after recording a finding, so with no findings the

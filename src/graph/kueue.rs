@@ -10,7 +10,8 @@
 //! - one `ResourceFlavor` per GPU pool, selecting the pool's nodes by [`POOL_LABEL`] (and the
 //!   accelerator) and tolerating the GPU taint;
 //! - a `ClusterQueue` named like the queue whose `nvidia.com/gpu` quota per flavor is the pool's
-//!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default`;
+//!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default` — or, when the
+//!   blueprint declares `[[queue]]`s, theirs instead ([`super::kueue_queues`]);
 //! - the priority classes `very-low` … `very-high` the seed guides create.
 //!
 //! The queue objects depend on the release, so they are applied once its controller is
@@ -165,7 +166,6 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
     let topology_addr = topology.addr.clone();
     out.push(topology);
 
-    let mut flavors = Vec::new();
     let mut flavor_addrs = Vec::new();
     for pool in &bp.gpu_pools {
         let flavor = cx
@@ -184,42 +184,32 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
             .with_dependency(topology_addr.clone());
         flavor_addrs.push(flavor.addr.clone());
         out.push(flavor);
-        flavors.push(json!({"name": pool.name, "resources": [
-            {"name": GPU_RESOURCE, "nominalQuota": pool.gpus()},
-        ]}));
     }
 
-    let mut cluster_queue = cx
-        .object(
-            queues_api,
-            "ClusterQueue",
+    if bp.queues.is_empty() {
+        let flavors = bp.gpu_pools.iter().map(|pool| {
+            json!({"name": pool.name, "resources": [
+                {"name": GPU_RESOURCE, "nominalQuota": pool.gpus()},
+            ]})
+        });
+        let spec = json!({
+            "namespaceSelector": {},
+            "preemption": {"reclaimWithinCohort": "Never", "withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors.collect::<Vec<_>>()}],
+        });
+        queue_pair(
+            cx,
+            out,
+            &release,
+            &flavor_addrs,
+            &kueue.queue,
+            QUEUE_NAMESPACE,
+            spec,
             None,
-            &kueue.queue,
-            json!({"spec": {
-                "namespaceSelector": {},
-                "preemption": {"reclaimWithinCohort": "Never", "withinClusterQueue": "LowerPriority"},
-                "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
-            }}),
-        )
-        .with_dependency(release.clone());
-    cluster_queue.spec["ready"] = json!("queue_active");
-    for flavor in &flavor_addrs {
-        cluster_queue = cluster_queue.with_dependency(flavor.clone());
+        );
+    } else {
+        super::kueue_queues::declared(cx, out, &release, queues_api);
     }
-    let cluster_queue_addr = cluster_queue.addr.clone();
-    out.push(cluster_queue);
-
-    out.push(
-        cx.object(
-            queues_api,
-            "LocalQueue",
-            Some(QUEUE_NAMESPACE),
-            &kueue.queue,
-            json!({"spec": {"clusterQueue": kueue.queue}}),
-        )
-        .with_dependency(release.clone())
-        .with_dependency(cluster_queue_addr.clone()),
-    );
 
     for (name, value) in PRIORITY_CLASSES {
         out.push(cx.object(
@@ -231,6 +221,67 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
                 "description": format!("Kueue workload priority `{name}` (a3ctl)")}),
         ));
     }
+}
+
+/// A ClusterQueue `name` with `spec` (waited for `Active`, after its flavors) and its LocalQueue
+/// in `namespace` (after `namespace_addr`, the Namespace a3ctl makes for it, if any).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn queue_pair(
+    cx: &Context,
+    out: &mut Vec<Desired>,
+    release: &Addr,
+    flavors: &[Addr],
+    name: &str,
+    namespace: &str,
+    spec: serde_json::Value,
+    namespace_addr: Option<&Addr>,
+) {
+    let (queues_api, _) = kueue_api_versions(&cx.bp.software.kueue.version);
+    let mut cluster_queue = cx
+        .object(
+            queues_api,
+            "ClusterQueue",
+            None,
+            name,
+            json!({"spec": spec}),
+        )
+        .with_dependency(release.clone());
+    cluster_queue.spec["ready"] = json!("queue_active");
+    for flavor in flavors {
+        cluster_queue = cluster_queue.with_dependency(flavor.clone());
+    }
+    let cluster_queue_addr = cluster_queue.addr.clone();
+    out.push(cluster_queue);
+    let mut local = cx
+        .object(
+            queues_api,
+            "LocalQueue",
+            Some(namespace),
+            name,
+            json!({"spec": {"clusterQueue": name}}),
+        )
+        .with_dependency(release.clone())
+        .with_dependency(cluster_queue_addr);
+    if let Some(ns) = namespace_addr {
+        local = local.with_dependency(ns.clone());
+    }
+    out.push(local);
+}
+
+/// The LocalQueue jobs are pointed at by a3ctl (the `kueue_queue` output, `verify
+/// --nccl-test`), as (name, namespace): `[software.kueue] queue`, in `default` or, when the
+/// blueprint declares queues, in that queue's namespace. `None` without Kueue.
+pub fn job_queue(bp: &crate::blueprint::Blueprint) -> Option<(String, String)> {
+    let kueue = &bp.software.kueue;
+    if !kueue.enabled {
+        return None;
+    }
+    let namespace = bp
+        .queues
+        .iter()
+        .find(|q| q.name == kueue.queue)
+        .map_or(QUEUE_NAMESPACE, |q| q.namespace.as_str());
+    Some((kueue.queue.clone(), namespace.to_string()))
 }
 
 /// Whether `addr` is a Kueue `ClusterQueue`.

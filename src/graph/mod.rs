@@ -7,6 +7,7 @@
 pub mod build;
 pub mod identity;
 pub mod kueue;
+mod kueue_queues;
 pub mod outputs;
 pub mod software;
 pub mod volumes;

@@ -2,7 +2,6 @@
 //! names and annotations a workload needs (printed after an apply, like Terraform's outputs).
 //! Pure functions of the blueprint; formatting for humans lives in `ui/`.
 
-use super::kueue::QUEUE_NAMESPACE;
 use super::software::{CLAIM_NAMESPACE, CLAIM_TEMPLATE, device_networks};
 use super::volumes::{bucket_volume, filestore_volume};
 use crate::blueprint::families::PodWiring;
@@ -259,11 +258,7 @@ pub fn workload_outputs(bp: &Blueprint) -> WorkloadOutputs {
         pod_annotations: pod_annotations(bp),
         rdma_claim: rdma_claim(bp),
         nccl_plugin: nccl_plugin(bp),
-        queue: bp
-            .software
-            .kueue
-            .enabled
-            .then(|| (bp.software.kueue.queue.clone(), QUEUE_NAMESPACE.to_string())),
+        queue: super::kueue::job_queue(bp),
         volume_claims: claims,
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{
     Check, Expected, ExpectedNetwork, ExpectedPool, ExpectedQueue, ExpectedRdma, GPU_RESOURCE,
-    KueueSnapshot, LOCAL_QUEUE_NAMESPACE, NODE_POOL_LABEL, POOL_LABEL, Snapshot, integer_quantity,
+    KueueSnapshot, NODE_POOL_LABEL, POOL_LABEL, Snapshot, integer_quantity,
 };
 use crate::blueprint::DriverMode;
 use crate::graph::software::{ACCELERATOR_LABEL, NAMESPACE};
@@ -71,8 +71,11 @@ pub fn check(expected: &Expected, snapshot: &Snapshot) -> Vec<Check> {
             ));
         }
     }
-    if let Some(queue) = &expected.kueue {
+    for queue in &expected.kueue {
         out.extend(kueue_checks(expected, queue, &snapshot.kueue));
+    }
+    // The flavors are the GPU pools', the same for every queue: checked once.
+    if let Some(queue) = expected.kueue.first() {
         out.extend(super::queues::flavor_checks(
             expected,
             queue,
@@ -632,11 +635,12 @@ fn managed_rdma_checks(
     out
 }
 
-/// `kueue/clusterqueue/<q>` and `kueue/localqueue/default/<q>`.
+/// `kueue/clusterqueue/<q>` and `kueue/localqueue/<namespace>/<q>`.
 fn kueue_checks(expected: &Expected, queue: &ExpectedQueue, kueue: &KueueSnapshot) -> Vec<Check> {
     let q = &queue.name;
+    let ns = &queue.namespace;
     let cq_name = format!("kueue/clusterqueue/{q}");
-    let lq_name = format!("kueue/localqueue/{LOCAL_QUEUE_NAMESPACE}/{q}");
+    let lq_name = format!("kueue/localqueue/{ns}/{q}");
     let apply_hint = || {
         let bp = &expected.blueprint_path;
         format!(
@@ -656,10 +660,18 @@ fn kueue_checks(expected: &Expected, queue: &ExpectedQueue, kueue: &KueueSnapsho
         }
         KueueSnapshot::Served {
             version,
-            cluster_queue,
-            local_queue,
+            cluster_queues,
+            local_queues,
             ..
-        } => (version, cluster_queue, local_queue),
+        } => (
+            version,
+            cluster_queues
+                .iter()
+                .find(|o| o["metadata"]["name"] == q.as_str()),
+            local_queues.iter().find(|o| {
+                o["metadata"]["name"] == q.as_str() && o["metadata"]["namespace"] == ns.as_str()
+            }),
+        ),
     };
     let cq = match cluster_queue {
         None => Check::fail(
@@ -672,9 +684,7 @@ fn kueue_checks(expected: &Expected, queue: &ExpectedQueue, kueue: &KueueSnapsho
     let lq = match local_queue {
         None => Check::fail(
             lq_name,
-            format!(
-                "LocalQueue `{LOCAL_QUEUE_NAMESPACE}/{q}` not found: workloads cannot submit to `{q}`"
-            ),
+            format!("LocalQueue `{ns}/{q}` not found: workloads cannot submit to `{q}`"),
             apply_hint(),
         ),
         Some(live) => {
@@ -685,7 +695,7 @@ fn kueue_checks(expected: &Expected, queue: &ExpectedQueue, kueue: &KueueSnapsho
                 Check::fail(
                     lq_name,
                     format!(
-                        "LocalQueue `{LOCAL_QUEUE_NAMESPACE}/{q}` submits to ClusterQueue {} instead of `{q}`",
+                        "LocalQueue `{ns}/{q}` submits to ClusterQueue {} instead of `{q}`",
                         shown(target)
                     ),
                     drift_hint(expected, "it was changed"),

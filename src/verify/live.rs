@@ -5,8 +5,7 @@
 
 use super::nccl::{self, NAME, TEST_CONTAINER, TEST_NAMESPACE};
 use super::{
-    DraSnapshot, Expected, ExpectedRdma, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot,
-    LOCAL_QUEUE_NAMESPACE, Snapshot,
+    DraSnapshot, Expected, ExpectedRdma, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot, Snapshot,
 };
 use crate::cloud::CloudError;
 use crate::cloud::kube::read::ClusterApi;
@@ -34,9 +33,9 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
         .unwrap_or_default();
     let networks = api.list(NETWORKING, "Network", None).await?;
     let param_sets = api.list(NETWORKING, "GKENetworkParamSet", None).await?;
-    let kueue = match &expected.kueue {
-        None => KueueSnapshot::Skipped,
-        Some(queue) => {
+    let kueue = match expected.kueue.is_empty() {
+        true => KueueSnapshot::Skipped,
+        false => {
             let served = api.group_versions(KUEUE_GROUP).await?;
             // The server's preferred version when the checks understand it, else the newest
             // understood one it serves.
@@ -48,17 +47,19 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
                 None => KueueSnapshot::NotServed,
                 Some(version) => {
                     let api_version = format!("{KUEUE_GROUP}/{version}");
-                    let cluster_queue = api
-                        .get(&api_version, "ClusterQueue", None, &queue.name)
-                        .await?;
-                    let local_queue = api
-                        .get(
-                            &api_version,
-                            "LocalQueue",
-                            Some(LOCAL_QUEUE_NAMESPACE),
-                            &queue.name,
-                        )
-                        .await?;
+                    // Each expected LocalQueue in its own namespace (a list is per namespace).
+                    let mut local_queues = Vec::new();
+                    for queue in &expected.kueue {
+                        let found = api
+                            .get(
+                                &api_version,
+                                "LocalQueue",
+                                Some(&queue.namespace),
+                                &queue.name,
+                            )
+                            .await?;
+                        local_queues.extend(found);
+                    }
                     let cluster_queues = api
                         .list(&api_version, "ClusterQueue", None)
                         .await?
@@ -69,8 +70,7 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
                         .unwrap_or_default();
                     KueueSnapshot::Served {
                         version,
-                        cluster_queue,
-                        local_queue,
+                        local_queues,
                         cluster_queues,
                         flavors,
                     }

@@ -38,7 +38,7 @@ pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
 /// The Kueue versions whose ClusterQueue and LocalQueue shapes the checks understand, preferred
 /// first.
 pub const KUEUE_VERSIONS: [&str; 2] = ["v1beta2", "v1beta1"];
-/// The namespace of the LocalQueue a3ctl creates.
+/// The namespace of the LocalQueue a3ctl creates when the blueprint declares no queues.
 pub const LOCAL_QUEUE_NAMESPACE: &str = "default";
 
 /// One GPU pool as the blueprint declares it.
@@ -82,11 +82,15 @@ pub enum ExpectedRdma {
     },
 }
 
-/// The Kueue queue the blueprint asks for.
+/// A Kueue queue the blueprint asks for: its one queue, or each `[[queue]]` it declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectedQueue {
+    /// The ClusterQueue's and the LocalQueue's name.
     pub name: String,
-    /// GPUs of every GPU pool at its declared size: the ClusterQueue's GPU quota.
+    /// The LocalQueue's namespace.
+    pub namespace: String,
+    /// The ClusterQueue's GPU quota: every GPU pool's GPUs at its declared size for the one
+    /// queue, a declared queue's `gpus`.
     pub gpus: u64,
     /// The ResourceFlavors apply creates for the GPU pools (their names, from the graph): each
     /// one's quota, summed over every ClusterQueue of the cluster, is checked against its nodes.
@@ -108,7 +112,8 @@ pub struct Expected {
     /// The fewest device Networks a working cluster of the family can have (one per GPU NIC):
     /// from the machine family, not from the names above, so an empty list cannot pass.
     pub min_networks: usize,
-    pub kueue: Option<ExpectedQueue>,
+    /// Empty when the blueprint does not enable Kueue.
+    pub kueue: Vec<ExpectedQueue>,
     /// `None` for the TCPX/TCPXO families.
     pub rdma: Option<ExpectedRdma>,
 }
@@ -169,18 +174,32 @@ impl Expected {
             .filter(|o| o["kind"] == "DaemonSet")
             .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
             .collect();
-        let kueue = bp.software.kueue.enabled.then(|| ExpectedQueue {
-            name: bp.software.kueue.queue.clone(),
-            gpus: bp.gpu_pools.iter().map(|p| u64::from(p.gpus())).sum(),
-            flavors: graph
-                .resources()
+        let flavors: Vec<String> = graph
+            .resources()
+            .iter()
+            .filter(|r| r.addr.kind == Kind::Kubernetes)
+            .map(|r| &r.spec["object"])
+            .filter(|o| o["kind"] == "ResourceFlavor")
+            .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        let kueue = match (bp.software.kueue.enabled, bp.queues.as_slice()) {
+            (false, _) => vec![],
+            (true, []) => vec![ExpectedQueue {
+                name: bp.software.kueue.queue.clone(),
+                namespace: LOCAL_QUEUE_NAMESPACE.to_string(),
+                gpus: bp.gpu_pools.iter().map(|p| u64::from(p.gpus())).sum(),
+                flavors,
+            }],
+            (true, declared) => declared
                 .iter()
-                .filter(|r| r.addr.kind == Kind::Kubernetes)
-                .map(|r| &r.spec["object"])
-                .filter(|o| o["kind"] == "ResourceFlavor")
-                .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+                .map(|q| ExpectedQueue {
+                    name: q.name.clone(),
+                    namespace: q.namespace.clone(),
+                    gpus: u64::from(q.gpus),
+                    flavors: flavors.clone(),
+                })
                 .collect(),
-        });
+        };
         Expected {
             blueprint_path: blueprint_path.to_string(),
             family: bp.family,
@@ -218,8 +237,8 @@ pub enum KueueSnapshot {
     Served {
         /// The version read, e.g. `v1beta2`.
         version: String,
-        cluster_queue: Option<Value>,
-        local_queue: Option<Value>,
+        /// The expected LocalQueues found, each read in its namespace.
+        local_queues: Vec<Value>,
         /// Every ClusterQueue of the cluster (a3ctl's and any a team made), whose quotas for a
         /// flavor add up.
         cluster_queues: Vec<Value>,

@@ -14,8 +14,9 @@
 //! a node counts when it is `Ready`, not cordoned (`spec.unschedulable`), and every `NoSchedule`
 //! or `NoExecute` taint on it is tolerated by the flavor (the GPU taint `nvidia.com/gpu` is, by
 //! a3ctl's flavors); its GPUs are its allocatable `nvidia.com/gpu`. Nodes that do not count are
-//! named in the check, by reason, never silently dropped. Borrowing within a cohort is not looked
-//! at: a3ctl's queues have none.
+//! named in the check, by reason, never silently dropped. Borrowing within a cohort (the
+//! blueprint's `[[queue]]`s) is not looked at on its own: it moves nominal quota between queues of
+//! a cohort, never above the sum this check bounds.
 
 use super::{Check, Expected, ExpectedQueue, GPU_RESOURCE, KueueSnapshot, integer_quantity};
 use serde_json::Value;

@@ -119,7 +119,6 @@ fn healthy(bp: &Blueprint) -> Snapshot {
                    "spec": {"vpc": n.vpc, "vpcSubnet": n.subnet, "deviceMode": n.device_mode}})
         })
         .collect();
-    let queue = e.kueue.as_ref().unwrap();
     // The flavors and the ClusterQueue as apply creates them; each pool's nodes carry the labels
     // its flavor selects.
     let graph = ResourceGraph::from_blueprint(bp).unwrap();
@@ -152,16 +151,14 @@ fn healthy(bp: &Blueprint) -> Snapshot {
         param_sets: Some(param_sets),
         kueue: KueueSnapshot::Served {
             version: "v1beta2".into(),
-            cluster_queue: Some(cluster_queue(
-                &queue.name,
-                json!(queue.gpus.to_string()),
-                "True",
-            )),
-            local_queue: Some(
-                json!({"metadata": {"name": queue.name, "namespace": "default"},
-                "spec": {"clusterQueue": queue.name}}),
-            ),
-            cluster_queues: objects("ClusterQueue"),
+            local_queues: objects("LocalQueue"),
+            cluster_queues: objects("ClusterQueue")
+                .into_iter()
+                .map(|mut q| {
+                    q["status"] = json!({"conditions": [{"type": "Active", "status": "True"}]});
+                    q
+                })
+                .collect(),
             flavors,
         },
         dra,
@@ -184,7 +181,7 @@ fn expectations_come_from_the_blueprint_and_its_graph() {
     assert_eq!(mega.networks[2].vpc, "a3mega-gpunet-3");
     assert_eq!(mega.networks[2].subnet, "a3mega-gpunet-3-subnet");
     assert_eq!(mega.daemonsets, ["device-injector", "nccl-tcpxo-installer"]);
-    assert_eq!(mega.kueue.as_ref().unwrap().gpus, 32 * 8);
+    assert_eq!(mega.kueue[0].gpus, 32 * 8);
     let mut bp = shipped("a3-high.toml");
     bp.software.driver = crate::blueprint::DriverMode::Daemonset;
     let high = expected(&bp);
@@ -198,12 +195,13 @@ fn expectations_come_from_the_blueprint_and_its_graph() {
         ]
     );
     assert_eq!(
-        high.kueue.as_ref().unwrap(),
-        &ExpectedQueue {
+        high.kueue,
+        [ExpectedQueue {
             name: "a3-queue".into(),
+            namespace: "default".into(),
             gpus: 32,
             flavors: vec!["a3high".into()],
-        }
+        }]
     );
 }
 
@@ -445,9 +443,8 @@ fn kueue_not_installed_missing_inactive_or_wrong_quota_fail() {
 
     let served = |cq: Option<Value>, lq: Option<Value>| KueueSnapshot::Served {
         version: "v1beta1".into(),
-        cluster_queue: cq,
-        local_queue: lq,
-        cluster_queues: Vec::new(),
+        local_queues: lq.into_iter().collect(),
+        cluster_queues: cq.into_iter().collect(),
         flavors: Vec::new(),
     };
     snapshot.kueue = served(None, None);
@@ -461,7 +458,8 @@ fn kueue_not_installed_missing_inactive_or_wrong_quota_fail() {
         "LocalQueue `default/a3-queue` not found: workloads cannot submit to `a3-queue`"
     );
 
-    let lq = json!({"spec": {"clusterQueue": "a3-queue"}});
+    let lq = json!({"metadata": {"name": "a3-queue", "namespace": "default"},
+        "spec": {"clusterQueue": "a3-queue"}});
     snapshot.kueue = served(
         Some(cluster_queue("a3-queue", json!(16), "True")),
         Some(lq.clone()),

@@ -48,6 +48,7 @@ mod state;
 mod state_commands;
 mod system_pool;
 mod targeting;
+mod team_queues;
 mod upgrades;
 mod validate;
 mod validation;

@@ -8,7 +8,8 @@
 //! the label `kueue.x-k8s.io/queue-name` is made suspended (Kueue's mutating webhook; see
 //! [`super::jobs::on_create`]). Once the controller is available, the queued Jobs are admitted in
 //! creation order: a Job is admitted when its LocalQueue (in the Job's namespace) points at an
-//! active ClusterQueue whose quota covers what the Job's pods request (`requests`, else
+//! active ClusterQueue that takes Jobs from the Job's namespace and whose quota (with its
+//! cohort's, see **Cohorts**) covers what the Job's pods request (`requests`, else
 //! `limits`, of every container and native sidecar, times `min(parallelism, completions)`): for
 //! every requested resource, a resource group covering it, and in that group the first flavor
 //! (in order) with that much of its `nominalQuota` left after the Jobs admitted before. Admission
@@ -26,9 +27,26 @@
 //! controller is available, the controller removes it and the flavor is gone. The controller's
 //! fallback that adds the finalizer to flavors the webhook missed is not simulated.
 //!
-//! Not simulated: Workload objects (`kubectl get workloads` shows none), borrowing and cohorts,
-//! preemption, fair sharing, `flavorFungibility`, admission checks, `waitForPodsReady`, and
-//! integrations other than batch/v1 Jobs.
+//! **Namespaces**: a Job is admitted only when its ClusterQueue's `namespaceSelector` selects
+//! the Job's namespace (by the namespace's labels); a ClusterQueue without one admits from no
+//! namespace, `{}` from every one (kubernetes-sigs/kueue `apis/kueue/v1beta2/clusterqueue_types.go`,
+//! `ClusterQueueSpec.NamespaceSelector`).
+//!
+//! **Cohorts** (<https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/#cohort>,
+//! `#borrowinglimit`, `#lendinglimit`): ClusterQueues naming the same cohort (`spec.cohortName`,
+//! `spec.cohort` in v1beta1) share their unused quota, per flavor and resource. A member keeps
+//! `nominalQuota − lendingLimit` for itself (nothing without a `lendingLimit`) and lends the rest
+//! to the cohort's pool; it can take what it keeps and has not used, plus what is left of the pool
+//! after every member's use beyond what it keeps; and, with a `borrowingLimit`, never more than
+//! `nominalQuota + borrowingLimit` in all. A queue without a cohort takes only its nominal quota.
+//! A guess where Kueue's docs are silent: flat cohorts only (no Cohort objects, no hierarchy, no
+//! cohort-level quota), and admission in creation order across queues rather than by Kueue's
+//! per-ClusterQueue heads and fair sharing.
+//!
+//! Not simulated: Workload objects (`kubectl get workloads` shows none), preemption (so quota a
+//! queue lent is reclaimed only when the borrower's Jobs end, not by `reclaimWithinCohort`),
+//! hierarchical cohorts, fair sharing, `flavorFungibility`, admission checks,
+//! `waitForPodsReady`, and integrations other than batch/v1 Jobs.
 
 use super::jobs::{JobRun, QUEUE_LABEL};
 use super::nodes::parse_quantity;
@@ -386,12 +404,80 @@ fn pod_requests(template: &Value) -> BTreeMap<String, f64> {
     out
 }
 
-/// The flavor of each resource a Job needs from a ClusterQueue, given what is in use
-/// (`flavor/resource` → amount); `None` when it does not fit.
-fn fit(
+/// A quota field (`nominalQuota`, `borrowingLimit`, `lendingLimit`) of `resource` in `flavor` of
+/// a ClusterQueue, as a number; `None` when the queue does not list it.
+fn quota_field(queue: &Value, flavor: &str, resource: &str, field: &str) -> Option<f64> {
+    queue["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["flavors"].as_array().into_iter().flatten())
+        .filter(|f| f["name"] == flavor)
+        .flat_map(|f| f["resources"].as_array().into_iter().flatten())
+        .find(|r| r["name"] == resource)
+        .map(|r| &r[field])
+        .and_then(|q| q.as_str().and_then(parse_quantity).or_else(|| q.as_f64()))
+}
+
+/// A ClusterQueue's cohort: `spec.cohortName` (v1beta2) or `spec.cohort` (v1beta1).
+fn cohort_of(queue: &Value) -> Option<&str> {
+    let spec = &queue["spec"];
+    spec["cohortName"]
+        .as_str()
+        .or_else(|| spec["cohort"].as_str())
+        .filter(|c| !c.is_empty())
+}
+
+/// How much of `flavor/resource` a ClusterQueue can still take (see the module doc's
+/// **Cohorts**): its nominal quota less its usage alone; in a cohort, what it keeps for itself
+/// (nominal less `lendingLimit`) plus what the cohort's lendable quota has left, capped by its
+/// `borrowingLimit`.
+fn available(
+    name: &str,
     queue: &Value,
+    members: &[(String, Value)],
+    key: (&str, &str),
+    used: &BTreeMap<String, BTreeMap<String, f64>>,
+) -> f64 {
+    let (flavor, resource) = key;
+    let usage = |q: &str| {
+        used.get(q)
+            .and_then(|u| u.get(&format!("{flavor}/{resource}")))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let nominal = |q: &Value| quota_field(q, flavor, resource, "nominalQuota").unwrap_or(0.0);
+    let own_usage = usage(name);
+    if cohort_of(queue).is_none() {
+        return nominal(queue) - own_usage;
+    }
+    let lendable = |q: &Value| {
+        let n = nominal(q);
+        quota_field(q, flavor, resource, "lendingLimit").map_or(n, |l| l.min(n))
+    };
+    let (mut pool, mut pool_used) = (0.0, 0.0);
+    for (member, q) in members {
+        let guaranteed = nominal(q) - lendable(q);
+        pool += lendable(q);
+        pool_used += (usage(member) - guaranteed).max(0.0);
+    }
+    let guaranteed = nominal(queue) - lendable(queue);
+    let mut left = (guaranteed - own_usage).max(0.0) + (pool - pool_used).max(0.0);
+    if let Some(limit) = quota_field(queue, flavor, resource, "borrowingLimit") {
+        left = left.min(nominal(queue) + limit - own_usage);
+    }
+    left
+}
+
+/// The flavor of each resource a Job needs from ClusterQueue `name` (whose cohort's members,
+/// itself included, are `members`), given what is in use per ClusterQueue (`flavor/resource` →
+/// amount); `None` when it does not fit.
+fn fit(
+    name: &str,
+    queue: &Value,
+    members: &[(String, Value)],
     wanted: &BTreeMap<String, f64>,
-    used: &BTreeMap<String, f64>,
+    used: &BTreeMap<String, BTreeMap<String, f64>>,
 ) -> Option<BTreeMap<String, f64>> {
     let mut usage = BTreeMap::new();
     let groups: Vec<&Value> = queue["spec"]["resourceGroups"]
@@ -423,29 +509,32 @@ fn fit(
             .into_iter()
             .flatten()
             .find(|f| {
-                let name = f["name"].as_str().unwrap_or_default();
+                let flavor = f["name"].as_str().unwrap_or_default();
                 needed.iter().all(|(resource, amount)| {
-                    let quota = f["resources"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .find(|r| r["name"] == resource.as_str())
-                        .map(|r| &r["nominalQuota"])
-                        .and_then(|q| q.as_str().and_then(parse_quantity).or_else(|| q.as_f64()))
-                        .unwrap_or(0.0);
-                    let in_use = used
-                        .get(&format!("{name}/{resource}"))
-                        .copied()
-                        .unwrap_or(0.0);
-                    in_use + amount <= quota + 1e-9
+                    *amount <= available(name, queue, members, (flavor, resource), used) + 1e-9
                 })
             })?;
-        let name = flavor["name"].as_str().unwrap_or_default();
+        let flavor = flavor["name"].as_str().unwrap_or_default();
         for (resource, amount) in needed {
-            usage.insert(format!("{name}/{resource}"), amount);
+            usage.insert(format!("{flavor}/{resource}"), amount);
         }
     }
     Some(usage)
+}
+
+/// Whether ClusterQueue `queue` takes workloads from `namespace`: its `namespaceSelector`
+/// selects the namespace's labels; no selector selects none (Kueue's `ClusterQueueSpec`).
+fn admits_namespace(cluster: &KubeCluster, queue: &Value, namespace: &str) -> bool {
+    let selector = &queue["spec"]["namespaceSelector"];
+    if selector.is_null() {
+        return false;
+    }
+    let labels = cluster
+        .store
+        .get("", "namespaces", "", namespace)
+        .map(|ns| ns["metadata"]["labels"].clone())
+        .unwrap_or(Value::Null);
+    crate::kube::selectors::label_selector_matches(selector, &labels)
 }
 
 fn written(cluster: &KubeCluster, key: &str) -> SimTime {
@@ -505,9 +594,25 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
         let Some(cq) = cluster.store.get(GROUP, "clusterqueues", "", &cq_name) else {
             continue;
         };
-        if !missing_flavors(cq, &flavors).is_empty() {
+        if !missing_flavors(cq, &flavors).is_empty()
+            || !admits_namespace(cluster, cq, &job.namespace)
+        {
             continue;
         }
+        // The cohort's members, itself included (alone when it has no cohort).
+        let members: Vec<(String, Value)> = match cohort_of(cq) {
+            None => vec![(cq_name.clone(), cq.clone())],
+            Some(cohort) => cluster
+                .store
+                .list(GROUP, "clusterqueues", None)
+                .into_iter()
+                .filter(|q| cohort_of(q) == Some(cohort))
+                .map(|q| {
+                    let name = q["metadata"]["name"].as_str().unwrap_or_default();
+                    (name.to_string(), q.clone())
+                })
+                .collect(),
+        };
         let Some(object) = cluster.store.objects.get(&job.key) else {
             continue;
         };
@@ -520,10 +625,10 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
             .into_iter()
             .map(|(r, a)| (r, a * pods))
             .collect();
-        let in_use = used.entry(cq_name.clone()).or_default();
-        let Some(usage) = fit(cq, &wanted, in_use) else {
+        let Some(usage) = fit(&cq_name, cq, &members, &wanted, &used) else {
             continue;
         };
+        let in_use = used.entry(cq_name.clone()).or_default();
         for (k, v) in &usage {
             *in_use.entry(k.clone()).or_insert(0.0) += v;
         }
@@ -543,8 +648,11 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
                 &object_key(GROUP, "resourceflavors", "", flavor),
             ));
         }
-        if let Some(t) = freed.get(&cq_name) {
-            at = at.max(*t);
+        // Quota given back by any member of its cohort may be what let it in.
+        for (member, _) in &members {
+            if let Some(t) = freed.get(member) {
+                at = at.max(*t);
+            }
         }
         let at = at.min(clock.now);
         let mut object = object.clone();
