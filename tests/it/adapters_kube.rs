@@ -96,6 +96,7 @@ fn node(name: &str, pool: &str, gpus: u32) -> NodeSpec {
         // The control plane's version, not cordoned.
         version: String::new(),
         unschedulable: false,
+        internal_ip: String::new(),
         nics: Vec::new(),
         managed_rdma_nics: 0,
     }

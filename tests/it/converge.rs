@@ -351,3 +351,72 @@ async fn an_apply_killed_half_way_through_the_kueue_release_installs_the_rest_ne
         .await
         .expect(0);
 }
+
+/// See: issue 27. A firewall rule made with gcloud on a3ctl's network keeps the network in use.
+/// As on Google, the network's DELETE is accepted and its operation fails; destroy names the
+/// rule, says how to find such rules, and the next destroy, once the rule is gone, finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_a_foreign_rule_keeps_in_use_fails_in_its_operation_and_destroy_says_why() {
+    let cx = TestContext::new().await;
+    cx.unprotect(HIGH);
+    run(&cx, &["apply", HIGH, "--auto-approve"]).await.expect(0);
+    let gcloud = Gcloud::in_project(&cx.sim, PROJECT);
+    gcloud
+        .ok(&[
+            "compute",
+            "firewall-rules",
+            "create",
+            "stray-ssh",
+            "--network=a3high-net",
+            "--allow=tcp:22",
+        ])
+        .await;
+
+    let destroy = run(&cx, &["destroy", HIGH, "--auto-approve"]).await;
+    assert_eq!(destroy.code, Some(1), "{}", destroy.stderr);
+    assert!(
+        destroy.stderr.contains(
+            "The network resource 'projects/my-project/global/networks/a3high-net' is already \
+             being used by 'projects/my-project/global/firewalls/stray-ssh'"
+        ),
+        "{}",
+        destroy.stderr
+    );
+    assert!(
+        destroy
+            .stderr
+            .contains("gcloud compute firewall-rules list --filter=network:a3high-net"),
+        "{}",
+        destroy.stderr
+    );
+    // The DELETE was answered with an operation: the refusal came in it.
+    let deletes: Vec<u64> = common::request_log(&cx)
+        .await
+        .iter()
+        .filter(|r| {
+            r["method"] == "DELETE"
+                && r["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("/global/networks/a3high-net"))
+        })
+        .map(|r| r["status"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(deletes, [200]);
+    let mut left = live(&cx).await;
+    left.sort();
+    assert_eq!(left, ["firewall/stray-ssh", "network/a3high-net"]);
+
+    gcloud
+        .ok(&[
+            "compute",
+            "firewall-rules",
+            "delete",
+            "stray-ssh",
+            "--quiet",
+        ])
+        .await;
+    run(&cx, &["destroy", HIGH, "--auto-approve"])
+        .await
+        .expect(0);
+    assert_eq!(live(&cx).await, Vec::<String>::new());
+}

@@ -126,6 +126,10 @@ pub struct Hooks {
     /// `resourceInUseByAnotherResource`). It sees the whole world: a reservation is used by the
     /// nodes of GKE node pools.
     pub user_of: fn(&World, &str) -> Option<String>,
+    /// Where a delete of a resource in use is refused: false, by the DELETE itself (400
+    /// `resourceInUseByAnotherResource`); true, by its operation, which Compute accepts and then
+    /// fails with `RESOURCE_IN_USE_BY_ANOTHER_RESOURCE` (networks; see their module).
+    pub in_use_fails_operation: bool,
     /// A check an insert makes after the quotas: the failure its operation ends with (Compute
     /// accepts the insert and fails its operation), e.g. a reservation asking for more VMs than
     /// the zone has ([`crate::capacity`]). It sees the built resource.
@@ -150,6 +154,7 @@ impl Hooks {
         update: None,
         statuses: None,
         user_of: |_, _| None,
+        in_use_fails_operation: false,
         insert_failure: |_, _, _, _| None,
         change_failure: |_, _, _, _, _| None,
         carry: |_, _| {},
@@ -485,7 +490,8 @@ fn aggregated(c: &'static Collection, shared: &Shared, project: &str) -> GcpResu
     })
 }
 
-/// `delete`: the resource must exist, be READY and be used by nothing.
+/// `delete`: the resource must exist, be READY and be used by nothing (or, for a collection whose
+/// in-use refusal comes in the operation, the operation fails).
 fn delete(
     c: &'static Collection,
     shared: &Shared,
@@ -503,8 +509,19 @@ fn delete(
             return Err(not_ready(path));
         }
         let target_id = str_field(&resource.body, "id").unwrap_or("").to_string();
+        let mut failure = None;
         if let Some(user) = (c.hooks.user_of)(world, path) {
-            return Err(in_use(c, path, &user));
+            let refusal = in_use(c, path, &user);
+            if !c.hooks.in_use_fails_operation {
+                return Err(refusal);
+            }
+            failure = Some(operations::Failure {
+                http_status: 400,
+                http_message: "BAD_REQUEST".into(),
+                code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE".into(),
+                message: refusal.message,
+                details: None,
+            });
         }
         let op = operations::start(
             world,
@@ -518,7 +535,7 @@ fn delete(
                 target_id,
                 effect: Effect::Delete,
                 request_id: query.get("requestId"),
-                failure: None,
+                failure,
             },
         )?;
         Ok(http::json(op))

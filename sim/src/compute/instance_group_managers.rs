@@ -12,6 +12,9 @@
 //! `zone` as a URL, `instanceTemplate`, `versions`, `instanceGroup`, `baseInstanceName`,
 //! `fingerprint`, `currentActions`, `status` with `isStable`, `targetSize`, `selfLink`,
 //! `listManagedInstancesResults`), per the v1 discovery document (revision 20261106).
+//! `listManagedInstances` (`gcloud compute instance-groups managed list-instances`) lists the
+//! group's VMs ([`super::instances`]), each `RUNNING` with `currentAction` `NONE` and the group's
+//! template as its version; one page holds them all (the group says `PAGELESS`).
 //!
 //! **Read-only.** A user's change to a GKE-managed group (resize, delete, insert, patch ...) is not
 //! simulated. The collection and item paths answer any method but GET with 405
@@ -29,7 +32,7 @@ use crate::server::Shared;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -43,6 +46,10 @@ pub fn router() -> Router<Arc<Shared>> {
         .route(
             &format!("{zone}/{SEGMENT}/{{name}}"),
             get(get_one).fallback(refuse),
+        )
+        .route(
+            &format!("{zone}/{SEGMENT}/{{name}}/listManagedInstances"),
+            post(list_managed_instances),
         )
         .route(
             &format!("/compute/v1/projects/{{project}}/aggregated/{SEGMENT}"),
@@ -227,6 +234,45 @@ async fn list_groups(
         ("compute#instanceGroupList", "instanceGroups"),
         render_group,
     )
+}
+
+/// `listManagedInstances`: the group's VMs.
+async fn list_managed_instances(
+    State(shared): State<Arc<Shared>>,
+    Path((project, zone, name)): Path<(String, String, String)>,
+) -> GcpResult<Response> {
+    check_zone(&zone)?;
+    shared.read_world(|world, _| {
+        let group = instance_groups::in_zone(world, &project, &zone)
+            .into_iter()
+            .find(|m| m.name == name)
+            .ok_or_else(|| {
+                not_found(&format!("projects/{project}/zones/{zone}/{SEGMENT}/{name}"))
+            })?;
+        let template = link(&format!(
+            "projects/{project}/global/instanceTemplates/{}",
+            group.base_instance_name
+        ));
+        let managed: Vec<Value> = instance_groups::vms_in_zone(world, &project, &zone)
+            .iter()
+            .filter(|vm| vm.group == name)
+            .map(|vm| {
+                let path = super::instances::path_of(vm);
+                json!({
+                    "instance": link(&path),
+                    "id": stable_id(&path),
+                    "instanceStatus": "RUNNING",
+                    "currentAction": "NONE",
+                    "version": {"instanceTemplate": template},
+                })
+            })
+            .collect();
+        let mut body = json!({});
+        if !managed.is_empty() {
+            body["managedInstances"] = Value::Array(managed);
+        }
+        Ok(http::json(body))
+    })
 }
 
 /// No node pool group has a Compute autoscaler.

@@ -21,11 +21,13 @@
 //! records, the operation endpoints, `requestId` replay), [`regions`] (`regions.get`/`list` and
 //! `projects.get`, with the quotas of [`crate::quotas`]; machine and accelerator types),
 //! [`network_profiles`] (the read-only network profiles and what they allow), one module per
-//! collection, and `cidr` (IPv4 range arithmetic).
+//! collection, [`instance_group_managers`] and [`instances`] (the read-only groups and VMs of GKE
+//! node pools, derived from the pools), and `cidr` (IPv4 range arithmetic).
 
 mod cidr;
 pub mod collection;
 pub mod instance_group_managers;
+pub mod instances;
 pub mod machine_types;
 pub mod network_profiles;
 pub mod operations;
@@ -210,6 +212,7 @@ pub fn router() -> Router<Arc<Shared>> {
         .merge(network_profiles::router())
         .merge(machine_types::router())
         .merge(instance_group_managers::router())
+        .merge(instances::router())
 }
 
 /// The earliest time, not after `now`, at which an operation is due.

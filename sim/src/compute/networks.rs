@@ -8,6 +8,21 @@
 //! `networkProfile` (full or partial URL of a [`super::network_profiles`] profile) is accepted on
 //! insert only and stored as the profile's canonical URL; a RoCE network is custom mode and its
 //! MTU defaults to 8896. See that module for what a profile allows and the sources.
+//!
+//! A network still used by a subnetwork (other than its auto-mode ones), a firewall rule, a router
+//! or a VM cannot be deleted, and the refusal comes in the operation, not from the DELETE: Compute
+//! accepts the call and the operation ends with `RESOURCE_IN_USE_BY_ANOTHER_RESOURCE` and "The
+//! network resource '…' is already being used by '…'". Captures: Terraform's "Error waiting for
+//! Deleting Network: The network resource 'projects/…/global/networks/…' is already being used by
+//! '…/firewalls/…'" (GoogleCloudPlatform/terraform-google-three-tier-web-app#167,
+//! GoogleCloudPlatform/terraform-ecommerce-microservices-on-gke#59, murphye/cheap-gke-cluster#8:
+//! "Error waiting for" is the provider's wording for a failed operation), kops's "GCE operation
+//! failed: googleapi: Error 400: The network resource … is already being used by …"
+//! (kubernetes/kops#13855) and genevieve/leftovers#6 ("Operation error: The network resource …"),
+//! with the operation's error code as clients test it (`RESOURCE_IN_USE_BY_ANOTHER_RESOURCE`,
+//! cloudamatic/mu `modules/mu/providers/google.rb`). Which user the message names when there are
+//! several is not published; the simulator names the first subnetwork, else firewall rule, else
+//! router, else VM.
 
 use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{
@@ -40,6 +55,7 @@ pub static COLLECTION: Collection = Collection {
     hooks: Hooks {
         patch: Some(patch),
         user_of,
+        in_use_fails_operation: true,
         on_ready: create_auto_subnetworks,
         on_removed,
         ..Hooks::NONE
@@ -259,8 +275,8 @@ fn patch(
     Ok(next)
 }
 
-/// A network is in use by any subnetwork (other than its auto-mode ones), firewall rule or router
-/// on it, looked for in that order.
+/// A network is in use by any subnetwork (other than its auto-mode ones), firewall rule, router
+/// or node VM on it, looked for in that order.
 fn user_of(world: &World, path: &str) -> Option<String> {
     let state = &world.compute;
     let url = link(path);
@@ -277,7 +293,10 @@ fn user_of(world: &World, path: &str) -> Option<String> {
             return Some(user.clone());
         }
     }
-    None
+    crate::container::instance_groups::vms(world)
+        .iter()
+        .find(|vm| vm.nics.iter().any(|nic| nic.network == path))
+        .map(super::instances::path_of)
 }
 
 /// A deleted network takes its auto-mode subnetworks with it.

@@ -5,6 +5,13 @@
 //! no overlap between any primary or secondary range of the subnetworks of one VPC network (in any
 //! region), unique secondary range names, no overlap with 10.128.0.0/9 in auto-mode networks, and
 //! secondary ranges that are only ever added or removed, never changed.
+//!
+//! A subnetwork that a VM (a GKE node: [`super::instances`]) has a NIC in, or that a router's NAT
+//! lists, cannot be deleted: the DELETE itself is refused with 400
+//! `resourceInUseByAnotherResource`, "The subnetwork resource 'projects/…/regions/…/subnetworks/…'
+//! is already being used by 'projects/…/zones/…/instances/…'" (captured in
+//! genevieve/leftovers#6, where a client's delete of a subnet still holding a VM fails at once
+//! with `googleapi: Error 400: … resourceInUseByAnotherResource`, not in an operation).
 
 use super::cidr::{Cidr, CidrError};
 use super::collection::{self, Collection, Hooks, Latency, Placement, Quota, Target};
@@ -458,13 +465,20 @@ fn expanded(
     checked(world, target, next)
 }
 
-/// An auto-mode subnetwork is used by its network; any subnetwork by a router whose NAT lists it.
+/// An auto-mode subnetwork is used by its network; any subnetwork by a VM with a NIC in it (a GKE
+/// node), then by a router whose NAT lists it.
 fn user_of(world: &World, path: &str) -> Option<String> {
     let state = &world.compute;
     let subnet = state.resources.get(path)?;
     if subnet.auto_created {
         let network = str_field(&subnet.body, "network").and_then(relative_path)?;
         return Some(network.to_string());
+    }
+    if let Some(vm) = crate::container::instance_groups::vms(world)
+        .iter()
+        .find(|vm| vm.nics.iter().any(|nic| nic.subnetwork == path))
+    {
+        return Some(super::instances::path_of(vm));
     }
     state
         .resources

@@ -1,4 +1,5 @@
-//! The Compute managed instance groups (MIGs) behind a node pool: one per zone of the pool, named
+//! The Compute managed instance groups (MIGs) behind a node pool, and their VMs (one per node,
+//! [`pool_vms`]): one group per zone of the pool, named
 //! as the pool's `instanceGroupUrls` name them (`gke-<cluster>-<pool>-<hash>-grp`), derived from
 //! the pool each time they are read — never stored — so they cannot drift from it. Compute serves
 //! them read-only ([`crate::compute::instance_group_managers`]); the simulator's quota usage counts
@@ -118,6 +119,181 @@ pub fn in_zone(world: &World, project: &str, zone: &str) -> Vec<GroupManager> {
         .flat_map(|c| c.pools.iter().map(move |p| (c, p)))
         .flat_map(|(c, p)| managers(world, c, p))
         .filter(|m| m.zone == zone)
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// One NIC of a node's VM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VmNic {
+    /// `projects/p/global/networks/n`.
+    pub network: String,
+    /// `projects/p/regions/r/subnetworks/s`.
+    pub subnetwork: String,
+    /// Its internal address (empty when the range had none left).
+    pub ip: String,
+    /// `GVNIC` or `MRDMA`.
+    pub nic_type: String,
+}
+
+/// A node of a GKE pool as the Compute instance it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vm {
+    pub project: String,
+    pub zone: String,
+    /// `gke-<cluster>-<pool>-<hash>-<suffix>`, the node's name.
+    pub name: String,
+    /// Its managed instance group (`...-grp`) and the group's instance template (`base`).
+    pub group: String,
+    pub template: String,
+    pub cluster: String,
+    /// The cluster's location (region or zone).
+    pub location: String,
+    pub pool: String,
+    pub machine_type: String,
+    /// `(acceleratorType, acceleratorCount)` the pool attaches (`config.accelerators`), if any.
+    pub attached: Option<(String, u32)>,
+    /// `nic0` (the cluster's subnetwork), then the pool's additional node networks.
+    pub nics: Vec<VmNic>,
+    /// `projects/p/zones/z/reservations/r` the VM consumes, for a `SPECIFIC_RESERVATION` pool.
+    pub reservation: Option<String>,
+    /// `(key, values)` of the pool's `reservationAffinity`, when it names one.
+    pub affinity: Option<(String, String, Vec<String>)>,
+    /// `projects/p/regions/r/resourcePolicies/n`: the pool's compact placement policy.
+    pub placement_policy: Option<String>,
+    pub spot: bool,
+    /// The node service account's email.
+    pub service_account: String,
+    /// The network tag GKE gives every node of the cluster (`gke-<cluster>-<hash>-node`).
+    pub tag: String,
+    /// The cluster's `createTime` (pools carry no time of their own).
+    pub created: String,
+}
+
+/// The VMs of `pool` of `cluster`: one per node, in zone then suffix order.
+pub fn pool_vms(world: &World, cluster: &Cluster, pool: &NodePool) -> Vec<Vm> {
+    let subnets = super::node_addresses::pool_subnetworks(world, cluster, pool);
+    let primary_network = cluster.resource["networkConfig"]["network"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let config = &pool.resource["config"];
+    let region = super::region_of(&cluster.location);
+    let networks: Vec<(String, String)> = std::iter::once((primary_network, "GVNIC".to_string()))
+        .chain(pool.nics.iter().map(|nic| {
+            (
+                format!(
+                    "projects/{}/global/networks/{}",
+                    cluster.project, nic.network
+                ),
+                nic.nic_type.clone(),
+            )
+        }))
+        .collect();
+    let affinity = &config["reservationAffinity"];
+    let affinity = affinity["consumeReservationType"].as_str().map(|kind| {
+        (
+            kind.to_string(),
+            affinity["key"].as_str().unwrap_or("").to_string(),
+            super::string_list(&affinity["values"]),
+        )
+    });
+    let placement_policy = pool.resource["placementPolicy"]["policyName"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .map(|name| {
+            format!(
+                "projects/{}/regions/{region}/resourcePolicies/{}",
+                cluster.project,
+                super::rules::last_segment(name)
+            )
+        });
+    let account =
+        super::node_pools::node_service_account(world, &cluster.project, &pool.resource["config"]);
+    let cluster_id = cluster.resource["id"].as_str().unwrap_or(&cluster.name);
+    let tag = format!(
+        "gke-{}-{}-node",
+        cluster.name,
+        super::fingerprint(cluster_id)
+    );
+    let created = cluster.resource["createTime"]
+        .as_str()
+        .unwrap_or("1970-01-01T00:00:00Z")
+        .to_string();
+    let attached = config["accelerators"].get(0).and_then(|a| {
+        let kind = a["acceleratorType"].as_str()?;
+        Some((kind.to_string(), count_of(&a["acceleratorCount"]) as u32))
+    });
+    let prefix = node_prefix(&cluster.name, &pool.name);
+    let mut out = vec![];
+    for (zone, group) in &pool.groups {
+        let base = format!("{prefix}-{}", group.hash);
+        for suffix in &group.suffixes {
+            let addresses = group.addresses.get(suffix);
+            let nics = subnets
+                .iter()
+                .zip(&networks)
+                .enumerate()
+                .map(|(i, ((subnetwork, _), (network, nic_type)))| VmNic {
+                    network: network.clone(),
+                    subnetwork: subnetwork.clone(),
+                    ip: addresses
+                        .and_then(|a| a.get(i))
+                        .cloned()
+                        .unwrap_or_default(),
+                    nic_type: nic_type.clone(),
+                })
+                .collect();
+            out.push(Vm {
+                project: cluster.project.clone(),
+                zone: zone.clone(),
+                name: format!("{base}-{suffix}"),
+                group: format!("{base}-grp"),
+                template: base.clone(),
+                cluster: cluster.name.clone(),
+                location: cluster.location.clone(),
+                pool: pool.name.clone(),
+                machine_type: config["machineType"]
+                    .as_str()
+                    .unwrap_or("e2-medium")
+                    .to_string(),
+                attached: attached.clone(),
+                nics,
+                reservation: pool.reserved.get(zone).map(|r| r.reservation.clone()),
+                affinity: affinity.clone(),
+                placement_policy: placement_policy.clone(),
+                spot: config["spot"] == serde_json::json!(true),
+                service_account: account.clone(),
+                tag: tag.clone(),
+                created: created.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Every node VM of the world, cluster by cluster, pool by pool.
+pub fn vms(world: &World) -> Vec<Vm> {
+    world
+        .container
+        .clusters
+        .values()
+        .flat_map(|c| c.pools.iter().map(move |p| (c, p)))
+        .flat_map(|(c, p)| pool_vms(world, c, p))
+        .collect()
+}
+
+/// The node VMs of `project` in `zone`, in name order.
+pub fn vms_in_zone(world: &World, project: &str, zone: &str) -> Vec<Vm> {
+    let mut out: Vec<Vm> = world
+        .container
+        .clusters
+        .values()
+        .filter(|c| c.project == project)
+        .flat_map(|c| c.pools.iter().map(move |p| (c, p)))
+        .flat_map(|(c, p)| pool_vms(world, c, p))
+        .filter(|vm| vm.zone == zone)
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out

@@ -15,7 +15,8 @@
 //! batch: surge and blue-green),
 //! [`maintenance`] (maintenance policies: their
 //! checks, and when they let an upgrade run), [`auto_upgrade`] (the upgrades GKE starts when a
-//! channel's target moves),
+//! channel's target moves), [`instance_groups`] (the pools' instance groups and VMs, which
+//! Compute serves), [`node_addresses`] (the VMs' internal addresses),
 //! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
 
 pub mod accelerator_networks;
@@ -27,6 +28,7 @@ pub mod enum_tables;
 pub mod enums;
 pub mod instance_groups;
 pub mod maintenance;
+pub mod node_addresses;
 mod node_pools;
 mod nodes;
 mod operations;
@@ -134,6 +136,11 @@ pub struct Reserved {
 pub struct NodeGroup {
     pub hash: String,
     pub suffixes: Vec<String>,
+    /// Per node (by suffix), its VM's internal addresses, one per NIC in
+    /// [`node_addresses::pool_subnetworks`] order; absent from worlds saved before nodes were
+    /// VMs (their nodes get addresses at the pool's next change).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub addresses: BTreeMap<String, Vec<String>>,
 }
 
 impl Cluster {

@@ -144,7 +144,7 @@ pub fn prepare(world: &mut World, cx: &PoolContext, mut pool: Value) -> GcpResul
             zone.clone(),
             NodeGroup {
                 hash,
-                suffixes: vec![],
+                ..NodeGroup::default()
             },
         );
     }

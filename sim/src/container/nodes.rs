@@ -73,6 +73,15 @@ pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {
         return;
     };
     pool.groups = groups;
+    super::node_addresses::assign(world, key, pool_name);
+    let Some(pool) = world
+        .container
+        .clusters
+        .get(key)
+        .and_then(|c| c.pool(pool_name))
+    else {
+        return;
+    };
     let nodes = node_specs(&cluster_name, pool);
     let has_nodes = !nodes.is_empty();
     world.kube.set_pool_nodes(key, pool_name, nodes, cx.now);
@@ -156,6 +165,7 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
         let block = format!("{}{}", fingerprint(&group.hash), fingerprint(zone));
         for (index, suffix) in group.suffixes.iter().enumerate() {
             let name = format!("{prefix}-{}-{suffix}", group.hash);
+            let addresses = group.addresses.get(suffix).cloned().unwrap_or_default();
             let mut labels = BTreeMap::new();
             let mut label = |k: &str, v: &str| {
                 labels.insert(k.to_string(), v.to_string());
@@ -226,14 +236,19 @@ pub fn node_specs(cluster_name: &str, pool: &NodePool) -> Vec<NodeSpec> {
                     .or_else(|| pool.resource["version"].as_str().map(str::to_string))
                     .unwrap_or_default(),
                 unschedulable: pool.cordoned.contains(&name),
+                internal_ip: addresses.first().cloned().unwrap_or_default(),
                 nics: pool
                     .nics
                     .iter()
-                    .map(|nic| NodeNic {
+                    .enumerate()
+                    .map(|(i, nic)| NodeNic {
                         network: nic.network.clone(),
                         subnetwork: nic.subnetwork.clone(),
                         nic_type: nic.nic_type.clone(),
-                        ip: super::accelerator_networks::nic_address(&nic.cidr, ordinal),
+                        // Worlds saved before nodes were VMs: the address by the node's place.
+                        ip: addresses.get(i + 1).cloned().unwrap_or_else(|| {
+                            super::accelerator_networks::nic_address(&nic.cidr, ordinal)
+                        }),
                     })
                     .collect(),
                 managed_rdma_nics,

@@ -375,6 +375,7 @@ impl Place<'_> {
     /// Tells the Kubernetes side about the pool's nodes as they are at `at`.
     fn publish(&mut self, pool_name: &str, at: SimTime) {
         let cluster_name = self.cluster_name();
+        super::node_addresses::assign(self.world, &self.key, pool_name);
         let Some(pool) = self
             .world
             .container
@@ -1103,6 +1104,15 @@ pub fn ended(world: &mut World, cx: &Ctx, key: &str, op: &Operation, error: Opti
             pool.generation += 1;
         }
     }
+    super::node_addresses::assign(world, key, &run.pool);
+    let Some(pool) = world
+        .container
+        .clusters
+        .get(key)
+        .and_then(|c| c.pool(&run.pool))
+    else {
+        return;
+    };
     let nodes = node_specs(&cluster_name, pool);
     world.kube.set_pool_nodes(key, &run.pool, nodes, at);
 }

@@ -173,6 +173,10 @@ pub struct NodeSpec {
     /// Cordoned (`spec.unschedulable`), as an upgrade leaves a node it is about to drain.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unschedulable: bool,
+    /// The address of the node's VM on its primary NIC (`nic0`, in the cluster's subnetwork):
+    /// its `InternalIP`. Empty in worlds saved before nodes were VMs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub internal_ip: String,
     /// The node's NICs after `eth0` (the pool's `additionalNodeNetworkConfigs`, in order: `eth1`,
     /// `eth2` ...), which GKE shows in the node's `networking.gke.io/nic-info` annotation and,
     /// once a Network object refers to their VPC, as `networking.gke.io.networks/<Network>`

@@ -656,13 +656,17 @@ async fn rule_violations_fail_in_gcloud_with_the_real_codes() {
         "invalid",
         "conflicts with existing subnetwork 'sub4'",
     );
-    assert_error(
-        &http.delete("global/networks/net").await,
-        400,
-        "FAILED_PRECONDITION",
-        "resourceInUseByAnotherResource",
-        "The network resource 'projects/a3-sim-test/global/networks/net' is already being used by 'projects/a3-sim-test/regions/us-east4/subnetworks/sub'",
+    // A network in use: the DELETE is accepted and its operation fails.
+    let (status, op) = http.delete("global/networks/net").await;
+    assert_eq!(status, 200, "{op}");
+    let done = http.wait(&op).await;
+    assert_eq!(
+        done["error"]["errors"][0],
+        json!({"code": "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE",
+            "message": "The network resource 'projects/a3-sim-test/global/networks/net' is already being used by 'projects/a3-sim-test/regions/us-east4/subnetworks/sub'"}),
+        "{done}"
     );
+    assert_eq!(http.get("global/networks/net").await.0, 200);
     assert_error(
         &http
             .post(

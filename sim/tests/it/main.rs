@@ -14,6 +14,7 @@ mod gcloud_dranet;
 mod gcloud_filestore;
 mod gcloud_gpu_networking;
 mod gcloud_iam;
+mod gcloud_instances;
 mod gcloud_maintenance;
 mod gcloud_node_upgrades;
 mod gcloud_quotas;

@@ -195,7 +195,13 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
         .unwrap_or(clock.now);
     let since_ts = clock.ts(since);
     let index = hash(&spec.name);
-    let internal_ip = format!("10.128.{}.{}", (index >> 8) % 250, 2 + index % 250);
+    // The VM's address in the cluster's subnetwork (worlds saved before nodes were VMs: one drawn
+    // from the node's name).
+    let internal_ip = if spec.internal_ip.is_empty() {
+        format!("10.128.{}.{}", (index >> 8) % 250, 2 + index % 250)
+    } else {
+        spec.internal_ip.clone()
+    };
     let project = cluster.key_project();
     let mut node = json!({
         "apiVersion": "v1",

@@ -101,6 +101,7 @@ pub fn node(name: &str, pool: &str, gpus: u32, managed_driver: bool) -> NodeSpec
         memory: memory.into(),
         version: String::new(),
         unschedulable: false,
+        internal_ip: String::new(),
         nics: vec![],
         managed_rdma_nics: 0,
     }
