@@ -131,6 +131,8 @@ impl Session {
             // The sandbox is for trying things: protection is off unless the blueprint asks.
             blueprint.cluster.deletion_protection.get_or_insert(false);
         }
+        // Hints drawn from here on name this run's flags and blueprint.
+        crate::ui::invocation::set(&state_flags(global), path);
         let connection = Connection::open(global, &blueprint, path, true).await?;
         // A deployment an earlier a3ctl created names its GPU VPCs from 0: keep its names. A state
         // that cannot be read is reported by whoever loads it next.

@@ -96,11 +96,12 @@ impl Failure {
         } else {
             "error"
         };
+        let complete = super::invocation::complete;
         out.push_str(&format!("{label}: {}\n", self.message));
         for cause in &self.causes {
-            out.push_str(&format!("  Caused by: {cause}\n"));
+            out.push_str(&format!("  Caused by: {}\n", complete(cause)));
         }
-        if let Some(hint) = &self.hint {
+        if let Some(hint) = self.hint.as_deref().map(complete) {
             let label = if printer.color {
                 "\x1b[1;36mhint\x1b[0m"
             } else {

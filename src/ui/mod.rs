@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod existing_view;
 pub mod fold;
 pub mod gpu_replacements;
+pub mod invocation;
 pub mod outputs_view;
 pub mod plan_view;
 pub mod progress;

@@ -164,9 +164,10 @@ pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
 fn render_upgrades(printer: &Printer, out: &mut String, plan: &Plan) {
     use crate::resource::kinds::cluster::MaintenancePolicy;
     use crate::resource::kinds::node_pool::NodePoolSpec;
+    // What a plan changes about upgrades: a new resource's settings are listed with it, so a
+    // create plan has no `Upgrades:` section.
     let touches = |c: &Change, fields: &[&str]| {
-        matches!(c.action, Action::Create | Action::Replace)
-            || c.diffs.iter().any(|d| fields.iter().any(|f| d.field == *f))
+        c.action == Action::Replace || c.diffs.iter().any(|d| fields.iter().any(|f| d.field == *f))
     };
     let mut lines = Vec::new();
     for change in plan.actions() {
@@ -427,16 +428,15 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
         "  {} {} ({})",
         printer.glyph(glyph(change)),
         change.addr,
-        change.id
+        value_tree::with_project_number(&change.id)
     );
     match change.action {
         Action::Create => {
-            if let Some(Value::Object(after)) = change.after.as_ref().map(value_tree::redacted) {
+            if let Some(Value::Object(mut after)) = change.after.as_ref().map(value_tree::redacted)
+            {
+                after.retain(|field, value| !value.is_null() && !internal(change.addr.kind, field));
                 let width = after.keys().map(String::len).max().unwrap_or(0);
                 for (field, value) in &after {
-                    if value.is_null() {
-                        continue;
-                    }
                     match value_tree::inline(value, true) {
                         Some(text) => {
                             let _ = writeln!(
@@ -473,6 +473,19 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
         Action::Delete | Action::NoOp => {}
     }
     out.push('\n');
+}
+
+/// Fields a spec keeps for a3ctl's own bookkeeping, not settings of the cloud: left out of a
+/// create's listing (a change to one still shows, as the drift it is). The cluster's
+/// `bootstrap_pool` (whether GKE's required first pool is still there) and `gpudirect_family`
+/// (which GPUDirect stack its objects follow); an object's `ready` (the condition the apply waits
+/// for) and a release's `missing` (its objects found absent, to reinstall).
+fn internal(kind: Kind, field: &str) -> bool {
+    match kind {
+        Kind::Cluster => matches!(field, "bootstrap_pool" | "gpudirect_family"),
+        Kind::Kubernetes => matches!(field, "ready" | "missing"),
+        _ => false,
+    }
 }
 
 fn glyph(change: &Change) -> &'static str {

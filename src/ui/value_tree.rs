@@ -40,6 +40,16 @@ fn known_after_apply(s: &str) -> Option<&str> {
     (inner.contains('.') && !inner.contains(['{', '}', ' '])).then_some(inner)
 }
 
+/// The stand-in for the project's number in IAM members until the IAM adapter reads it
+/// ([`crate::graph::identity::PROJECT_NUMBER`]).
+const NUMBER_PLACEHOLDER: &str = "projects/PROJECT_NUMBER/";
+
+/// `text` with the project number's stand-in said as what it is: a3ctl reads the number when it
+/// applies, so the plan shows `projects/(project number)/`, never a literal `PROJECT_NUMBER`.
+pub fn with_project_number(text: &str) -> String {
+    text.replace(NUMBER_PLACEHOLDER, "projects/(project number)/")
+}
+
 /// The value on one line, when it fits: scalars (strings without line breaks, at any length),
 /// empty containers, lists of such scalars and — with `objects` — flat objects, up to
 /// [`INLINE_MAX`] characters.
@@ -50,6 +60,7 @@ pub fn inline(value: &Value, objects: bool) -> Option<String> {
             known_after_apply(s).map(|what| format!("(known after apply: {what})"))
         }
         Value::String(s) if is_block(s) => None,
+        Value::String(s) if s.contains(NUMBER_PLACEHOLDER) => Some(quoted(&with_project_number(s))),
         Value::Array(items) if items.is_empty() => Some("[]".into()),
         Value::Object(map) if map.is_empty() => Some("{}".into()),
         Value::Array(items) => {
@@ -60,19 +71,34 @@ pub fn inline(value: &Value, objects: bool) -> Option<String> {
             let text = format!("[{}]", parts.join(","));
             (text.chars().count() <= INLINE_MAX).then_some(text)
         }
+        // A small object reads as TOML's inline table, the blueprint's own notation
+        // (`{ count = 8, type = "nvidia-h100-mega-80gb" }`), its unset fields left out.
         Value::Object(map) => {
             if !objects || !map.values().all(is_flat_scalar) {
                 return None;
             }
             let parts: Vec<String> = map
                 .iter()
-                .filter_map(|(k, v)| Some(format!("{}:{}", quoted(k), inline(v, false)?)))
+                .filter(|(_, v)| !v.is_null())
+                .filter_map(|(k, v)| Some(format!("{} = {}", toml_key(k), inline(v, false)?)))
                 .collect();
-            let text = format!("{{{}}}", parts.join(","));
+            if parts.is_empty() {
+                return Some("{}".into());
+            }
+            let text = format!("{{ {} }}", parts.join(", "));
             (text.chars().count() <= INLINE_MAX).then_some(text)
         }
         other => Some(other.to_string()),
     }
+}
+
+/// A key as TOML writes it: bare when it can be, quoted otherwise.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare { key.to_string() } else { quoted(key) }
 }
 
 fn is_flat_scalar(value: &Value) -> bool {

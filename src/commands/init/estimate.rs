@@ -235,7 +235,8 @@ pub fn outlook(printer: &Printer, blueprint: &Blueprint, path: &std::path::Path)
         )
     } else if has("reservation") {
         format!(
-            "An apply should take about {time}; {nodes} new GPU node{plural} come from the reservation, which\nmust have that many machines free."
+            "An apply should take about {time}; {nodes} new GPU node{plural} {come} from the reservation, which\nmust have that many machines free.",
+            come = if nodes == 1 { "comes" } else { "come" }
         )
     } else {
         format!("An apply should take about {time}.")
