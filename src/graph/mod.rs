@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod identity;
+pub mod jobset;
 pub mod kueue;
 pub mod outputs;
 pub mod software;

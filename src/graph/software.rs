@@ -119,7 +119,9 @@ pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
     if bp.software.driver == DriverMode::Daemonset {
         out.push(cx.driver_installer());
     }
-    // 4. Kueue, its queues and the priority classes.
+    // 4. JobSet, then Kueue (whose JobSet integration needs JobSet's CRD), its queues and the
+    //    priority classes.
+    super::jobset::resources(&cx, &mut out);
     super::kueue::resources(&cx, &mut out);
     // 5. Shared storage: a PersistentVolume and claim per Filestore share and mounted bucket.
     super::volumes::resources(&cx, &mut out);
