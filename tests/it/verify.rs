@@ -441,6 +441,9 @@ async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_
     want.extend(networks.iter().map(String::as_str));
     want.extend([
         "networks/count",
+        "jobset/crd",
+        "jobset/controller",
+        "jobset/kueue",
         "kueue/clusterqueue/a3-queue",
         "kueue/localqueue/default/a3-queue",
         "kueue/flavor/a3mega",
