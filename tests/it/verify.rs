@@ -102,7 +102,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         );
     }
     assert!(
-        run.stdout.ends_with("All 11 checks passed.\n"),
+        run.stdout.ends_with("All 14 checks passed.\n"),
         "{}",
         run.stdout
     );
