@@ -11,7 +11,7 @@ use std::path::PathBuf;
 /// on A3 Ultra and A4 one gVNIC VPC and an RDMA VPC, MTU 8896, or GKE-managed GPU networking), the
 /// primary VPC with Cloud NAT, compact placement, a Dataplane V2 multi-network GKE cluster, node
 /// pools, Filestore, Artifact Registry, buckets, and inside the cluster the GPU network objects,
-/// the NCCL stack (TCPX, TCPXO or gIB), Kueue with its queues and the shared volumes — plans the changes,
+/// the NCCL stack (TCPX, TCPXO or gIB), JobSet, Kueue with its queues and the shared volumes — plans the changes,
 /// and applies them in parallel, recording state after every step so an interrupted apply resumes
 /// where it stopped.
 ///
@@ -193,7 +193,8 @@ pub enum Command {
     /// is Ready with its 8 allocatable GPUs and the pool has its declared node count; the NCCL
     /// installer, NRI device injector and (driver = "daemonset") driver DaemonSets are ready on
     /// every GPU node; one Network and GKENetworkParamSet per GPU NIC exist with the blueprint's
-    /// names, VPCs and subnets; Kueue's ClusterQueue is Active with a GPU quota equal to the
+    /// names, VPCs and subnets; JobSet's API is served, its controller available and Kueue's
+    /// JobSet integration on; Kueue's ClusterQueue is Active with a GPU quota equal to the
     /// pools' GPUs and its LocalQueue exists. Prints a table (or `--json`); exits with 0 only when
     /// every check passes, 1 otherwise, each failure naming the object and what to do.
     ///

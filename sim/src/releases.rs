@@ -1,5 +1,6 @@
-//! GitHub release downloads, for the one release a3ctl installs from GitHub: Kueue's
-//! `manifests.yaml` (`https://github.com/kubernetes-sigs/kueue/releases/download/<tag>/manifests.yaml`).
+//! GitHub release downloads, for the releases a3ctl installs from GitHub: Kueue's and JobSet's
+//! `manifests.yaml` (`https://github.com/kubernetes-sigs/kueue/releases/download/<tag>/manifests.yaml`,
+//! `https://github.com/kubernetes-sigs/jobset/releases/download/<tag>/manifests.yaml`).
 //!
 //! Served at `/github/<owner>/<repo>/releases/download/<tag>/<file>`, so a client pointed at
 //! `<base>/github` instead of `https://github.com` downloads from the simulator. There is no
@@ -11,7 +12,17 @@
 //! controller's ServiceAccount, webhook Service and `kueue-controller-manager` Deployment, and the
 //! mutating and validating webhook configurations (`failurePolicy: Fail`) pointing at that
 //! Service. Its bytes differ from upstream, so a `sha256` pinned for the real file does not match
-//! it — as it should not.
+//! it — as it should not. Kueue's carries, as upstream's does, the `kueue-manager-config`
+//! ConfigMap whose `integrations.frameworks` lists `jobset.x-k8s.io/jobset`, and the `mjobset` /
+//! `vjobset` webhooks for JobSets (kubernetes-sigs/kueue `config/components/manager/
+//! controller_manager_config.yaml` and `config/components/webhook/manifests.yaml`).
+//!
+//! JobSet's stand-in (kubernetes-sigs/jobset releases from v0.2, `config/default`): the
+//! `jobset-system` namespace, the `jobsets.jobset.x-k8s.io` CRD serving `v1alpha2` with a status
+//! subresource, the controller's ServiceAccount, `jobset-webhook-service`, the
+//! `jobset-controller-manager` Deployment, and the mutating and validating webhook configurations
+//! for JobSets (`mjobset.kb.io`, `vjobset.kb.io`, `failurePolicy: Fail`; kubernetes-sigs/jobset
+//! `api/jobset/v1alpha2/jobset_webhook.go`). Its pod webhooks (exclusive placement) are left out.
 //!
 //! Unknown repositories, files or tags answer 404 `Not Found`, as GitHub does. Documents are JSON
 //! (a YAML 1.2 subset) separated by `---`.
@@ -36,16 +47,21 @@ async fn download(
     Path((owner, repo, tag, file)): Path<(String, String, String, String)>,
 ) -> Response {
     match (owner.as_str(), repo.as_str(), file.as_str()) {
-        ("kubernetes-sigs", "kueue", "manifests.yaml") => match kueue_manifests(&tag) {
-            Some(body) => (
-                StatusCode::OK,
-                [(header::CONTENT_TYPE, "application/octet-stream")],
-                body,
-            )
-                .into_response(),
-            None => not_found(),
-        },
+        ("kubernetes-sigs", "kueue", "manifests.yaml") => release(kueue_manifests(&tag)),
+        ("kubernetes-sigs", "jobset", "manifests.yaml") => release(jobset_manifests(&tag)),
         _ => not_found(),
+    }
+}
+
+fn release(body: Option<String>) -> Response {
+    match body {
+        Some(body) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/octet-stream")],
+            body,
+        )
+            .into_response(),
+        None => not_found(),
     }
 }
 
@@ -236,25 +252,167 @@ pub fn kueue_manifests(tag: &str) -> Option<String> {
         ("ResourceFlavor", "resourceflavors"),
         ("Workload", "workloads"),
     ];
+    // Kueue's webhooks for JobSets, served by Kueue's own service (upstream's `mjobset.kb.io` and
+    // `vjobset.kb.io`).
+    let jobset_hook = |verb: &str| {
+        json!({
+            "name": format!("{}jobset.kb.io", &verb[..1]),
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "clientConfig": {"service": {"name": SERVICE, "namespace": NAMESPACE,
+                "path": format!("/{verb}-jobset-x-k8s-io-v1alpha2-jobset")}},
+            "rules": [{"apiGroups": [JOBSET_GROUP], "apiVersions": ["v1alpha2"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["jobsets"]}],
+        })
+    };
+    for (kind, verb) in [
+        ("MutatingWebhookConfiguration", "mutate"),
+        ("ValidatingWebhookConfiguration", "validate"),
+    ] {
+        let mut webhooks: Vec<Value> = checked.iter().map(|(k, p)| webhook(k, p, verb)).collect();
+        webhooks.push(jobset_hook(verb));
+        let name = format!(
+            "kueue-{}-webhook-configuration",
+            &kind[..kind.len() - "WebhookConfiguration".len()].to_ascii_lowercase()
+        );
+        documents.push(json!({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "kueue"}},
+            "webhooks": webhooks,
+        }));
+    }
+    documents.push(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "kueue-manager-config", "namespace": NAMESPACE, "labels": labels},
+        "data": {"controller_manager_config.yaml": KUEUE_MANAGER_CONFIG},
+    }));
+    Some(render(&format!("Kueue {tag}"), documents))
+}
+
+/// The manager configuration of Kueue's release (the part a client can see of it): the
+/// integrations it sets up, as upstream's default configuration lists them.
+const KUEUE_MANAGER_CONFIG: &str = "apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+webhook:
+  port: 9443
+integrations:
+  frameworks:
+  - \"batch/job\"
+  - \"kubeflow.org/mpijob\"
+  - \"ray.io/rayjob\"
+  - \"ray.io/raycluster\"
+  - \"jobset.x-k8s.io/jobset\"
+  - \"kubeflow.org/paddlejob\"
+  - \"kubeflow.org/pytorchjob\"
+  - \"kubeflow.org/tfjob\"
+  - \"kubeflow.org/xgboostjob\"
+  - \"kubeflow.org/jaxjob\"
+";
+
+const JOBSET_GROUP: &str = "jobset.x-k8s.io";
+const JOBSET_NAMESPACE: &str = "jobset-system";
+const JOBSET_SERVICE: &str = "jobset-webhook-service";
+
+/// A generated stand-in for JobSet's `manifests.yaml` of `tag` (see the module doc), or `None`
+/// for tags that are not JobSet releases with the `v1alpha2` API (before v0.2, or not `vX.Y.Z`).
+pub fn jobset_manifests(tag: &str) -> Option<String> {
+    let (major, minor, _) = parse_tag(tag)?;
+    if major == 0 && minor < 2 {
+        return None;
+    }
+    let labels = json!({"control-plane": "controller-manager", "app.kubernetes.io/name": "jobset"});
+    let mut documents = vec![json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": JOBSET_NAMESPACE, "labels": labels},
+    })];
+    documents.push(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("jobsets.{JOBSET_GROUP}"), "labels": {"app.kubernetes.io/name": "jobset"}},
+        "spec": {
+            "group": JOBSET_GROUP,
+            "names": {"plural": "jobsets", "singular": "jobset", "kind": "JobSet", "listKind": "JobSetList"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1alpha2", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "TerminalState", "type": "string", "jsonPath": ".status.terminalState"},
+                    {"name": "Restarts", "type": "string", "jsonPath": ".status.restarts"},
+                    {"name": "Completed", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Completed\")].status"},
+                    {"name": "Suspended", "type": "string", "jsonPath": ".spec.suspend"},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+            }],
+        },
+    }));
+    documents.push(json!({
+        "apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "jobset-controller-manager", "namespace": JOBSET_NAMESPACE, "labels": labels},
+    }));
+    documents.push(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": JOBSET_SERVICE, "namespace": JOBSET_NAMESPACE, "labels": labels},
+        "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
+                 "selector": {"control-plane": "controller-manager"}},
+    }));
+    documents.push(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "jobset-controller-manager", "namespace": JOBSET_NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"control-plane": "controller-manager"}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": "jobset-controller-manager",
+                    "containers": [{
+                        "name": "manager",
+                        "image": format!("registry.k8s.io/jobset/jobset:{tag}"),
+                        "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"],
+                        "ports": [{"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"}],
+                    }],
+                },
+            },
+        },
+    }));
+    let hook = |verb: &str| {
+        json!({
+            "name": format!("{}jobset.kb.io", &verb[..1]),
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "clientConfig": {"service": {"name": JOBSET_SERVICE, "namespace": JOBSET_NAMESPACE,
+                "path": format!("/{verb}-jobset-x-k8s-io-v1alpha2-jobset")}},
+            "rules": [{"apiGroups": [JOBSET_GROUP], "apiVersions": ["v1alpha2"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["jobsets"]}],
+        })
+    };
     documents.push(json!({
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": "kueue-mutating-webhook-configuration", "labels": {"app.kubernetes.io/name": "kueue"}},
-        "webhooks": checked.iter().map(|(k, p)| webhook(k, p, "mutate")).collect::<Vec<_>>(),
+        "metadata": {"name": "jobset-mutating-webhook-configuration", "labels": {"app.kubernetes.io/name": "jobset"}},
+        "webhooks": [hook("mutate")],
     }));
     documents.push(json!({
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "kueue-validating-webhook-configuration", "labels": {"app.kubernetes.io/name": "kueue"}},
-        "webhooks": checked.iter().map(|(k, p)| webhook(k, p, "validate")).collect::<Vec<_>>(),
+        "metadata": {"name": "jobset-validating-webhook-configuration", "labels": {"app.kubernetes.io/name": "jobset"}},
+        "webhooks": [hook("validate")],
     }));
+    Some(render(&format!("JobSet {tag}"), documents))
+}
+
+/// Documents as one file: a comment line, then each document after `---`.
+fn render(what: &str, documents: Vec<Value>) -> String {
     let mut out = format!(
-        "# Kueue {tag} release manifests, generated by a3ctl-sim as a stand-in for the upstream file.\n"
+        "# {what} release manifests, generated by a3ctl-sim as a stand-in for the upstream file.\n"
     );
     for document in documents {
         out.push_str("---\n");
         out.push_str(&serde_json::to_string_pretty(&document).unwrap_or_default());
         out.push('\n');
     }
-    Some(out)
+    out
 }
 
 #[cfg(test)]
@@ -271,5 +429,24 @@ mod tests {
         assert!(kueue_manifests("v0.8.0").is_none());
         assert!(kueue_manifests("0.17.1").is_none());
         assert!(kueue_manifests("v0.17").is_none());
+        assert!(new.contains("jobset.x-k8s.io/jobset") && new.contains("mjobset.kb.io"));
+    }
+
+    #[test]
+    fn jobset_releases_serve_v1alpha2_jobsets_and_guard_them_with_webhooks() {
+        let text = jobset_manifests("v0.12.0").unwrap();
+        assert_eq!(text.matches("\"CustomResourceDefinition\"").count(), 1);
+        for needle in [
+            "\"jobsets.jobset.x-k8s.io\"",
+            "\"v1alpha2\"",
+            "registry.k8s.io/jobset/jobset:v0.12.0",
+            "\"jobset-controller-manager\"",
+            "\"mjobset.kb.io\"",
+            "\"vjobset.kb.io\"",
+        ] {
+            assert!(text.contains(needle), "{needle}");
+        }
+        assert!(jobset_manifests("v0.1.3").is_none());
+        assert!(jobset_manifests("0.12.0").is_none());
     }
 }

@@ -49,10 +49,10 @@ pub use families::{GpuDirect, MachineFamily, NetworkMode};
 pub use lint::warnings;
 pub use model::{
     ArtifactRegistry, AuthorizedNetwork, BlueGreen, Blueprint, Bucket, Capacity, Cluster,
-    DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, Identity, Kueue, Maintenance,
-    MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network, NodeAccount, Placement,
-    Queue, ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend, StorageClass,
-    Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
+    DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, Identity, JobSet, Kueue,
+    Maintenance, MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network, NodeAccount,
+    Placement, Queue, ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend,
+    StorageClass, Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
 };
 pub use versions::{GkeVersion, VersionSpec};
 
@@ -191,6 +191,7 @@ mod tests {
                 && mega.artifact_registries.len() == 1
         );
         assert!(mega.software.kueue.enabled);
+        assert!(mega.software.jobset.enabled);
         let minimal = shipped("minimal.toml");
         assert_eq!(minimal.summary().gpus, 8);
     }
@@ -268,6 +269,12 @@ version = "v0.17.1"
 manifest = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
 sha256 = ""
 queue = "a3-queue"
+
+[software.jobset]
+enabled = true
+version = "v0.12.0"
+manifest = "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"
+sha256 = ""
 
 [state]
 backend = "local"

@@ -664,6 +664,17 @@ pub struct Queue {
     pub memory: Option<String>,
 }
 
+/// JobSet installation (kubernetes-sigs/jobset): the API the GPU recipes submit training jobs
+/// with, installed from its release manifests like Kueue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSet {
+    pub enabled: bool,
+    pub version: String,
+    pub manifest: ManifestSource,
+    /// Lowercase hex SHA-256 the manifest must match.
+    pub sha256: Option<String>,
+}
+
 /// Cluster software a3ctl installs on top of GKE.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Software {
@@ -674,6 +685,7 @@ pub struct Software {
     /// Prefix of the Kubernetes Network objects: `vpc1` .. `vpcN`.
     pub network_prefix: String,
     pub kueue: Kueue,
+    pub jobset: JobSet,
 }
 
 impl Software {

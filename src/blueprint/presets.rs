@@ -265,6 +265,18 @@ pub fn kueue_manifest_url(version: &str) -> String {
     format!("https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml")
 }
 
+/// The JobSet release installed when a blueprint names none: the current release
+/// (https://github.com/kubernetes-sigs/jobset/releases/tag/v0.12.0). Cluster Toolkit installs
+/// JobSet from its chart beside Kueue (GoogleCloudPlatform/cluster-toolkit
+/// `modules/management/kubectl-apply/main.tf`, `install_jobset`), xpk from these manifests.
+pub const JOBSET_VERSION: &str = "v0.12.0";
+
+/// The upstream manifest URL of a JobSet release, as JobSet's installation guide applies it
+/// (kubernetes-sigs/jobset `site/content/en/docs/installation/_index.md`).
+pub fn jobset_manifest_url(version: &str) -> String {
+    format!("https://github.com/kubernetes-sigs/jobset/releases/download/{version}/manifests.yaml")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

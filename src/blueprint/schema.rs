@@ -97,8 +97,10 @@ const SOFTWARE_KEYS: &[&str] = &[
     "rxdm_tag",
     "network_prefix",
     "kueue",
+    "jobset",
 ];
 const KUEUE_KEYS: &[&str] = &["enabled", "version", "manifest", "sha256", "queue"];
+const JOBSET_KEYS: &[&str] = &["enabled", "version", "manifest", "sha256"];
 const IDENTITY_KEYS: &[&str] = &["node_service_account", "node_roles", "workloads"];
 const STATE_KEYS: &[&str] = &["backend", "path", "bucket", "prefix", "kms_key"];
 
@@ -279,6 +281,16 @@ pub(crate) struct RawSoftware {
     pub rxdm_tag: Str,
     pub network_prefix: Str,
     pub kueue: RawKueue,
+    pub jobset: RawJobSet,
+}
+
+/// `[software.jobset]`: a release installed from its manifests, like Kueue's.
+#[derive(Debug, Default)]
+pub(crate) struct RawJobSet {
+    pub enabled: Bool,
+    pub version: Str,
+    pub manifest: Str,
+    pub sha256: Str,
 }
 
 #[derive(Debug, Default)]
@@ -442,6 +454,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
             rxdm_tag: t.str("rxdm_tag", f),
             network_prefix: t.str("network_prefix", f),
             kueue: RawKueue::default(),
+            jobset: RawJobSet::default(),
         };
         if let Some(k) = t.table("kueue", "[software.kueue]".into(), f) {
             k.check_keys(KUEUE_KEYS, f);
@@ -451,6 +464,15 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
                 manifest: k.str("manifest", f),
                 sha256: k.str("sha256", f),
                 queue: k.str("queue", f),
+            };
+        }
+        if let Some(j) = t.table("jobset", "[software.jobset]".into(), f) {
+            j.check_keys(JOBSET_KEYS, f);
+            software.jobset = RawJobSet {
+                enabled: j.bool("enabled", f),
+                version: j.str("version", f),
+                manifest: j.str("manifest", f),
+                sha256: j.str("sha256", f),
             };
         }
         raw.software = software;

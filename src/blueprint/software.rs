@@ -1,14 +1,14 @@
 //! Cluster software rules: NVIDIA driver mode, the GPUDirect version stack (a tested row of
-//! [`super::presets::STACKS`] unless `force_stack`), Network object names and Kueue.
+//! [`super::presets::STACKS`] unless `force_stack`), Network object names, Kueue and JobSet.
 
 use std::path::PathBuf;
 
 use super::decode::quoted_list;
 use super::error::{Finding, Findings};
-use super::model::{DriverMode, Kueue, ManifestSource, Rxdm, Software, StackVersions};
+use super::model::{DriverMode, JobSet, Kueue, ManifestSource, Rxdm, Software, StackVersions};
 use super::names;
 use super::presets::{self, MachineFamily};
-use super::schema::RawSoftware;
+use super::schema::{RawSoftware, Str};
 use super::validate::{Ctx, choice, name_ok};
 
 pub(crate) fn software(raw: &RawSoftware, ctx: &mut Ctx) -> Option<Software> {
@@ -36,12 +36,14 @@ pub(crate) fn software(raw: &RawSoftware, ctx: &mut Ctx) -> Option<Software> {
         }
     };
     let kueue = kueue(raw, f);
+    let jobset = jobset(raw, f);
     Some(Software {
         driver: driver?,
         nccl: raw.nccl.as_ref().is_none_or(|v| v.value),
         stack: stack?,
         network_prefix: network_prefix?,
         kueue: kueue?,
+        jobset: jobset?,
     })
 }
 
@@ -303,6 +305,108 @@ fn kueue(raw: &RawSoftware, f: &mut Findings) -> Option<Kueue> {
     })
 }
 
+/// `[software.jobset]`: on unless `enabled = false`, the pinned release unless `version` names
+/// another, from its GitHub release unless `manifest` says where.
+fn jobset(raw: &RawSoftware, f: &mut Findings) -> Option<JobSet> {
+    let raw = &raw.jobset;
+    let version = release_tag(&raw.version, "JobSet", presets::JOBSET_VERSION, f);
+    let manifest = match &version {
+        Some(version) => release_manifest(
+            &raw.manifest,
+            "JobSet",
+            || presets::jobset_manifest_url(version),
+            f,
+        ),
+        None => None,
+    };
+    let sha256 = release_sha256(&raw.sha256, "JobSet", f);
+    Some(JobSet {
+        enabled: raw.enabled.as_ref().is_none_or(|v| v.value),
+        version: version?,
+        manifest: manifest?,
+        sha256: sha256?,
+    })
+}
+
+/// A release's `version`: a `vX.Y.Z` tag, `default` when absent.
+fn release_tag(value: &Str, product: &str, default: &str, f: &mut Findings) -> Option<String> {
+    let Some(value) = value else {
+        return Some(default.to_string());
+    };
+    let valid = value.as_str().strip_prefix('v').is_some_and(|rest| {
+        rest.split('.').count() == 3
+            && rest
+                .split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if !valid {
+        f.push(
+            Finding::new(
+                value.span.clone(),
+                format!("{product} `version` `{}` is not a release tag", value.value),
+                "expected vX.Y.Z",
+            )
+            .help(format!("use a release tag like `{default}`")),
+        );
+    }
+    valid.then(|| value.value.clone())
+}
+
+/// Where a release's manifests come from: `manifest` (an https URL or a local path), else the
+/// upstream URL of its version.
+fn release_manifest(
+    value: &Str,
+    product: &str,
+    upstream: impl FnOnce() -> String,
+    f: &mut Findings,
+) -> Option<ManifestSource> {
+    match value {
+        None => Some(ManifestSource::Url(upstream())),
+        Some(value) if value.as_str().starts_with("https://") => {
+            Some(ManifestSource::Url(value.value.clone()))
+        }
+        Some(value) if value.as_str().contains("://") || value.value.is_empty() => {
+            f.push(
+                Finding::new(
+                    value.span.clone(),
+                    format!(
+                        "{product} `manifest` `{}` is neither an https URL nor a path",
+                        value.value
+                    ),
+                    "unsupported location",
+                )
+                .help("use an https:// URL or a local file path"),
+            );
+            None
+        }
+        Some(value) => Some(ManifestSource::Path(PathBuf::from(&value.value))),
+    }
+}
+
+/// A release's pinned `sha256`: 64 hex digits (kept lowercase), or none when absent or empty.
+fn release_sha256(value: &Str, product: &str, f: &mut Findings) -> Option<Option<String>> {
+    match value {
+        None => Some(None),
+        Some(value) if value.value.is_empty() => Some(None),
+        Some(value)
+            if value.value.len() == 64 && value.value.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Some(Some(value.value.to_ascii_lowercase()))
+        }
+        Some(value) => {
+            f.push(
+                Finding::new(
+                    value.span.clone(),
+                    format!("{product} `sha256` is not a SHA-256 digest"),
+                    "expected 64 hex digits",
+                )
+                .help("use the output of `sha256sum manifests.yaml`, or leave it empty"),
+            );
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::blueprint::testing::{BASE, one_problem, problems};
@@ -446,5 +550,61 @@ mod tests {
             ManifestSource::Path("vendor/kueue.yaml".into())
         );
         assert_eq!(local.software.kueue.sha256, None);
+    }
+
+    #[test]
+    fn jobset_settings_are_checked_and_default_to_the_pinned_release() {
+        let jobset = |lines: &str| section("software.jobset", lines);
+        let base = parse(BASE, "t").expect("valid");
+        assert!(base.software.jobset.enabled);
+        assert_eq!(base.software.jobset.version, "v0.12.0");
+        assert_eq!(
+            base.software.jobset.manifest,
+            ManifestSource::Url(
+                "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"
+                    .into()
+            )
+        );
+        let problem = one_problem(
+            &jobset("version = \"0.12.0\""),
+            "JobSet `version` `0.12.0` is not a release tag",
+            7,
+            11,
+        );
+        assert_eq!(
+            problem.help.as_deref(),
+            Some("use a release tag like `v0.12.0`")
+        );
+        one_problem(
+            &jobset("sha256 = \"abc\""),
+            "JobSet `sha256` is not a SHA-256 digest",
+            7,
+            10,
+        );
+        one_problem(
+            &jobset("manifest = \"ftp://example.com/jobset.yaml\""),
+            "JobSet `manifest` `ftp://example.com/jobset.yaml` is neither an https URL nor a path",
+            7,
+            12,
+        );
+        one_problem(&jobset("enable = false"), "`enable`", 7, 1);
+        let off = parse(&jobset("enabled = false"), "t").expect("valid");
+        assert!(!off.software.jobset.enabled);
+        let pinned = parse(
+            &jobset(&format!(
+                "version = \"v0.11.1\"\nsha256 = \"{}\"",
+                "AB".repeat(32)
+            )),
+            "t",
+        )
+        .expect("valid");
+        assert_eq!(
+            pinned.software.jobset.manifest,
+            ManifestSource::Url(
+                "https://github.com/kubernetes-sigs/jobset/releases/download/v0.11.1/manifests.yaml"
+                    .into()
+            )
+        );
+        assert_eq!(pinned.software.jobset.sha256, Some("ab".repeat(32)));
     }
 }

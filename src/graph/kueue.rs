@@ -144,10 +144,15 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
         // system pool skips Kueue with the reason instead. It needs the pool's nodes, not its
         // identity: replacing the system pool replaces nothing of Kueue
         // (`crate::plan::planner::identity_dependency`).
-        dependencies: vec![
+        // With JobSet enabled, after JobSet's release, so Kueue's JobSet integration is active
+        // from Kueue's start ([`super::jobset`]).
+        dependencies: [
             addr::cluster(),
             Addr::new(Kind::NodePool, bp.system_pool.name.clone()),
-        ],
+        ]
+        .into_iter()
+        .chain(bp.software.jobset.enabled.then(super::jobset::release_addr))
+        .collect(),
         lifecycle: Lifecycle {
             deleted_with: Some(addr::cluster()),
             ..Default::default()
@@ -356,10 +361,14 @@ mod tests {
             "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
         );
         assert_eq!(release.spec["missing"], json!([]));
-        // The controller runs on the system pool: the release waits for it.
+        // The controller runs on the system pool: the release waits for it (and for JobSet's).
         assert_eq!(
             release.dependencies,
-            vec![addr::cluster(), Addr::new(Kind::NodePool, "system")]
+            vec![
+                addr::cluster(),
+                Addr::new(Kind::NodePool, "system"),
+                crate::graph::jobset::release_addr()
+            ]
         );
         assert_eq!(release.lifecycle.deleted_with, Some(addr::cluster()));
         let queue = get(&g, "k8s.clusterqueue/-/a3-queue");
@@ -399,8 +408,8 @@ mod tests {
             get(&g, "k8s.priorityclass/-/very-high").spec["object"]["value"],
             1000
         );
-        // Only the release waits for a pool (the system pool its controller runs on); nothing in
-        // the cluster waits for a GPU pool.
+        // Only the releases wait for a pool (the system pool their controllers run on); nothing
+        // in the cluster waits for a GPU pool.
         let on_pools: Vec<String> = g
             .resources()
             .iter()
@@ -408,7 +417,13 @@ mod tests {
             .filter(|r| r.dependencies.iter().any(|d| d.kind == Kind::NodePool))
             .map(|r| r.addr.to_string())
             .collect();
-        assert_eq!(on_pools, vec!["k8s.release/-/kueue".to_string()]);
+        assert_eq!(
+            on_pools,
+            vec![
+                "k8s.release/-/jobset".to_string(),
+                "k8s.release/-/kueue".to_string()
+            ]
+        );
     }
 
     #[test]

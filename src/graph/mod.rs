@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod identity;
+pub mod jobset;
 pub mod kueue;
 mod kueue_queues;
 pub mod outputs;

@@ -55,6 +55,9 @@ pub fn version_stack(bp: &Blueprint) -> Vec<(String, String)> {
     if bp.software.kueue.enabled {
         out.push(("Kueue".into(), bp.software.kueue.version.clone()));
     }
+    if bp.software.jobset.enabled {
+        out.push(("JobSet".into(), bp.software.jobset.version.clone()));
+    }
     out
 }
 

@@ -119,7 +119,9 @@ pub fn resources(bp: &Blueprint, cluster_id: &str) -> Vec<Desired> {
     if bp.software.driver == DriverMode::Daemonset {
         out.push(cx.driver_installer());
     }
-    // 4. Kueue, its queues and the priority classes.
+    // 4. JobSet, then Kueue (whose JobSet integration needs JobSet's CRD), its queues and the
+    //    priority classes.
+    super::jobset::resources(&cx, &mut out);
     super::kueue::resources(&cx, &mut out);
     // 5. Shared storage: a PersistentVolume and claim per Filestore share and mounted bucket.
     super::volumes::resources(&cx, &mut out);
@@ -600,9 +602,10 @@ mod tests {
     #[test]
     fn a3_mega_gets_eight_network_pairs_the_injector_and_the_tcpxo_installer() {
         let g = ResourceGraph::from_blueprint(&shipped("a3-mega.toml")).unwrap();
-        // 8 network pairs, the injector and the installer; then Kueue (release, topology, one
-        // flavor, the two queues, five priority classes) and the Filestore and bucket volumes.
-        assert_eq!(k8s(&g).len(), 18 + 10 + 4);
+        // 8 network pairs, the injector and the installer; then JobSet's release, Kueue (release,
+        // topology, one flavor, the two queues, five priority classes) and the Filestore and
+        // bucket volumes.
+        assert_eq!(k8s(&g).len(), 18 + 1 + 10 + 4);
         let params = get(&g, "k8s.gkenetworkparamset/-/vpc3");
         assert_eq!(params.spec["cluster"], "a3mega");
         let spec = &params.spec["object"]["spec"];
@@ -660,8 +663,8 @@ mod tests {
     #[test]
     fn a3_high_gets_four_pairs_the_tcpx_installer_and_the_configmap() {
         let g = ResourceGraph::from_blueprint(&shipped("a3-high.toml")).unwrap();
-        // 4 pairs, injector, installer, configmap; Kueue; no shared storage.
-        assert_eq!(k8s(&g).len(), 11 + 10);
+        // 4 pairs, injector, installer, configmap; JobSet; Kueue; no shared storage.
+        assert_eq!(k8s(&g).len(), 11 + 1 + 10);
         let installer = get(&g, "k8s.daemonset/kube-system/nccl-tcpx-installer");
         let pod = &installer.spec["object"]["spec"]["template"]["spec"];
         assert_eq!(
@@ -691,8 +694,8 @@ mod tests {
         assert_eq!(terms[0]["operator"], "Exists");
         assert_eq!(terms[1]["key"], MANAGED_DRIVER_LABEL);
         assert_eq!(terms[1]["operator"], "DoesNotExist");
-        // Networks (8 pairs) and the driver installer; no NCCL stack; Kueue and volumes.
-        assert_eq!(k8s(&g).len(), 17 + 10 + 4);
+        // Networks (8 pairs) and the driver installer; no NCCL stack; JobSet, Kueue and volumes.
+        assert_eq!(k8s(&g).len(), 17 + 1 + 10 + 4);
         assert!(
             g.get(&"k8s.daemonset/kube-system/device-injector".parse().unwrap())
                 .is_none()

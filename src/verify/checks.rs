@@ -71,6 +71,7 @@ pub fn check(expected: &Expected, snapshot: &Snapshot) -> Vec<Check> {
             ));
         }
     }
+    out.extend(super::jobset::checks(expected, &snapshot.jobset));
     for queue in &expected.kueue {
         out.extend(kueue_checks(expected, queue, &snapshot.kueue));
     }

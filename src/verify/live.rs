@@ -5,7 +5,8 @@
 
 use super::nccl::{self, NAME, TEST_CONTAINER, TEST_NAMESPACE};
 use super::{
-    DraSnapshot, Expected, ExpectedRdma, KUEUE_GROUP, KUEUE_VERSIONS, KueueSnapshot, Snapshot,
+    DraSnapshot, Expected, ExpectedRdma, JobSetSnapshot, KUEUE_GROUP, KUEUE_VERSIONS,
+    KueueSnapshot, Snapshot,
 };
 use crate::cloud::CloudError;
 use crate::cloud::kube::read::ClusterApi;
@@ -112,6 +113,30 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
         }
         _ => DraSnapshot::default(),
     };
+    let jobset = match &expected.jobset {
+        None => JobSetSnapshot::default(),
+        Some(jobset) => {
+            use crate::graph::jobset::{CONTROLLER, CRD, NAMESPACE as JOBSET_NAMESPACE};
+            let (namespace, config, _) = super::jobset::KUEUE_CONFIG;
+            JobSetSnapshot {
+                crd: api
+                    .get(
+                        "apiextensions.k8s.io/v1",
+                        "CustomResourceDefinition",
+                        None,
+                        CRD,
+                    )
+                    .await?,
+                controller: api
+                    .get("apps/v1", "Deployment", Some(JOBSET_NAMESPACE), CONTROLLER)
+                    .await?,
+                kueue_config: match jobset.kueue {
+                    true => api.get("v1", "ConfigMap", Some(namespace), config).await?,
+                    false => None,
+                },
+            }
+        }
+    };
     Ok(Snapshot {
         nodes,
         daemonsets,
@@ -119,6 +144,7 @@ pub async fn fetch(api: &ClusterApi<'_>, expected: &Expected) -> Result<Snapshot
         param_sets,
         kueue,
         dra,
+        jobset,
     })
 }
 

@@ -1,7 +1,7 @@
 //! `a3ctl verify` without I/O: what a blueprint's cluster must look like ([`Expected`], derived
 //! from the blueprint and its resource graph), what was read from the cluster ([`Snapshot`]), and
 //! the checks that compare them ([`check`], in [`checks`]; Kueue's quotas against the nodes in
-//! [`queues`]). [`live`] is the only I/O: it reads the
+//! [`queues`]; JobSet and Kueue's JobSet integration in [`jobset`]). [`live`] is the only I/O: it reads the
 //! snapshot and runs the NCCL test through the cluster's Kubernetes API; the UI renders the
 //! [`Report`].
 //!
@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod checks;
+pub mod jobset;
 pub mod live;
 pub mod nccl;
 pub mod nccl_output;
@@ -97,6 +98,13 @@ pub struct ExpectedQueue {
     pub flavors: Vec<String>,
 }
 
+/// JobSet, when the blueprint enables it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedJobSet {
+    /// Kueue is enabled too, so its JobSet integration must be active.
+    pub kueue: bool,
+}
+
 /// What a healthy cluster of the blueprint has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
@@ -114,6 +122,7 @@ pub struct Expected {
     pub min_networks: usize,
     /// Empty when the blueprint does not enable Kueue.
     pub kueue: Vec<ExpectedQueue>,
+    pub jobset: Option<ExpectedJobSet>,
     /// `None` for the TCPX/TCPXO families.
     pub rdma: Option<ExpectedRdma>,
 }
@@ -217,6 +226,9 @@ impl Expected {
             networks,
             min_networks: if managed { 0 } else { bp.family.gpu_nics() },
             kueue,
+            jobset: bp.software.jobset.enabled.then(|| ExpectedJobSet {
+                kueue: bp.software.kueue.enabled,
+            }),
             rdma,
         }
     }
@@ -259,6 +271,19 @@ pub struct Snapshot {
     pub kueue: KueueSnapshot,
     /// Managed RDMA only (else `Default`): what `resource.k8s.io` shows.
     pub dra: DraSnapshot,
+    /// JobSet only (else `Default`).
+    pub jobset: JobSetSnapshot,
+}
+
+/// What JobSet and Kueue's JobSet integration rest on, as read (`None`: not found).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobSetSnapshot {
+    /// The `jobsets.jobset.x-k8s.io` CustomResourceDefinition.
+    pub crd: Option<Value>,
+    /// The `jobset-system/jobset-controller-manager` Deployment.
+    pub controller: Option<Value>,
+    /// Kueue's `kueue-system/kueue-manager-config` ConfigMap (read when Kueue is enabled).
+    pub kueue_config: Option<Value>,
 }
 
 /// The `resource.k8s.io` objects managed GPU networking relies on.

@@ -162,7 +162,30 @@ fn healthy(bp: &Blueprint) -> Snapshot {
             flavors,
         },
         dra,
+        jobset: JobSetSnapshot {
+            crd: Some(json!({"metadata": {"name": "jobsets.jobset.x-k8s.io"},
+                "status": {"conditions": [{"type": "Established", "status": "True"}]}})),
+            controller: Some(
+                json!({"metadata": {"name": "jobset-controller-manager", "namespace": "jobset-system"},
+                "status": {"conditions": [{"type": "Available", "status": "True"}]}}),
+            ),
+            kueue_config: Some(kueue_config(&[
+                "batch/job",
+                crate::graph::jobset::KUEUE_FRAMEWORK,
+            ])),
+        },
     }
+}
+
+/// Kueue's manager ConfigMap with `frameworks` enabled.
+fn kueue_config(frameworks: &[&str]) -> Value {
+    let list: String = frameworks
+        .iter()
+        .map(|f| format!("  - \"{f}\"\n"))
+        .collect();
+    json!({"metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": format!(
+            "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nintegrations:\n  frameworks:\n{list}")}})
 }
 
 fn failures(bp: &Blueprint, snapshot: &Snapshot) -> Vec<Check> {
@@ -218,6 +241,75 @@ fn healthy_clusters_pass_every_check() {
         assert!(names.contains(&"networks/count"));
         assert!(names.contains(&"kueue/clusterqueue/a3-queue"));
         assert!(names.contains(&"kueue/localqueue/default/a3-queue"));
+        for jobset in ["jobset/crd", "jobset/controller", "jobset/kueue"] {
+            assert!(names.contains(&jobset), "{jobset}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_jobset_controller_or_integration_fails_with_a_hint_to_paste() {
+    let bp = shipped("a3-mega.toml");
+    let mut snapshot = healthy(&bp);
+    snapshot.jobset.controller = None;
+    let failed = failures(&bp, &snapshot);
+    let names: Vec<&str> = failed.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["jobset/controller", "jobset/kueue"], "{failed:#?}");
+    assert_eq!(
+        failed[0].message,
+        "Deployment `jobset-system/jobset-controller-manager` not found: nothing makes a JobSet's Jobs, and its webhook refuses new JobSets"
+    );
+    assert_eq!(
+        failed[0].hint.as_deref(),
+        Some(
+            "JobSet is enabled in the blueprint (`software.jobset`); run `a3ctl plan bp.toml` to see what is missing and `a3ctl apply bp.toml` to install it"
+        )
+    );
+
+    // Kueue configured without the JobSet framework: JobSets would run outside any quota.
+    let mut snapshot = healthy(&bp);
+    snapshot.jobset.kueue_config = Some(kueue_config(&["batch/job"]));
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].name, "jobset/kueue");
+    assert_eq!(
+        failed[0].hint.as_deref(),
+        Some(
+            "add `- \"jobset.x-k8s.io/jobset\"` under `integrations.frameworks` with `kubectl -n kueue-system edit configmap kueue-manager-config`, then `kubectl -n kueue-system rollout restart deployment/kueue-controller-manager`"
+        )
+    );
+
+    // An unestablished CRD fails its own check.
+    let mut snapshot = healthy(&bp);
+    snapshot.jobset.crd = Some(json!({"metadata": {"name": "jobsets.jobset.x-k8s.io"}}));
+    let failed = failures(&bp, &snapshot);
+    assert_eq!(
+        failed[0].message,
+        "CRD `jobsets.jobset.x-k8s.io` is not Established yet"
+    );
+
+    // JobSet off: no JobSet check; Kueue off: no integration check.
+    let mut off = bp.clone();
+    off.software.jobset.enabled = false;
+    let checks = check(
+        &expected(&off),
+        &JobSetSnapshot::default().into_snapshot(&bp),
+    );
+    assert!(checks.iter().all(|c| !c.name.starts_with("jobset/")));
+    let mut alone = bp.clone();
+    alone.software.kueue.enabled = false;
+    let checks = check(&expected(&alone), &healthy(&bp));
+    assert!(checks.iter().any(|c| c.name == "jobset/controller"));
+    assert!(checks.iter().all(|c| c.name != "jobset/kueue"));
+}
+
+impl JobSetSnapshot {
+    /// A healthy snapshot of `bp` with this JobSet part.
+    fn into_snapshot(self, bp: &Blueprint) -> Snapshot {
+        Snapshot {
+            jobset: self,
+            ..healthy(bp)
+        }
     }
 }
 

@@ -642,11 +642,11 @@ async fn a_lost_state_is_named_before_the_quota_check_with_the_adopt_command() {
     let at = plan.stdout.find(adopt).expect("the adopt command");
     let preflight = plan.stdout.find("Preflight:").expect("the preflight");
     assert!(at < preflight, "{}", plan.stdout);
-    has(&plan.stdout, "Plan: 72 to add, 0 to change, 0 to destroy.");
+    has(&plan.stdout, "Plan: 73 to add, 0 to change, 0 to destroy.");
     has(&plan.stderr, "quota NETWORKS");
     has(
         &plan.stderr,
-        "these needs assume creating all 72 resource(s) of the plan, but 72 of them already exist with this blueprint's mark",
+        "these needs assume creating all 73 resource(s) of the plan, but 73 of them already exist with this blueprint's mark",
     );
     has(
         &plan.stderr,
@@ -680,7 +680,7 @@ async fn a_lost_state_is_named_before_the_quota_check_with_the_adopt_command() {
     let value: Value = serde_json::from_str(&json.stdout).expect("plan JSON");
     assert_eq!(
         value["existing"]["adoptable"].as_array().map(Vec::len),
-        Some(72)
+        Some(73)
     );
     assert_eq!(value["existing"]["adopt_command"], adopt);
     assert_eq!(value["existing"]["foreign"], serde_json::json!([]));
@@ -689,9 +689,9 @@ async fn a_lost_state_is_named_before_the_quota_check_with_the_adopt_command() {
     let adopted = cx.run(&["plan", "--adopt", MEGA]).await.expect(0);
     has(
         &adopted.stdout,
-        "Plan: 72 to adopt, 0 to add, 0 to change, 0 to destroy.",
+        "Plan: 73 to adopt, 0 to add, 0 to change, 0 to destroy.",
     );
-    assert!(!adopted.stdout.contains("Note: 72"), "{}", adopted.stdout);
+    assert!(!adopted.stdout.contains("Note: 73"), "{}", adopted.stdout);
     cx.run(&["apply", "--adopt", MEGA, "--auto-approve"])
         .await
         .expect(0);
@@ -732,7 +732,7 @@ async fn same_named_resources_of_something_else_are_named_but_not_proposed_for_a
     );
     assert!(!plan.stdout.contains("--adopt"), "{}", plan.stdout);
     assert!(!plan.stderr.contains("--adopt"), "{}", plan.stderr);
-    has(&plan.stdout, "Plan: 72 to add, 0 to change, 0 to destroy.");
+    has(&plan.stdout, "Plan: 73 to add, 0 to change, 0 to destroy.");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -125,7 +125,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
         .expect(0);
     assert!(
         run.stderr
-            .contains("Apply complete! Resources: 72 added, 0 changed, 0 destroyed."),
+            .contains("Apply complete! Resources: 73 added, 0 changed, 0 destroyed."),
         "{}",
         run.stderr
     );
@@ -208,7 +208,7 @@ async fn a3_mega_applies_the_recipe_then_plans_nothing_then_destroys_everything(
     assert!(
         destroyed
             .stderr
-            .contains("Destroy complete! Resources: 72 destroyed."),
+            .contains("Destroy complete! Resources: 73 destroyed."),
         "{}",
         destroyed.stderr
     );
@@ -449,7 +449,7 @@ async fn a_quota_error_fails_only_its_branch_and_state_stays_true() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 69);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 70);
     assert!(state["pending"].as_array().unwrap().is_empty());
     // The quota fault fired once; the next apply finishes the job.
     let rerun = cx
@@ -500,7 +500,7 @@ async fn an_apply_killed_at_any_moment_converges_on_the_next_run() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 72);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 73);
     assert!(state["pending"].as_array().unwrap().is_empty());
     cx.run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
         .await

@@ -83,14 +83,16 @@ async fn state_and_plan_files_of_format_1_still_work() {
     let written = std::fs::read_to_string(cx.path(STATE)).unwrap();
 
     // The old state describes its world exactly: the only changes are this a3ctl's pool label
-    // (issue 25), on both pools in place, and the flavor that selects it.
+    // (issue 25), on both pools in place, the flavor that selects it, and JobSet, which this
+    // a3ctl installs by default (issue 26).
     let plan = cx.run(&["plan", BLUEPRINT, "--detailed-exitcode"]).await;
     assert_eq!(plan.code, Some(2), "{}\n{}", plan.stdout, plan.stderr);
     for line in [
         "# node_pool.a3high will be updated in-place",
         "# node_pool.system will be updated in-place",
         "# k8s.resourceflavor/-/a3high will be updated in-place",
-        "Plan: 0 to add, 3 to change, 0 to destroy.",
+        "# k8s.release/-/jobset will be created",
+        "Plan: 1 to add, 3 to change, 0 to destroy.",
     ] {
         assert!(plan.stdout.contains(line), "{line}\n{}", plan.stdout);
     }

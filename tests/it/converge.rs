@@ -292,14 +292,15 @@ async fn a_destroy_killed_after_filestore_took_its_delete_waits_for_it_next_time
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_apply_killed_half_way_through_the_kueue_release_installs_the_rest_next_time() {
     let cx = TestContext::new().await;
-    // The release is applied one object at a time, CRDs early: the fifth CRD's apply is made,
-    // its answer held, and the process killed, leaving a partly installed release.
+    // The releases are applied one object at a time, CRDs early, JobSet's (one CRD) before
+    // Kueue's: the sixth CRD's apply (Kueue's fifth) is made, its answer held, and the process
+    // killed, leaving a partly installed Kueue release.
     cx.sim.set_faults(FaultConfig {
         tripwires: vec![Tripwire {
             api: "kube".into(),
             method: Some("PATCH".into()),
             path: Some("customresourcedefinitions".into()),
-            nth: 5,
+            nth: 6,
             when: TripWhen::After,
         }],
         ..Default::default()

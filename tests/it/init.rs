@@ -1230,7 +1230,7 @@ fn estimates_follow_the_node_count_and_the_capacity() {
         two.contains("if the zone has 2 free GPU machines on demand"),
         "{two}"
     );
-    assert!(many.contains("Plan: 62 to add"), "{many}");
+    assert!(many.contains("Plan: 63 to add"), "{many}");
 
     // Flex-start is refused with the reason: GKE's flex-start pools autoscale from 0.
     let stderr = home.init_fails(
@@ -1263,7 +1263,7 @@ fn editing_an_applied_deployment_counts_only_what_changes() {
     let home = Home::new();
     let flags = [MEGA_FLAGS, TWO, &["--authorized-network", "10.0.0.0/8"][..]].concat();
     let fresh = home.init_ok("live.toml", &flags);
-    assert!(fresh.contains("Plan: 62 to add, 0 to change"), "{fresh}");
+    assert!(fresh.contains("Plan: 63 to add, 0 to change"), "{fresh}");
     let fast = [("A3CTL_SANDBOX_TIME_SCALE", "0.00001")];
     let out = home.run(
         &["apply", "--sandbox", "--auto-approve", "live.toml"],

@@ -115,7 +115,7 @@ async fn plan_json_and_timings_are_machine_readable() {
         .await
         .expect(0);
     let json: Value = serde_json::from_str(&plan.stdout).expect("plan --json prints JSON");
-    assert_eq!(json["summary"]["add"], 72);
+    assert_eq!(json["summary"]["add"], 73);
     // The version tuple travels with the plan.
     let versions = json["versions"].as_array().unwrap();
     let version = |component: &str| {
@@ -149,7 +149,7 @@ async fn plan_json_and_timings_are_machine_readable() {
     .expect(0);
     let timings: Vec<Value> =
         serde_json::from_slice(&std::fs::read(cx.path("timings.json")).unwrap()).unwrap();
-    assert_eq!(timings.len(), 72);
+    assert_eq!(timings.len(), 73);
     for t in &timings {
         assert!(
             t["start_ms"].as_u64().unwrap() <= t["end_ms"].as_u64().unwrap(),
@@ -230,7 +230,7 @@ async fn interrupts_save_state_and_the_next_apply_finishes() {
         "in-flight steps were waited for"
     );
     let recorded = state["resources"].as_object().unwrap().len();
-    assert!(recorded > 0 && recorded < 72, "{recorded}");
+    assert!(recorded > 0 && recorded < 73, "{recorded}");
 
     // Second run: two interrupts — it stops waiting at once, leaving operations journaled.
     let (child, lines, seen) = start().await;
@@ -250,7 +250,7 @@ async fn interrupts_save_state_and_the_next_apply_finishes() {
     let state: Value =
         serde_json::from_slice(&std::fs::read(cx.path("state/a3mega.a3state.json")).unwrap())
             .unwrap();
-    assert_eq!(state["resources"].as_object().unwrap().len(), 72);
+    assert_eq!(state["resources"].as_object().unwrap().len(), 73);
     cx.run(&["plan", "blueprints/a3-mega.toml", "--detailed-exitcode"])
         .await
         .expect(0);

@@ -25,6 +25,7 @@ mod guide;
 mod hints;
 mod identity;
 mod init;
+mod jobset;
 mod kubeconfig;
 mod kueue;
 mod kueue_pool_label;

@@ -102,7 +102,7 @@ async fn a3_high_verifies_drift_fails_the_named_check_and_apply_repairs_it() {
         );
     }
     assert!(
-        run.stdout.ends_with("All 11 checks passed.\n"),
+        run.stdout.ends_with("All 14 checks passed.\n"),
         "{}",
         run.stdout
     );
@@ -441,6 +441,9 @@ async fn a3_mega_verifies_eight_networks_and_the_json_report_has_its_documented_
     want.extend(networks.iter().map(String::as_str));
     want.extend([
         "networks/count",
+        "jobset/crd",
+        "jobset/controller",
+        "jobset/kueue",
         "kueue/clusterqueue/a3-queue",
         "kueue/localqueue/default/a3-queue",
         "kueue/flavor/a3mega",

@@ -342,6 +342,9 @@ pub fn create(
     if rt.is("batch", "jobs") {
         super::controllers::jobs::on_create(cluster, &mut object);
     }
+    if rt.is(super::controllers::jobsets::GROUP, "jobsets") {
+        super::controllers::jobsets::on_create(cluster, &mut object, call.clock.now);
+    }
     if rt.generation {
         object["metadata"]["generation"] = json!(1);
     }

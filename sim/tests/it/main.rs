@@ -27,6 +27,7 @@ mod gcloud_world;
 mod kube_api;
 mod kube_faults;
 mod kube_jobs;
+mod kube_jobsets;
 mod kube_kubectl;
 mod kube_kueue;
 mod kube_nodes;

@@ -266,7 +266,7 @@ impl Releases {
                     spec.name, spec.version, spec.location, manifests.sha256
                 ),
             )
-            .with_hint("the file changed or is not the release you pinned: check where it comes from, then update `sha256` in [software.kueue] (or remove it)"));
+            .with_hint(format!("the file changed or is not the release you pinned: check where it comes from, then update `sha256` in [software.{}] (or remove it)", spec.name)));
         }
         check_requires(spec, &manifests.objects)?;
         Ok(manifests)
@@ -291,7 +291,7 @@ impl Releases {
                 ErrorClass::Transient,
                 format!("cannot download the {} manifests from {url}: {e}", spec.name),
             )
-            .with_hint("without internet access, point `manifest` in [software.kueue] at a local copy or a mirror URL")
+            .with_hint(format!("without internet access, point `manifest` in [software.{}] at a local copy or a mirror URL", spec.name))
         })?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_FOUND {

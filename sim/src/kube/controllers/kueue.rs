@@ -43,10 +43,15 @@
 //! cohort-level quota), and admission in creation order across queues rather than by Kueue's
 //! per-ClusterQueue heads and fair sharing.
 //!
-//! Not simulated: Workload objects (`kubectl get workloads` shows none), preemption (so quota a
-//! queue lent is reclaimed only when the borrower's Jobs end, not by `reclaimWithinCohort`),
-//! hierarchical cohorts, fair sharing, `flavorFungibility`, admission checks,
-//! `waitForPodsReady`, and integrations other than batch/v1 Jobs.
+//! **JobSets** (Kueue's `jobset.x-k8s.io/jobset` integration, [`super::jobsets`]) queue with the
+//! Jobs, in creation order, once the integration is active: a JobSet asks for what all its
+//! replicated Jobs' pods request, its admission unsuspends it and puts the flavor's `nodeLabels`
+//! in every replicated Job's pod template, and it holds the quota until it completes or fails.
+//!
+//! Not simulated: Workload objects for Jobs (`kubectl get workloads` shows only JobSets'),
+//! preemption (so quota a queue lent is reclaimed only when the borrower's Jobs end, not by
+//! `reclaimWithinCohort`), hierarchical cohorts, fair sharing, `flavorFungibility`, admission
+//! checks, `waitForPodsReady`, and integrations other than batch/v1 Jobs and JobSets.
 
 use super::jobs::{JobRun, QUEUE_LABEL};
 use super::nodes::parse_quantity;
@@ -168,7 +173,7 @@ pub fn queues(cluster: &mut KubeCluster, clock: &Clock) {
         .iter()
         .filter_map(|f| f["metadata"]["name"].as_str().map(str::to_string))
         .collect();
-    let counts = workload_counts(cluster);
+    let counts = workload_counts(cluster, clock.now);
     let mut active_queues = Vec::new();
     for key in cluster.store.keys(GROUP, "clusterqueues") {
         let Some(queue) = cluster.store.objects.get(&key) else {
@@ -274,9 +279,11 @@ pub struct Admission {
     pub at: SimTime,
 }
 
-/// A queued Job as Kueue sees it.
+/// A queued Job (or JobSet) as Kueue sees it.
 struct Queued {
     key: String,
+    /// A JobSet rather than a Job.
+    jobset: bool,
     namespace: String,
     local_queue: String,
     suspended: bool,
@@ -284,8 +291,42 @@ struct Queued {
     admission: Option<Admission>,
 }
 
-fn queued_jobs(cluster: &KubeCluster) -> Vec<Queued> {
+fn queued_jobs(cluster: &KubeCluster, now: SimTime) -> Vec<Queued> {
     let mut jobs: Vec<(String, Queued)> = vec![];
+    let jobsets = super::jobsets::kueue_active(cluster, now)
+        .map(|_| cluster.store.keys(super::jobsets::GROUP, "jobsets"))
+        .unwrap_or_default();
+    for key in jobsets {
+        let Some(jobset) = cluster.store.objects.get(&key) else {
+            continue;
+        };
+        let Some(queue) = jobset["metadata"]["labels"][QUEUE_LABEL].as_str() else {
+            continue;
+        };
+        let run = cluster
+            .controllers
+            .jobsets
+            .get(&key)
+            .filter(|r| jobset["metadata"]["uid"].as_str() == Some(r.uid.as_str()));
+        let created = jobset["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap_or_default();
+        jobs.push((
+            format!("{created}/{key}"),
+            Queued {
+                key: key.clone(),
+                jobset: true,
+                namespace: jobset["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                local_queue: queue.to_string(),
+                suspended: jobset["spec"]["suspend"] == true,
+                finished: run.is_some_and(|r| r.finished.is_some()),
+                admission: run.and_then(|r| r.admission.clone()),
+            },
+        ));
+    }
     for key in cluster.store.keys("batch", "jobs") {
         let Some(job) = cluster.store.objects.get(&key) else {
             continue;
@@ -312,6 +353,7 @@ fn queued_jobs(cluster: &KubeCluster) -> Vec<Queued> {
             format!("{created}/{key}"),
             Queued {
                 key: key.clone(),
+                jobset: false,
                 namespace: job["metadata"]["namespace"]
                     .as_str()
                     .unwrap_or_default()
@@ -329,9 +371,12 @@ fn queued_jobs(cluster: &KubeCluster) -> Vec<Queued> {
 
 /// Admitted and pending Jobs by ClusterQueue (`(None, name)`) and LocalQueue
 /// (`(Some(namespace), name)`).
-fn workload_counts(cluster: &KubeCluster) -> BTreeMap<(Option<String>, String), (u64, u64)> {
+fn workload_counts(
+    cluster: &KubeCluster,
+    now: SimTime,
+) -> BTreeMap<(Option<String>, String), (u64, u64)> {
     let mut counts: BTreeMap<(Option<String>, String), (u64, u64)> = BTreeMap::new();
-    for job in queued_jobs(cluster) {
+    for job in queued_jobs(cluster, now) {
         if job.finished {
             continue;
         }
@@ -364,7 +409,7 @@ fn workload_counts(cluster: &KubeCluster) -> BTreeMap<(Option<String>, String), 
 
 /// What one pod of a Job asks for: requests (limits where a resource has no request) of its
 /// containers and native sidecars.
-fn pod_requests(template: &Value) -> BTreeMap<String, f64> {
+pub fn pod_requests(template: &Value) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     let spec = &template["spec"];
     let sidecars = spec["initContainers"]
@@ -555,17 +600,26 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
     // Quota in use, and when quota was last given back, by ClusterQueue.
     let mut used: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     let mut freed: BTreeMap<String, SimTime> = BTreeMap::new();
-    let jobs = queued_jobs(cluster);
+    let jobs = queued_jobs(cluster, clock.now);
     for job in &jobs {
         let Some(admission) = &job.admission else {
             continue;
         };
-        let end = cluster
-            .controllers
-            .jobs
-            .get(&job.key)
-            .and_then(|r| r.finished.as_ref())
-            .map(|f| f.at);
+        let end = if job.jobset {
+            cluster
+                .controllers
+                .jobsets
+                .get(&job.key)
+                .and_then(|r| r.finished.as_ref())
+                .map(|f| f.0)
+        } else {
+            cluster
+                .controllers
+                .jobs
+                .get(&job.key)
+                .and_then(|r| r.finished.as_ref())
+                .map(|f| f.at)
+        };
         if job.finished || job.suspended {
             let at = end.unwrap_or(clock.now);
             let entry = freed.entry(admission.cluster_queue.clone()).or_insert(at);
@@ -621,10 +675,14 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
             .as_u64()
             .unwrap_or(1)
             .min(spec["completions"].as_u64().unwrap_or(u64::MAX)) as f64;
-        let wanted: BTreeMap<String, f64> = pod_requests(&spec["template"])
-            .into_iter()
-            .map(|(r, a)| (r, a * pods))
-            .collect();
+        let wanted: BTreeMap<String, f64> = if job.jobset {
+            super::jobsets::requests(object)
+        } else {
+            pod_requests(&spec["template"])
+                .into_iter()
+                .map(|(r, a)| (r, a * pods))
+                .collect()
+        };
         let Some(usage) = fit(&cq_name, cq, &members, &wanted, &used) else {
             continue;
         };
@@ -657,6 +715,16 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
         let at = at.min(clock.now);
         let mut object = object.clone();
         object["spec"]["suspend"] = json!(false);
+        let templates: Vec<String> = if job.jobset {
+            let count = object["spec"]["replicatedJobs"]
+                .as_array()
+                .map_or(0, Vec::len);
+            (0..count)
+                .map(|i| format!("/spec/replicatedJobs/{i}/template/spec/template/spec"))
+                .collect()
+        } else {
+            vec!["/spec/template/spec".to_string()]
+        };
         for flavor in usage.keys().filter_map(|k| k.split('/').next()) {
             let labels = cluster
                 .store
@@ -664,22 +732,56 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
                 .map(|f| f["spec"]["nodeLabels"].clone())
                 .unwrap_or(Value::Null);
             for (k, v) in labels.as_object().into_iter().flatten() {
-                object["spec"]["template"]["spec"]["nodeSelector"][k] = v.clone();
+                for pointer in &templates {
+                    if let Some(spec) = object.pointer_mut(pointer) {
+                        spec["nodeSelector"][k] = v.clone();
+                    }
+                }
             }
         }
         let generation = object["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
         object["metadata"]["generation"] = json!(generation);
-        let Some((_, _, namespace, name)) = split_key(&job.key) else {
+        let Some((group, resource, namespace, name)) = split_key(&job.key) else {
             continue;
         };
-        let (namespace, name) = (namespace.to_string(), name.to_string());
+        let (group, resource, namespace, name) = (
+            group.to_string(),
+            resource.to_string(),
+            namespace.to_string(),
+            name.to_string(),
+        );
         cluster
             .store
             .generation_since
             .insert(job.key.clone(), (generation, at));
         cluster
             .store
-            .put("batch", "jobs", &namespace, &name, object);
+            .put(&group, &resource, &namespace, &name, object);
+        let admission = Admission {
+            cluster_queue: cq_name,
+            local_queue: job.local_queue.clone(),
+            usage,
+            at,
+        };
+        if job.jobset {
+            let uid = cluster.store.objects[&job.key]["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let run = cluster
+                .controllers
+                .jobsets
+                .entry(job.key.clone())
+                .or_default();
+            if run.uid != uid {
+                *run = super::jobsets::JobSetRun {
+                    uid,
+                    ..Default::default()
+                };
+            }
+            run.admission = Some(admission);
+            continue;
+        }
         let uid = cluster.store.objects[&job.key]["metadata"]["uid"]
             .as_str()
             .unwrap_or_default()
@@ -698,11 +800,6 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
                 ..JobRun::default()
             };
         }
-        run.admission = Some(Admission {
-            cluster_queue: cq_name,
-            local_queue: job.local_queue.clone(),
-            usage,
-            at,
-        });
+        run.admission = Some(admission);
     }
 }

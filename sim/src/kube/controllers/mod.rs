@@ -1,7 +1,7 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
 //! background): Node objects and GPU drivers ([`nodes`]), GKE-managed RDMA NICs as DRA devices
 //! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), Kueue's queue status, in-use flavors and
-//! admission ([`kueue`]), Jobs and their pods ([`jobs`]), Pods — scheduler and kubelet
+//! admission ([`kueue`]), Jobs and their pods ([`jobs`]), JobSets and their Jobs ([`jobsets`]), Pods — scheduler and kubelet
 //! ([`pods`]), with what their volumes need ([`access`]), their events ([`events`]), how their
 //! containers end ([`runs`] for NCCL tests, [`outcomes`] for the rest) and the status that results ([`pod_status`]) — and the cluster
 //! housekeeping — CRD conditions, namespace and CRD deletion, per-namespace defaults, add-on
@@ -17,6 +17,7 @@ pub mod dranet;
 pub mod events;
 pub mod housekeeping;
 pub mod jobs;
+pub mod jobsets;
 pub mod kueue;
 pub mod nodes;
 pub mod outcomes;
@@ -57,6 +58,9 @@ pub struct ControllerState {
     /// Declared fault outcome → how many containers it decided ([`outcomes`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub outcome_uses: BTreeMap<String, u32>,
+    /// JobSet key → what the JobSet controller (and Kueue's admission) did with it.
+    #[serde(default)]
+    pub jobsets: BTreeMap<String, jobsets::JobSetRun>,
 }
 
 impl ControllerState {
@@ -243,9 +247,11 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
     kueue::admit(cluster, &clock);
     kueue::queues(cluster, &clock);
     housekeeping::volumes(cluster, &clock);
+    jobsets::sync(cluster, &clock);
     jobs::sync(cluster, &clock);
     pods::pods(world, cx, key, cluster);
     jobs::sync(cluster, &clock);
+    jobsets::sync(cluster, &clock);
     // Jobs that ended now give their quota back now.
     kueue::admit(cluster, &clock);
     kueue::queues(cluster, &clock);
