@@ -396,7 +396,7 @@ async fn finish(
             )
         };
         printer.err(&format!("\n{line}\n"));
-        if let Some(took) = took(session, report, true) {
+        if let Some(took) = took(session, report, true).filter(|_| !printer.quiet) {
             printer.err(&format!("{took}\n"));
         }
         if !destroy && !printer.quiet {
