@@ -56,6 +56,7 @@ pub mod iam;
 pub mod kube;
 pub mod latency;
 pub mod lro;
+pub mod paging;
 pub mod persist;
 pub mod quotas;
 pub mod releases;

@@ -16,6 +16,7 @@ mod gcloud_gpu_networking;
 mod gcloud_iam;
 mod gcloud_maintenance;
 mod gcloud_node_upgrades;
+mod gcloud_paging;
 mod gcloud_quotas;
 mod gcloud_rdma;
 mod gcloud_resource_iam;
