@@ -46,6 +46,7 @@ pub mod cloudquotas;
 pub mod compute;
 pub mod config;
 pub mod container;
+pub mod discovery;
 pub mod enums;
 pub mod error;
 pub mod faults;
