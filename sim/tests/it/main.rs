@@ -23,6 +23,7 @@ mod gcloud_resource_iam;
 mod gcloud_resourcemanager;
 mod gcloud_serviceusage;
 mod gcloud_storage;
+mod gcloud_surface;
 mod gcloud_world;
 mod kube_api;
 mod kube_faults;
