@@ -26,8 +26,12 @@
 //!
 //! A world file ([`worldspec::WorldSpec`], `SimConfig::world`) sets project numbers, enabled
 //! services, quotas, zone capacity ([`capacity`]) and reservations, service accounts and project
-//! IAM bindings that exist at start, and the bus bandwidth simulated NCCL tests report (at 2G–8G)
-//! ([`kube::controllers::runs`]; also `PUT /_sim/workloads`).
+//! IAM bindings that exist at start, the bus bandwidth simulated NCCL tests report (at 2G–8G)
+//! ([`kube::controllers::runs`]; also `PUT /_sim/workloads`), and a cap on every page of every list
+//! (`[lists]`, a test aid; [`paging`]).
+//!
+//! Every list pages as its API does ([`paging`]); a path Google serves that the simulator does
+//! not answers 501, any other unknown path Google's 404 ([`discovery`]).
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily
