@@ -94,13 +94,11 @@ async fn list<S: Service>(
     query: Query,
 ) -> GcpResult<Response> {
     let parent = format!("projects/{project}/locations/{location}");
+    let cap = crate::paging::cap(&shared);
     shared.read_world(|world, _| {
-        Ok(http::json(S::operations(world).list(
-            world,
-            &S::LRO,
-            &parent,
-            &query,
-        )))
+        S::operations(world)
+            .list(world, &S::LRO, &parent, &query, cap)
+            .map(http::json)
     })
 }
 

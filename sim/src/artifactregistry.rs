@@ -105,6 +105,10 @@ pub const REPOSITORY_ENUMS: EnumTable = &[
     },
 ];
 
+/// How `repositories.list` pages: "Maximum page size is 1,000" (the discovery document's
+/// `pageSize`); the default when none is asked for is not published (1,000: a guess).
+const PAGING: crate::paging::Rules = crate::paging::aip158(1000, 1000);
+
 const LIST_ENUMS: EnumTable = &[
     EnumField {
         path: "repositories[].format",
@@ -403,29 +407,20 @@ async fn list_repositories(
     check_location(&location)?;
     let prefix = format!("projects/{project}/locations/{location}/repositories/");
     shared.read_world(|world, _| {
-        let items: Vec<Value> = world
+        let items: Vec<(String, Value)> = world
             .artifactregistry
             .repositories
             .iter()
             .filter(|(name, _)| name.starts_with(&prefix))
-            .map(|(_, v)| v.clone())
+            .map(|(name, v)| (name.clone(), v.clone()))
             .collect();
-        let page_size = query
-            .get("pageSize")
-            .and_then(|s| s.parse::<usize>().ok())
-            .filter(|n| *n > 0)
-            .unwrap_or(1000);
-        let start = query
-            .get("pageToken")
-            .and_then(|s| s.parse::<usize>().ok())
-            .unwrap_or(0);
-        let page: Vec<Value> = items.iter().skip(start).take(page_size).cloned().collect();
+        let page = crate::paging::page(&PAGING, &query, crate::paging::cap(&shared), items)?;
         let mut out = json!({});
-        if !page.is_empty() {
-            out["repositories"] = Value::Array(page);
+        if !page.items.is_empty() {
+            out["repositories"] = Value::Array(page.items);
         }
-        if start.saturating_add(page_size) < items.len() {
-            out["nextPageToken"] = json!((start + page_size).to_string());
+        if let Some(next) = page.next {
+            out["nextPageToken"] = json!(next);
         }
         Ok(http::proto_json(out, LIST_ENUMS, &query))
     })

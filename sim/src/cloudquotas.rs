@@ -44,6 +44,17 @@ pub const COMPUTE: &str = "compute.googleapis.com";
 
 const MAX_PAGE: usize = 100;
 
+/// How `quotaInfos.list` pages ([`crate::paging`]): at most [`MAX_PAGE`], a larger size coerced
+/// to it (AIP-158).
+const PAGING: crate::paging::Rules = crate::paging::Rules {
+    size_param: "pageSize",
+    default: MAX_PAGE,
+    max: MAX_PAGE,
+    too_large: None,
+    bad_size: |_| GcpError::invalid("Invalid value at 'page_size' (TYPE_INT32)"),
+    bad_token: |token| GcpError::invalid(format!("Invalid page token: {token}")),
+};
+
 pub fn router() -> Router<Arc<Shared>> {
     ["v1", "v1beta"]
         .into_iter()
@@ -173,34 +184,22 @@ async fn list(
     if service != COMPUTE {
         return Ok(http::json(json!({})));
     }
-    let size = match query.get("pageSize").map(str::parse::<usize>) {
-        None | Some(Ok(0)) => MAX_PAGE,
-        Some(Ok(n)) => n.min(MAX_PAGE),
-        Some(Err(_)) => {
-            return Err(GcpError::invalid(
-                "Invalid value at 'page_size' (TYPE_INT32)",
-            ));
-        }
-    };
-    let start = match query.get("pageToken").filter(|t| !t.is_empty()) {
-        None => 0,
-        Some(token) => token
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n < quotas::METRICS.len())
-            .ok_or_else(|| GcpError::invalid(format!("Invalid page token: {token}")))?,
-    };
     let config = &shared.config.quotas;
     let (project, number) = project_and_number(&shared, &project);
-    let infos: Vec<Value> = quotas::METRICS
+    let infos: Vec<(String, Value)> = quotas::METRICS
         .iter()
-        .skip(start)
-        .take(size)
-        .map(|m| quota_info(config, &project, &number, m))
+        .enumerate()
+        .map(|(at, m)| {
+            (
+                crate::paging::numbered(at as u64),
+                quota_info(config, &project, &number, m),
+            )
+        })
         .collect();
-    let mut body = json!({ "quotaInfos": infos });
-    if start + size < quotas::METRICS.len() {
-        body["nextPageToken"] = json!((start + size).to_string());
+    let page = crate::paging::page(&PAGING, &query, crate::paging::cap(&shared), infos)?;
+    let mut body = json!({ "quotaInfos": page.items });
+    if let Some(next) = page.next {
+        body["nextPageToken"] = json!(next);
     }
     Ok(http::json(body))
 }

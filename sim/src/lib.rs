@@ -26,8 +26,12 @@
 //!
 //! A world file ([`worldspec::WorldSpec`], `SimConfig::world`) sets project numbers, enabled
 //! services, quotas, zone capacity ([`capacity`]) and reservations, service accounts and project
-//! IAM bindings that exist at start, and the bus bandwidth simulated NCCL tests report (at 2G–8G)
-//! ([`kube::controllers::runs`]; also `PUT /_sim/workloads`).
+//! IAM bindings that exist at start, the bus bandwidth simulated NCCL tests report (at 2G–8G)
+//! ([`kube::controllers::runs`]; also `PUT /_sim/workloads`), and a cap on every page of every list
+//! (`[lists]`, a test aid; [`paging`]).
+//!
+//! Every list pages as its API does ([`paging`]); a path Google serves that the simulator does
+//! not answers 501, any other unknown path Google's 404 ([`discovery`]).
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily
@@ -46,6 +50,7 @@ pub mod cloudquotas;
 pub mod compute;
 pub mod config;
 pub mod container;
+pub mod discovery;
 pub mod enums;
 pub mod error;
 pub mod faults;
@@ -56,6 +61,7 @@ pub mod iam;
 pub mod kube;
 pub mod latency;
 pub mod lro;
+pub mod paging;
 pub mod persist;
 pub mod quotas;
 pub mod releases;

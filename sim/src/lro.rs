@@ -205,12 +205,21 @@ impl Operations {
             .find(|o| !o.done() && o.target == target)
     }
 
-    /// `operations.list` under `parent` (`projects/P/locations/L`, `L` may be `-`), with
-    /// `pageSize`/`pageToken` paging and the `done=true|false` filter.
-    pub fn list(&self, world: &World, api: &LroApi, parent: &str, query: &Query) -> Value {
+    /// `operations.list` under `parent` (`projects/P/locations/L`, `L` may be `-`), with the
+    /// `done=true|false` filter, one page at a time ([`crate::paging`]; no API publishes a default
+    /// or maximum size for its operations: 1,000 for both is a guess), capped by `cap`.
+    pub fn list(
+        &self,
+        world: &World,
+        api: &LroApi,
+        parent: &str,
+        query: &Query,
+        cap: Option<usize>,
+    ) -> crate::error::GcpResult<Value> {
+        const PAGING: crate::paging::Rules = crate::paging::aip158(1000, 1000);
         let (project_part, location) = parent.rsplit_once("/locations/").unwrap_or((parent, "-"));
         let filter = query.get("filter").unwrap_or("").replace(' ', "");
-        let all: Vec<&Operation> = self
+        let all: Vec<(String, &Operation)> = self
             .by_name
             .values()
             .filter(|o| {
@@ -224,27 +233,19 @@ impl Operations {
                 "done=false" | "done:false" => !o.done(),
                 _ => true,
             })
+            .map(|o| (o.name.clone(), o))
             .collect();
-        let page_size = query
-            .get("pageSize")
-            .and_then(|s| s.parse::<usize>().ok())
-            .filter(|n| *n > 0)
-            .unwrap_or(usize::MAX);
-        let start = query
-            .get("pageToken")
-            .and_then(|s| s.parse::<usize>().ok())
-            .unwrap_or(0);
-        let page: Vec<Value> = all
+        let page = crate::paging::page(&PAGING, query, cap, all)?;
+        let items: Vec<Value> = page
+            .items
             .iter()
-            .skip(start)
-            .take(page_size)
             .map(|o| o.to_json(world, api, query.enum_ints()))
             .collect();
-        let mut out = json!({ "operations": page });
-        if start.saturating_add(page_size) < all.len() {
-            out["nextPageToken"] = json!((start + page_size).to_string());
+        let mut out = json!({ "operations": items });
+        if let Some(next) = page.next {
+            out["nextPageToken"] = json!(next);
         }
-        out
+        Ok(out)
     }
 
     /// `operations.cancel`: best effort, as the AIP allows: the request is recorded in the

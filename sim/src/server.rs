@@ -343,11 +343,10 @@ pub fn dropped() -> Response {
     response
 }
 
+/// A request no route serves: 501 for a method Google's discovery documents list, Google's 404
+/// for any other URL ([`crate::discovery`]).
 async fn fallback(req: Request) -> GcpError {
-    GcpError::not_found(format!(
-        "The requested URL {} was not found on this server.",
-        req.uri().path()
-    ))
+    crate::discovery::unserved(req.method().as_str(), req.uri().path())
 }
 
 /// The router for every Google API and the admin endpoint.

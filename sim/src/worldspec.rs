@@ -52,6 +52,8 @@
 //! duration_secs = 600
 //! exit_code = 0
 //! log = "done\n"
+//! [lists]                         # a test aid: every page of every list holds at most 1 item
+//! max_page_size = 1
 //! ```
 //!
 //! Every table refuses unknown fields, so a typo is an error. [`WorldSpec::load`] names the file,
@@ -63,7 +65,7 @@
 //! accounts that exist (the file's own or Google-managed ones), no `allUsers` — except that a
 //! `user:` may be made owner: the file describes the world, it does not invite anyone).
 //!
-//! **What applies when.** Project numbers, quotas, capacity and `[workloads]` are configuration:
+//! **What applies when.** Project numbers, quotas, capacity, `[workloads]` and `[lists]` are configuration:
 //! they apply at every start, also to a world loaded from a `--persist` file. Services, reservations, service
 //! accounts, IAM bindings, `start_time` and `[gke]` are state: they are seeded only into a fresh world ([`seed`]), never into one loaded from a persist
 //! file (which has its own, possibly changed since). Seeded reservations are READY from the start
@@ -120,6 +122,19 @@ pub struct WorldSpec {
     /// [`crate::kube::controllers::runs`]); configuration, applied at every start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workloads: Option<crate::kube::controllers::runs::WorkloadSpec>,
+    /// How lists page (`[lists]`, see [`crate::paging`]); configuration, applied at every start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lists: Option<ListsSpec>,
+}
+
+/// `[lists]`: a test aid that makes every client's paging run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListsSpec {
+    /// The most items any page of any list holds, whatever the request asks for (Google may
+    /// answer fewer items than asked, so a client must follow `nextPageToken`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_page_size: Option<std::num::NonZeroUsize>,
 }
 
 /// A service account, as `gcloud iam service-accounts create` would make it.

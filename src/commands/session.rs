@@ -526,18 +526,9 @@ pub async fn provide_reservations_noting(
             }
             // A name one or two letters from one the world has is a typo until shown otherwise:
             // left missing, it fails preflight as it would on Google Cloud.
-            let listed: serde_json::Value = client
-                .get(&collection)
-                .send()
-                .await
-                .map_err(|e| e.to_string())?
-                .json()
-                .await
-                .map_err(|e| e.to_string())?;
-            let near = listed["items"]
-                .as_array()
-                .into_iter()
-                .flatten()
+            let listed = list_every_page(&client, &collection).await?;
+            let near = listed
+                .iter()
                 .filter_map(|r| r["name"].as_str())
                 .filter(|other| {
                     *other != name
@@ -591,6 +582,33 @@ pub async fn provide_reservations_noting(
         }
     }
     Ok(Provided { operations, notes })
+}
+
+/// Every item of a Compute list at `collection`, following `nextPageToken` to the last page.
+async fn list_every_page(
+    client: &reqwest::Client,
+    collection: &str,
+) -> Result<Vec<serde_json::Value>, String> {
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut request = client.get(collection);
+        if let Some(token) = &token {
+            request = request.query(&[("pageToken", token)]);
+        }
+        let page: serde_json::Value = request
+            .send()
+            .await
+            .map_err(|e| e.to_string())?
+            .json()
+            .await
+            .map_err(|e| e.to_string())?;
+        items.extend(page["items"].as_array().cloned().unwrap_or_default());
+        match page["nextPageToken"].as_str().filter(|t| !t.is_empty()) {
+            Some(next) => token = Some(next.to_string()),
+            None => return Ok(items),
+        }
+    }
 }
 
 /// Waits for a zonal Compute operation of the sandbox to be DONE (its `selfLink`), for at most a

@@ -33,6 +33,7 @@ mod layers;
 mod lifecycle;
 mod maintenance;
 mod moves;
+mod paging;
 mod pool_size;
 mod preflight;
 mod protection;

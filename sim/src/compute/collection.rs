@@ -10,13 +10,14 @@
 //! |---|---|
 //! | `insert` | `POST projects/{project}/{scope}/{segment}` |
 //! | `get` | `GET projects/{project}/{scope}/{segment}/{name}` |
-//! | `list` | `GET projects/{project}/{scope}/{segment}` |
-//! | `aggregatedList` (regional and zonal only) | `GET projects/{project}/aggregated/{segment}` |
+//! | `list` | `GET projects/{project}/{scope}/{segment}` (`maxResults`, `pageToken`) |
+//! | `aggregatedList` (regional and zonal only) | `GET projects/{project}/aggregated/{segment}` (`maxResults`, `pageToken`) |
 //! | `delete` | `DELETE projects/{project}/{scope}/{segment}/{name}` |
 //! | `patch` (if declared) | `PATCH projects/{project}/{scope}/{segment}/{name}` |
 //! | `update` (if declared) | `PUT projects/{project}/{scope}/{segment}/{name}` |
 //!
-//! where `{scope}` is `global`, `regions/{region}` or `zones/{zone}`. Every mutation shares the
+//! where `{scope}` is `global`, `regions/{region}` or `zones/{zone}`. Lists page as
+//! [`super::PAGING`] says, in name order. Every mutation shares the
 //! same steps: the region or zone must exist, the body must be a JSON object, a repeated
 //! `requestId` returns the operation it started, the name must be RFC 1035 and free (409
 //! `alreadyExists`), the target of a change must exist (404 `notFound`) and not be mid-operation
@@ -29,7 +30,7 @@
 use super::operations::{self, Effect, Scope, Start, Verb};
 use super::{
     Kind, Life, Resource, already_exists, body_name, body_object, check_region, check_zone, in_use,
-    link, list_body, no_results, not_found, not_ready, str_field,
+    link, not_found, not_ready, str_field,
 };
 use crate::error::GcpResult;
 use crate::geo;
@@ -349,8 +350,8 @@ pub fn routes(c: &'static Collection) -> Router<Arc<Shared>> {
                     },
                 )
                 .get(
-                    move |AxumState(shared): Shr, Path(params): Params| async move {
-                        list(c, &shared, &params)
+                    move |AxumState(shared): Shr, Path(params): Params, query: Query| async move {
+                        list(c, &shared, &params, &query)
                     },
                 ),
             )
@@ -359,8 +360,8 @@ pub fn routes(c: &'static Collection) -> Router<Arc<Shared>> {
         router = router.route(
             &format!("/compute/v1/projects/{{project}}/aggregated/{}", c.segment),
             get(
-                move |AxumState(shared): Shr, Path(project): Path<String>| async move {
-                    aggregated(c, &shared, &project)
+                move |AxumState(shared): Shr, Path(project): Path<String>, query: Query| async move {
+                    aggregated(c, &shared, &project, &query)
                 },
             ),
         );
@@ -431,28 +432,41 @@ fn get_one(c: &Collection, shared: &Shared, params: &[(String, String)]) -> GcpR
     })
 }
 
-/// `list`: every visible resource of the collection in this scope, in name order.
+/// `list`: the visible resources of the collection in this scope, in name order, one page at a
+/// time ([`super::PAGING`]).
 fn list(
     c: &'static Collection,
     shared: &Shared,
     params: &[(String, String)],
+    query: &Query,
 ) -> GcpResult<Response> {
     let (project, scope) = place(c, params)?;
     let collection = c.collection_path(&project, &scope);
     shared.read_world(|world, _| {
         let prefix = format!("{collection}/");
-        let items: Vec<Value> = world
+        let items: Vec<(String, Value)> = world
             .compute
             .visible_under(Kind(c), &prefix)
-            .map(|(_, r)| r.body.clone())
+            .map(|(path, r)| (path.clone(), r.body.clone()))
             .collect();
-        Ok(http::json(list_body(&c.list_kind(), &collection, items)))
+        super::list_page(
+            &c.list_kind(),
+            &collection,
+            items,
+            query,
+            crate::paging::cap(shared),
+        )
     })
 }
 
-/// `aggregatedList`: every region (or zone) of the simulated geography, empty ones with Compute's
-/// `NO_RESULTS_ON_PAGE` warning.
-fn aggregated(c: &'static Collection, shared: &Shared, project: &str) -> GcpResult<Response> {
+/// `aggregatedList`: every region (or zone) of the simulated geography, one page at a time; a
+/// scope with nothing on the page carries Compute's `NO_RESULTS_ON_PAGE` warning.
+fn aggregated(
+    c: &'static Collection,
+    shared: &Shared,
+    project: &str,
+    query: &Query,
+) -> GcpResult<Response> {
     let scopes: Vec<String> = match c.placement {
         Placement::Global => Vec::new(),
         Placement::Regional => geo::REGIONS
@@ -465,28 +479,26 @@ fn aggregated(c: &'static Collection, shared: &Shared, project: &str) -> GcpResu
             .collect(),
     };
     shared.read_world(|world, _| {
-        let mut items = Map::new();
-        for scope in scopes {
-            let prefix = format!("projects/{project}/{scope}/{}/", c.segment);
-            let found: Vec<Value> = world
-                .compute
-                .visible_under(Kind(c), &prefix)
-                .map(|(_, r)| r.body.clone())
-                .collect();
-            let entry = if found.is_empty() {
-                no_results(&scope)
-            } else {
-                json!({ c.segment: found })
-            };
-            items.insert(scope, entry);
-        }
-        let collection = format!("projects/{project}/aggregated/{}", c.segment);
-        Ok(http::json(json!({
-            "kind": c.aggregated_kind(),
-            "id": collection,
-            "items": items,
-            "selfLink": link(&collection),
-        })))
+        let scoped = scopes
+            .into_iter()
+            .map(|scope| {
+                let prefix = format!("projects/{project}/{scope}/{}/", c.segment);
+                let found: Vec<(String, Value)> = world
+                    .compute
+                    .visible_under(Kind(c), &prefix)
+                    .map(|(path, r)| (path.clone(), r.body.clone()))
+                    .collect();
+                (scope, found)
+            })
+            .collect();
+        super::aggregated_page(
+            &c.aggregated_kind(),
+            c.segment,
+            project,
+            scoped,
+            query,
+            crate::paging::cap(shared),
+        )
     })
 }
 

@@ -179,26 +179,33 @@ fn listed(
             .map(|m| (m.name.clone(), render(m)))
             .collect()
     });
-    super::zonal_list(
+    super::list_page(
         kind,
         &format!("projects/{project}/zones/{zone}/{segment}"),
         items,
         query,
+        crate::paging::cap(shared),
     )
 }
 
-async fn aggregated(State(shared): State<Arc<Shared>>, Path(project): Path<String>) -> Response {
+async fn aggregated(
+    State(shared): State<Arc<Shared>>,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
     shared.read_world(|world, _| {
-        super::aggregated(
+        super::aggregated_page(
             "compute#instanceGroupManagerAggregatedList",
             SEGMENT,
             &project,
-            |zone| {
+            super::zone_scopes(|zone| {
                 instance_groups::in_zone(world, &project, zone)
                     .iter()
                     .map(|m| (m.name.clone(), render(m)))
                     .collect()
-            },
+            }),
+            &query,
+            crate::paging::cap(&shared),
         )
     })
 }

@@ -211,26 +211,33 @@ async fn list(
             .map(|vm| (vm.name.clone(), render(vm)))
             .collect()
     });
-    super::zonal_list(
+    super::list_page(
         "compute#instanceList",
         &format!("projects/{project}/zones/{zone}/{SEGMENT}"),
         items,
         &query,
+        crate::paging::cap(&shared),
     )
 }
 
-async fn aggregated(State(shared): State<Arc<Shared>>, Path(project): Path<String>) -> Response {
+async fn aggregated(
+    State(shared): State<Arc<Shared>>,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
     shared.read_world(|world, _| {
-        super::aggregated(
+        super::aggregated_page(
             "compute#instanceAggregatedList",
             SEGMENT,
             &project,
-            |zone| {
+            super::zone_scopes(|zone| {
                 instance_groups::vms_in_zone(world, &project, zone)
                     .iter()
                     .map(|vm| (vm.name.clone(), render(vm)))
                     .collect()
-            },
+            }),
+            &query,
+            crate::paging::cap(&shared),
         )
     })
 }

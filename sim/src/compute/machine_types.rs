@@ -25,7 +25,7 @@ use crate::geo;
 use crate::http::{self, Query};
 use crate::server::Shared;
 use axum::Router;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
@@ -168,24 +168,32 @@ async fn get_machine_type(
 }
 
 async fn list_machine_types(
+    State(shared): State<Arc<Shared>>,
     Path((project, zone)): Path<(String, String)>,
     query: Query,
 ) -> GcpResult<Response> {
     check_zone(&zone)?;
-    super::zonal_list(
+    super::list_page(
         "compute#machineTypeList",
         &format!("projects/{project}/zones/{zone}/machineTypes"),
         machine_types_in(&project, &zone),
         &query,
+        crate::paging::cap(&shared),
     )
 }
 
-async fn aggregated_machine_types(Path(project): Path<String>) -> Response {
-    super::aggregated(
+async fn aggregated_machine_types(
+    State(shared): State<Arc<Shared>>,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
+    super::aggregated_page(
         "compute#machineTypeAggregatedList",
         "machineTypes",
         &project,
-        |zone| machine_types_in(&project, zone),
+        super::zone_scopes(|zone| machine_types_in(&project, zone)),
+        &query,
+        crate::paging::cap(&shared),
     )
 }
 
@@ -203,24 +211,32 @@ async fn get_accelerator_type(
 }
 
 async fn list_accelerator_types(
+    State(shared): State<Arc<Shared>>,
     Path((project, zone)): Path<(String, String)>,
     query: Query,
 ) -> GcpResult<Response> {
     check_zone(&zone)?;
-    super::zonal_list(
+    super::list_page(
         "compute#acceleratorTypeList",
         &format!("projects/{project}/zones/{zone}/acceleratorTypes"),
         accelerator_types_in(&project, &zone),
         &query,
+        crate::paging::cap(&shared),
     )
 }
 
-async fn aggregated_accelerator_types(Path(project): Path<String>) -> Response {
-    super::aggregated(
+async fn aggregated_accelerator_types(
+    State(shared): State<Arc<Shared>>,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
+    super::aggregated_page(
         "compute#acceleratorTypeAggregatedList",
         "acceleratorTypes",
         &project,
-        |zone| accelerator_types_in(&project, zone),
+        super::zone_scopes(|zone| accelerator_types_in(&project, zone)),
+        &query,
+        crate::paging::cap(&shared),
     )
 }
 

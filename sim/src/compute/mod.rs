@@ -562,48 +562,102 @@ pub fn list_body(kind: &str, collection: &str, items: Vec<Value>) -> Value {
     body
 }
 
-/// The most items one page of a computed (read-only) list holds: Compute's `maxResults` default
-/// and maximum.
-pub const MAX_RESULTS: usize = 500;
+/// How Compute pages its lists ([`crate::paging`]): `maxResults` 0–500, default 500 (the
+/// discovery document's `maxResults`); a size outside the range and a token Compute did not give
+/// out are 400 `invalid` (guesses: neither answer is published).
+pub const PAGING: crate::paging::Rules = crate::paging::Rules {
+    size_param: "maxResults",
+    default: 500,
+    max: 500,
+    too_large: Some(|raw| invalid_field("maxResults", raw, "Must be between 0 and 500.")),
+    bad_size: |raw| invalid_field("maxResults", raw, "Must be between 0 and 500."),
+    bad_token: |raw| invalid_field("pageToken", raw, "Invalid page token."),
+};
 
-/// One page of a computed list of `(name, item)` in name order: `maxResults` items ("Acceptable
-/// values are 0 to 500, inclusive", default 500; 0 is taken as the default) from the one
-/// `pageToken` names (an opaque token this function gave out), and the token of the next page if
-/// there is one.
+/// One page of a Compute list of `(key, item)` (keys in list order: names, or numbered
+/// operations) as `query` asks for it, capped by the world file's `[lists]`.
 pub fn page<T>(
     items: Vec<(String, T)>,
     query: &http::Query,
-) -> GcpResult<(Vec<T>, Option<String>)> {
-    let size = match query.get("maxResults").filter(|m| !m.is_empty()) {
-        None => MAX_RESULTS,
-        Some(raw) => match raw.parse::<usize>() {
-            Ok(0) => MAX_RESULTS,
-            Ok(n) if n <= MAX_RESULTS => n,
-            _ => {
-                return Err(invalid_field(
-                    "maxResults",
-                    raw,
-                    "Must be between 0 and 500.",
-                ));
-            }
-        },
-    };
-    let token = |name: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(name);
-    let start = match query.get("pageToken").filter(|t| !t.is_empty()) {
-        None => 0,
-        Some(given) => items
-            .iter()
-            .position(|(name, _)| token(name) == *given)
-            .ok_or_else(|| invalid_field("pageToken", given, "Invalid page token."))?,
-    };
-    let next = items.get(start + size).map(|(name, _)| token(name));
-    let page = items
-        .into_iter()
-        .skip(start)
-        .take(size)
-        .map(|(_, item)| item)
+    cap: Option<usize>,
+) -> GcpResult<crate::paging::Page<T>> {
+    crate::paging::page(&PAGING, query, cap, items)
+}
+
+/// A Compute list response of one page of `items` (`(key, item)`, see [`page`]).
+pub fn list_page(
+    kind: &str,
+    collection: &str,
+    items: Vec<(String, Value)>,
+    query: &http::Query,
+    cap: Option<usize>,
+) -> GcpResult<axum::response::Response> {
+    let page = page(items, query, cap)?;
+    let mut body = list_body(kind, collection, page.items);
+    if let Some(next) = page.next {
+        body["nextPageToken"] = json!(next);
+    }
+    Ok(http::json(body))
+}
+
+/// An aggregated list response of one page: `scopes` are every scope in Compute's order
+/// (`regions/r`, `zones/z`, `global`) with their items (`(key, item)`, keys in order within the
+/// scope). A page takes items across scopes in that order; a scope with no item on the page
+/// carries Compute's `NO_RESULTS_ON_PAGE` warning.
+pub fn aggregated_page(
+    kind: &str,
+    segment: &str,
+    project: &str,
+    scopes: Vec<(String, Vec<(String, Value)>)>,
+    query: &http::Query,
+    cap: Option<usize>,
+) -> GcpResult<axum::response::Response> {
+    let keyed: Vec<(String, (usize, Value))> = scopes
+        .iter()
+        .enumerate()
+        .flat_map(|(at, (_, items))| {
+            items
+                .iter()
+                .map(move |(key, item)| (format!("{at:04}/{key}"), (at, item.clone())))
+        })
         .collect();
-    Ok((page, next))
+    let page = page(keyed, query, cap)?;
+    let mut found: Vec<Vec<Value>> = vec![Vec::new(); scopes.len()];
+    for (at, item) in page.items {
+        found[at].push(item);
+    }
+    let mut items = Map::new();
+    for ((scope, _), found) in scopes.into_iter().zip(found) {
+        let entry = if found.is_empty() {
+            no_results(&scope)
+        } else {
+            json!({ segment: found })
+        };
+        items.insert(scope, entry);
+    }
+    let collection = format!("projects/{project}/aggregated/{segment}");
+    let mut body = json!({
+        "kind": kind,
+        "id": collection,
+        "items": items,
+        "selfLink": link(&collection),
+    });
+    if let Some(next) = page.next {
+        body["nextPageToken"] = json!(next);
+    }
+    Ok(http::json(body))
+}
+
+/// Every zone of the simulated geography as an aggregated list's scope (`zones/z`), with the
+/// items `items_in(zone)` gives.
+pub fn zone_scopes(
+    items_in: impl Fn(&str) -> Vec<(String, Value)>,
+) -> Vec<(String, Vec<(String, Value)>)> {
+    geo::REGIONS
+        .iter()
+        .flat_map(|(_, zones)| zones.iter())
+        .map(|zone| (format!("zones/{zone}"), items_in(zone)))
+        .collect()
 }
 
 /// The empty-scope warning of an aggregated list.
@@ -730,49 +784,4 @@ mod tests {
         b["ipCidrRange"] = json!("10.0.0.0/23");
         assert_ne!(fingerprint(&a), fingerprint(&b));
     }
-}
-
-/// A zonal list response of one page of a computed (read-only) collection ([`page`]).
-pub fn zonal_list(
-    kind: &str,
-    collection: &str,
-    items: Vec<(String, Value)>,
-    query: &crate::http::Query,
-) -> GcpResult<axum::response::Response> {
-    let (page, next) = page(items, query)?;
-    let mut body = list_body(kind, collection, page);
-    if let Some(next) = next {
-        body["nextPageToken"] = json!(next);
-    }
-    Ok(crate::http::json(body))
-}
-
-/// An aggregated list of a computed zonal collection: every simulated zone, those without items with Compute's
-/// `NO_RESULTS_ON_PAGE` warning.
-pub fn aggregated(
-    kind: &str,
-    segment: &str,
-    project: &str,
-    items_in: impl Fn(&str) -> Vec<(String, Value)>,
-) -> axum::response::Response {
-    let mut items = Map::new();
-    for (_, zones) in crate::geo::REGIONS {
-        for zone in *zones {
-            let scope = format!("zones/{zone}");
-            let found: Vec<Value> = items_in(zone).into_iter().map(|(_, v)| v).collect();
-            let entry = if found.is_empty() {
-                no_results(&scope)
-            } else {
-                json!({ segment: found })
-            };
-            items.insert(scope, entry);
-        }
-    }
-    let collection = format!("projects/{project}/aggregated/{segment}");
-    crate::http::json(json!({
-        "kind": kind,
-        "id": collection,
-        "items": items,
-        "selfLink": link(&collection),
-    }))
 }

@@ -44,7 +44,7 @@ use crate::http::{self, Query};
 use crate::server::Shared;
 use crate::world::World;
 use axum::Router;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
@@ -322,7 +322,11 @@ async fn get_profile(Path((project, name)): Path<(String, String)>) -> GcpResult
 /// `networkProfiles.list`: every profile in name order, paged by `maxResults` and `pageToken`
 /// ([`super::page`]). `filter` is not evaluated by the server, as for the simulator's other
 /// Compute lists; gcloud applies `--filter` itself.
-async fn list_profiles(Path(project): Path<String>, query: Query) -> GcpResult<Response> {
+async fn list_profiles(
+    State(shared): State<Arc<Shared>>,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
     let mut all: Vec<(String, &'static str)> = names()
         .into_iter()
         .filter_map(|n| zone_of(&n).map(|zone| (n, zone)))
@@ -332,8 +336,10 @@ async fn list_profiles(Path(project): Path<String>, query: Query) -> GcpResult<R
         .into_iter()
         .map(|(n, zone)| (n.clone(), (n, zone)))
         .collect();
-    let (page, next) = super::page(named, &query)?;
+    let page = super::page(named, &query, crate::paging::cap(&shared))?;
+    let next = page.next;
     let items = page
+        .items
         .iter()
         .map(|(n, zone)| render(&project, n, zone))
         .collect();

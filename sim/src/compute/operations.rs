@@ -4,7 +4,7 @@
 //! `POST .../wait` endpoints, the aggregated operation list, scripted faults, and `requestId`
 //! replay.
 
-use super::{Kind, Life, Resource, State, apply_effect, link, no_results};
+use super::{Kind, Life, Resource, State, apply_effect, link};
 use crate::clock::SimTime;
 use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
@@ -18,7 +18,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -496,23 +496,32 @@ fn delete_op(shared: &Shared, path: &str) -> GcpResult<Response> {
     })
 }
 
-fn list_ops(shared: &Shared, collection: &str) -> GcpResult<Response> {
+/// The operations under `prefix` (`projects/p/zones/z/operations/`), oldest first, keyed for
+/// paging by their sequence number.
+fn ops_under(world: &World, prefix: &str) -> Vec<(String, Value)> {
+    let mut ops: Vec<&Operation> = world
+        .compute
+        .operations
+        .iter()
+        .filter(|(k, _)| k.starts_with(prefix))
+        .map(|(_, op)| op)
+        .collect();
+    ops.sort_by_key(|op| op.seq);
+    ops.into_iter()
+        .map(|op| (crate::paging::numbered(op.seq), op.render(world)))
+        .collect()
+}
+
+fn list_ops(shared: &Shared, collection: &str, query: &Query) -> GcpResult<Response> {
     shared.read_world(|world, _| {
-        let prefix = format!("{collection}/");
-        let mut ops: Vec<&Operation> = world
-            .compute
-            .operations
-            .iter()
-            .filter(|(k, _)| k.starts_with(&prefix))
-            .map(|(_, op)| op)
-            .collect();
-        ops.sort_by_key(|op| op.seq);
-        let items = ops.into_iter().map(|op| op.render(world)).collect();
-        Ok(http::json(super::list_body(
+        let items = ops_under(world, &format!("{collection}/"));
+        super::list_page(
             "compute#operationList",
             collection,
             items,
-        )))
+            query,
+            crate::paging::cap(shared),
+        )
     })
 }
 
@@ -581,8 +590,16 @@ async fn wait_global(
     .await
 }
 
-async fn list_global(AxumState(shared): Shr, Path(project): Path<String>) -> GcpResult<Response> {
-    list_ops(&shared, &format!("projects/{project}/global/operations"))
+async fn list_global(
+    AxumState(shared): Shr,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
+    list_ops(
+        &shared,
+        &format!("projects/{project}/global/operations"),
+        &query,
+    )
 }
 
 async fn get_region(
@@ -622,11 +639,13 @@ async fn wait_region(
 async fn list_region(
     AxumState(shared): Shr,
     Path((project, region)): Path<(String, String)>,
+    query: Query,
 ) -> GcpResult<Response> {
     super::check_region(&region)?;
     list_ops(
         &shared,
         &format!("projects/{project}/regions/{region}/operations"),
+        &query,
     )
 }
 
@@ -667,47 +686,44 @@ async fn wait_zone(
 async fn list_zone(
     AxumState(shared): Shr,
     Path((project, zone)): Path<(String, String)>,
+    query: Query,
 ) -> GcpResult<Response> {
     super::check_zone(&zone)?;
     list_ops(
         &shared,
         &format!("projects/{project}/zones/{zone}/operations"),
+        &query,
     )
 }
 
-/// `GET projects/p/aggregated/operations`: every scope, empty ones with a warning.
-async fn aggregated(AxumState(shared): Shr, Path(project): Path<String>) -> GcpResult<Response> {
+/// `GET projects/p/aggregated/operations`: every scope, one page at a time; a scope with nothing
+/// on the page carries a warning.
+async fn aggregated(
+    AxumState(shared): Shr,
+    Path(project): Path<String>,
+    query: Query,
+) -> GcpResult<Response> {
     shared.read_world(|world, _| {
         let mut scopes = vec!["global".to_string()];
         for (region, zones) in geo::REGIONS {
             scopes.push(format!("regions/{region}"));
             scopes.extend(zones.iter().map(|z| format!("zones/{z}")));
         }
-        let mut items = Map::new();
-        for scope in scopes {
-            let prefix = format!("projects/{project}/{scope}/operations/");
-            let mut ops: Vec<&Operation> = world
-                .compute
-                .operations
-                .iter()
-                .filter(|(k, _)| k.starts_with(&prefix))
-                .map(|(_, op)| op)
-                .collect();
-            ops.sort_by_key(|op| op.seq);
-            let entry = if ops.is_empty() {
-                no_results(&scope)
-            } else {
-                json!({ "operations": ops.into_iter().map(|op| op.render(world)).collect::<Vec<_>>() })
-            };
-            items.insert(scope, entry);
-        }
-        let collection = format!("projects/{project}/aggregated/operations");
-        Ok(http::json(json!({
-            "kind": "compute#operationAggregatedList",
-            "id": collection,
-            "items": items,
-            "selfLink": link(&collection),
-        })))
+        let scoped = scopes
+            .into_iter()
+            .map(|scope| {
+                let items = ops_under(world, &format!("projects/{project}/{scope}/operations/"));
+                (scope, items)
+            })
+            .collect();
+        super::aggregated_page(
+            "compute#operationAggregatedList",
+            "operations",
+            &project,
+            scoped,
+            &query,
+            crate::paging::cap(&shared),
+        )
     })
 }
 

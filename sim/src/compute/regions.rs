@@ -13,10 +13,10 @@
 //! region is 404 `notFound`.
 //! Machine and accelerator types are [`super::machine_types`].
 
-use super::{link, list_body, not_found};
+use super::{link, not_found};
 use crate::error::GcpResult;
 use crate::geo;
-use crate::http;
+use crate::http::{self, Query};
 use crate::quotas;
 use crate::server::Shared;
 use crate::world::World;
@@ -78,17 +78,20 @@ async fn get_region(
 async fn list_regions(
     State(shared): State<Arc<Shared>>,
     Path(project): Path<String>,
+    query: Query,
 ) -> GcpResult<Response> {
     shared.read_world(|world, _| {
         let items = geo::REGIONS
             .iter()
-            .map(|(name, _)| region(world, &shared, &project, name))
+            .map(|(name, _)| (name.to_string(), region(world, &shared, &project, name)))
             .collect();
-        Ok(http::json(list_body(
+        super::list_page(
             "compute#regionList",
             &format!("projects/{project}/regions"),
             items,
-        )))
+            &query,
+            crate::paging::cap(&shared),
+        )
     })
 }
 

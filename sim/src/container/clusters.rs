@@ -780,10 +780,14 @@ pub async fn post_method(
         "updateMaster" => "UPGRADE_MASTER",
         "setAddons" | "setLegacyAbac" | "setLogging" | "setMonitoring" | "setLocations"
         | "startIpRotation" | "completeIpRotation" => "UPDATE_CLUSTER",
+        // A verb GKE has but the simulator does not serve is 501; any other is GKE's 404.
         other => {
-            return Err(not_found(&format!(
-                "projects/{project}/locations/{location}/clusters/{name}:{other}"
-            )));
+            return Err(crate::discovery::unserved(
+                "POST",
+                &format!(
+                    "/container/v1/projects/{project}/locations/{location}/clusters/{name}:{other}"
+                ),
+            ));
         }
     };
     let op = shared.with_world(|world, cx| {

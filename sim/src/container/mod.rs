@@ -17,7 +17,8 @@
 //! checks, and when they let an upgrade run), [`auto_upgrade`] (the upgrades GKE starts when a
 //! channel's target moves), [`instance_groups`] (the pools' instance groups and VMs, which
 //! Compute serves), [`node_addresses`] (the VMs' internal addresses),
-//! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers).
+//! [`rules`] (the checks GKE makes), [`enums`] and [`enum_tables`] (proto enum numbers), `zonal`
+//! (the `projects.zones.*` routes, served by the location handlers).
 
 pub mod accelerator_networks;
 mod auto_upgrade;
@@ -37,6 +38,7 @@ mod rules;
 pub mod server_config;
 pub mod skew;
 pub mod upgrades;
+mod zonal;
 
 use crate::error::GcpError;
 use crate::server::Shared;
@@ -371,6 +373,7 @@ pub fn router() -> Router<Arc<Shared>> {
             &format!("{base}/operations/{{operation}}"),
             get(operations::get).post(operations::post_method),
         )
+        .merge(zonal::router())
 }
 
 /// The earliest time, not after `now`, at which an operation is due or an auto-upgrade is to

@@ -870,10 +870,15 @@ pub async fn post_method(
             "UPDATE_CLUSTER"
         }
         "setManagement" => "SET_NODE_POOL_MANAGEMENT",
+        // A verb GKE has but the simulator does not serve (`rollback`, ...) is 501; any other is
+        // GKE's 404.
         other => {
-            return Err(not_found(&format!(
-                "projects/{project}/locations/{location}/clusters/{cluster_name}/nodePools/{pool_name}:{other}"
-            )));
+            return Err(crate::discovery::unserved(
+                "POST",
+                &format!(
+                    "/container/v1/projects/{project}/locations/{location}/clusters/{cluster_name}/nodePools/{pool_name}:{other}"
+                ),
+            ));
         }
     };
     if method == "setSize" {

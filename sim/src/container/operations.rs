@@ -251,10 +251,20 @@ pub fn scale_for_nodes(world: &mut World, op: &Value, nodes: u64) {
 
 /// The operation as the API returns it.
 pub fn to_json(world: &World, op: &Operation, now: SimTime) -> Value {
+    // The links name the project by its number: "https://container.googleapis.com/v1/projects/123/
+    // zones/us-central1-c/clusters/my-cluster/nodePools/my-np" (`Operation.targetLink` and
+    // `selfLink` in the container v1 discovery document and
+    // <https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.operations#Operation>),
+    // where Compute's links carry the project id.
+    let number = world.project_number(&op.project);
     let path = format!(
-        "projects/{}/locations/{}/operations/{}",
-        op.project, op.location, op.name
+        "projects/{number}/locations/{}/operations/{}",
+        op.location, op.name
     );
+    let target = match op.target.strip_prefix(&format!("projects/{}/", op.project)) {
+        Some(rest) => format!("projects/{number}/{rest}"),
+        None => op.target.clone(),
+    };
     let mut out = json!({
         "name": op.name,
         "zone": op.location,
@@ -262,7 +272,7 @@ pub fn to_json(world: &World, op: &Operation, now: SimTime) -> Value {
         "operationType": op.op_type,
         "status": op.status,
         "selfLink": self_link(&path),
-        "targetLink": self_link(&op.target),
+        "targetLink": self_link(&target),
         "startTime": world.rfc3339(op.start),
     });
     if let Some(end) = op.end {

@@ -33,6 +33,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Type URLs of Filestore operations.
+/// How `instances.list` pages: `pageSize` "The maximum number of items to return" (the
+/// discovery document); Filestore publishes no default or maximum (1,000 for both: a guess).
+const PAGING: crate::paging::Rules = crate::paging::aip158(1000, 1000);
+
 pub const LRO: LroApi = LroApi {
     metadata_type: "type.googleapis.com/google.cloud.common.OperationMetadata",
     resource_type: "type.googleapis.com/google.cloud.filestore.v1.Instance",
@@ -327,7 +331,7 @@ async fn list_instances(
     }
     let prefix = format!("projects/{project}/locations/");
     shared.read_world(|world, _| {
-        let items: Vec<Value> = world
+        let items: Vec<(String, Value)> = world
             .file
             .instances
             .iter()
@@ -336,11 +340,15 @@ async fn list_instances(
                     location == "-" || rest.starts_with(&format!("{location}/"))
                 })
             })
-            .map(|(_, v)| v.clone())
+            .map(|(name, v)| (name.clone(), v.clone()))
             .collect();
+        let page = crate::paging::page(&PAGING, &query, crate::paging::cap(&shared), items)?;
         let mut out = json!({});
-        if !items.is_empty() {
-            out["instances"] = Value::Array(items);
+        if !page.items.is_empty() {
+            out["instances"] = Value::Array(page.items);
+        }
+        if let Some(next) = page.next {
+            out["nextPageToken"] = json!(next);
         }
         Ok(http::proto_json(out, LIST_ENUMS, &query))
     })

@@ -91,6 +91,21 @@ pub const COMPUTE_DEFAULT_NAME: &str = "Compute Engine default service account";
 pub const DEFAULT_PAGE: usize = 20;
 pub const MAX_PAGE: usize = 100;
 
+/// How `serviceAccounts.list` pages ([`crate::paging`]): [`DEFAULT_PAGE`], a larger size than
+/// [`MAX_PAGE`] coerced to it (AIP-158).
+const PAGING: crate::paging::Rules = crate::paging::Rules {
+    size_param: "pageSize",
+    default: DEFAULT_PAGE,
+    max: MAX_PAGE,
+    too_large: None,
+    bad_size: |raw| {
+        bad_request(format!(
+            "Invalid value at 'page_size' (TYPE_INT32), \"{raw}\""
+        ))
+    },
+    bad_token: |token| bad_request(format!("Invalid page token \"{token}\".")),
+};
+
 /// One user-managed service account.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceAccount {
@@ -610,24 +625,6 @@ async fn list(
     Path(project): Path<String>,
     query: Query,
 ) -> GcpResult<Response> {
-    let page_size = match query.get("pageSize").map(str::trim) {
-        None | Some("") => DEFAULT_PAGE,
-        Some(raw) => match raw.parse::<i64>() {
-            Ok(0) => DEFAULT_PAGE,
-            Ok(n) if n > 0 => (n as usize).min(MAX_PAGE),
-            _ => {
-                return Err(bad_request(format!(
-                    "Invalid value at 'page_size' (TYPE_INT32), \"{raw}\""
-                )));
-            }
-        },
-    };
-    let start = match query.get("pageToken") {
-        None | Some("") => 0,
-        Some(token) => token
-            .parse::<usize>()
-            .map_err(|_| bad_request(format!("Invalid page token \"{token}\".")))?,
-    };
     if project == "-" {
         return Err(bad_request(
             "The project must be named by its id or number to list its service accounts.",
@@ -635,19 +632,17 @@ async fn list(
     }
     shared.read_world(|world, _| {
         let project = project_key(world, &project);
-        let all = accounts_of(world, &project);
-        let mut out = json!({});
-        let page: Vec<Value> = all
+        let all: Vec<(String, Value)> = accounts_of(world, &project)
             .iter()
-            .skip(start)
-            .take(page_size)
-            .map(ServiceAccount::to_json)
+            .map(|account| (account.email.clone(), account.to_json()))
             .collect();
-        if !page.is_empty() {
-            out["accounts"] = Value::Array(page);
+        let mut out = json!({});
+        let page = crate::paging::page(&PAGING, &query, crate::paging::cap(&shared), all)?;
+        if !page.items.is_empty() {
+            out["accounts"] = Value::Array(page.items);
         }
-        if start.saturating_add(page_size) < all.len() {
-            out["nextPageToken"] = json!((start + page_size).to_string());
+        if let Some(next) = page.next {
+            out["nextPageToken"] = json!(next);
         }
         Ok(http::json(out))
     })

@@ -403,6 +403,21 @@ fn has_usage_error(service: &str) -> GcpError {
     }))
 }
 
+/// How `services.list` pages ([`crate::paging`]): `pageSize` 50 by default, at most 200 (a larger
+/// one is refused), tokens in catalogue order.
+const PAGING: crate::paging::Rules = crate::paging::Rules {
+    size_param: "pageSize",
+    default: 50,
+    max: 200,
+    too_large: Some(|raw| bad_request(format!("Requested page size {raw} cannot exceed 200."))),
+    bad_size: |raw| {
+        bad_request(format!(
+            "Invalid value at 'page_size' (TYPE_INT32), \"{raw}\""
+        ))
+    },
+    bad_token: |token| bad_request(format!("Invalid page token \"{token}\".")),
+};
+
 fn bad_request(message: impl Into<String>) -> GcpError {
     GcpError::invalid_reason("badRequest", message)
 }
@@ -542,47 +557,29 @@ async fn list(
             )));
         }
     };
-    let page_size = match query.get("pageSize") {
-        None | Some("") => 50,
-        Some(raw) => match raw.parse::<i64>() {
-            Ok(0) => 50,
-            Ok(n @ 1..=200) => n as usize,
-            Ok(n) if n > 200 => {
-                return Err(bad_request(format!(
-                    "Requested page size {n} cannot exceed 200."
-                )));
-            }
-            _ => {
-                return Err(bad_request(format!(
-                    "Invalid value at 'page_size' (TYPE_INT32), \"{raw}\""
-                )));
-            }
-        },
-    };
-    let start = match query.get("pageToken") {
-        None | Some("") => 0,
-        Some(token) => token
-            .parse::<usize>()
-            .map_err(|_| bad_request(format!("Invalid page token \"{token}\".")))?,
-    };
     shared.read_world(|world, _| {
         let project = resolve(world, &project);
         let number = number(world, &project);
-        let all: Vec<Value> = CATALOGUE
+        let all: Vec<(String, Value)> = CATALOGUE
             .iter()
-            .filter_map(|info| {
+            .enumerate()
+            .filter_map(|(at, info)| {
                 let enabled = world.serviceusage.is_enabled(&project, info.name);
-                (wanted.is_none() || wanted == Some(enabled))
-                    .then(|| service_json(&number, info, enabled))
+                (wanted.is_none() || wanted == Some(enabled)).then(|| {
+                    (
+                        crate::paging::numbered(at as u64),
+                        service_json(&number, info, enabled),
+                    )
+                })
             })
             .collect();
-        let page: Vec<Value> = all.iter().skip(start).take(page_size).cloned().collect();
+        let page = crate::paging::page(&PAGING, &query, crate::paging::cap(&shared), all)?;
         let mut out = json!({});
-        if !page.is_empty() {
-            out["services"] = json!(page);
+        if !page.items.is_empty() {
+            out["services"] = json!(page.items);
         }
-        if start.saturating_add(page_size) < all.len() {
-            out["nextPageToken"] = json!((start + page_size).to_string());
+        if let Some(next) = page.next {
+            out["nextPageToken"] = json!(next);
         }
         Ok(http::json(out))
     })

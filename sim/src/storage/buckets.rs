@@ -303,31 +303,20 @@ pub async fn list_buckets(
         .ok_or_else(|| required("project"))?
         .to_string();
     let prefix = query.get("prefix").unwrap_or("").to_string();
-    let max = query
-        .get("maxResults")
-        .and_then(|m| m.parse::<usize>().ok())
-        .filter(|m| *m > 0)
-        .unwrap_or(1000);
-    let start = query.get("pageToken").unwrap_or("").to_string();
     shared.read_world(|world, _| {
-        let names: Vec<&String> = world
+        let items: Vec<(String, Value)> = world
             .storage
             .buckets
             .iter()
             .filter(|(name, b)| b.project == project && name.starts_with(&prefix))
-            .filter(|(name, _)| start.is_empty() || name.as_str() >= start.as_str())
-            .map(|(name, _)| name)
+            .map(|(name, b)| (name.clone(), b.resource.clone()))
             .collect();
-        let items: Vec<Value> = names
-            .iter()
-            .take(max)
-            .filter_map(|n| world.storage.buckets.get(*n).map(|b| b.resource.clone()))
-            .collect();
+        let page = crate::paging::page(&super::PAGING, &query, crate::paging::cap(&shared), items)?;
         let mut out = json!({ "kind": "storage#buckets" });
-        if !items.is_empty() {
-            out["items"] = Value::Array(items);
+        if !page.items.is_empty() {
+            out["items"] = Value::Array(page.items);
         }
-        if let Some(next) = names.get(max) {
+        if let Some(next) = page.next {
             out["nextPageToken"] = json!(next);
         }
         Ok(http::json(out))

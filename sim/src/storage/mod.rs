@@ -38,6 +38,19 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// How `buckets.list` and `objects.list` page ([`crate::paging`]): `maxResults` "The service will
+/// use this parameter or 1,000 items, whichever is smaller" (both methods in the storage v1
+/// discovery document), in name order. A size that is no integer and a token the service did not
+/// give out are 400 `invalid` (texts guessed).
+pub const PAGING: crate::paging::Rules = crate::paging::Rules {
+    size_param: "maxResults",
+    default: 1000,
+    max: 1000,
+    too_large: None,
+    bad_size: |raw| GcpError::invalid(format!("Invalid value for maxResults: {raw}")),
+    bad_token: |token| GcpError::invalid(format!("Invalid page token: {token}")),
+};
+
 /// One bucket and its objects.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bucket {

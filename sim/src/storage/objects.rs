@@ -244,23 +244,16 @@ pub async fn list_objects(
     let trailing = query.flag("includeTrailingDelimiter");
     let start_offset = query.get("startOffset").unwrap_or("").to_string();
     let end_offset = query.get("endOffset").unwrap_or("").to_string();
-    let max = query
-        .get("maxResults")
-        .and_then(|m| m.parse::<usize>().ok())
-        .filter(|m| *m > 0)
-        .unwrap_or(1000);
-    let skip = query
-        .get("pageToken")
-        .and_then(|t| t.parse::<usize>().ok())
-        .unwrap_or(0);
+    let cap = crate::paging::cap(&shared);
     shared.read_world(|world, _| {
         let found = world
             .storage
             .buckets
             .get(&bucket)
             .ok_or_else(no_such_bucket)?;
-        // Entries in listing order: objects (name, generation) and prefixes.
-        let mut entries: Vec<Result<Value, String>> = Vec::new();
+        // Entries in listing order, keyed for paging: objects (by name, then generation) and
+        // prefixes (by themselves).
+        let mut entries: Vec<(String, Result<Value, String>)> = Vec::new();
         let mut seen_prefixes = BTreeSet::new();
         for (name, all) in &found.objects {
             if !name.starts_with(&prefix)
@@ -276,22 +269,25 @@ pub async fn list_objects(
                 let sub = format!("{prefix}{}", &rest[..at + delimiter.len()]);
                 let is_marker = *name == sub;
                 if seen_prefixes.insert(sub.clone()) {
-                    entries.push(Err(sub));
+                    entries.push((sub.clone(), Err(sub)));
                 }
                 if !(trailing && is_marker) {
                     continue;
                 }
             }
             for v in all.iter().filter(|v| versions || v.deleted.is_none()) {
-                entries.push(Ok(object_json(world, &bucket, name, v)));
+                let key = format!("{name}\u{0}{:020}", v.generation);
+                entries.push((key, Ok(object_json(world, &bucket, name, v))));
             }
         }
-        let page: Vec<&Result<Value, String>> = entries.iter().skip(skip).take(max).collect();
+        let page = crate::paging::page(&super::PAGING, &query, cap, entries)?;
         let items: Vec<Value> = page
+            .items
             .iter()
             .filter_map(|e| e.as_ref().ok().cloned())
             .collect();
         let prefixes: Vec<Value> = page
+            .items
             .iter()
             .filter_map(|e| e.as_ref().err().map(|p| json!(p)))
             .collect();
@@ -302,8 +298,8 @@ pub async fn list_objects(
         if !items.is_empty() {
             out["items"] = Value::Array(items);
         }
-        if skip + max < entries.len() {
-            out["nextPageToken"] = json!((skip + max).to_string());
+        if let Some(next) = page.next {
+            out["nextPageToken"] = json!(next);
         }
         Ok(http::json(out))
     })

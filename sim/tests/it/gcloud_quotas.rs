@@ -734,7 +734,29 @@ async fn cloud_quotas_serves_the_gpu_family_quota() {
     .await;
     assert_eq!(status, 200, "{first}");
     assert_eq!(first["quotaInfos"].as_array().map(Vec::len), Some(5));
-    assert_eq!(first["nextPageToken"], "5");
+    // The token is opaque; the page it names starts after the first page's last item.
+    let token = first["nextPageToken"].as_str().expect("a next page");
+    let (status, second) = send(
+        &sim,
+        reqwest::Method::GET,
+        &format!("{base}?pageSize=5&pageToken={token}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{second}");
+    let ids = |page: &Value| -> Vec<Value> {
+        page["quotaInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| i["quotaId"].clone())
+            .collect()
+    };
+    assert_eq!(ids(&second).len(), 5);
+    assert!(
+        ids(&second).iter().all(|id| !ids(&first).contains(id)),
+        "{first} {second}"
+    );
     let (_, cpus) = send(
         &sim,
         reqwest::Method::GET,

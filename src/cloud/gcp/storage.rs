@@ -256,16 +256,25 @@ impl ObjectStore for StorageClient {
         .map_err(object_error)
     }
 
+    /// Every bucket of `project` whose name starts with `prefix`, over every page.
     async fn list_buckets(&self, project: &str, prefix: &str) -> ObjectResult<Vec<Value>> {
-        let listed = self
-            .json(
-                self.request(Method::GET, "b")
-                    .query(&[("project", project), ("prefix", prefix)]),
-            )
-            .await
-            .map_err(object_error)?;
-        // The JSON API leaves `items` out of an empty list.
-        Ok(listed["items"].as_array().cloned().unwrap_or_default())
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut request = self
+                .request(Method::GET, "b")
+                .query(&[("project", project), ("prefix", prefix)]);
+            if let Some(token) = &token {
+                request = request.query(&[("pageToken", token)]);
+            }
+            let listed = self.json(request).await.map_err(object_error)?;
+            // The JSON API leaves `items` out of an empty list.
+            out.extend(listed["items"].as_array().cloned().unwrap_or_default());
+            match listed["nextPageToken"].as_str().filter(|t| !t.is_empty()) {
+                Some(next) => token = Some(next.to_string()),
+                None => return Ok(out),
+            }
+        }
     }
 }
 

@@ -39,6 +39,7 @@ use google_cloud_compute_v1::client::{
     Reservations, ResourcePolicies, Routers, Subnetworks,
 };
 use google_cloud_compute_v1::model;
+use google_cloud_gax::paginator::Paginator as _;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -853,18 +854,27 @@ fn reservation_reader(shared: Arc<ComputeAdapter>) -> Arc<dyn Provider> {
                     )
                 })?;
                 let live = if zone == "-" {
-                    // Zone `-`: wherever the project has it (the first zone that does).
-                    c.reservations
+                    // Zone `-`: wherever the project has it (the first zone that does), on
+                    // whichever page of the aggregated list it comes.
+                    let mut pages = c
+                        .reservations
                         .aggregated_list()
                         .set_project(&loc.project)
                         .set_filter(format!("name = \"{}\"", loc.name))
-                        .send()
-                        .await
-                        .map_err(|e| classify_gax(&e))?
-                        .items
-                        .into_values()
-                        .flat_map(|scoped| scoped.reservations)
-                        .find(|r| r.name.as_deref() == Some(loc.name.as_str()))
+                        .by_page();
+                    let mut live = None;
+                    while let Some(page) = pages.next().await {
+                        let page = page.map_err(|e| classify_gax(&e))?;
+                        live = page
+                            .items
+                            .into_values()
+                            .flat_map(|scoped| scoped.reservations)
+                            .find(|r| r.name.as_deref() == Some(loc.name.as_str()));
+                        if live.is_some() {
+                            break;
+                        }
+                    }
+                    live
                 } else {
                     found(
                         c.reservations

@@ -93,12 +93,17 @@ pub(super) fn failure(op: &Operation) -> Option<CloudError> {
     Some(error)
 }
 
-/// `https://container.googleapis.com/v1/projects/p/zones/z/clusters/c` → the cluster's path.
-fn cluster_of_target(link: &str) -> Option<ClusterPath> {
+/// `https://container.googleapis.com/v1/projects/123/zones/z/clusters/c` → the cluster's path in
+/// `project`. GKE's links name the project by its number ("projects/123/...", `Operation.targetLink`
+/// in <https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.operations#Operation>),
+/// so the project is the one the operation was asked of, never the link's.
+fn cluster_of_target(link: &str, project: &str) -> Option<ClusterPath> {
     let path = link.split_once("/v1/").map(|(_, p)| p).unwrap_or(link);
     let path = path.replacen("/zones/", "/locations/", 1);
     let cluster = path.split("/nodePools/").next()?;
-    ClusterPath::parse(cluster).ok()
+    let mut cluster = ClusterPath::parse(cluster).ok()?;
+    cluster.project = project.to_string();
+    Some(cluster)
 }
 
 impl ContainerAdapter {
@@ -120,7 +125,9 @@ impl ContainerAdapter {
         let status = if let Some(error) = failure(&op) {
             OpStatus::Failed(error)
         } else if op.operation_type.name() == Some("CREATE_CLUSTER") {
-            self.remove_bootstrap_pool(&op).await?
+            // `projects/P/locations/L/operations/X`: P as a3ctl named it.
+            let project = operation.name.split('/').nth(1).unwrap_or_default();
+            self.remove_bootstrap_pool(&op, project).await?
         } else {
             OpStatus::Done
         };
@@ -132,8 +139,8 @@ impl ContainerAdapter {
     }
 
     /// The follow-up of a cluster create: delete the bootstrap pool, report `Running` until gone.
-    async fn remove_bootstrap_pool(&self, op: &Operation) -> CloudResult<OpStatus> {
-        let Some(path) = cluster_of_target(&op.target_link) else {
+    async fn remove_bootstrap_pool(&self, op: &Operation, project: &str) -> CloudResult<OpStatus> {
+        let Some(path) = cluster_of_target(&op.target_link, project) else {
             return Ok(OpStatus::Done);
         };
         let Some(cluster) = absent_or(self.client.get_cluster().set_name(path.id()).send().await)?
@@ -218,7 +225,8 @@ mod tests {
     #[test]
     fn target_links_name_clusters() {
         let c = cluster_of_target(
-            "https://container.googleapis.com/v1/projects/p/zones/us-central1-a/clusters/c/nodePools/x",
+            "https://container.googleapis.com/v1/projects/123/zones/us-central1-a/clusters/c/nodePools/x",
+            "p",
         )
         .unwrap();
         assert_eq!(c.id(), "projects/p/locations/us-central1-a/clusters/c");
