@@ -137,16 +137,16 @@ mod tests {
     fn gke_serialisation_dominates_and_filestore_adds_nothing_to_it() {
         let mega = shipped("a3-mega.toml");
         let high = shipped("a3-high.toml");
-        // Cluster (480 s) + bootstrap pool delete (210 s) + system pool (180 s) + GPU pool
-        // (600 s), after the networks: about 25 minutes.
+        // Cluster (480 s) + bootstrap pool delete (210 s) + system pool (180 s) + GPU pool, after
+        // the networks. The GPU pool's create (600 s) grows with its nodes as the simulator's
+        // does: A3 High's 4 nodes 1×, about 25 minutes; A3 Mega's 32 nodes 2×, about 35.
         for estimate in [mega, high] {
             assert!(estimate.one_op_per_cluster >= estimate.critical_path);
-            assert!(
-                (1400.0..1700.0).contains(&estimate.seconds()),
-                "{estimate:?}"
-            );
         }
-        assert_eq!(human(mega.seconds()), human(high.seconds()));
+        assert!((1400.0..1700.0).contains(&high.seconds()), "{high:?}");
+        assert!((2000.0..2300.0).contains(&mega.seconds()), "{mega:?}");
+        let longer = mega.seconds() - high.seconds();
+        assert!((500.0..=700.0).contains(&longer), "{mega:?} {high:?}");
     }
 
     #[test]

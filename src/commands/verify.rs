@@ -13,7 +13,7 @@ use crate::ui::Printer;
 use crate::ui::diagnostics::Failure;
 use crate::ui::verify_view;
 use crate::verify::live::{self, NcclError};
-use crate::verify::nccl::{self, NAME, TEST_CONTAINER, TEST_NAMESPACE};
+use crate::verify::nccl::{self, NAME, TEST_CONTAINER};
 use crate::verify::{Expected, Report};
 use std::time::Duration;
 
@@ -170,7 +170,8 @@ async fn run_nccl_test(
     let printer = session.printer;
     let bp = &session.blueprint;
     let objects = nccl_objects(bp)?;
-    let job_ref = format!("Job `{TEST_NAMESPACE}/{NAME}`");
+    let namespace = nccl::test_namespace(bp);
+    let job_ref = format!("Job `{namespace}/{NAME}`");
     let poll = Duration::from_millis(
         std::env::var(crate::env_vars::POLL_INTERVAL_MS)
             .ok()
@@ -186,13 +187,13 @@ async fn run_nccl_test(
         .await
         .map_err(|e| match e {
             NcclError::Cloud { what, error } => {
-                Failure::cloud(format!("Cannot {what} `{TEST_NAMESPACE}/{NAME}`"), &error)
+                Failure::cloud(format!("Cannot {what} `{namespace}/{NAME}`"), &error)
             }
             NcclError::PreviousStillDeleting => Failure::new(format!(
                 "The previous {job_ref} is still being deleted"
             ))
             .hint(format!(
-                "wait for `kubectl -n {TEST_NAMESPACE} get job {NAME}` to find nothing, then run again"
+                "wait for `kubectl -n {namespace} get job {NAME}` to find nothing, then run again"
             )),
             NcclError::Disappeared => {
                 Failure::new(format!("{job_ref} disappeared while waiting for it"))
@@ -202,13 +203,13 @@ async fn run_nccl_test(
                 show_duration(timeout)
             ))
             .hint(format!(
-                "`kubectl -n {TEST_NAMESPACE} get pods -l job-name={NAME} -o wide` shows where its pods are (Pending pods wait for 2 free GPU nodes{}); run again with a longer --timeout, or remove the test with `kubectl -n {TEST_NAMESPACE} delete job,service {NAME}`",
+                "`kubectl -n {namespace} get pods -l job-name={NAME} -o wide` shows where its pods are (Pending pods wait for 2 free GPU nodes{}); run again with a longer --timeout, or remove the test with `kubectl -n {namespace} delete job,service {NAME}`",
                 if bp.software.kueue.enabled { " or for Kueue to admit the Job" } else { "" }
             )),
             NcclError::Failed { progress, log_tail } => {
                 Failure::new(format!("The NCCL test failed: {job_ref} has {progress}"))
                     .cause(log_tail)
-                    .hint(format!("`kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME} -c {TEST_CONTAINER}` has the full output; `a3ctl verify` checks the networks and installers the test relies on"))
+                    .hint(format!("`kubectl -n {namespace} logs -l job-name={NAME} -c {TEST_CONTAINER}` has the full output; `a3ctl verify` checks the networks and installers the test relies on"))
             }
             NcclError::LeaderGone => Failure::new(format!(
                 "Pod 0 of {job_ref} is gone; its log cannot be read"
@@ -218,7 +219,7 @@ async fn run_nccl_test(
                 "The NCCL test finished but its log cannot be read: {error} (pod 0 of {job_ref}, container {TEST_CONTAINER})"
             ))
             .cause(log_tail)
-            .hint(format!("read it with `kubectl -n {TEST_NAMESPACE} logs -l job-name={NAME},batch.kubernetes.io/job-completion-index=0 -c {TEST_CONTAINER}`")),
+            .hint(format!("read it with `kubectl -n {namespace} logs -l job-name={NAME},batch.kubernetes.io/job-completion-index=0 -c {TEST_CONTAINER}`")),
         })?;
     let verdict = nccl::judge(&output, bp.family);
     if json {

@@ -8,7 +8,8 @@
 //! ([`super::diagnostics::Failure::render`]) — turns each such command into the one to paste:
 //! `` `a3ctl plan` `` becomes `` `a3ctl --sandbox plan blueprints/a3-mega.toml` ``, and
 //! `a3ctl import ADDR ID BLUEPRINT` gets the path. A command that already names a blueprint
-//! (`.toml`) or flags is left as it is.
+//! (`.toml`) keeps it, one that names the state flags keeps them; the others get this run's, so
+//! `a3ctl state show ADDR x.toml` reads the same state as the run that printed it.
 
 use std::sync::OnceLock;
 
@@ -123,8 +124,12 @@ mod tests {
             ),
             "take it over with `a3ctl import network.x projects/p/global/networks/x bp.toml`"
         );
-        let kept = "run `a3ctl --sandbox plan other.toml` and `a3ctl state show ADDR x.toml`";
+        let kept = "run `a3ctl --sandbox plan other.toml`";
         assert_eq!(complete_with(&sandbox(), kept), kept);
+        assert_eq!(
+            complete_with(&sandbox(), "`a3ctl state show ADDR x.toml`"),
+            "`a3ctl --sandbox state show ADDR x.toml`"
+        );
         // A command whose arguments the hint leaves to the user keeps its placeholders.
         assert_eq!(
             complete_with(&local, "`a3ctl force-unlock ID BLUEPRINT`"),

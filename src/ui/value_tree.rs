@@ -421,7 +421,11 @@ mod tests {
     fn short_values_stay_on_one_line() {
         assert_eq!(inline(&json!("a3mega"), true).unwrap(), "\"a3mega\"");
         assert_eq!(inline(&json!(["a", "b"]), true).unwrap(), "[\"a\",\"b\"]");
-        assert_eq!(inline(&json!({"a": 1}), true).unwrap(), "{\"a\":1}");
+        assert_eq!(inline(&json!({"a": 1}), true).unwrap(), "{ a = 1 }");
+        assert_eq!(
+            inline(&json!({"name": "r", "block": null, "a b": true}), true).unwrap(),
+            "{ \"a b\" = true, name = \"r\" }"
+        );
         assert_eq!(inline(&json!({"a": 1}), false), None);
         assert_eq!(inline(&json!([{"a": 1}]), true), None);
         assert_eq!(inline(&json!("two\nlines"), true), None);

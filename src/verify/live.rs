@@ -202,12 +202,19 @@ pub async fn run_nccl_test(
         stop: &never,
         deadline: Instant::now() + timeout,
     };
-    let job = || api.get("batch/v1", "Job", Some(TEST_NAMESPACE), NAME);
+    // The namespace the objects name (the declared queue's, [`nccl::test_namespace`]).
+    let namespace = objects
+        .iter()
+        .find_map(|o| o["metadata"]["namespace"].as_str())
+        .unwrap_or(TEST_NAMESPACE)
+        .to_string();
+    let namespace = namespace.as_str();
+    let job = || api.get("batch/v1", "Job", Some(namespace), NAME);
 
     // A Job's pod template cannot change: an earlier run is deleted first.
     if job().await.map_err(cloud("read Job"))?.is_some() {
         progress("Deleting the previous test...");
-        api.delete("batch/v1", "Job", Some(TEST_NAMESPACE), NAME)
+        api.delete("batch/v1", "Job", Some(namespace), NAME)
             .await
             .map_err(cloud("delete Job"))?;
         let gone = poller
@@ -286,14 +293,14 @@ pub async fn run_nccl_test(
     };
     match outcome {
         Ok(()) => {
-            let log = leader_log(api).await?;
+            let log = leader_log(api, namespace).await?;
             super::nccl_output::parse(&log).map_err(|error| NcclError::Unreadable {
                 error,
                 log_tail: tail(&log),
             })
         }
         Err(NcclError::Failed { progress, .. }) => {
-            let log = leader_log(api).await?;
+            let log = leader_log(api, namespace).await?;
             Err(NcclError::Failed {
                 progress,
                 log_tail: tail(&log),
@@ -310,9 +317,9 @@ fn tail(log: &str) -> String {
 }
 
 /// The test container's log of the Job's pod 0.
-async fn leader_log(api: &ClusterApi<'_>) -> Result<String, NcclError> {
+async fn leader_log(api: &ClusterApi<'_>, namespace: &str) -> Result<String, NcclError> {
     let pods = api
-        .list("v1", "Pod", Some(TEST_NAMESPACE))
+        .list("v1", "Pod", Some(namespace))
         .await
         .map_err(cloud("list the pods of Job"))?
         // Pods are a core kind: `None` (not served) cannot happen; read it as no pods.
@@ -328,10 +335,10 @@ async fn leader_log(api: &ClusterApi<'_>) -> Result<String, NcclError> {
     let name = pod["metadata"]["name"]
         .as_str()
         .ok_or(NcclError::LeaderGone)?;
-    api.logs(TEST_NAMESPACE, name, TEST_CONTAINER)
+    api.logs(namespace, name, TEST_CONTAINER)
         .await
         .map_err(|error| NcclError::Cloud {
-            what: format!("read the log of pod `{TEST_NAMESPACE}/{name}` of Job"),
+            what: format!("read the log of pod `{namespace}/{name}` of Job"),
             error,
         })
 }

@@ -25,8 +25,24 @@ use std::ops::RangeInclusive;
 
 /// Name of the Job and of its headless Service.
 pub const NAME: &str = "a3ctl-nccl-test";
-/// Where the test runs.
+/// Where the test runs without declared queues.
 pub const TEST_NAMESPACE: &str = "default";
+
+/// The queue the test is submitted to when the blueprint declares its own (`[[queue]]`): the one
+/// `[software.kueue] queue` names. Its LocalQueue lives in its team's namespace, so the test runs
+/// there (a Job in another namespace would wait suspended for a LocalQueue it cannot see).
+fn declared_queue(bp: &Blueprint) -> Option<&crate::blueprint::Queue> {
+    bp.software
+        .kueue
+        .enabled
+        .then(|| bp.queues.iter().find(|q| q.name == bp.software.kueue.queue))
+        .flatten()
+}
+
+/// The namespace the test's Job and Service are made in: the declared queue's, else `default`.
+pub fn test_namespace(bp: &Blueprint) -> String {
+    declared_queue(bp).map_or_else(|| TEST_NAMESPACE.to_string(), |q| q.namespace.clone())
+}
 /// The container whose log carries the result.
 pub const TEST_CONTAINER: &str = "nccl-test";
 /// The nodes the test needs.
@@ -192,7 +208,17 @@ pub struct NoRoom {
 
 /// The test objects for `bp`, in apply order (Service, Job).
 pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
-    let Some(pool) = bp.gpu_pools.iter().find(|p| p.nodes >= HOSTS) else {
+    // The declared queue's pool when it is large enough (its flavor selects that pool's nodes),
+    // else the first that is.
+    let queue_pool = declared_queue(bp).map(|q| q.pool.as_str());
+    let large = |p: &&crate::blueprint::GpuPool| p.nodes >= HOSTS;
+    let pool = bp
+        .gpu_pools
+        .iter()
+        .filter(large)
+        .find(|p| Some(p.name.as_str()) == queue_pool)
+        .or_else(|| bp.gpu_pools.iter().find(large));
+    let Some(pool) = pool else {
         return Err(NoRoom {
             largest: bp.gpu_pools.iter().map(|p| p.nodes).max().unwrap_or(0),
         });
@@ -202,7 +228,7 @@ pub fn objects(bp: &Blueprint) -> Result<Vec<Value>, NoRoom> {
     let service = json!({
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": NAME, "namespace": TEST_NAMESPACE, "labels": labels},
+        "metadata": {"name": NAME, "namespace": test_namespace(bp), "labels": labels},
         "spec": {"clusterIP": "None", "selector": {"job-name": NAME}, "publishNotReadyAddresses": true},
     });
     let stack = &bp.software.stack;
@@ -322,7 +348,7 @@ fn job(bp: &Blueprint, pool: &str, labels: Value, annotations: Value, mut pod: V
     json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": NAME, "namespace": TEST_NAMESPACE, "labels": job_labels},
+        "metadata": {"name": NAME, "namespace": test_namespace(bp), "labels": job_labels},
         "spec": {
             "completionMode": "Indexed",
             "completions": HOSTS,
