@@ -25,6 +25,7 @@ mod gcloud_storage;
 mod gcloud_world;
 mod kube_api;
 mod kube_faults;
+mod kube_gke_daemonsets;
 mod kube_jobs;
 mod kube_kubectl;
 mod kube_kueue;
