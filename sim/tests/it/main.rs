@@ -23,6 +23,7 @@ mod gcloud_resourcemanager;
 mod gcloud_serviceusage;
 mod gcloud_storage;
 mod gcloud_world;
+mod guesses;
 mod kube_api;
 mod kube_faults;
 mod kube_gke_daemonsets;
