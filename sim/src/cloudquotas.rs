@@ -26,6 +26,7 @@
 //! `list` pages with `pageSize` (default and maximum 100) and `pageToken`. Other services have no
 //! quota infos here (an empty list; `get` is 404); a location other than `global` is 400 (texts
 //! of both errors guessed).
+// GUESS(cloudquotas-error-texts): the texts of Cloud Quotas' 404 for a missing quota info and 400 for a location other than `global`
 
 use crate::error::{GcpError, GcpResult};
 use crate::geo;

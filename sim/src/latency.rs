@@ -56,6 +56,7 @@ pub const DEFAULTS: &[(&str, f64, f64)] = &[
     // A node upgrade's steps (container/upgrades.rs): a new VM up and its node Ready; a node
     // cordoned, drained and deleted (guesses: GKE publishes no figures; drains wait for
     // PodDisruptionBudgets up to an hour, not simulated).
+    // GUESS(latency-node-upgrade-steps): how long a node upgrade's new VM and drain take (GKE publishes no figures)
     ("container.nodePool.upgrade.create", 60.0, 180.0),
     ("container.nodePool.upgrade.drain", 30.0, 120.0),
     ("container.nodePool.setSize.gpu", 300.0, 600.0),

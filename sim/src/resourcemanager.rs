@@ -25,6 +25,7 @@
 //! v3. `{p}` is a project id or number in both versions, as Resource Manager resolves either; a
 //! segment that is neither is answered 403 `PERMISSION_DENIED` `The caller does not have
 //! permission` (Resource Manager's answer for a project it cannot show; guessed for this case).
+// GUESS(resourcemanager-bad-project): a project segment that is neither an id nor a number is 403 `The caller does not have permission`
 //!
 //! Projects are implicit, so every project has a policy: until someone writes it, `roles/owner`
 //! for `user:sim-owner@example.com` and `roles/editor` for the project's Compute Engine default

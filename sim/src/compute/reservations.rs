@@ -39,6 +39,7 @@
 //! 'resource.specificSkuCount': 'N'. The reservation 'R' has M VMs in use; its count cannot be
 //! reduced below that.` — a guess: that Compute refuses it, its wording and the field's path could
 //! not be confirmed. `inUseCount` moved by consumers while the resize runs is kept.
+// GUESS(compute-reservation-shrink): a reservation resized below its VMs in use is refused at once with 400 `invalid`; that Compute refuses it, its text and the field's path are unconfirmed
 //!
 //! Consumption: the simulator has no Compute instances, so the only consumers are the nodes of GKE
 //! node pools with a `SPECIFIC_RESERVATION` affinity (`crate::container` checks and books them,

@@ -396,7 +396,10 @@ fn fill_defaults(cluster: &mut Value, project: &str, location: &str, name: &str)
         "kubernetesDashboard": {"disabled": true},
         "networkPolicyConfig": {"disabled": true},
     });
-    merge(&mut addons, &cluster["addonsConfig"]);
+    // A request without add-ons keeps GKE's defaults (merging a missing object would drop them).
+    if cluster["addonsConfig"].is_object() {
+        merge(&mut addons, &cluster["addonsConfig"]);
+    }
     cluster["addonsConfig"] = addons;
     let defaults = json!({
         "loggingService": "logging.googleapis.com/kubernetes",

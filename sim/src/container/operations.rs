@@ -610,10 +610,20 @@ pub fn sync_addons(world: &mut World, key: &str) {
     let Some(cluster) = world.container.clusters.get(key) else {
         return;
     };
-    let addons = &cluster.resource["addonsConfig"];
+    let resource = &cluster.resource;
+    let addons = &resource["addonsConfig"];
+    let service_on = |field: &str| resource[field].as_str().is_some_and(|s| s != "none");
     let value = kube::Addons {
         filestore_csi: addons["gcpFilestoreCsiDriverConfig"]["enabled"] == json!(true),
         gcs_fuse_csi: addons["gcsFuseCsiDriverConfig"]["enabled"] == json!(true),
+        from_gke: true,
+        pd_csi: addons["gcePersistentDiskCsiDriverConfig"]["enabled"] == json!(true),
+        dataplane_v2: resource["networkConfig"]["datapathProvider"] == json!("ADVANCED_DATAPATH"),
+        workload_identity: resource["workloadIdentityConfig"]["workloadPool"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty()),
+        logging: service_on("loggingService"),
+        monitoring: service_on("monitoringService"),
     };
     world.kube.set_addons(key, value);
 }

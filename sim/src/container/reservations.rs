@@ -31,6 +31,7 @@
 //! texts are Compute's VM errors. A wrong `key` or a number of values other than one is refused
 //! with 400 `badRequest` too (texts guessed; cluster-toolkit notes that the node pool API takes one
 //! reservation). A reservation block is accepted as part of the value, but blocks are not
+// GUESS(gke-reservation-request-checks): GKE checks a pool's reservation affinity at request time with Compute's VM error texts, and a wrong key or number of values with 400 `badRequest` (texts guessed)
 //! simulated: the reservation itself is what is checked and booked.
 //!
 //! **Capacity is not checked at request time.** GKE accepts a pool that asks for more VMs than the
@@ -70,6 +71,7 @@
 //! `RUNNING_WITH_ERROR` with nodes, `ERROR` without — now with the resize's error as its
 //! `statusMessage` and `conditions`. GKE documents neither rule for a pool in error: both are
 //! guesses, as is accepting `setSize` on a pool in `ERROR`.
+// GUESS(gke-pool-in-error-resize): a resize is accepted on a pool in `RUNNING_WITH_ERROR` or `ERROR` and completes or keeps it in error
 //!
 //! **Consumption** follows the nodes: when an operation ends, every group holds exactly its nodes
 //! ([`settle`]) — a shrink, a failed or cancelled operation give back what they booked — and

@@ -33,8 +33,10 @@
 //!   and 30.` with a `DebugInfo` detail of the same text (gcloud output in google/litmus#107);
 //!   other characters are 400 `X does not match [a-z][a-z\d\-]*[a-z\d].` (the body in
 //!   GoogleCloudPlatform/cloud-code-intellij#2062). The length is checked first (guess). A missing
+// GUESS(iam-account-id-length-first): an account id's length is checked before its characters
 //!   id, and `displayName` over 100 or `description` over 256 bytes (the limits of the `ServiceAccount`
 //!   schema), have guessed texts;
+// GUESS(iam-account-field-texts): the texts refusing a missing account id, a `displayName` over 100 and a `description` over 256 bytes
 //! - an id already used in the project: 409 `ALREADY_EXISTS` / `alreadyExists` `Service account
 //!   ID already exists within project projects/P.` with a `ResourceInfo` detail naming
 //!   `projects/P/serviceAccounts/EMAIL` (the body in java-docs-samples#3605 and
@@ -47,6 +49,7 @@
 //!   answer is 403 instead of 404: `Permission 'iam.serviceAccounts.get' denied on resource (or it
 //!   may not exist).` with an `ErrorInfo` `IAM_PERMISSION_DENIED` (the shape of the
 //!   `getAccessToken` refusal in google-github-actions/auth#340; guessed for get and delete);
+// GUESS(iam-account-foreign-email): get and delete of `-` with an email outside Google's service-account domains answer 403 as `getAccessToken` does
 //! - unknown JSON names in a create: ESF's `Invalid JSON payload received. Unknown name "x":
 //!   Cannot find field.`
 //!

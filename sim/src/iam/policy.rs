@@ -20,6 +20,7 @@
 //! <https://cloud.google.com/iam/docs/troubleshooting-withcond> shows
 //! (`roles/iam.serviceAccountAdmin_withcond_2b17cc25d2cd9e2c54d8`); how Google computes the 20
 //! hex digits is not published — the simulator hashes the condition (a guess). Reads used to be
+// GUESS(iam-withcond-hash): the 20 hex digits of a `ROLE_withcond_HASH` role are a hash of the condition
 //! refused instead (`Requested policy version (1) cannot be less than the existing policy version
 //! (3).`, terraform-provider-google#5218, 2019); googleapis/python-storage#53 (2020) removed the
 //! test of that refusal because the backend no longer raises it.
@@ -37,6 +38,7 @@
 //!   `enable uniform bucket-level access` (googleapis/python-storage `tests/system/test_bucket.py`,
 //!   `test_bucket_get_set_iam_policy`); the rest of both texts, and the other APIs' text, are
 //!   guesses. With an etag, a version below 3 over a stored policy with conditions is refused with
+// GUESS(iam-condition-version-texts): the texts refusing a conditional binding below version 3, but Cloud Storage's `at least 3` and `enable uniform bucket-level access`
 //!   `Specified policy version (1) cannot be less than the existing policy version (3). For more
 //!   information, please refer to https://cloud.google.com/iam/docs/policies#versions.`
 //!   (hashicorp/vault-plugin-secrets-gcp#88).
@@ -47,6 +49,7 @@
 //!   `deleted:` forms, and on buckets `projectOwner:`/`projectEditor:`/`projectViewer:` a project.
 //!   A member without a type is refused with `Policy members must be of the form "<type>:<value>".`
 //!   (hashicorp/terraform-provider-google#4965); an unknown type gets the same answer (guess). A
+// GUESS(iam-member-unknown-type): a member of an unknown type gets the answer of a member without a type
 //!   `serviceAccount:` of a project's own accounts (`ID@PROJECT.iam.gserviceaccount.com`) must
 //!   exist: 400 `INVALID_ARGUMENT` `Service account X does not exist.`
 //!   (GoogleCloudPlatform/generative-ai#944, GoogleCloudPlatform/cdmc#50). Google-managed
@@ -55,12 +58,14 @@
 //!   `PROJECT@appspot.gserviceaccount.com`) and the legacy Workload Identity form
 //!   `PROJECT.svc.id.goog[NAMESPACE/KSA]` are taken as existing. A malformed email, domain or
 //!   principal identifier is refused with a guessed text.
+// GUESS(iam-member-malformed-text): the text refusing a malformed email, domain or principal identifier
 //! - roles: `roles/NAME`, `projects/P/roles/NAME` or `organizations/O/roles/NAME`; anything else,
 //!   and the bucket-only `roles/storage.legacy*` roles on a project or repository, are refused with
 //!   `Role R is not supported for this resource.` (remembered from gcloud output; unconfirmed). A
 //!   bucket takes only `roles/storage.*` and custom roles: `R is not a valid role for
 //!   projects/_/buckets/B.` (the form of googleapis/google-cloud-python#4087 for objects; which
 //!   roles a bucket takes is a guess). Predefined roles are not checked against a catalogue.
+// GUESS(iam-bucket-roles): a bucket takes only `roles/storage.*` and custom roles
 //! - projects refuse `allUsers`/`allAuthenticatedUsers` (the v1 `setIamPolicy` documentation) and
 //!   a `user:` made owner who was not one (`SOLO_MUST_INVITE_OWNERS`: owners must accept an
 //!   invitation): 400 `Request contains an invalid argument.` with a
@@ -69,8 +74,10 @@
 //!   simulator's have no organization) without a `user:` owner — the owner who accepted the Terms
 //!   of Service — is refused with the same text, without a detail (the rule is the v1
 //!   documentation's; the answer is a guess).
+// GUESS(iam-project-without-owner): a write that leaves a project without a `user:` owner gets `Request contains an invalid argument.` without a detail
 //! - a binding needs a role and at least one member; a condition needs a `title` and an
 //!   `expression` (texts guessed). Conditions are kept as sent and never evaluated.
+// GUESS(iam-binding-texts): the texts refusing a binding without a role or members and a condition without a `title` or `expression`
 //! - what is stored is normalised: bindings of the same role and condition merged, members sorted
 //!   and without duplicates, bindings sorted by role — as `getIamPolicy` answers read.
 //!
@@ -471,6 +478,7 @@ pub fn parse_incoming(value: &Value, at: &str, strict: bool) -> GcpResult<Incomi
 
 /// Checks a requested policy version (`options.requestedPolicyVersion`,
 /// `optionsRequestedPolicyVersion`): 0, 1 or 3 (text guessed).
+// GUESS(iam-requested-version-text): the text refusing a requested policy version other than 0, 1 or 3
 pub fn requested_version(api: Api, raw: Option<&str>) -> GcpResult<i64> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
         return Ok(0);

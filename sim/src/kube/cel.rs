@@ -9,6 +9,7 @@
 //! immutable with a topology; `apis/kueue/v1beta2/resourceflavor_types.go` at v0.17.1, node
 //! labels, tolerations and topology immutable with a topology). A rule it does not know is
 //! skipped — a guess that it holds. A rule that reads `oldSelf` (a transition rule) is only
+// GUESS(cel-unknown-rule-holds): a CEL validation rule the simulator does not know is taken to hold
 //! evaluated on update, as the API server does.
 //!
 //! A broken rule answers as the API server words it: 422 `Invalid`, `<Kind>.<group> "<name>" is

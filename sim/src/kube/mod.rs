@@ -217,11 +217,32 @@ pub struct NodeNic {
     pub ip: String,
 }
 
-/// Cluster add-ons whose Kubernetes side the simulator models.
+/// Cluster add-ons and settings whose Kubernetes side the simulator models (the CSI drivers'
+/// objects, and the DaemonSets GKE runs for them: [`controllers::gke_daemonsets`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Addons {
     pub filestore_csi: bool,
     pub gcs_fuse_csi: bool,
+    /// The rest is absent from worlds saved before GKE's DaemonSets were simulated. `from_gke`:
+    /// GKE told these settings (a cluster provisioned without GKE, or saved before, runs none of
+    /// GKE's DaemonSets).
+    #[serde(default)]
+    pub from_gke: bool,
+    /// `addonsConfig.gcePersistentDiskCsiDriverConfig.enabled`.
+    #[serde(default)]
+    pub pd_csi: bool,
+    /// `networkConfig.datapathProvider: ADVANCED_DATAPATH`.
+    #[serde(default)]
+    pub dataplane_v2: bool,
+    /// `workloadIdentityConfig.workloadPool` set.
+    #[serde(default)]
+    pub workload_identity: bool,
+    /// `loggingService` other than `none`.
+    #[serde(default)]
+    pub logging: bool,
+    /// `monitoringService` other than `none`.
+    #[serde(default)]
+    pub monitoring: bool,
 }
 
 impl State {

@@ -60,6 +60,7 @@
 //!   GoogleCloudPlatform/magic-modules#11494: `PreconditionFailure` `?error_code=100002&service_name=S`;
 //!   the `ErrorInfo` reason `COMMON_SU_SERVICE_HAS_USAGE` is the one scripts name, its metadata is
 //!   guessed by analogy). The simulator's reading of "usage": the project called the API in the last
+// GUESS(serviceusage-usage-errorinfo): the metadata of the `COMMON_SU_SERVICE_HAS_USAGE` ErrorInfo of a refused disable, by analogy
 //!   30 simulated days, or holds resources of it now (networks, clusters, instances, repositories,
 //!   buckets) — so with clusters in the project, disabling `container.googleapis.com` needs
 //!   `--force`. With `SKIP` the service is disabled and its resources stay as they are, unreachable

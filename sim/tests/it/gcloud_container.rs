@@ -353,7 +353,13 @@ async fn a3_mega_multi_network_cluster_with_gcloud() {
         addons,
         Some(a3ctl_sim::kube::Addons {
             filestore_csi: true,
-            gcs_fuse_csi: true
+            gcs_fuse_csi: true,
+            from_gke: true,
+            pd_csi: true,
+            dataplane_v2: true,
+            workload_identity: true,
+            logging: true,
+            monitoring: true,
         })
     );
 

@@ -371,6 +371,7 @@ async fn volumes_bind_and_addons_install_their_objects() {
             a3ctl_sim::kube::Addons {
                 filestore_csi: true,
                 gcs_fuse_csi: true,
+                ..Default::default()
             },
         )
     });

@@ -1,6 +1,7 @@
 //! The controllers of a simulated cluster, evaluated lazily in `tick` (nothing runs in the
 //! background): Node objects and GPU drivers ([`nodes`]), GKE-managed RDMA NICs as DRA devices
-//! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), Kueue's queue status, in-use flavors and
+//! ([`dranet`]), DaemonSet and Deployment status ([`workloads`]), the DaemonSets GKE runs
+//! ([`gke_daemonsets`]) and every DaemonSet's pods ([`daemonset_pods`]), Kueue's queue status, in-use flavors and
 //! admission ([`kueue`]), Jobs and their pods ([`jobs`]), JobSets and their Jobs ([`jobsets`]), Pods — scheduler and kubelet
 //! ([`pods`]), with what their volumes need ([`access`]), their events ([`events`]), how their
 //! containers end ([`runs`] for NCCL tests, [`outcomes`] for the rest) and the status that results ([`pod_status`]) — and the cluster
@@ -13,8 +14,10 @@
 //! depend on how often clients look. Statuses are only written when they change.
 
 pub mod access;
+pub mod daemonset_pods;
 pub mod dranet;
 pub mod events;
+pub mod gke_daemonsets;
 pub mod housekeeping;
 pub mod jobs;
 pub mod jobsets;
@@ -234,6 +237,8 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
     };
     let before = cluster.store.resource_version;
     housekeeping::finish_deletions(cluster);
+    // Before the delays are drawn: GKE's DaemonSets come with theirs.
+    gke_daemonsets::sync(cluster, &clock);
     draw_delays(world, cx, cluster);
     housekeeping::crds(cluster, &clock);
     housekeeping::namespaces(cluster, &clock);
@@ -241,6 +246,7 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
     nodes::sync(cluster, &clock);
     dranet::sync(cluster, &clock);
     workloads::daemonsets(cluster, &clock);
+    daemonset_pods::sync(cluster, &clock);
     workloads::deployments(cluster, &clock);
     housekeeping::api_services(cluster, &clock);
     kueue::flavor_finalizers(cluster, &clock);

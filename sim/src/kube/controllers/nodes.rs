@@ -141,6 +141,9 @@ fn base_node(cluster: &KubeCluster, spec: &NodeSpec, clock: &Clock) -> Value {
             "DEFAULT".to_string(),
         ),
         ("cloud.google.com/gke-max-pods-per-node", "110".to_string()),
+        // What netd's DaemonSet selects, set by GKE's node startup
+        // (GoogleCloudPlatform/netd#42, kubernetes/kubernetes#69051).
+        ("cloud.google.com/gke-netd-ready", "true".to_string()),
         ("cloud.google.com/gke-nodepool", spec.pool.clone()),
         ("cloud.google.com/gke-os-distribution", "cos".to_string()),
         ("cloud.google.com/machine-family", family),
@@ -279,6 +282,7 @@ const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 /// GKE leave a client's `spec.unschedulable` and taints alone. A cordon GKE set itself (an
 /// upgrade's) is GKE's to lift; a client that uncordons such a node is not remembered (a guess:
 /// GKE documents no rule for it). Nodes that are not GKE's are left to the client entirely.
+// GUESS(gke-uncordon-during-upgrade): a client's uncordon of a node GKE cordoned for an upgrade is not remembered
 pub fn client_edit(cluster: &mut KubeCluster, name: &str, written: &Value) {
     let Some(spec) = cluster.nodes.values().flatten().find(|s| s.name == name) else {
         return;

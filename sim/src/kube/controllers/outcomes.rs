@@ -41,9 +41,11 @@
 //! Make sure that the latest NVIDIA driver is installed and running.` (NVIDIA/nvidia-docker#988)
 //! and exits 9, "NVIDIA driver is not loaded" (`nvidia-smi(1)`, RETURN VALUE). That the binary is
 //! found at all in such a container is a guess (it may as well be `not found`, exit 127).
+// GUESS(outcome-nvidia-smi-without-gpus): `nvidia-smi` is found in a container without GPUs (exit 9, not `not found` and 127)
 //!
 //! Durations: `sleep N` takes N seconds; `nvidia-smi` takes 1 s (a guess: it initialises NVML on
 //! every GPU); the other built-ins take no simulated time.
+// GUESS(outcome-nvidia-smi-duration): `nvidia-smi` takes 1 s
 
 use crate::clock::SimTime;
 use serde::{Deserialize, Serialize};

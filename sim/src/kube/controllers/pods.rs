@@ -1,8 +1,9 @@
 //! Pods: the default scheduler binds each pod to a node, and that node's kubelet mounts the pod's
 //! volumes, pulls its images and starts its containers — with the statuses, conditions and
 //! events a real cluster shows, and the retries that let a pod start once what it waited for is
-//! fixed. This is about every Pod, created directly or by the Job controller ([`super::jobs`]);
-//! Deployments and DaemonSets make none (those controllers only compute their status).
+//! fixed. This is about every Pod, created directly or by the Job controller ([`super::jobs`]),
+//! except DaemonSet pods, whose controller runs them ([`super::daemonset_pods`]); Deployments
+//! make none (their controller only computes their status).
 //!
 //! **Scheduling** (kube-scheduler's default plugins, in their order): volumes first — a claim
 //! that does not exist or is not bound fails the pod on every node (`persistentvolumeclaim "C"
@@ -478,7 +479,19 @@ pub fn pods(world: &mut World, cx: &crate::world::Ctx, key: &str, cluster: &mut 
         epoch: world.epoch,
         now: cx.now,
     };
-    let keys = cluster.store.keys("", "pods");
+    // DaemonSet pods are the DaemonSet controller's to run ([`super::daemonset_pods`]).
+    let keys: Vec<String> = cluster
+        .store
+        .keys("", "pods")
+        .into_iter()
+        .filter(|k| {
+            cluster
+                .store
+                .objects
+                .get(k)
+                .is_some_and(|p| !super::daemonset_pods::is_daemonset_pod(p))
+        })
+        .collect();
     let live: BTreeSet<String> = keys.iter().cloned().collect();
     cluster.controllers.pods.retain(|k, _| live.contains(k));
     for pod_key in &keys {

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 /// Tolerations the DaemonSet controller adds to every DaemonSet pod.
-fn daemonset_tolerations() -> Vec<Value> {
+pub fn daemonset_tolerations() -> Vec<Value> {
     [
         ("node.kubernetes.io/not-ready", "NoExecute"),
         ("node.kubernetes.io/unreachable", "NoExecute"),
