@@ -214,7 +214,12 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
                 }
                 if !replacing {
                     for (other, &j) in &forward {
-                        if recorded(other).contains(&addr) {
+                        // A pool that moves side by side still holds what its old pool uses
+                        // (recorded under the retiring address during the move) until the
+                        // move's step deletes the old pool: a GPU subnet its nodes have NICs in
+                        // cannot go before (Compute refuses: `resourceInUseByAnotherResource`).
+                        let retiring = crate::plan::moves::retiring(other);
+                        if recorded(other).contains(&addr) || recorded(&retiring).contains(&addr) {
                             steps[i].after.insert(j);
                         }
                     }

@@ -424,7 +424,7 @@ mod tests {
         assert_eq!(inline(&json!({"a": 1}), true).unwrap(), "{ a = 1 }");
         assert_eq!(
             inline(&json!({"name": "r", "block": null, "a b": true}), true).unwrap(),
-            "{ \"a b\" = true, name = \"r\" }"
+            "{ name = \"r\", \"a b\" = true }"
         );
         assert_eq!(inline(&json!({"a": 1}), false), None);
         assert_eq!(inline(&json!([{"a": 1}]), true), None);

@@ -109,7 +109,7 @@ async fn a3_mega_applies_plans_nothing_and_destroys_with_one_item_per_page() {
     assert!(
         applied
             .stderr
-            .contains("Apply complete! Resources: 72 added, 0 changed, 0 destroyed."),
+            .contains("Apply complete! Resources: 73 added, 0 changed, 0 destroyed."),
         "{}",
         applied.stderr
     );

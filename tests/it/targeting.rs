@@ -504,7 +504,9 @@ async fn the_flags_are_refused_where_they_cannot_apply() {
         )
         .await;
         assert!(
-            run.stderr.contains("run a whole `a3ctl apply`"),
+            run.stderr.contains(
+                "run a whole `a3ctl apply blueprints/minimal.toml` (or `a3ctl destroy blueprints/minimal.toml`)"
+            ),
             "{}",
             run.stderr
         );

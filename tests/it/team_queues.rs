@@ -97,7 +97,7 @@ async fn two_teams_in_a_cohort_get_their_queues_and_one_borrows_the_others_idle_
         .join(" ");
     for said in [
         "The queues of pool `a3high` hold 40 GPUs (`team-a` 24, `team-b` 16), the pool has 32",
-        "[blueprints/over.toml:63:8]",
+        "[blueprints/over.toml:67:8]",
         "4 nodes × 8 GPUs",
         "help: over a pool's queues, `gpus` must add up to its GPUs",
         "lower the queues' `gpus` by 8 in all",
