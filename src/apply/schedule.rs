@@ -134,6 +134,13 @@ pub fn steps(plan: &Plan, state: &State) -> Vec<Step> {
             .get(addr)
             .map(|r| r.dependencies.clone())
             .or_else(|| state.pending_for(addr).map(|p| p.dependencies.clone()))
+            // The old pool of a move this plan starts is still recorded under the pool's own
+            // address: what it uses (its GPU subnets) waits for its delete.
+            .or_else(|| {
+                crate::plan::moves::successor(addr)
+                    .and_then(|pool| state.resources.get(&pool))
+                    .map(|r| r.dependencies.clone())
+            })
             // Neither recorded nor journaled: nothing of it exists to depend on anything.
             .unwrap_or_default()
     };
