@@ -257,12 +257,12 @@ async fn the_a3_mega_compute_resources_round_trip_update_and_delete() {
             .is_empty()
     );
 
-    // A network that still has a subnetwork cannot go: InUse, in its operation as on Google.
-    // (Asked by the other adapter: this one would replay that failed operation's requestId when
-    // it deletes the network for real below.)
-    let e = match other.delete(&net).await {
+    // A network that still has a subnetwork cannot go: InUse, in its operation as on Google. Its
+    // failed operation does not come back when the network is deleted for real below: the
+    // failed call's requestId is forgotten.
+    let e = match adapter.delete(&net).await {
         Err(e) => e,
-        Ok(Started::Operation(op)) => match wait(&other, &op).await {
+        Ok(Started::Operation(op)) => match wait(&adapter, &op).await {
             OpStatus::Failed(e) => e,
             other => panic!("deleting a used network: {other:?}"),
         },

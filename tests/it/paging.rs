@@ -125,7 +125,7 @@ async fn a3_mega_applies_plans_nothing_and_destroys_with_one_item_per_page() {
     assert!(
         destroyed
             .stderr
-            .contains("Destroy complete! Resources: 72 destroyed."),
+            .contains("Destroy complete! Resources: 73 destroyed."),
         "{}",
         destroyed.stderr
     );

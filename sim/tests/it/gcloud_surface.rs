@@ -173,8 +173,9 @@ async fn an_unserved_google_method_is_501_and_an_unknown_url_404() {
     };
     for (path, id) in [
         (
-            format!("/compute/v1/projects/{PROJECT}/zones/{ZONE}/instances"),
-            "compute.instances.list",
+            // (Instances are served: the nodes are VMs.)
+            format!("/compute/v1/projects/{PROJECT}/global/instanceTemplates"),
+            "compute.instanceTemplates.list",
         ),
         (
             format!("/compute/v1/projects/{PROJECT}/regions/us-central1/routers/r/getRouterStatus"),
@@ -212,10 +213,10 @@ async fn an_unserved_google_method_is_501_and_an_unknown_url_404() {
     );
     // gcloud's list shows the 501 as a request that did not succeed, naming the method.
     let (_, _, err) = crate::gcloud_support::Gcloud::new(&sim)
-        .run(&["compute", "instances", "list", &format!("--zones={ZONE}")])
+        .run(&["compute", "instance-templates", "list"])
         .await;
     assert!(
-        err.contains("compute.instances.list") && err.contains("not simulated"),
+        err.contains("compute.instanceTemplates.") && err.contains("not simulated"),
         "{err}"
     );
 }

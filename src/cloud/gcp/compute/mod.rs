@@ -285,12 +285,34 @@ fn operation_error(op: &Value) -> Option<CloudError> {
 #[derive(Default)]
 pub(crate) struct RequestIds {
     ids: Mutex<HashMap<String, String>>,
+    /// The call (its key in `ids`) that started each operation, by operation name.
+    operations: Mutex<HashMap<String, String>>,
 }
 
 impl RequestIds {
+    /// The key of call `verb` on resource `id` with `payload`.
+    fn key(id: &str, verb: &str, payload: &Value) -> String {
+        format!("{id}|{verb}|{payload}")
+    }
+
+    /// Records that the call `key` started operation `operation`.
+    fn started(&self, operation: &str, key: String) {
+        self.operations.lock().insert(operation.to_string(), key);
+    }
+
+    /// Forgets the id of the call that started `operation`, which failed: Compute answers a
+    /// repeated `requestId` with the operation it started, so the call made again (once what
+    /// failed it is fixed: a subnet deleted before its network) must be a new request, or it
+    /// would get that failed operation back.
+    fn failed(&self, operation: &str) {
+        if let Some(key) = self.operations.lock().remove(operation) {
+            self.ids.lock().remove(&key);
+        }
+    }
+
     /// The id of call `verb` on resource `id` with `payload`.
     pub fn get(&self, id: &str, verb: &str, payload: &Value) -> String {
-        let key = format!("{id}|{verb}|{payload}");
+        let key = Self::key(id, verb, payload);
         let mut ids = self.ids.lock();
         // A create forgets the previous delete, and a delete the previous create and updates.
         let forget: &[&str] = match verb {
@@ -386,7 +408,10 @@ impl ComputeAdapter {
             .into());
         }
         let status = match operation_error(&op) {
-            Some(e) => OpStatus::Failed(e),
+            Some(e) => {
+                self.request_ids.failed(&text(&op, "name"));
+                OpStatus::Failed(e)
+            }
             None => OpStatus::Done,
         };
         Ok(Polled {
@@ -406,8 +431,16 @@ impl ComputeAdapter {
     ) -> CloudResult<Started> {
         let loc = Loc::parse(&target.id)?;
         let request_id = self.request_ids.get(&target.id, verb, payload);
+        let key = RequestIds::key(&target.id, verb, payload);
         let op = call(&loc, request_id).await?;
-        started(op, &loc)
+        let name = text(&to_json(&op), "name");
+        let result = started(op, &loc);
+        match &result {
+            // Refused inside an operation that came back already DONE.
+            Err(_) => self.request_ids.ids.lock().remove(&key).map_or((), |_| ()),
+            Ok(_) => self.request_ids.started(&name, key),
+        }
+        result
     }
 }
 
