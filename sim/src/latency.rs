@@ -105,6 +105,7 @@ const PER_DOUBLING: f64 = 0.5;
 /// module, `timeouts`), and terraform-provider-google's node pool create timeout is 30 min. The
 /// factor itself is this simulator's model, not a published figure: a guess. The simulator's GPU
 /// pools and `a3ctl init`'s estimate both use it, so the two agree.
+// GUESS(gpu-pool-size-factor): how a GPU pool's create and resize grow with its nodes: 1× up to 8 nodes, half as much again per doubling
 pub fn pool_size_factor(nodes: u64) -> f64 {
     let batches = (nodes as f64 / FIRST_BATCH).ceil().max(1.0);
     1.0 + PER_DOUBLING * batches.log2()

@@ -26,6 +26,9 @@
 //! ("Fewer total results may be returned than requested", storage v1 `operations.list`; AIP-158:
 //! "the API may return fewer results than the page size").
 
+// GUESS(paging-out-of-range): Compute's answer to `maxResults` outside 0–500 (400 `invalid`), and 0 read as the default
+// GUESS(paging-token-stability): a list changed between pages neither repeats nor skips what stayed; a token the simulator did not give out is 400, with guessed texts
+// GUESS(paging-default-sizes): the default and maximum page sizes of Filestore, Artifact Registry and the AIP-151 operations lists
 use crate::error::{GcpError, GcpResult};
 use crate::http::Query;
 use crate::server::Shared;

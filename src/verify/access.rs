@@ -173,7 +173,18 @@ pub fn judge(probe: &Probe, pod: &Value, events: &[Value]) -> Option<Check> {
             if !matches!(reason.as_str(), "ErrImagePull" | "ImagePullBackOff") {
                 return None;
             }
-            let message = event(events, name, "Failed").unwrap_or(message);
+            // The kubelet writes two `Failed` events per attempt — `Failed to pull image "I":
+            // ERROR` and `Error: ErrImagePull` — and a list returns events in name order, which
+            // says nothing of time: the one with the registry's answer is the one to read.
+            let message = events
+                .iter()
+                .filter(|e| e["involvedObject"]["name"] == name && e["reason"] == "Failed")
+                .filter_map(|e| e["message"].as_str())
+                .filter(|m| m.starts_with("Failed to pull image"))
+                .next_back()
+                .map(str::to_string)
+                .or_else(|| event(events, name, "Failed"))
+                .unwrap_or(message);
             let lower = message.to_ascii_lowercase();
             if lower.contains("403") || lower.contains("forbidden") || lower.contains("denied") {
                 return Some(Check::fail(
@@ -254,5 +265,23 @@ mod tests {
         let creating = json!({"status": {"phase": "Pending", "containerStatuses": [{"state":
             {"waiting": {"reason": "ContainerCreating"}}}]}});
         assert_eq!(judge(pull, &creating, &[]), None);
+
+        // Events come in name order: the registry's answer counts wherever it is in the list.
+        let events = json!([
+            {"involvedObject": {"name": pull.pod_name()}, "reason": "Failed",
+             "message": "Failed to pull image \"x\": failed to authorize: 403 Forbidden"},
+            {"involvedObject": {"name": pull.pod_name()}, "reason": "Failed",
+             "message": "Error: ErrImagePull"},
+        ]);
+        let check = judge(
+            pull,
+            &pulling("Error: ErrImagePull"),
+            events.as_array().unwrap(),
+        )
+        .unwrap();
+        assert!(
+            check.message.contains("cannot read") && check.message.contains("403"),
+            "{check:?}"
+        );
     }
 }

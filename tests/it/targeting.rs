@@ -511,6 +511,15 @@ async fn the_flags_are_refused_where_they_cannot_apply() {
             run.stderr
         );
     }
+    // A whole plan says the journaled create is resumed, not started again (issue 26 item 13).
+    let plan = cx.run(&["plan", BP, "--verbose"]).await.expect(0);
+    assert!(
+        plan.stdout.contains(
+            "  # network.gpu-2 will be created\n  # (because an interrupted apply called its create and lost the answer: the apply looks for what it made before creating)\n"
+        ),
+        "{}",
+        plan.stdout
+    );
 }
 
 #[tokio::test]

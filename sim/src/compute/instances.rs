@@ -29,7 +29,7 @@
 //!   <https://cloud.google.com/compute/docs/instances/host-maintenance-overview>;
 //!   `provisioningModel` `SPOT` for Spot pools); `serviceAccounts` with the nodes' account;
 //! - `guestAccelerators`: a pool's attached GPUs, or the GPUs an accelerator-optimized machine
-//!   type (A3, A4) has built in. That Compute lists built-in GPUs here is a guess (GUESS: the
+//!   type (A3, A4) has built in. That Compute lists built-in GPUs here is a guess (the
 //!   reference documents the field for attached GPUs only).
 //!
 //! **Read-only.** Like the groups, a node VM is GKE's: any method but GET on the collection or
@@ -37,6 +37,7 @@
 //! ...) are unknown URLs (404). On Google a user may delete or stop a MIG's VM (the group
 //! recreates it); the simulator does not model that, so such a call fails at once.
 
+// GUESS(instance-built-in-gpus): an A3 or A4 instance lists the GPUs its machine type has built in under `guestAccelerators`
 use super::regions::stable_id;
 use super::{check_zone, link, not_found};
 use crate::container::instance_groups::{self, Vm};

@@ -9,9 +9,10 @@
 //! already being used by 'projects/…/zones/…/instances/…'", and a pool that names the policy but
 //! has no node holds it through its instance group. Where Compute refuses it — the DELETE, like a
 //! subnetwork, or its operation, like a network — is not published, nor is the word for the kind
-//! in the message: both are guesses (GUESS: refused by the DELETE, worded `resource_policy` like
+//! in the message: both are guesses (refused by the DELETE, worded `resource_policy` like
 //! the API's error catalogue words other kinds in snake case).
 
+// GUESS(placement-policy-in-use): a placement policy its VMs use is refused by the DELETE itself, worded like the subnetwork's refusal
 use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
 use super::{invalid_field, link};
 use crate::error::{GcpError, GcpResult};

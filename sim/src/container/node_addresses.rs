@@ -11,6 +11,7 @@
 //! is the simulator's own order (a guess: Compute does not publish how it picks an ephemeral
 //! internal address); a full range leaves the NIC without an address instead of failing the VM.
 
+// GUESS(node-address-order): a new node takes the lowest free address of each of its subnetworks after the four Compute reserves
 use super::{Cluster, NodePool, region_of};
 use crate::world::World;
 use std::collections::{BTreeMap, BTreeSet};

@@ -57,6 +57,8 @@
 //! failure policy's `rules` (every failure counts), `ttlSecondsAfterFinished`, `managedBy`,
 //! `volumeClaimPolicies`, in-place restarts, and events.
 
+// GUESS(jobset-kueue-config-read): Kueue's `kueue-manager-config` is read at every tick, not once at Kueue's start
+// GUESS(jobset-pending-message): the message of a JobSet's Workload still waiting for quota
 use super::jobs::QUEUE_LABEL;
 use super::kueue::Admission;
 use super::{Clock, generation_since, set_status};

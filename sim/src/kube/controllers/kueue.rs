@@ -53,6 +53,7 @@
 //! `reclaimWithinCohort`), hierarchical cohorts, fair sharing, `flavorFungibility`, admission
 //! checks, `waitForPodsReady`, and integrations other than batch/v1 Jobs and JobSets.
 
+// GUESS(kueue-flat-cohorts): flat cohorts only (no Cohort objects or hierarchy), and admission in creation order across queues
 use super::jobs::{JobRun, QUEUE_LABEL};
 use super::nodes::parse_quantity;
 use super::{Clock, generation_since, set_status};
