@@ -204,36 +204,9 @@ pub fn kueue_manifests(tag: &str) -> Option<String> {
             },
         }));
     }
-    documents.push(json!({
-        "apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": "kueue-controller-manager", "namespace": NAMESPACE, "labels": labels},
-    }));
-    documents.push(json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": SERVICE, "namespace": NAMESPACE, "labels": labels},
-        "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
-                 "selector": {"control-plane": "controller-manager"}},
-    }));
-    documents.push(json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "kueue-controller-manager", "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"control-plane": "controller-manager"}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": "kueue-controller-manager",
-                    "containers": [{
-                        "name": "manager",
-                        "image": format!("registry.k8s.io/kueue/kueue:{tag}"),
-                        "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"],
-                        "ports": [{"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"}],
-                    }],
-                },
-            },
-        },
-    }));
+    documents.extend(controller_manager(
+        "kueue", NAMESPACE, SERVICE, tag, &labels,
+    ));
     let storage = if minor >= 15 { "v1beta2" } else { "v1beta1" };
     let webhook = |kind: &str, plural: &str, verb: &str| {
         json!({
@@ -347,36 +320,13 @@ pub fn jobset_manifests(tag: &str) -> Option<String> {
             }],
         },
     }));
-    documents.push(json!({
-        "apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": "jobset-controller-manager", "namespace": JOBSET_NAMESPACE, "labels": labels},
-    }));
-    documents.push(json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": JOBSET_SERVICE, "namespace": JOBSET_NAMESPACE, "labels": labels},
-        "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
-                 "selector": {"control-plane": "controller-manager"}},
-    }));
-    documents.push(json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "jobset-controller-manager", "namespace": JOBSET_NAMESPACE, "labels": labels},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"control-plane": "controller-manager"}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": "jobset-controller-manager",
-                    "containers": [{
-                        "name": "manager",
-                        "image": format!("registry.k8s.io/jobset/jobset:{tag}"),
-                        "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"],
-                        "ports": [{"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"}],
-                    }],
-                },
-            },
-        },
-    }));
+    documents.extend(controller_manager(
+        "jobset",
+        JOBSET_NAMESPACE,
+        JOBSET_SERVICE,
+        tag,
+        &labels,
+    ));
     let hook = |verb: &str| {
         json!({
             "name": format!("{}jobset.kb.io", &verb[..1]),
@@ -403,6 +353,52 @@ pub fn jobset_manifests(tag: &str) -> Option<String> {
 }
 
 /// Documents as one file: a comment line, then each document after `---`.
+/// The controller of a kubebuilder project's release (`kueue`, `jobset`): its ServiceAccount,
+/// its webhook Service `service` and its Deployment `<project>-controller-manager` in `namespace`,
+/// running `registry.k8s.io/<project>/<project>:<tag>`, as both projects' `manifests.yaml` lay
+/// them out.
+fn controller_manager(
+    project: &str,
+    namespace: &str,
+    service: &str,
+    tag: &str,
+    labels: &Value,
+) -> [Value; 3] {
+    let manager = format!("{project}-controller-manager");
+    [
+        json!({
+            "apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": manager, "namespace": namespace, "labels": labels},
+        }),
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": service, "namespace": namespace, "labels": labels},
+            "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
+                     "selector": {"control-plane": "controller-manager"}},
+        }),
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": manager, "namespace": namespace, "labels": labels},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"control-plane": "controller-manager"}},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "serviceAccountName": manager,
+                        "containers": [{
+                            "name": "manager",
+                            "image": format!("registry.k8s.io/{project}/{project}:{tag}"),
+                            "args": ["--config=/controller_manager_config.yaml", "--zap-log-level=2"],
+                            "ports": [{"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"}],
+                        }],
+                    },
+                },
+            },
+        }),
+    ]
+}
+
 fn render(what: &str, documents: Vec<Value>) -> String {
     let mut out = format!(
         "# {what} release manifests, generated by a3ctl-sim as a stand-in for the upstream file.\n"

@@ -109,16 +109,13 @@ pub fn plan_unprotected(
         let Some(record) = state.resources.get(&d.addr) else {
             // A create an interrupted apply started is not started again: the apply waits for
             // its journaled operation (or finds what the lost call made).
-            let resumed = state
-                .pending
-                .iter()
-                .any(|p| p.addr == d.addr && p.action == crate::state::PendingAction::Create);
-            let reason = resumed.then(|| {
-                match state.pending.iter().find(|p| p.addr == d.addr).and_then(|p| p.operation.as_ref()) {
+            let reason = state
+                .pending_for(&d.addr)
+                .filter(|p| p.action == crate::state::PendingAction::Create)
+                .map(|p| match p.operation {
                     Some(_) => "an interrupted apply started its create: the apply waits for that operation instead of starting another",
                     None => "an interrupted apply called its create and lost the answer: the apply looks for what it made before creating",
-                }
-            });
+                });
             changes.push(create(d, reason));
             continue;
         };

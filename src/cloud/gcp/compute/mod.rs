@@ -306,8 +306,13 @@ impl RequestIds {
     /// would get that failed operation back.
     fn failed(&self, operation: &str) {
         if let Some(key) = self.operations.lock().remove(operation) {
-            self.ids.lock().remove(&key);
+            self.forget(&key);
         }
+    }
+
+    /// Forgets the id of call `key`: the next call is a new request.
+    fn forget(&self, key: &str) {
+        self.ids.lock().remove(key);
     }
 
     /// The id of call `verb` on resource `id` with `payload`.
@@ -437,7 +442,7 @@ impl ComputeAdapter {
         let result = started(op, &loc);
         match &result {
             // Refused inside an operation that came back already DONE.
-            Err(_) => self.request_ids.ids.lock().remove(&key).map_or((), |_| ()),
+            Err(_) => self.request_ids.forget(&key),
             Ok(_) => self.request_ids.started(&name, key),
         }
         result
