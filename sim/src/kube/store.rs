@@ -74,6 +74,10 @@ pub struct Store {
     pub generation_since: BTreeMap<String, (i64, SimTime)>,
     #[serde(skip)]
     pub log: EventLog,
+    /// `group/resource` → the resourceVersion of its last put or remove (not persisted: a loaded
+    /// store has none, and a controller comparing them redoes its pass).
+    #[serde(skip)]
+    pub revs: BTreeMap<String, u64>,
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -156,6 +160,20 @@ impl Store {
         }
     }
 
+    fn touch(&mut self, group: &str, resource: &str) {
+        self.revs
+            .insert(format!("{group}/{resource}"), self.resource_version);
+    }
+
+    /// The resourceVersion of the last change to any object of one resource (0: none since the
+    /// store was made or loaded).
+    pub fn rev(&self, group: &str, resource: &str) -> u64 {
+        self.revs
+            .get(&format!("{group}/{resource}"))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Stores `object` (metadata already filled in) with a new resourceVersion; returns it.
     pub fn put(
         &mut self,
@@ -167,6 +185,7 @@ impl Store {
     ) -> Value {
         let key = object_key(group, resource, namespace, name);
         self.resource_version += 1;
+        self.touch(group, resource);
         object["metadata"]["resourceVersion"] = Value::String(self.resource_version.to_string());
         let kind = if self.objects.contains_key(&key) {
             EventType::Modified
@@ -190,6 +209,7 @@ impl Store {
         let mut object = self.objects.remove(&key)?;
         self.generation_since.remove(&key);
         self.resource_version += 1;
+        self.touch(group, resource);
         object["metadata"]["resourceVersion"] = Value::String(self.resource_version.to_string());
         self.log_event(EventType::Deleted, &key, object.clone());
         Some(object)

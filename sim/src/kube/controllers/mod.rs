@@ -64,6 +64,11 @@ pub struct ControllerState {
     /// JobSet key → what the JobSet controller (and Kueue's admission) did with it.
     #[serde(default)]
     pub jobsets: BTreeMap<String, jobsets::JobSetRun>,
+    /// The (nodes, DaemonSets, pods) revisions after the last DaemonSet pass, and the moment a
+    /// rollout moves on by itself (none: never): until one of them moves (or a change from
+    /// outside the store), the next pass would change nothing ([`daemonset_pods::sync`]).
+    #[serde(skip)]
+    pub ds_pods_settled: Option<((u64, u64, u64), Option<SimTime>)>,
 }
 
 impl ControllerState {
@@ -235,6 +240,10 @@ pub fn tick_cluster(world: &mut World, cx: &Ctx, key: &str, cluster: &mut KubeCl
         epoch: world.epoch,
         now: cx.now,
     };
+    if cluster.ticked.is_none() {
+        // Changed from outside the store (nodes, readiness, add-ons): no pass is settled.
+        cluster.controllers.ds_pods_settled = None;
+    }
     let before = cluster.store.resource_version;
     housekeeping::finish_deletions(cluster);
     // Before the delays are drawn: GKE's DaemonSets come with theirs.
