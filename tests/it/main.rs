@@ -36,6 +36,7 @@ mod moves;
 mod paging;
 mod pool_size;
 mod preflight;
+mod priorities;
 mod protection;
 mod rdma;
 mod sandbox_room;
