@@ -49,6 +49,7 @@ mod snapshots;
 mod software;
 mod state;
 mod state_commands;
+mod state_dir;
 mod system_pool;
 mod targeting;
 mod team_queues;
