@@ -25,6 +25,7 @@ mod maintenance;
 mod model;
 mod network;
 mod pools;
+mod priorities;
 mod queues;
 mod schema;
 pub mod software;
@@ -51,8 +52,8 @@ pub use model::{
     ArtifactRegistry, AuthorizedNetwork, BlueGreen, Blueprint, Bucket, Capacity, Cluster,
     DriverMode, ExclusionScope, Filestore, FilestoreTier, GpuPool, Identity, JobSet, Kueue,
     Maintenance, MaintenanceExclusion, MaintenanceWindow, ManifestSource, Network, NodeAccount,
-    Placement, Queue, ReleaseChannel, RepositoryFormat, Software, StackVersions, StateBackend,
-    StorageClass, Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
+    Placement, Priority, Queue, ReleaseChannel, RepositoryFormat, Software, StackVersions,
+    StateBackend, StorageClass, Summary, SystemPool, Upgrade, UpgradeStrategy, Workload,
 };
 pub use versions::{GkeVersion, VersionSpec};
 

@@ -44,6 +44,10 @@ pub struct Blueprint {
     /// queue`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<Queue>,
+    /// The Kueue WorkloadPriorityClasses jobs select with the `kueue.x-k8s.io/priority-class`
+    /// label (`[[priority]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priorities: Vec<Priority>,
 }
 
 /// Who the nodes and the workloads are to Google Cloud (`[identity]`).
@@ -662,6 +666,17 @@ pub struct Queue {
     /// Nominal `cpu` and `memory` quotas (Kubernetes quantities), when the queue limits them.
     pub cpu: Option<String>,
     pub memory: Option<String>,
+}
+
+/// One Kueue WorkloadPriorityClass (`[[priority]]`, rules in [`super::priorities`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Priority {
+    /// The class's name, which jobs put in their `kueue.x-k8s.io/priority-class` label.
+    pub name: String,
+    /// The priority a Workload of the class gets: higher is admitted first.
+    pub value: i32,
+    /// When to use the class, for the people submitting jobs.
+    pub description: Option<String>,
 }
 
 /// JobSet installation (kubernetes-sigs/jobset): the API the GPU recipes submit training jobs

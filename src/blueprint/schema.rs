@@ -25,6 +25,7 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "identity",
     "state",
     "queue",
+    "priority",
 ];
 const NETWORK_KEYS: &[&str] = &[
     "primary_subnet",
@@ -131,6 +132,9 @@ pub(crate) struct RawBlueprint {
     pub state: RawState,
     /// `[[queue]]`: the Kueue queues teams use ([`super::queues`]).
     pub queues: Vec<RawQueue>,
+    /// `[[priority]]`: the Kueue WorkloadPriorityClasses teams' jobs select
+    /// ([`super::priorities`]).
+    pub priorities: Vec<RawPriority>,
 }
 
 #[derive(Debug, Default)]
@@ -501,6 +505,7 @@ pub(crate) fn decode(root: &Table<'_, '_>, f: &mut Findings) -> RawBlueprint {
     }
 
     raw.queues = queues(root, f);
+    raw.priorities = priorities(root, f);
 
     raw
 }
@@ -548,6 +553,32 @@ fn queues(root: &Table<'_, '_>, f: &mut Findings) -> Vec<RawQueue> {
                 lending_limit: t.int("lending_limit", f),
                 cpu: t.str("cpu", f),
                 memory: t.str("memory", f),
+            }
+        })
+        .collect()
+}
+
+const PRIORITY_KEYS: &[&str] = &["name", "value", "description"];
+
+/// One `[[priority]]`.
+#[derive(Debug, Default)]
+pub(crate) struct RawPriority {
+    pub anchor: Span,
+    pub name: Str,
+    pub value: Int,
+    pub description: Str,
+}
+
+fn priorities(root: &Table<'_, '_>, f: &mut Findings) -> Vec<RawPriority> {
+    root.tables("priority", "[[priority]]", f)
+        .iter()
+        .map(|t| {
+            t.check_keys(PRIORITY_KEYS, f);
+            RawPriority {
+                anchor: t.anchor(),
+                name: t.req_str("name", "\"production\"", f),
+                value: t.req_int("value", "1000", f),
+                description: t.str("description", f),
             }
         })
         .collect()

@@ -107,6 +107,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
     let identity_section = super::accounts::identity(&raw.identity, &mut ctx);
     let state = state::state(&raw.state, &mut ctx);
     let queues = super::queues::queues(raw, &gpu_pools, &mut ctx);
+    let priorities = super::priorities::priorities(raw, &mut ctx.f);
 
     if !ctx.f.is_empty() {
         return Err(ctx.f);
@@ -142,6 +143,7 @@ pub(crate) fn validate(raw: &RawBlueprint, f: Findings) -> Result<Blueprint, Fin
             identity: identity_section?,
             state: state?,
             queues: queues?,
+            priorities: priorities?,
         })
     })();
     // Every section returns `None` only after recording a finding, so with no findings the

@@ -1016,9 +1016,21 @@ pub fn lock_sandbox(operation: &str) -> Result<LocalLock, Failure> {
         ))
         .cause("one a3ctl process at a time runs the sandbox's simulator: each saves its own copy of the world")
         .hint("wait for it to finish, then run this again")),
-        Err(e) => Err(Failure::new("Cannot lock the sandbox")
-            .cause(e.to_string())
-            .maybe_hint(e.hint())),
+        // The sandbox's world is always under `state/sandbox/` of the working directory, so the
+        // blueprint's `[state]` is no way around a directory that cannot hold it.
+        Err(e) => {
+            let hint = match e.unwritable() {
+                Some(u) => Some(format!(
+                    "{}the sandbox keeps its world under `{SANDBOX_DIR}/` in the directory a3ctl is run from (docs/state.md); {}",
+                    u.what(),
+                    u.remedy()
+                )),
+                None => e.hint(),
+            };
+            Err(Failure::new("Cannot lock the sandbox")
+                .cause(e.to_string())
+                .maybe_hint(hint))
+        }
     }
 }
 

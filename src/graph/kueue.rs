@@ -12,7 +12,12 @@
 //! - a `ClusterQueue` named like the queue whose `nvidia.com/gpu` quota per flavor is the pool's
 //!   GPUs, waited for `Active`; a `LocalQueue` of the same name in `default` — or, when the
 //!   blueprint declares `[[queue]]`s, theirs instead ([`super::kueue_queues`]);
-//! - the priority classes `very-low` … `very-high` the seed guides create.
+//! - the priority classes `very-low` … `very-high` the seed guides create;
+//! - one `WorkloadPriorityClass` per `[[priority]]` the blueprint declares
+//!   (<https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/>): cluster-scoped, its
+//!   `value` and `description` changed in place, deleted when it leaves the blueprint. Kueue reads
+//!   a class when it makes a job's Workload, so a changed value reaches only jobs submitted after
+//!   it (kubernetes-sigs/kueue v0.17.1 `apis/kueue/v1beta2/workloadpriorityclass_types.go`).
 //!
 //! The queue objects depend on the release, so they are applied once its controller is
 //! available; the webhook may still refuse them for a few seconds, which the executor retries.
@@ -104,13 +109,16 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
         return;
     }
     let (queues_api, topology_api) = kueue_api_versions(&kueue.version);
+    // WorkloadPriorityClass only when the blueprint declares one, so deployments without any
+    // keep their release spec as it was.
     let requires: Vec<String> = [
         (topology_api, "Topology"),
         (queues_api, "ResourceFlavor"),
         (queues_api, "ClusterQueue"),
         (queues_api, "LocalQueue"),
     ]
-    .iter()
+    .into_iter()
+    .chain((!bp.priorities.is_empty()).then_some((queues_api, "WorkloadPriorityClass")))
     .map(|(api, kind)| format!("{api}/{kind}"))
     .collect();
     let release = release_addr();
@@ -225,6 +233,23 @@ pub(super) fn resources(cx: &Context, out: &mut Vec<Desired>) {
             json!({"value": value, "globalDefault": false,
                 "description": format!("Kueue workload priority `{name}` (a3ctl)")}),
         ));
+    }
+
+    for priority in &bp.priorities {
+        let mut body = json!({"value": priority.value});
+        if let Some(description) = &priority.description {
+            body["description"] = json!(description);
+        }
+        out.push(
+            cx.object(
+                queues_api,
+                "WorkloadPriorityClass",
+                None,
+                &priority.name,
+                body,
+            )
+            .with_dependency(release.clone()),
+        );
     }
 }
 
@@ -445,5 +470,51 @@ mod tests {
             off.get(&"k8s.priorityclass/-/low".parse().unwrap())
                 .is_none()
         );
+    }
+
+    #[test]
+    fn declared_priorities_are_workload_priority_classes_after_the_release() {
+        let plain = graph("a3-high.toml", |_| {});
+        let requires = |g: &ResourceGraph| {
+            get(g, "k8s.release/-/kueue").spec["release"]["requires"]
+                .as_array()
+                .unwrap()
+                .len()
+        };
+        assert_eq!(requires(&plain), 4, "no class, the release as before");
+        let g = graph("a3-high.toml", |bp| {
+            bp.priorities = vec![
+                crate::blueprint::Priority {
+                    name: "production".into(),
+                    value: 1000,
+                    description: Some("release jobs".into()),
+                },
+                crate::blueprint::Priority {
+                    name: "dev".into(),
+                    value: -5,
+                    description: None,
+                },
+            ]
+        });
+        let production = get(&g, "k8s.workloadpriorityclass/-/production");
+        let object = &production.spec["object"];
+        assert_eq!(object["apiVersion"], "kueue.x-k8s.io/v1beta2");
+        assert_eq!(object["kind"], "WorkloadPriorityClass");
+        assert_eq!(
+            (&object["value"], &object["description"]),
+            (&json!(1000), &json!("release jobs"))
+        );
+        assert!(object["metadata"].get("namespace").is_none());
+        assert!(production.dependencies.contains(&release_addr()));
+        assert_eq!(production.lifecycle.deleted_with, Some(addr::cluster()));
+        let dev = &get(&g, "k8s.workloadpriorityclass/-/dev").spec["object"];
+        assert_eq!(dev["value"], -5);
+        assert!(dev.get("description").is_none());
+        // The release checks that its manifests serve the kind.
+        assert_eq!(
+            get(&g, "k8s.release/-/kueue").spec["release"]["requires"][4],
+            "kueue.x-k8s.io/v1beta2/WorkloadPriorityClass"
+        );
+        assert_eq!(requires(&g), 5);
     }
 }

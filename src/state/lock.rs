@@ -65,7 +65,7 @@ pub enum LockError {
         /// refused in that case; a local one is taken over).
         dead_here: bool,
     },
-    #[error("cannot lock state `{location}`: {source}")]
+    #[error("cannot lock state `{location}`: {}", io_reason(.location, .source))]
     Io {
         location: String,
         source: std::io::Error,
@@ -112,21 +112,97 @@ impl LockError {
                 Some("remove the lock file once you are sure no a3ctl is running".into())
             }
             LockError::WrongId { held, .. } => Some(format!("the current lock id is `{held}`")),
-            LockError::Io { location, source }
-                if matches!(
-                    source.kind(),
-                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-                ) =>
-            {
-                let dir = std::path::Path::new(location)
+            LockError::Io { .. } => self.unwritable().map(|u| {
+                format!(
+                    "{}a3ctl keeps a local state, its lock and the sandbox's world under `state/` in the directory it is run from (docs/state.md); {}, or point the blueprint's [state] elsewhere (`path`, or `backend = \"gcs\"`)",
+                    u.what(),
+                    u.remedy()
+                )
+            }),
+            _ => None,
+        }
+    }
+
+    /// Why a local lock could not be made, when it is the directory's fault: it cannot be
+    /// written, or a file stands where a directory of the lock's path should be.
+    pub fn unwritable(&self) -> Option<Unwritable> {
+        let LockError::Io { location, source } = self else {
+            return None;
+        };
+        let path = Path::new(location);
+        match source.kind() {
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                let dir = path
                     .parent()
                     .filter(|d| !d.as_os_str().is_empty())
                     .map_or(".".to_string(), |d| d.display().to_string());
-                Some(format!(
-                    "`{dir}` cannot be written: a3ctl keeps a local state, its lock and the sandbox's world under `state/` in the directory it is run from (docs/state.md); run it from a directory you can write, or point the blueprint's [state] elsewhere (`path`, or `backend = \"gcs\"`)"
-                ))
+                Some(Unwritable::ReadOnly { dir })
+            }
+            // `mkdir` below a regular file fails with ENOTDIR; making the file's own path a
+            // directory, with EEXIST.
+            std::io::ErrorKind::NotADirectory | std::io::ErrorKind::AlreadyExists => {
+                file_in_the_way(path).map(|file| Unwritable::FileInTheWay { file })
             }
             _ => None,
+        }
+    }
+}
+
+/// The first directory of `path` (not `path` itself) that is a file instead.
+fn file_in_the_way(path: &Path) -> Option<String> {
+    let mut ancestors: Vec<&Path> = path
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .collect();
+    ancestors.reverse();
+    ancestors
+        .into_iter()
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+        .map(|file| file.display().to_string())
+}
+
+/// Why a local lock could not be made, for its message: the operating system's words, except
+/// for a file in the way, where they would mislead (`File exists` is about the file in the way,
+/// not the lock).
+fn io_reason(location: &str, source: &std::io::Error) -> String {
+    match source.kind() {
+        std::io::ErrorKind::NotADirectory | std::io::ErrorKind::AlreadyExists => {
+            match file_in_the_way(Path::new(location)) {
+                Some(file) => format!("`{file}` is a file, not a directory"),
+                None => source.to_string(),
+            }
+        }
+        _ => source.to_string(),
+    }
+}
+
+/// What keeps a local lock from being made ([`LockError::unwritable`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unwritable {
+    /// The directory cannot be written.
+    ReadOnly { dir: String },
+    /// A file stands where the lock's path needs a directory.
+    FileInTheWay { file: String },
+}
+
+impl Unwritable {
+    /// What is wrong, as the start of a hint (`…: `), when the error's message does not say
+    /// it: a file in the way is named there ([`io_reason`]).
+    pub fn what(&self) -> String {
+        match self {
+            Unwritable::ReadOnly { dir } => format!("`{dir}` cannot be written: "),
+            Unwritable::FileInTheWay { .. } => String::new(),
+        }
+    }
+
+    /// What to do about it, in the middle of a hint.
+    pub fn remedy(&self) -> String {
+        match self {
+            Unwritable::ReadOnly { .. } => "run it from a directory you can write".to_string(),
+            Unwritable::FileInTheWay { file } => format!(
+                "move that file away (`mv {file} {file}.old`) or run a3ctl from another directory"
+            ),
         }
     }
 }
@@ -372,6 +448,46 @@ mod tests {
         assert_eq!(other.hint(), None);
     }
     use super::*;
+
+    #[test]
+    fn a_file_where_a_directory_of_the_lock_goes_is_named_with_the_move_that_fixes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("state"), "notes").unwrap();
+        for (state, blocker) in [
+            // `mkdir state/sandbox`: ENOTDIR.
+            (dir.path().join("state/sandbox/world.json"), "state"),
+            // `mkdir state`: EEXIST.
+            (dir.path().join("state/a.a3state.json"), "state"),
+        ] {
+            let e = LocalLock::acquire(&state, LockInfo::current("i".into(), "apply")).unwrap_err();
+            let file = dir.path().join(blocker).display().to_string();
+            assert_eq!(
+                e.unwritable(),
+                Some(Unwritable::FileInTheWay { file: file.clone() }),
+                "{e}"
+            );
+            assert!(
+                e.to_string()
+                    .ends_with(&format!(": `{file}` is a file, not a directory")),
+                "{e}"
+            );
+            let hint = e.hint().unwrap();
+            assert!(
+                hint.starts_with("a3ctl keeps a local state, its lock and the sandbox's world"),
+                "{hint}"
+            );
+            assert!(
+                hint.contains(&format!("(`mv {file} {file}.old`)")),
+                "{hint}"
+            );
+        }
+        // A directory that exists is not the cause of some other failure.
+        let other = LockError::Io {
+            location: dir.path().join("x.lock").display().to_string(),
+            source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+        };
+        assert_eq!(other.unwritable(), None);
+    }
 
     #[test]
     fn second_lock_is_refused_naming_the_holder() {

@@ -675,6 +675,41 @@ fn status(
     status
 }
 
+/// The name of Kueue's Workload for `jobset`: `jobset-<name>-<hash>` (see the module doc).
+fn workload_name(jobset: &Value) -> String {
+    let name = jobset["metadata"]["name"].as_str().unwrap_or_default();
+    let uid = jobset["metadata"]["uid"].as_str().unwrap_or_default();
+    let hash = sha1::hex(format!("JobSet\n{GROUP}\n{name}\n{uid}").as_bytes());
+    format!("jobset-{name}-{}", &hash[..5])
+}
+
+/// The priority Kueue gives `jobset`'s Workload: the one its Workload holds once made, else
+/// what its labels and pod templates name ([`super::kueue_priority`]); `Err` names a class
+/// that does not exist.
+pub fn priority(
+    cluster: &KubeCluster,
+    jobset: &Value,
+) -> Result<super::kueue_priority::Priority, String> {
+    let namespace = jobset["metadata"]["namespace"].as_str().unwrap_or_default();
+    if let Some(made) = cluster.store.get(
+        super::kueue::GROUP,
+        "workloads",
+        namespace,
+        &workload_name(jobset),
+    ) {
+        return Ok(super::kueue_priority::Priority {
+            value: made["spec"]["priority"].as_i64().unwrap_or(0),
+            source: None,
+        });
+    }
+    let rjobs = replicated_jobs(jobset);
+    let templates: Vec<&Value> = rjobs
+        .iter()
+        .map(|r| &r["template"]["spec"]["template"])
+        .collect();
+    super::kueue_priority::of(cluster, &jobset["metadata"]["labels"], &templates)
+}
+
 /// Kueue's Workload of a queued JobSet (see the module doc).
 fn workload(cluster: &mut KubeCluster, clock: &Clock, key: &str) {
     let Some(jobset) = cluster.store.objects.get(key).cloned() else {
@@ -693,10 +728,8 @@ fn workload(cluster: &mut KubeCluster, clock: &Clock, key: &str) {
         return;
     };
     let namespace = jobset["metadata"]["namespace"].as_str().unwrap_or_default();
-    let name = jobset["metadata"]["name"].as_str().unwrap_or_default();
     let uid = jobset["metadata"]["uid"].as_str().unwrap_or_default();
-    let hash = sha1::hex(format!("JobSet\n{GROUP}\n{name}\n{uid}").as_bytes());
-    let workload_name = format!("jobset-{name}-{}", &hash[..5]);
+    let workload_name = workload_name(&jobset);
     let run = cluster
         .controllers
         .jobsets
@@ -712,6 +745,10 @@ fn workload(cluster: &mut KubeCluster, clock: &Clock, key: &str) {
     let mut object = match existing {
         Some(object) => object,
         None => {
+            // A priority class that does not exist: Kueue makes no Workload (and retries).
+            let Ok(priority) = priority(cluster, &jobset) else {
+                return;
+            };
             let pod_sets: Vec<Value> = replicated_jobs(&jobset)
                 .iter()
                 .map(|r| {
@@ -719,13 +756,15 @@ fn workload(cluster: &mut KubeCluster, clock: &Clock, key: &str) {
                         "template": r["template"]["spec"]["template"]})
                 })
                 .collect();
+            let mut spec = json!({"queueName": queue, "podSets": pod_sets, "active": true});
+            super::kueue_priority::write(&mut spec, &priority, &version);
             json!({"apiVersion": format!("{}/{version}", super::kueue::GROUP), "kind": "Workload",
                 "metadata": {"name": workload_name, "namespace": namespace,
                     "uid": cluster.store.next_uid(), "creationTimestamp": clock.ts(created),
                     "generation": 1,
                     "labels": {"kueue.x-k8s.io/job-uid": uid},
                     "ownerReferences": [owner_reference(&jobset)]},
-                "spec": {"queueName": queue, "podSets": pod_sets, "active": true, "priority": 0}})
+                "spec": spec})
         }
     };
     let mut conditions = vec![];

@@ -6,8 +6,8 @@
 //!
 //! **Jobs** (Kueue's batch/v1 Job integration). While Kueue's Deployment exists, a Job made with
 //! the label `kueue.x-k8s.io/queue-name` is made suspended (Kueue's mutating webhook; see
-//! [`super::jobs::on_create`]). Once the controller is available, the queued Jobs are admitted in
-//! creation order: a Job is admitted when its LocalQueue (in the Job's namespace) points at an
+//! [`super::jobs::on_create`]). Once the controller is available, the queued Jobs are admitted
+//! highest priority first, then in creation order (see **Priorities**): a Job is admitted when its LocalQueue (in the Job's namespace) points at an
 //! active ClusterQueue that takes Jobs from the Job's namespace and whose quota (with its
 //! cohort's, see **Cohorts**) covers what the Job's pods request (`requests`, else
 //! `limits`, of every container and native sidecar, times `min(parallelism, completions)`): for
@@ -40,7 +40,7 @@
 //! after every member's use beyond what it keeps; and, with a `borrowingLimit`, never more than
 //! `nominalQuota + borrowingLimit` in all. A queue without a cohort takes only its nominal quota.
 //! A guess where Kueue's docs are silent: flat cohorts only (no Cohort objects, no hierarchy, no
-//! cohort-level quota), and admission in creation order across queues rather than by Kueue's
+//! cohort-level quota), and admission by priority then creation order across queues rather than by Kueue's
 //! per-ClusterQueue heads and fair sharing.
 //!
 //! **JobSets** (Kueue's `jobset.x-k8s.io/jobset` integration, [`super::jobsets`]) queue with the
@@ -48,12 +48,22 @@
 //! replicated Jobs' pods request, its admission unsuspends it and puts the flavor's `nodeLabels`
 //! in every replicated Job's pod template, and it holds the quota until it completes or fails.
 //!
+//! **Priorities** (<https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/>): each
+//! queued Job or JobSet has its Workload's priority ([`super::kueue_priority`]: the
+//! `kueue.x-k8s.io/priority-class` label's WorkloadPriorityClass, else its pods' PriorityClass),
+//! and the queued ones are taken highest priority first, then in creation order, as Kueue orders
+//! a ClusterQueue's pending Workloads and the heads it admits in one pass (kubernetes-sigs/kueue
+//! v0.17.1 `pkg/cache/queue/cluster_queue.go`, `queueOrderingFunc`; `pkg/scheduler/scheduler.go`,
+//! `makeClassicalIterator`). One naming a class that does not exist has no Workload: it stays
+//! suspended, is not counted as pending, and is admitted only once the class exists.
+//!
 //! Not simulated: Workload objects for Jobs (`kubectl get workloads` shows only JobSets'),
 //! preemption (so quota a queue lent is reclaimed only when the borrower's Jobs end, not by
-//! `reclaimWithinCohort`), hierarchical cohorts, fair sharing, `flavorFungibility`, admission
+//! `reclaimWithinCohort`, and a higher priority never evicts a running lower one), borrowing
+//! Workloads going after those within nominal quota in one pass, hierarchical cohorts, fair sharing, `flavorFungibility`, admission
 //! checks, `waitForPodsReady`, and integrations other than batch/v1 Jobs and JobSets.
 
-// GUESS(kueue-flat-cohorts): flat cohorts only (no Cohort objects or hierarchy), and admission in creation order across queues
+// GUESS(kueue-flat-cohorts): flat cohorts only (no Cohort objects or hierarchy), and admission by priority then creation order across queues
 use super::jobs::{JobRun, QUEUE_LABEL};
 use super::nodes::parse_quantity;
 use super::{Clock, generation_since, set_status};
@@ -290,6 +300,9 @@ struct Queued {
     suspended: bool,
     finished: bool,
     admission: Option<Admission>,
+    /// Its Workload's priority; `None` while the priority class it names does not exist, so
+    /// Kueue has made no Workload for it ([`super::kueue_priority`]).
+    priority: Option<i64>,
 }
 
 fn queued_jobs(cluster: &KubeCluster, now: SimTime) -> Vec<Queued> {
@@ -325,6 +338,9 @@ fn queued_jobs(cluster: &KubeCluster, now: SimTime) -> Vec<Queued> {
                 suspended: jobset["spec"]["suspend"] == true,
                 finished: run.is_some_and(|r| r.finished.is_some()),
                 admission: run.and_then(|r| r.admission.clone()),
+                priority: super::jobsets::priority(cluster, jobset)
+                    .ok()
+                    .map(|p| p.value),
             },
         ));
     }
@@ -363,10 +379,23 @@ fn queued_jobs(cluster: &KubeCluster, now: SimTime) -> Vec<Queued> {
                 suspended: job["spec"]["suspend"] == true,
                 finished,
                 admission: run.and_then(|r| r.admission.clone()),
+                priority: super::kueue_priority::of(
+                    cluster,
+                    &job["metadata"]["labels"],
+                    &[&job["spec"]["template"]],
+                )
+                .ok()
+                .map(|p| p.value),
             },
         ));
     }
-    jobs.sort_by(|a, b| a.0.cmp(&b.0));
+    // Higher priority first, then creation order (see **Priorities** in the module doc).
+    jobs.sort_by(|a, b| {
+        b.1.priority
+            .unwrap_or(i64::MIN)
+            .cmp(&a.1.priority.unwrap_or(i64::MIN))
+            .then_with(|| a.0.cmp(&b.0))
+    });
     jobs.into_iter().map(|(_, j)| j).collect()
 }
 
@@ -378,7 +407,8 @@ fn workload_counts(
 ) -> BTreeMap<(Option<String>, String), (u64, u64)> {
     let mut counts: BTreeMap<(Option<String>, String), (u64, u64)> = BTreeMap::new();
     for job in queued_jobs(cluster, now) {
-        if job.finished {
+        // Without a Workload (its priority class does not exist) it is not pending.
+        if job.finished || (job.admission.is_none() && job.priority.is_none()) {
             continue;
         }
         let Some(lq) = cluster
@@ -633,7 +663,7 @@ pub fn admit(cluster: &mut KubeCluster, clock: &Clock) {
         }
     }
     for job in jobs {
-        if !job.suspended || job.finished {
+        if !job.suspended || job.finished || job.priority.is_none() {
             continue;
         }
         let Some(lq) = cluster

@@ -22,6 +22,7 @@ pub mod housekeeping;
 pub mod jobs;
 pub mod jobsets;
 pub mod kueue;
+pub mod kueue_priority;
 pub mod nodes;
 pub mod outcomes;
 pub mod pod_status;
