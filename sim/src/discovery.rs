@@ -20,6 +20,8 @@
 
 use crate::error::GcpError;
 
+pub mod schema;
+
 /// The generated table: `id METHOD /path` per line.
 const TABLE: &str = include_str!("discovery/methods.txt");
 

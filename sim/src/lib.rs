@@ -31,7 +31,9 @@
 //! (`[lists]`, a test aid; [`paging`]).
 //!
 //! Every list pages as its API does ([`paging`]); a path Google serves that the simulator does
-//! not answers 501, any other unknown path Google's 404 ([`discovery`]).
+//! not answers 501, any other unknown path Google's 404 ([`discovery`]); a request body is checked
+//! against the discovery documents' schema of its method before any handler runs
+//! ([`discovery::schema`]).
 //!
 //! The world is one value ([`world::World`]) behind one lock. Time is simulated ([`clock::Clock`]):
 //! operations are given a duration from the latency profile when they start and are finished lazily

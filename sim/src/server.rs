@@ -364,6 +364,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
+        // Bodies are checked against the discovery documents before any handler runs.
+        .layer(middleware::from_fn(crate::discovery::schema::check))
         // Inside the front door: a refused call is logged, and faults apply to it, as to any.
         .layer(middleware::from_fn_with_state(
             shared.clone(),

@@ -13,6 +13,7 @@ mod adapters_kube;
 mod adapters_storage;
 mod adopt;
 mod apply;
+mod bodies;
 mod capacity;
 mod chaos;
 mod cli;

@@ -352,7 +352,6 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
         "user": "user@example.com",
         "insertTime": world.compute_timestamp(now),
         "selfLink": link(&path),
-        "selfLinkWithId": "",
     });
     match &start.scope {
         Scope::Global => {}
@@ -363,12 +362,6 @@ pub fn start(world: &mut World, cx: &Ctx, start: Start) -> GcpResult<Value> {
             body["zone"] = json!(link(&format!("projects/{}/zones/{z}", start.project)))
         }
     }
-    body["selfLinkWithId"] = json!(link(&format!(
-        "projects/{}/{}/operations/{}",
-        start.project,
-        start.scope.segment(),
-        body["id"].as_str().unwrap_or("")
-    )));
     if let Some(request_id) = start.request_id.filter(|r| !r.is_empty()) {
         body["clientOperationId"] = json!(request_id);
         world

@@ -1,8 +1,9 @@
 //! Resource policies (`projects/p/regions/r/resourcePolicies`): insert, get, list, aggregated
 //! list, delete. Group placement policies are checked as v1 does: `collocation` is COLLOCATED or
 //! UNSPECIFIED_COLLOCATION, counts are positive, a compact (COLLOCATED) policy spreads over no
-//! availability domains, and `maxDistance`, which only the beta and alpha APIs know, is an unknown
-//! field in v1.
+//! availability domains. `maxDistance`, which only the beta and alpha APIs know, is an unknown
+//! field in v1: the body check against the v1 discovery document refuses it
+//! ([`crate::discovery::schema`]).
 //!
 //! A policy that a VM (a GKE node of a pool with compact placement, [`super::instances`]) uses
 //! cannot be deleted: 400 `resourceInUseByAnotherResource`, "The resource_policy resource '…' is
@@ -79,29 +80,6 @@ const POLICY_KINDS: &[&str] = &[
     "workloadPolicy",
 ];
 
-/// Fields of `ResourcePolicyGroupPlacementPolicy` in v1.
-const GROUP_PLACEMENT_FIELDS: &[&str] = &[
-    "vmCount",
-    "availabilityDomainCount",
-    "collocation",
-    "gpuTopology",
-    "acceleratorTopologyMode",
-];
-
-/// The error Google's JSON front end gives for a field the API version does not have.
-fn unknown_field(name: &str, at: &str) -> GcpError {
-    GcpError::invalid(format!(
-        "Invalid JSON payload received. Unknown name \"{name}\" at '{at}': Cannot find field."
-    ))
-    .with_detail(json!({
-        "@type": "type.googleapis.com/google.rpc.BadRequest",
-        "fieldViolations": [{
-            "field": at,
-            "description": format!("Invalid JSON payload received. Unknown name \"{name}\" at '{at}': Cannot find field."),
-        }],
-    }))
-}
-
 fn positive_count(policy: &Map<String, Value>, key: &str) -> GcpResult<Option<i64>> {
     match policy.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -124,14 +102,6 @@ fn check_group_placement(policy: &Value) -> GcpResult<Value> {
             "",
         ));
     };
-    for key in policy.keys() {
-        if !GROUP_PLACEMENT_FIELDS.contains(&key.as_str()) {
-            return Err(unknown_field(
-                key,
-                "resource_policy_resource.group_placement_policy",
-            ));
-        }
-    }
     let collocation = match policy.get("collocation") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) if c == "COLLOCATED" || c == "UNSPECIFIED_COLLOCATION" => {

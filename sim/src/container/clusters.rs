@@ -580,14 +580,6 @@ fn plan_update(
             )
         }));
     };
-    if key.as_str() == "desiredMaintenancePolicy" {
-        // Not a field of `ClusterUpdate` (container v1 discovery document): the policy is set
-        // with `clusters.setMaintenancePolicy`; ESF refuses unknown names so.
-        return Err(bad_request(
-            "Invalid JSON payload received. Unknown name \"desiredMaintenancePolicy\" at \
-             'update': Cannot find field.",
-        ));
-    }
     let resource = &cluster.resource;
     let pool_id = update["desiredNodePoolId"].as_str().unwrap_or("");
     let pool = || {

@@ -461,7 +461,8 @@ async fn roce_networks_check_their_profile_subnet_mode_and_mtu() {
         ),
         "{err}"
     );
-    // A profile reference that is not a string.
+    // A profile reference that is not a string: refused by the body check against the discovery
+    // document, before the handler.
     assert_error(
         &send(
             client.post(compute_url(&sim, "global/networks")).json(
@@ -471,7 +472,7 @@ async fn roce_networks_check_their_profile_subnet_mode_and_mtu() {
         .await,
         400,
         "INVALID_ARGUMENT",
-        "Invalid value for field 'resource.networkProfile': '7'.",
+        "Invalid value at 'network_resource.network_profile' (TYPE_STRING), 7",
     );
     let listed = gcloud.json(&["compute", "networks", "list"]).await;
     assert_eq!(names(&listed), ["partial", "plain"]);

@@ -7,6 +7,7 @@ mod kube_support;
 
 mod admin;
 mod gcloud_artifactregistry;
+mod gcloud_bodies;
 mod gcloud_capacity;
 mod gcloud_compute;
 mod gcloud_container;
