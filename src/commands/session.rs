@@ -131,8 +131,6 @@ impl Session {
             // The sandbox is for trying things: protection is off unless the blueprint asks.
             blueprint.cluster.deletion_protection.get_or_insert(false);
         }
-        // Hints drawn from here on name this run's flags and blueprint.
-        crate::ui::invocation::set(&state_flags(global), path);
         let connection = Connection::open(global, &blueprint, path, true).await?;
         // A deployment an earlier a3ctl created names its GPU VPCs from 0: keep its names. A state
         // that cannot be read is reported by whoever loads it next.
@@ -697,9 +695,7 @@ pub async fn recorded_state(
 pub fn recorded_cluster(
     state: Option<&State>,
     blueprint: &Blueprint,
-    blueprint_path: &Path,
     state_location: &str,
-    sandbox: bool,
 ) -> Result<(String, String), Failure> {
     let outputs = state
         .and_then(|s| s.resources.get(&crate::graph::build::addr::cluster()))
@@ -717,11 +713,8 @@ pub fn recorded_cluster(
             blueprint.name,
             state_location
         ))
-        .hint(format!(
-            "run `a3ctl apply{} {}` first",
-            if sandbox { " --sandbox" } else { "" },
-            blueprint_path.display()
-        ))),
+        // Completed with this run's flags and blueprint (`ui::invocation`).
+        .hint("run `a3ctl apply` first")),
     }
 }
 
@@ -764,6 +757,8 @@ impl Connection {
         path: &Path,
         cloud: bool,
     ) -> Result<Connection, Failure> {
+        // Hints drawn from here on name this run's flags and blueprint.
+        crate::ui::invocation::set(&state_flags(global), path);
         if global.world.is_some() && !global.sandbox {
             return Err(Failure::new("`--world` applies only to the sandbox")
                 .cause("a world file describes a simulated project; Google Cloud has its own")

@@ -670,7 +670,7 @@ async fn in_the_sandbox_the_checks_hints_are_commands_to_paste() {
         .expect(1);
     assert!(
         run.stdout.contains(
-            "`a3ctl plan --sandbox blueprints/minimal.toml` shows whether the pool was resized"
+            "`a3ctl --sandbox plan blueprints/minimal.toml` shows whether the pool was resized"
         ),
         "{}",
         run.stdout
