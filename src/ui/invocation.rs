@@ -4,8 +4,10 @@
 //! The layers below the commands (cloud adapters, the executor, the planner) know neither the
 //! blueprint's path nor the flags that chose the state, so their hints name commands bare
 //! (`` `a3ctl plan` ``) or with the placeholder `BLUEPRINT`. When a command knows both it records
-//! them here ([`set`]), and [`complete`] — called wherever a failure is drawn
-//! ([`super::diagnostics::Failure::render`]) — turns each such command into the one to paste:
+//! them here ([`set`], from `commands::session::Connection::open`), and [`complete`] — called
+//! wherever a failure is drawn ([`super::diagnostics::Failure::render`]), and by the commands for
+//! the other text that names a command (verify's checks, import's report) — turns each such
+//! command into the one to paste:
 //! `` `a3ctl plan` `` becomes `` `a3ctl --sandbox plan blueprints/a3-mega.toml` ``, and
 //! `a3ctl import ADDR ID BLUEPRINT` gets the path. A command that already names a blueprint
 //! (`.toml`) keeps it, one that names the state flags keeps them; the others get this run's, so
