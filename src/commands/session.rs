@@ -121,6 +121,9 @@ pub struct Session {
     /// The sandbox's lock, held while the simulator runs; declared after it, so it is released
     /// only once the world is saved.
     pub sandbox_lock: Option<LocalLock>,
+    /// The reservations `(name, zone)` the sandbox made for the blueprint (now or in an earlier
+    /// run), which preflight marks as sandbox-provided.
+    pub sandbox_reservations: Vec<(String, String)>,
 }
 
 impl Session {
@@ -157,6 +160,7 @@ impl Session {
                     Failure::cloud("Cannot create the Google Cloud clients", &e)
                 }
             })?;
+        let mut sandbox_reservations = Vec::new();
         // A world file is the sandbox's truth: what it lacks, preflight reports.
         if let Some(sim) = connection
             .sandbox
@@ -171,16 +175,17 @@ impl Session {
                 for operation in &provided.operations {
                     wait_for_operation(&client, base, operation).await?;
                 }
-                Ok::<Vec<String>, String>(provided.notes)
+                Ok::<Provided, String>(provided)
             };
-            let notes = provide.await.map_err(|e| {
+            let provided = provide.await.map_err(|e| {
                 Failure::new("Cannot set up the sandbox's reservations for this blueprint")
                     .cause(e)
-                    .hint("check `reservation` (and `reservation_block`) of the blueprint's [[gpu_pool]]: the sandbox makes each reservation a blueprint names that its world lacks")
+                    .hint(format!("the sandbox makes each reservation a [[gpu_pool]] names that its world lacks, for {room} times the pool's `nodes`, within its project's quotas and its zones' capacity (docs/simulator.md): lower `nodes`, or check `reservation` (and `reservation_block`)", room = super::sandbox_world::RESERVATION_ROOM))
             })?;
-            for note in notes {
-                printer.info(&note);
+            for note in &provided.notes {
+                printer.info(note);
             }
+            sandbox_reservations = provided.sandbox_made;
         }
         match (&connection.sandbox, poll_ms()) {
             (Some(_), ms) => set_poll(&mut options, ms.unwrap_or(20)),
@@ -197,6 +202,7 @@ impl Session {
             options,
             sandbox: connection.sandbox,
             sandbox_lock: connection.sandbox_lock,
+            sandbox_reservations,
         })
     }
 
@@ -385,6 +391,13 @@ impl Session {
         )
         .await
         .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
+        let mut checks = checks;
+        for check in &mut checks.checks {
+            check.sandbox_provided = self
+                .sandbox_reservations
+                .iter()
+                .any(|(name, zone)| check.subject == preflight::reservation_subject(name, zone));
+        }
         let failure = preflight_failure(&checks);
         plan.preflight = Some(checks);
         crate::plan::moves::choose(plan, state, moves);
@@ -484,7 +497,13 @@ pub struct Provided {
     /// One line per reservation made, or not made because the world has one of a close name (a
     /// typo would otherwise be made real and could never be rehearsed).
     pub notes: Vec<String>,
+    /// `(name, zone)` of each reservation the blueprint names that the sandbox made, in this
+    /// run or an earlier one (its description says so: [`SANDBOX_RESERVATION`]).
+    pub sandbox_made: Vec<(String, String)>,
 }
+
+/// The description of a reservation the sandbox makes, by which later runs know it for its own.
+pub const SANDBOX_RESERVATION: &str = "Made by the a3ctl sandbox for a blueprint that names it, as a project that bought capacity would have it";
 
 /// [`provide_reservations_with_room`], saying what it made and what it would not make.
 pub async fn provide_reservations_noting(
@@ -495,6 +514,7 @@ pub async fn provide_reservations_noting(
     let client = reqwest::Client::new();
     let mut operations = Vec::new();
     let mut notes = Vec::new();
+    let mut sandbox_made = Vec::new();
     for desired in resources.iter().filter(|d| d.addr.kind == Kind::NodePool) {
         let spec: NodePoolSpec =
             from_spec("node pool", &desired.spec).map_err(|e| e.to_string())?;
@@ -514,12 +534,18 @@ pub async fn provide_reservations_noting(
                 .await
                 .map_err(|e| e.to_string())?;
             if found.status().is_success() {
+                let found: serde_json::Value = found.json().await.map_err(|e| e.to_string())?;
+                if found["description"] == SANDBOX_RESERVATION {
+                    sandbox_made.push((name.to_string(), zone.clone()));
+                }
                 continue;
             }
             if found.status() != reqwest::StatusCode::NOT_FOUND {
+                let status = found.status();
+                let text = found.text().await.unwrap_or_default();
                 return Err(format!(
-                    "reading reservation {name}: HTTP {}",
-                    found.status()
+                    "reading reservation `{name}` in {zone}: {}",
+                    google_error(status, &text)
                 ));
             }
             // A name one or two letters from one the world has is a typo until shown otherwise:
@@ -550,6 +576,7 @@ pub async fn provide_reservations_noting(
             }
             let body = serde_json::json!({
                 "name": name,
+                "description": SANDBOX_RESERVATION,
                 "specificReservationRequired": true,
                 "deploymentType": "DENSE",
                 "specificReservation": {
@@ -567,10 +594,12 @@ pub async fn provide_reservations_noting(
                 let status = answer.status();
                 let text = answer.text().await.unwrap_or_default();
                 return Err(format!(
-                    "creating reservation {name}: HTTP {status}: {text}"
+                    "Compute Engine refused to create reservation `{name}` in {zone}: {}",
+                    google_error(status, &text)
                 ));
             }
             operations.push(answer.json().await.map_err(|e| e.to_string())?);
+            sandbox_made.push((name.to_string(), zone.clone()));
             notes.push(format!(
                 "Sandbox: made reservation `{name}` in {zone} for `{}` ({} × {}), as a project that bought it would have it; on Google Cloud it must exist.",
                 desired.addr,
@@ -579,7 +608,47 @@ pub async fn provide_reservations_noting(
             ));
         }
     }
-    Ok(Provided { operations, notes })
+    Ok(Provided {
+        operations,
+        notes,
+        sandbox_made,
+    })
+}
+
+/// Google's error body (`{"error": {"code", "status", "message"}}`) as a sentence: `PERMISSION_DENIED:
+/// message`; the HTTP status when the body is not one.
+fn google_error(status: reqwest::StatusCode, body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let error = parsed.as_ref().map(|v| &v["error"]);
+    match (
+        error.and_then(|e| e["status"].as_str()),
+        error.and_then(|e| e["message"].as_str()),
+    ) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (None, Some(message)) => format!("HTTP {}: {message}", status.as_u16()),
+        _ => format!("HTTP {status}"),
+    }
+}
+
+/// A failed operation's `error` (`{"errors": [{"code", "message"}, …]}`, Compute's Operation
+/// resource: https://cloud.google.com/compute/docs/reference/rest/v1/zoneOperations) as
+/// sentences, `QUOTA_EXCEEDED: Quota 'CPUS' exceeded. …`, instead of its JSON.
+fn operation_error(error: &serde_json::Value) -> String {
+    let said: Vec<String> = error["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| match (e["code"].as_str(), e["message"].as_str()) {
+            (Some(code), Some(message)) => format!("{code}: {message}"),
+            (None, Some(message)) => message.to_string(),
+            _ => e.to_string(),
+        })
+        .collect();
+    if said.is_empty() {
+        error.to_string()
+    } else {
+        said.join("; ")
+    }
 }
 
 /// Every item of a Compute list at `collection`, following `nextPageToken` to the last page.
@@ -651,7 +720,7 @@ pub async fn wait_for_operation(
                 Ok(op) if op["status"] == "DONE" && op.get("error").is_some() => {
                     Look::Failed(crate::cloud::CloudError::new(
                         crate::cloud::ErrorClass::Other,
-                        op["error"].to_string(),
+                        operation_error(&op["error"]),
                     ))
                 }
                 Ok(op) if op["status"] == "DONE" => Look::Done(()),
@@ -665,7 +734,21 @@ pub async fn wait_for_operation(
         .await;
     match waited {
         Waited::Done(()) => Ok(()),
-        Waited::Failed(e) => Err(format!("the reservation's insert failed: {}", e.message)),
+        Waited::Failed(e) => {
+            let last = |field: &str| {
+                operation[field]
+                    .as_str()
+                    .and_then(|link| link.rsplit('/').next())
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            Err(format!(
+                "Compute Engine failed to create reservation `{}` in {}: {}",
+                last("targetLink"),
+                last("zone"),
+                e.message
+            ))
+        }
         Waited::Interrupted | Waited::TimedOut => {
             Err("the reservation's insert did not finish within a minute".into())
         }

@@ -339,7 +339,8 @@ pub fn json_refresh_only(blueprint: &str, lineage: &str, serial: u64, drift: &[D
 }
 
 /// `Preflight:` and one line per check: ✓, ✗, ? (could not be checked) or ! (a warning), what it
-/// is, need and available; a failed, unknown or warning check adds its problem and fix.
+/// is (`, sandbox-provided` when the sandbox made it), need and available; a failed, unknown or
+/// warning check adds its problem and fix.
 fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) {
     let _ = writeln!(out, "{}", printer.bold("Preflight:"));
     for check in &preflight.checks {
@@ -352,8 +353,15 @@ fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) 
         };
         let _ = writeln!(
             out,
-            "  {mark} {}: need {}, available {}",
-            check.subject, check.need, check.available
+            "  {mark} {}{}: need {}, available {}",
+            check.subject,
+            if check.sandbox_provided {
+                ", sandbox-provided"
+            } else {
+                ""
+            },
+            check.need,
+            check.available
         );
         if let Some(problem) = &check.problem {
             let _ = writeln!(out, "      {problem}");
