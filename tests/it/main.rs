@@ -18,6 +18,7 @@ mod chaos;
 mod cli;
 mod compat;
 mod converge;
+mod docs_facts;
 mod endpoints;
 mod files;
 mod guards;
