@@ -381,7 +381,7 @@ impl Session {
         }
         let journaled: std::collections::HashSet<crate::resource::Addr> =
             state.pending.iter().map(|p| p.addr.clone()).collect();
-        let checks = preflight::run(
+        let mut checks = preflight::run(
             self.provider.as_ref(),
             plan,
             &self.blueprint.project,
@@ -391,7 +391,6 @@ impl Session {
         )
         .await
         .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
-        let mut checks = checks;
         for check in &mut checks.checks {
             check.sandbox_provided = self
                 .sandbox_reservations
