@@ -31,12 +31,6 @@ pub async fn run(
     blueprint: &Path,
 ) -> Result<ExitStatus, Failure> {
     let session = Session::open(global, printer, blueprint).await?;
-    // The blueprint as commands to paste name it: after the flags that found its state.
-    let shown = format!(
-        "{}{}",
-        super::session::state_flags(global),
-        blueprint.display()
-    );
     let desired = find(&session, addr)?.clone();
     let Some(id) = normalise_id(id, &desired.id) else {
         return Err(Failure::new(format!(
@@ -48,10 +42,9 @@ pub async fn run(
             session.blueprint.name, desired.id
         ))
         .hint(format!(
-            "import it with that id (`a3ctl import {} {} {}`), or set the blueprint's `name` (and settings) to match the existing resources",
+            "import it with that id (`a3ctl import {} {} BLUEPRINT`), or set the blueprint's `name` (and settings) to match the existing resources",
             desired.addr,
             desired.id,
-            shown
         )));
     };
     let _lock = lock_state(
@@ -67,10 +60,7 @@ pub async fn run(
             "`{}` is already managed: state records it as `{}`",
             desired.addr, record.id
         ))
-        .hint(format!(
-            "`a3ctl plan {}` shows how it differs from the blueprint; to import it again, remove it from state first",
-            shown
-        )));
+        .hint("`a3ctl plan` shows how it differs from the blueprint; to import it again, remove it from state first"));
     }
     if state.pending_for(&desired.addr).is_some() {
         return Err(Failure::new(format!(
@@ -104,10 +94,7 @@ pub async fn run(
         .map_err(|e| Failure::cloud(format!("Cannot read `{id}`"), &e))?
         .ok_or_else(|| {
             Failure::new(format!("`{id}` does not exist, so there is nothing to import"))
-                .hint(format!(
-                    "check the project and name (e.g. with gcloud); to create it instead, run `a3ctl apply {}`",
-                    shown
-                ))
+                .hint("check the project and name (e.g. with gcloud); to create it instead, run `a3ctl apply`")
         })?;
     match session.provider.settle(&target, &observed) {
         Settle::Ready => {}
@@ -142,13 +129,12 @@ pub async fn run(
         .resources
         .insert(desired.addr.clone(), adoption.record(now_rfc3339()));
     session.save_state(&mut state)?;
-    printer.err(&format!(
-        "{} `{}` is now managed as `{}`; nothing in the cloud was changed.\n\nRun `a3ctl plan {}` to see how it differs from the blueprint.\n",
+    printer.err(&crate::ui::invocation::complete(&format!(
+        "{} `{}` is now managed as `{}`; nothing in the cloud was changed.\n\nRun `a3ctl plan` to see how it differs from the blueprint.\n",
         printer.bold("Import successful!"),
         id,
         desired.addr,
-        shown
-    ));
+    )));
     Ok(ExitStatus::Success)
 }
 
@@ -169,10 +155,7 @@ fn find<'s>(session: &'s Session, text: &str) -> Result<&'s Desired, Failure> {
         ),
         Err(e) => e.to_string(),
     };
-    let list = format!(
-        "`a3ctl graph {}` lists every address",
-        session.blueprint_path.display()
-    );
+    let list = "`a3ctl graph BLUEPRINT` lists every address".to_string();
     Err(
         Failure::new(what).hint(match crate::blueprint::did_you_mean(text, &known) {
             Some(near) => format!("did you mean `{near}`? {list}"),

@@ -29,13 +29,7 @@ pub async fn run(
     let bp =
         crate::blueprint::load(&args.blueprint).map_err(|e| Failure::blueprint(printer, &e))?;
     let (state, location) = session::recorded_state(global, &bp, &args.blueprint).await?;
-    let recorded = session::recorded_cluster(
-        state.as_ref(),
-        &bp,
-        &args.blueprint,
-        &location,
-        global.sandbox,
-    );
+    let recorded = session::recorded_cluster(state.as_ref(), &bp, &location);
     let (endpoint, ca) = match recorded {
         Ok(found) => found,
         Err(_) if !global.sandbox && in_sandbox_state(global, &bp) => {

@@ -3,7 +3,7 @@
 //! blueprint, as `a3ctl apply` prints them at its end.
 
 use super::ExitStatus;
-use super::session::{Connection, check_belongs, load_failure, state_flags};
+use super::session::{Connection, check_belongs, load_failure};
 use crate::blueprint;
 use crate::cli::{Global, OutputArgs};
 use crate::graph::outputs::workload_outputs;
@@ -28,11 +28,7 @@ pub async fn run(
             "No outputs: state `{store}` records no apply of `{}` yet",
             bp.name
         ))
-        .hint(format!(
-            "run apply first: `a3ctl apply {}{}`",
-            state_flags(global),
-            args.blueprint.display()
-        )));
+        .hint("run apply first: `a3ctl apply`"));
     };
     let outputs = outputs(&bp, &state);
     let Some(name) = &args.name else {

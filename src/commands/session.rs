@@ -121,6 +121,9 @@ pub struct Session {
     /// The sandbox's lock, held while the simulator runs; declared after it, so it is released
     /// only once the world is saved.
     pub sandbox_lock: Option<LocalLock>,
+    /// The reservations `(name, zone)` the sandbox made for the blueprint (now or in an earlier
+    /// run), which preflight marks as sandbox-provided.
+    pub sandbox_reservations: Vec<(String, String)>,
 }
 
 impl Session {
@@ -131,8 +134,6 @@ impl Session {
             // The sandbox is for trying things: protection is off unless the blueprint asks.
             blueprint.cluster.deletion_protection.get_or_insert(false);
         }
-        // Hints drawn from here on name this run's flags and blueprint.
-        crate::ui::invocation::set(&state_flags(global), path);
         let connection = Connection::open(global, &blueprint, path, true).await?;
         // A deployment an earlier a3ctl created names its GPU VPCs from 0: keep its names. A state
         // that cannot be read is reported by whoever loads it next.
@@ -159,6 +160,7 @@ impl Session {
                     Failure::cloud("Cannot create the Google Cloud clients", &e)
                 }
             })?;
+        let mut sandbox_reservations = Vec::new();
         // A world file is the sandbox's truth: what it lacks, preflight reports.
         if let Some(sim) = connection
             .sandbox
@@ -173,16 +175,17 @@ impl Session {
                 for operation in &provided.operations {
                     wait_for_operation(&client, base, operation).await?;
                 }
-                Ok::<Vec<String>, String>(provided.notes)
+                Ok::<Provided, String>(provided)
             };
-            let notes = provide.await.map_err(|e| {
+            let provided = provide.await.map_err(|e| {
                 Failure::new("Cannot set up the sandbox's reservations for this blueprint")
                     .cause(e)
-                    .hint("check `reservation` (and `reservation_block`) of the blueprint's [[gpu_pool]]: the sandbox makes each reservation a blueprint names that its world lacks")
+                    .hint(format!("the sandbox makes each reservation a [[gpu_pool]] names that its world lacks, for {room} times the pool's `nodes`, within its project's quotas and its zones' capacity (docs/simulator.md): lower `nodes`, or check `reservation` (and `reservation_block`)", room = super::sandbox_world::RESERVATION_ROOM))
             })?;
-            for note in notes {
-                printer.info(&note);
+            for note in &provided.notes {
+                printer.info(note);
             }
+            sandbox_reservations = provided.sandbox_made;
         }
         match (&connection.sandbox, poll_ms()) {
             (Some(_), ms) => set_poll(&mut options, ms.unwrap_or(20)),
@@ -199,6 +202,7 @@ impl Session {
             options,
             sandbox: connection.sandbox,
             sandbox_lock: connection.sandbox_lock,
+            sandbox_reservations,
         })
     }
 
@@ -377,7 +381,7 @@ impl Session {
         }
         let journaled: std::collections::HashSet<crate::resource::Addr> =
             state.pending.iter().map(|p| p.addr.clone()).collect();
-        let checks = preflight::run(
+        let mut checks = preflight::run(
             self.provider.as_ref(),
             plan,
             &self.blueprint.project,
@@ -387,6 +391,12 @@ impl Session {
         )
         .await
         .map_err(|(what, e)| Failure::cloud(format!("Preflight cannot read {what}"), &e))?;
+        for check in &mut checks.checks {
+            check.sandbox_provided = self
+                .sandbox_reservations
+                .iter()
+                .any(|(name, zone)| check.subject == preflight::reservation_subject(name, zone));
+        }
         let failure = preflight_failure(&checks);
         plan.preflight = Some(checks);
         crate::plan::moves::choose(plan, state, moves);
@@ -486,7 +496,13 @@ pub struct Provided {
     /// One line per reservation made, or not made because the world has one of a close name (a
     /// typo would otherwise be made real and could never be rehearsed).
     pub notes: Vec<String>,
+    /// `(name, zone)` of each reservation the blueprint names that the sandbox made, in this
+    /// run or an earlier one (its description says so: [`SANDBOX_RESERVATION`]).
+    pub sandbox_made: Vec<(String, String)>,
 }
+
+/// The description of a reservation the sandbox makes, by which later runs know it for its own.
+pub const SANDBOX_RESERVATION: &str = "Made by the a3ctl sandbox for a blueprint that names it, as a project that bought capacity would have it";
 
 /// [`provide_reservations_with_room`], saying what it made and what it would not make.
 pub async fn provide_reservations_noting(
@@ -497,6 +513,7 @@ pub async fn provide_reservations_noting(
     let client = reqwest::Client::new();
     let mut operations = Vec::new();
     let mut notes = Vec::new();
+    let mut sandbox_made = Vec::new();
     for desired in resources.iter().filter(|d| d.addr.kind == Kind::NodePool) {
         let spec: NodePoolSpec =
             from_spec("node pool", &desired.spec).map_err(|e| e.to_string())?;
@@ -516,12 +533,18 @@ pub async fn provide_reservations_noting(
                 .await
                 .map_err(|e| e.to_string())?;
             if found.status().is_success() {
+                let found: serde_json::Value = found.json().await.map_err(|e| e.to_string())?;
+                if found["description"] == SANDBOX_RESERVATION {
+                    sandbox_made.push((name.to_string(), zone.clone()));
+                }
                 continue;
             }
             if found.status() != reqwest::StatusCode::NOT_FOUND {
+                let status = found.status();
+                let text = found.text().await.unwrap_or_default();
                 return Err(format!(
-                    "reading reservation {name}: HTTP {}",
-                    found.status()
+                    "reading reservation `{name}` in {zone}: {}",
+                    google_error(status, &text)
                 ));
             }
             // A name one or two letters from one the world has is a typo until shown otherwise:
@@ -552,6 +575,7 @@ pub async fn provide_reservations_noting(
             }
             let body = serde_json::json!({
                 "name": name,
+                "description": SANDBOX_RESERVATION,
                 "specificReservationRequired": true,
                 "deploymentType": "DENSE",
                 "specificReservation": {
@@ -569,10 +593,12 @@ pub async fn provide_reservations_noting(
                 let status = answer.status();
                 let text = answer.text().await.unwrap_or_default();
                 return Err(format!(
-                    "creating reservation {name}: HTTP {status}: {text}"
+                    "Compute Engine refused to create reservation `{name}` in {zone}: {}",
+                    google_error(status, &text)
                 ));
             }
             operations.push(answer.json().await.map_err(|e| e.to_string())?);
+            sandbox_made.push((name.to_string(), zone.clone()));
             notes.push(format!(
                 "Sandbox: made reservation `{name}` in {zone} for `{}` ({} × {}), as a project that bought it would have it; on Google Cloud it must exist.",
                 desired.addr,
@@ -581,7 +607,47 @@ pub async fn provide_reservations_noting(
             ));
         }
     }
-    Ok(Provided { operations, notes })
+    Ok(Provided {
+        operations,
+        notes,
+        sandbox_made,
+    })
+}
+
+/// Google's error body (`{"error": {"code", "status", "message"}}`) as a sentence: `PERMISSION_DENIED:
+/// message`; the HTTP status when the body is not one.
+fn google_error(status: reqwest::StatusCode, body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let error = parsed.as_ref().map(|v| &v["error"]);
+    match (
+        error.and_then(|e| e["status"].as_str()),
+        error.and_then(|e| e["message"].as_str()),
+    ) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (None, Some(message)) => format!("HTTP {}: {message}", status.as_u16()),
+        _ => format!("HTTP {status}"),
+    }
+}
+
+/// A failed operation's `error` (`{"errors": [{"code", "message"}, …]}`, Compute's Operation
+/// resource: https://cloud.google.com/compute/docs/reference/rest/v1/zoneOperations) as
+/// sentences, `QUOTA_EXCEEDED: Quota 'CPUS' exceeded. …`, instead of its JSON.
+fn operation_error(error: &serde_json::Value) -> String {
+    let said: Vec<String> = error["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| match (e["code"].as_str(), e["message"].as_str()) {
+            (Some(code), Some(message)) => format!("{code}: {message}"),
+            (None, Some(message)) => message.to_string(),
+            _ => e.to_string(),
+        })
+        .collect();
+    if said.is_empty() {
+        error.to_string()
+    } else {
+        said.join("; ")
+    }
 }
 
 /// Every item of a Compute list at `collection`, following `nextPageToken` to the last page.
@@ -653,7 +719,7 @@ pub async fn wait_for_operation(
                 Ok(op) if op["status"] == "DONE" && op.get("error").is_some() => {
                     Look::Failed(crate::cloud::CloudError::new(
                         crate::cloud::ErrorClass::Other,
-                        op["error"].to_string(),
+                        operation_error(&op["error"]),
                     ))
                 }
                 Ok(op) if op["status"] == "DONE" => Look::Done(()),
@@ -667,7 +733,21 @@ pub async fn wait_for_operation(
         .await;
     match waited {
         Waited::Done(()) => Ok(()),
-        Waited::Failed(e) => Err(format!("the reservation's insert failed: {}", e.message)),
+        Waited::Failed(e) => {
+            let last = |field: &str| {
+                operation[field]
+                    .as_str()
+                    .and_then(|link| link.rsplit('/').next())
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            Err(format!(
+                "Compute Engine failed to create reservation `{}` in {}: {}",
+                last("targetLink"),
+                last("zone"),
+                e.message
+            ))
+        }
         Waited::Interrupted | Waited::TimedOut => {
             Err("the reservation's insert did not finish within a minute".into())
         }
@@ -697,9 +777,7 @@ pub async fn recorded_state(
 pub fn recorded_cluster(
     state: Option<&State>,
     blueprint: &Blueprint,
-    blueprint_path: &Path,
     state_location: &str,
-    sandbox: bool,
 ) -> Result<(String, String), Failure> {
     let outputs = state
         .and_then(|s| s.resources.get(&crate::graph::build::addr::cluster()))
@@ -717,11 +795,8 @@ pub fn recorded_cluster(
             blueprint.name,
             state_location
         ))
-        .hint(format!(
-            "run `a3ctl apply{} {}` first",
-            if sandbox { " --sandbox" } else { "" },
-            blueprint_path.display()
-        ))),
+        // Completed with this run's flags and blueprint (`ui::invocation`).
+        .hint("run `a3ctl apply` first")),
     }
 }
 
@@ -764,6 +839,8 @@ impl Connection {
         path: &Path,
         cloud: bool,
     ) -> Result<Connection, Failure> {
+        // Hints drawn from here on name this run's flags and blueprint.
+        crate::ui::invocation::set(&state_flags(global), path);
         if global.world.is_some() && !global.sandbox {
             return Err(Failure::new("`--world` applies only to the sandbox")
                 .cause("a world file describes a simulated project; Google Cloud has its own")

@@ -23,7 +23,9 @@ pub async fn run(
     args: VerifyArgs,
 ) -> Result<ExitStatus, Failure> {
     if args.nccl_test && !args.run {
-        return write_nccl_test(&printer, &args, &session::state_flags(global));
+        // No session: the hint's command is completed from this run's command line all the same.
+        crate::ui::invocation::set(&session::state_flags(global), &args.blueprint);
+        return write_nccl_test(&printer, &args);
     }
     // Checked before any cloud call.
     let timeout =
@@ -35,13 +37,8 @@ pub async fn run(
     let session = Session::open(global, printer, &args.blueprint).await?;
     let (state, existed) = session.load_state()?;
     let bp = &session.blueprint;
-    let (endpoint, ca) = session::recorded_cluster(
-        existed.then_some(&state),
-        bp,
-        &args.blueprint,
-        &session.store.location(),
-        global.sandbox,
-    )?;
+    let (endpoint, ca) =
+        session::recorded_cluster(existed.then_some(&state), bp, &session.store.location())?;
     let config = GcpConfig {
         project: bp.project.clone(),
         endpoints: Endpoints::default(),
@@ -60,11 +57,7 @@ pub async fn run(
             ),
             e,
         )
-        .hint(format!(
-            "`a3ctl plan {}{}` refreshes the cluster and shows whether it still exists; a private endpoint answers only from the cluster's VPC or an authorized network",
-            session::state_flags(global),
-            args.blueprint.display()
-        ))
+        .hint("`a3ctl plan` refreshes the cluster and shows whether it still exists; a private endpoint answers only from the cluster's VPC or an authorized network")
     };
     let clients = Clients::new(&config).map_err(|e| unreachable(&e))?;
     let api = ClusterApi::connect(&clients, &endpoint, Some(&ca))
@@ -73,17 +66,7 @@ pub async fn run(
     if args.nccl_test {
         return run_nccl_test(&session, &api, timeout, args.json).await;
     }
-    // The blueprint as the checks' hints name it: with the flags that found its state, so each
-    // suggested `a3ctl plan …` can be pasted as it is (`--sandbox` included).
-    let expected = Expected::new(
-        bp,
-        &session.graph,
-        &format!(
-            "{}{}",
-            session::state_flags(global),
-            args.blueprint.display()
-        ),
-    );
+    let expected = Expected::new(bp, &session.graph, &args.blueprint.display().to_string());
     let snapshot = live::fetch(&api, &expected)
         .await
         .map_err(|e| unreachable(&e))?;
@@ -108,6 +91,11 @@ pub async fn run(
             checks.extend(probed);
         }
     }
+    // The checks name `a3ctl plan BLUEPRINT`; the commands to paste carry this run's flags too
+    // (`--sandbox`), completed in one place.
+    for check in &mut checks {
+        check.hint = check.hint.as_deref().map(crate::ui::invocation::complete);
+    }
     let report = Report::new(&bp.name, &bp.name, &endpoint, checks);
     if args.json {
         printer.out(&format!("{}\n", verify_view::json(&report)));
@@ -122,11 +110,7 @@ pub async fn run(
 }
 
 /// `--nccl-test` without `--run`: the manifest to stdout or `--out`; no cloud call.
-fn write_nccl_test(
-    printer: &Printer,
-    args: &VerifyArgs,
-    flags: &str,
-) -> Result<ExitStatus, Failure> {
+fn write_nccl_test(printer: &Printer, args: &VerifyArgs) -> Result<ExitStatus, Failure> {
     let bp =
         crate::blueprint::load(&args.blueprint).map_err(|e| Failure::blueprint(printer, &e))?;
     let objects = nccl_objects(&bp)?;
@@ -137,11 +121,10 @@ fn write_nccl_test(
             std::fs::write(path, &text).map_err(|e| {
                 Failure::new(format!("Cannot write `{}`", path.display())).cause(e.to_string())
             })?;
-            printer.info(&format!(
-                "Wrote the NCCL all-gather test to `{}`. Run it with `a3ctl verify {flags}{} --nccl-test --run`.",
+            printer.info(&crate::ui::invocation::complete(&format!(
+                "Wrote the NCCL all-gather test to `{}`. Run it with `a3ctl verify --nccl-test --run`.",
                 path.display(),
-                args.blueprint.display()
-            ));
+            )));
         }
     }
     Ok(ExitStatus::Success)

@@ -76,6 +76,11 @@ pub struct Check {
     /// the surge nodes of a future upgrade): shown with its problem and fix, not failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warning: bool,
+    /// What it checks was made by the sandbox for the blueprint, not by the user (a reservation a
+    /// project that bought its capacity would have): shown as such, since on Google Cloud it
+    /// must exist already. Set by the command that runs the sandbox.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox_provided: bool,
 }
 
 impl Check {
@@ -91,6 +96,7 @@ impl Check {
             fix: None,
             unknown: false,
             warning: false,
+            sandbox_provided: false,
         }
     }
 }
@@ -1370,6 +1376,12 @@ async fn existing_creates(
     Ok(existing)
 }
 
+/// What the check of reservation `name` in `zone` is of: `reservation a3mega-reservation
+/// (us-central1-a)`.
+pub fn reservation_subject(name: &str, zone: &str) -> String {
+    format!("reservation {name} ({zone})")
+}
+
 /// The check of one demand against the live reservation (`None`: not found).
 fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Check {
     let gpus = demand
@@ -1379,7 +1391,7 @@ fn check(demand: &Demand, live: Option<&serde_json::Value>, in_use: u64) -> Chec
         .unwrap_or_default();
     let need = format!("{} × {}{gpus}", demand.nodes, demand.machine_type);
     let mut check = Check::new(
-        format!("reservation {} ({})", demand.name, demand.zone),
+        reservation_subject(&demand.name, &demand.zone),
         demand.pools.clone(),
         need,
     );

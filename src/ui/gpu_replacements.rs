@@ -328,6 +328,7 @@ mod tests {
             fix: None,
             unknown,
             warning: false,
+            sandbox_provided: false,
         };
         let unknown = Preflight {
             checks: vec![check(false, true)],

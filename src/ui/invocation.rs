@@ -4,8 +4,10 @@
 //! The layers below the commands (cloud adapters, the executor, the planner) know neither the
 //! blueprint's path nor the flags that chose the state, so their hints name commands bare
 //! (`` `a3ctl plan` ``) or with the placeholder `BLUEPRINT`. When a command knows both it records
-//! them here ([`set`]), and [`complete`] — called wherever a failure is drawn
-//! ([`super::diagnostics::Failure::render`]) — turns each such command into the one to paste:
+//! them here ([`set`], from `commands::session::Connection::open`), and [`complete`] — called
+//! wherever a failure is drawn ([`super::diagnostics::Failure::render`]), and by the commands for
+//! the other text that names a command (verify's checks, import's report) — turns each such
+//! command into the one to paste:
 //! `` `a3ctl plan` `` becomes `` `a3ctl --sandbox plan blueprints/a3-mega.toml` ``, and
 //! `a3ctl import ADDR ID BLUEPRINT` gets the path. A command that already names a blueprint
 //! (`.toml`) keeps it, one that names the state flags keeps them; the others get this run's, so
@@ -40,8 +42,17 @@ pub fn complete(text: &str) -> String {
     }
 }
 
-/// Subcommands that take the blueprint as their last argument.
-const TAKES_BLUEPRINT: &[&str] = &["plan", "apply", "destroy", "verify", "output", "validate"];
+/// Subcommands that take the blueprint as their last argument: one word, or two for `state`'s.
+const TAKES_BLUEPRINT: &[&str] = &[
+    "plan",
+    "apply",
+    "destroy",
+    "verify",
+    "output",
+    "validate",
+    "state list",
+    "state pull",
+];
 
 /// [`complete`] for a given command line.
 pub fn complete_with(invocation: &Invocation, text: &str) -> String {
@@ -71,12 +82,18 @@ fn command(invocation: &Invocation, command: &str) -> String {
     let mut words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
     if let Some(at) = words.iter().position(|w| w == "BLUEPRINT") {
         words[at] = invocation.blueprint.clone();
-    } else if !names_blueprint
-        && words.len() >= 2
-        && TAKES_BLUEPRINT.contains(&words[1].as_str())
-        && words[2..].iter().all(|w| w.starts_with('-'))
-    {
-        words.push(invocation.blueprint.clone());
+    } else if !names_blueprint {
+        // The subcommand's words: `plan`, or `state list`.
+        let verb = match words.get(1).map(String::as_str) {
+            Some("state") if words.len() >= 3 => 3,
+            _ => 2,
+        };
+        if words.len() >= verb
+            && TAKES_BLUEPRINT.contains(&words[1..verb].join(" ").as_str())
+            && words[verb..].iter().all(|w| w.starts_with('-'))
+        {
+            words.push(invocation.blueprint.clone());
+        }
     }
     let has_flags = words
         .iter()
@@ -134,6 +151,13 @@ mod tests {
         assert_eq!(
             complete_with(&local, "`a3ctl force-unlock ID BLUEPRINT`"),
             "`a3ctl force-unlock ID bp.toml`"
+        );
+        assert_eq!(
+            complete_with(
+                &sandbox(),
+                "`a3ctl state list` lists them; `a3ctl state rm ADDR`"
+            ),
+            "`a3ctl --sandbox state list blueprints/a3-mega.toml` lists them; `a3ctl --sandbox state rm ADDR`"
         );
         assert_eq!(complete_with(&local, "no command here"), "no command here");
         assert_eq!(

@@ -132,9 +132,14 @@ pub fn render_with(printer: &Printer, plan: &Plan, verbose: bool) -> String {
         fold::fold(&changes)
     };
     let mut folded = 0;
+    let mut rdma_said = false;
     for entry in &entries {
         match entry {
-            fold::Entry::Full(change) => render_change(printer, &mut out, change),
+            fold::Entry::Full(change) => {
+                let aside = (!rdma_said && first_rdma(&change.addr)).then_some(RDMA_FROM_0);
+                rdma_said |= aside.is_some();
+                render_change(printer, &mut out, change, aside);
+            }
             fold::Entry::More {
                 like,
                 rest,
@@ -334,7 +339,8 @@ pub fn json_refresh_only(blueprint: &str, lineage: &str, serial: u64, drift: &[D
 }
 
 /// `Preflight:` and one line per check: ✓, ✗, ? (could not be checked) or ! (a warning), what it
-/// is, need and available; a failed, unknown or warning check adds its problem and fix.
+/// is (`, sandbox-provided` when the sandbox made it), need and available; a failed, unknown or
+/// warning check adds its problem and fix.
 fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) {
     let _ = writeln!(out, "{}", printer.bold("Preflight:"));
     for check in &preflight.checks {
@@ -347,8 +353,15 @@ fn render_preflight(printer: &Printer, out: &mut String, preflight: &Preflight) 
         };
         let _ = writeln!(
             out,
-            "  {mark} {}: need {}, available {}",
-            check.subject, check.need, check.available
+            "  {mark} {}{}: need {}, available {}",
+            check.subject,
+            if check.sandbox_provided {
+                ", sandbox-provided"
+            } else {
+                ""
+            },
+            check.need,
+            check.available
         );
         if let Some(problem) = &check.problem {
             let _ = writeln!(out, "      {problem}");
@@ -406,7 +419,22 @@ fn render_drift(printer: &Printer, out: &mut String, drift: &Drift) {
     render_diffs(printer, out, &drift.addr, &drift.diffs, None, None);
 }
 
-fn render_change(printer: &Printer, out: &mut String, change: &Change) {
+/// Said once, under the first RDMA subnet or Network the plan shows: their numbers start at 0
+/// where the gVNIC ones start at 1, as Google's recipes name them (GoogleCloudPlatform/
+/// cluster-toolkit `examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml`, `examples/gke-a4/gke-a4.yaml`:
+/// subnets `…-rdma-sub-0`.. and Networks `rdma-0`.. beside `gpunet-1`/`vpc1`), so their
+/// manifests and NCCL settings apply unchanged (docs/blueprint.md says the same).
+pub const RDMA_FROM_0: &str = "(RDMA networks count from 0, `rdma-0` .. `rdma-7`, where the gVNIC ones count from 1: the names Google's A3 Ultra and A4 recipes use)";
+
+/// Whether `addr` is the first of the RDMA subnets or their Kubernetes objects (`subnetwork.rdma-0`,
+/// `k8s.network/-/rdma-0`).
+fn first_rdma(addr: &crate::resource::Addr) -> bool {
+    addr.name == "rdma-0" || addr.name.ends_with("/rdma-0")
+}
+
+/// One change: its headline, why (unless a destroy), an `aside` said under the headline, its
+/// address and id, and its fields.
+fn render_change(printer: &Printer, out: &mut String, change: &Change, aside: Option<&str>) {
     let addr = printer.bold(&change.addr.to_string());
     let headline = match change.action {
         Action::Create => "will be created",
@@ -422,6 +450,9 @@ fn render_change(printer: &Printer, out: &mut String, change: &Change) {
     // Under a destroy every resource goes "because destroy": the plan's header says it once.
     if let Some(reason) = change.reason.as_ref().filter(|r| r.as_str() != "destroy") {
         let _ = writeln!(out, "  # (because {reason})");
+    }
+    if let Some(aside) = aside {
+        let _ = writeln!(out, "  # {aside}");
     }
     let _ = writeln!(
         out,

@@ -108,8 +108,8 @@ pub struct ExpectedJobSet {
 /// What a healthy cluster of the blueprint has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
-    /// The blueprint file as given on the command line, after the global flags that found its
-    /// state (`--sandbox blueprints/a3-mega.toml`): what the hints' commands name, to paste.
+    /// The blueprint file as given on the command line, which the hints' commands name; the
+    /// command completes them with its flags (`ui::invocation`) so they can be pasted.
     pub blueprint_path: String,
     pub family: MachineFamily,
     pub pools: Vec<ExpectedPool>,

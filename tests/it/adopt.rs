@@ -756,7 +756,7 @@ async fn an_import_in_the_sandbox_names_the_plan_to_paste_with_its_flag() {
     assert!(
         imported
             .stderr
-            .contains("Run `a3ctl plan --sandbox blueprints/minimal.toml` to see how it differs"),
+            .contains("Run `a3ctl --sandbox plan blueprints/minimal.toml` to see how it differs"),
         "{}",
         imported.stderr
     );

@@ -1,6 +1,7 @@
-//! What a failed apply tells the user to do, through the real binary: the hint of each failure
-//! names the resource's own quota (Filestore capacity, the GPU quota of a GPU pool), never another
-//! resource's advice; and a lock taken without `$USER` still names who holds it.
+//! What a3ctl tells the user to do, through the real binary: the hint of each failed apply names
+//! the resource's own quota (Filestore capacity, the GPU quota of a GPU pool), never another
+//! resource's advice; a lock taken without `$USER` still names who holds it; and the commands a
+//! hint names are the ones to paste, with this run's flags and blueprint (issue 26 item 7).
 
 use crate::common;
 
@@ -153,4 +154,37 @@ async fn a_lock_taken_without_user_names_the_os_user() {
     let user = holder.split('@').next().unwrap_or_default();
     assert_eq!(user, expected, "holder {holder}");
     assert!(!holder.starts_with("unknown@"), "{holder}");
+}
+
+/// The `hint:` line of a failure's stderr.
+fn hint_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .find(|line| line.starts_with("hint: "))
+        .unwrap_or_else(|| panic!("no hint in:\n{stderr}"))
+}
+
+// See: issue 26 item 7 — `output` and `state list` named their commands without `--sandbox` or
+// the blueprint; every hint's command is completed in one place (`ui::invocation`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_and_state_hints_in_the_sandbox_are_the_commands_to_paste() {
+    let cx = TestContext::new().await;
+    let bp = "blueprints/minimal.toml";
+    // Nothing applied yet: each says how to record state, with `--sandbox` and the blueprint.
+    let output = cx.sandbox(&["output", bp]).await.expect(1);
+    assert_eq!(
+        hint_line(&output.stderr),
+        "hint: run apply first: `a3ctl --sandbox apply blueprints/minimal.toml`"
+    );
+    let list = cx.sandbox(&["state", "list", bp]).await.expect(1);
+    assert_eq!(
+        hint_line(&list.stderr),
+        "hint: `a3ctl --sandbox apply blueprints/minimal.toml` records one"
+    );
+    // A mistyped address points at `state list` of this very state.
+    let show = cx.sandbox(&["state", "show", "gpu", bp]).await.expect(1);
+    assert_eq!(
+        hint_line(&show.stderr),
+        "hint: `a3ctl --sandbox state list blueprints/minimal.toml` lists the recorded addresses"
+    );
 }

@@ -1256,6 +1256,33 @@ fn estimates_follow_the_node_count_and_the_capacity() {
         spot.contains("if spot capacity is there for 2 new GPU nodes"),
         "{spot}"
     );
+    // See: issue 26 item 13 — "1 new GPU node come from": the verb agrees with the count.
+    let reserved = |file: &str, nodes: &str| {
+        let text = home.init_ok(
+            file,
+            &[
+                MEGA_FLAGS,
+                &net[..],
+                &["--nodes", nodes, "--capacity", "reservation"],
+                &["--reservation", "a3mega-res"],
+            ]
+            .concat(),
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("An apply should take about "))
+            .unwrap_or_else(|| panic!("no estimate in:\n{text}"))
+            .to_string();
+        line[line.find("; ").expect("the estimate's clause") + 2..].to_string()
+    };
+    assert_eq!(
+        reserved("one.toml", "1"),
+        "1 new GPU node comes from the reservation, which"
+    );
+    assert_eq!(
+        reserved("several.toml", "3"),
+        "3 new GPU nodes come from the reservation, which"
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod chaos;
 mod cli;
 mod compat;
 mod converge;
+mod docs_facts;
 mod endpoints;
 mod files;
 mod guards;

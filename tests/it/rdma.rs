@@ -392,3 +392,27 @@ fn a3ctl_and_the_simulator_offer_each_family_in_the_same_zones() {
         }
     }
 }
+
+// See: issue 26 item 13 — the RDMA networks count from 0 next to gVNIC ones from 1; the plan
+// says why where they first appear, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_says_once_why_rdma_networks_count_from_0() {
+    let cx = TestContext::new().await;
+    let plan = cx.sandbox(&["plan", ULTRA]).await.expect(0);
+    let note = "  # (RDMA networks count from 0, `rdma-0` .. `rdma-7`, where the gVNIC ones count from 1: the names Google's A3 Ultra and A4 recipes use)";
+    assert!(
+        plan.stdout.contains(&format!(
+            "  # subnetwork.rdma-0 will be created\n{note}\n  + subnetwork.rdma-0 ("
+        )),
+        "{}",
+        plan.stdout
+    );
+    assert_eq!(plan.stdout.matches(note).count(), 1, "{}", plan.stdout);
+    // GKE-managed networking makes no RDMA subnets of a3ctl's: nothing to explain.
+    let managed = cx.sandbox(&["plan", A4]).await.expect(0);
+    assert!(
+        !managed.stdout.contains("count from 0"),
+        "{}",
+        managed.stdout
+    );
+}

@@ -154,3 +154,49 @@ async fn the_sandbox_says_which_reservations_it_made_and_leaves_a_typo_missing()
         refused.stderr
     );
 }
+
+/// The reservation checks of a plan's `Preflight:`.
+fn reservation_lines(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("  ✓ reservation ") || l.starts_with("  ✗ reservation "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// See: issue 26 item 4 — the plan marks the reservations the sandbox made (on Google Cloud they
+// must exist), and one Compute Engine refuses to make is its error, not raw JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_marks_the_sandboxs_reservations_and_a_refused_one_reads_as_text() {
+    let cx = TestContext::new().await;
+    let made = cx.sandbox(&["plan", MEGA]).await.expect(0);
+    insta::assert_snapshot!(
+        "sandbox-provided-reservation",
+        reservation_lines(&made.stdout)
+    );
+    // A later run finds it and still knows it for the sandbox's.
+    let again = cx.sandbox(&["plan", MEGA]).await.expect(0);
+    assert_eq!(
+        reservation_lines(&again.stdout),
+        reservation_lines(&made.stdout)
+    );
+    // Outside the sandbox the same reservation is the project's: no mark.
+    let real = cx.run(&["plan", MEGA]).await.expect(0);
+    assert!(
+        real.stdout
+            .contains("  ✓ reservation a3mega-reservation (us-central1-a): need 32 × "),
+        "{}",
+        real.stdout
+    );
+    assert!(!real.stdout.contains("sandbox-provided"), "{}", real.stdout);
+
+    // 200 nodes: twice that is more vCPUs than the sandbox's regional quota.
+    let text = std::fs::read_to_string(cx.path(MEGA)).unwrap();
+    let big = text.replacen("\nnodes = 32\n", "\nnodes = 200\n", 1);
+    assert_ne!(big, text);
+    let big = big.replace("\"a3mega-reservation\"", "\"a3mega-big\"");
+    cx.write("blueprints/big.toml", &big);
+    let refused = cx.sandbox(&["plan", "blueprints/big.toml"]).await.expect(1);
+    assert!(!refused.stderr.contains("{\""), "{}", refused.stderr);
+    insta::assert_snapshot!("sandbox-reservation-refused", refused.stderr);
+}

@@ -203,7 +203,7 @@ async fn state_commands_list_show_move_forget_pull_and_push_with_their_refusals(
     );
     assert!(
         taken.stderr.contains(&format!(
-            "`a3ctl state rm network.gpu-2 --state-bucket {BUCKET} blueprints/minimal.toml`"
+            "`a3ctl --state-bucket {BUCKET} state rm network.gpu-2 blueprints/minimal.toml`"
         )),
         "{}",
         taken.stderr

@@ -362,3 +362,24 @@ fn a_documentation_range_is_warned_about_outside_the_sandbox_only() {
         text(&sandbox.stderr)
     );
 }
+
+// See: issue 26 item 12 — one machine family per blueprint: a blueprint mixing A3 High and A3 Mega
+// pools is refused with where (file, line, both pools) and what to do instead.
+#[test]
+fn a_blueprint_mixing_a3_high_and_a3_mega_pools_is_refused_with_what_to_do() {
+    let minimal = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/minimal.toml"),
+    )
+    .expect("the shipped minimal blueprint");
+    let mixed = TempFile::new(
+        "mixed.toml",
+        &format!(
+            "{minimal}\n[[gpu_pool]]\nname = \"high\"\nmachine_type = \"a3-highgpu-8g\"\nnodes = 1\n"
+        ),
+    );
+    let output = a3ctl(&["validate", mixed.path()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(text(&output.stdout), "");
+    let stderr = text(&output.stderr).replace(mixed.path(), "[TEMP]/mixed.toml");
+    insta::assert_snapshot!("validate-mixed-families", stderr);
+}

@@ -656,21 +656,36 @@ async fn verify_access_proves_the_grants_and_names_a_missing_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_sandbox_the_checks_hints_are_commands_to_paste() {
     let cx = TestContext::new().await;
-    cx.sandbox(&["apply", "blueprints/minimal.toml", "--auto-approve"])
-        .await
-        .expect(0);
-    // The blueprint now declares a node the pool does not have.
+    // Two nodes, the fewest the NCCL test runs on.
     let text = std::fs::read_to_string(cx.path("blueprints/minimal.toml")).unwrap();
     let two = text.replacen("nodes = 1", "nodes = 2", 1);
     assert_ne!(two, text);
     cx.write("blueprints/minimal.toml", &two);
+    cx.sandbox(&["apply", "blueprints/minimal.toml", "--auto-approve"])
+        .await
+        .expect(0);
+    // See: issue 26 item 13 — the sandbox's NCCL verdict says its numbers are the simulator's.
+    let nccl = cx
+        .sandbox(&["verify", "blueprints/minimal.toml", "--nccl-test", "--run"])
+        .await
+        .expect(0);
+    assert!(
+        nccl.stdout.contains(
+            "\n  simulated: the sandbox has no GPUs; these numbers are the simulator's model of the stack, not a measurement (run the test on a real cluster to measure)\n"
+        ),
+        "{}",
+        nccl.stdout
+    );
+    // The blueprint now declares a node the pool does not have.
+    let three = two.replacen("nodes = 2", "nodes = 3", 1);
+    cx.write("blueprints/minimal.toml", &three);
     let run = cx
         .sandbox(&["verify", "blueprints/minimal.toml"])
         .await
         .expect(1);
     assert!(
         run.stdout.contains(
-            "`a3ctl plan --sandbox blueprints/minimal.toml` shows whether the pool was resized"
+            "`a3ctl --sandbox plan blueprints/minimal.toml` shows whether the pool was resized"
         ),
         "{}",
         run.stdout

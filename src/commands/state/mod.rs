@@ -64,11 +64,8 @@ impl Target {
     /// The recorded state; having none is an error.
     fn existing(&self) -> Result<State, Failure> {
         self.load()?.ok_or_else(|| {
-            Failure::new(format!("No state is recorded in `{}` yet", self.store())).hint(format!(
-                "`a3ctl apply {}{}` records one",
-                self.flags,
-                self.path.display()
-            ))
+            Failure::new(format!("No state is recorded in `{}` yet", self.store()))
+                .hint("`a3ctl apply` records one")
         })
     }
 
@@ -96,11 +93,7 @@ impl Target {
             Failure::new(format!("`{addr}` is not in state `{}`", self.store())).hint(
                 match closest {
                     Some((_, a)) => format!("did you mean `{a}`?"),
-                    None => format!(
-                        "`a3ctl state list {}{}` lists the recorded addresses",
-                        self.flags,
-                        self.path.display()
-                    ),
+                    None => "`a3ctl state list` lists the recorded addresses".to_string(),
                 },
             ),
         )
@@ -126,6 +119,8 @@ pub async fn run(
         StateCommand::Show { addr, blueprint } => {
             swapped(global, "show", &[&addr], &blueprint)?;
             let target = Target::open(global, printer, &blueprint).await?;
+            // A mistyped address is named before the state is read.
+            parse_addr(&addr)?;
             let state = target.existing()?;
             let addr = target.recorded(&state, &addr)?;
             let mut shown = serde_json::Map::new();
@@ -381,9 +376,7 @@ fn replace(
             failure = failure.cause(refusal);
         }
         return Err(failure.hint(format!(
-            "check with `a3ctl state pull {}{}`; pass `--force` to write it anyway ({})",
-            target.flags,
-            target.path.display(),
+            "check with `a3ctl state pull`; pass `--force` to write it anyway ({})",
             store.earlier_copies()
         )));
     }
@@ -470,9 +463,7 @@ fn edit_failure(target: &Target, what: &str, addr: &Addr, error: EditError) -> F
             target.store()
         ))
         .hint(format!(
-            "remove it first with `a3ctl state rm {addr} {}{}` if it is obsolete",
-            target.flags,
-            target.path.display()
+            "remove it first with `a3ctl state rm {addr} BLUEPRINT` if it is obsolete"
         )),
     }
 }
