@@ -119,7 +119,7 @@ async fn cancel<S: Service>(
     Path((project, location, operation)): Path<(String, String, String)>,
 ) -> GcpResult<Response> {
     let Some(operation) = operation.strip_suffix(":cancel") else {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     };
     let name = name(&project, &location, operation);
     shared.with_world(|world, _| {

@@ -385,7 +385,7 @@ async fn get_repository(
         let name = format!("projects/{project}/locations/{location}/repositories/{repository}");
         return match verb {
             "getIamPolicy" => get_iam_policy(&shared, &name, &query),
-            _ => Err(GcpError::method_not_allowed()),
+            _ => Err(GcpError::unrouted()),
         };
     }
     let name = format!("projects/{project}/locations/{location}/repositories/{repository}");
@@ -452,7 +452,7 @@ async fn repository_method(
     body: Bytes,
 ) -> GcpResult<Response> {
     let Some((repository, "setIamPolicy")) = repository.split_once(':') else {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     };
     let body = http::parse_json(&body)?;
     iam_policy::only_fields(&body, &["policy", "updateMask"], "")?;

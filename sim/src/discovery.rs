@@ -10,9 +10,25 @@
 //! Registry v1 and Cloud Storage v1 (same address, each API's host) — each method's `flatPath`
 //! (else `path`) under the simulator's prefix of the API. The test
 //! `the_table_is_generated_from_the_discovery_documents` regenerates it from the documents and
-//! compares (`A3CTL_REGENERATE_DISCOVERY=1` rewrites it). Service Usage v1's methods are added by
-//! hand from its REST reference (<https://cloud.google.com/service-usage/docs/reference/rest>),
-//! whose discovery document is not in the set.
+//! compares (`A3CTL_REGENERATE_DISCOVERY=1` rewrites it). The methods of the APIs whose discovery
+//! documents are not in the set are added by hand from their REST references, for the paths the
+//! simulator serves: Service Usage v1
+//! (<https://cloud.google.com/service-usage/docs/reference/rest>), IAM v1's service accounts and
+//! their keys (<https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts>) and
+//! Resource Manager's projects, v1 and v3
+//! (<https://cloud.google.com/resource-manager/reference/rest/v1/projects>, `…/v3/projects`).
+//!
+//! The same answers hold on a path the simulator does serve, for a method its route does not:
+//! axum's empty 405 (the router's `method_not_allowed_fallback`) and a handler's refusal of a
+//! custom verb ([`GcpError::unrouted`], replaced in [`crate::server`]'s front door) become 501
+//! when Google lists the method there (`DELETE` on a node's VM is `compute.instances.delete`) and
+//! Google's 404 when it does not (`PUT` on a Compute network, `DELETE` on a GKE operation).
+// GUESS(unlisted-method-404): a method Google does not list at a path it serves gets the same 404 "The requested URL … was not found on this server." as an unknown URL, not 405
+//! Google's front end routes a request by its method and path together (AIP-127,
+//! <https://google.aip.dev/127>: each method is one HTTP verb and URI template), so a verb it does
+//! not map finds no method; that its answer is then the unknown URL's 404 rather than a 405 is
+//! the simulator's guess (the only published 405 captures, "The request method `POST` is
+//! inappropriate for the URL `/`", are of sites' roots, not of API paths).
 //!
 //! The answer's shape is a guess: Google publishes no body for a method a server does not
 //! implement; this one is the canonical `UNIMPLEMENTED` error (<https://google.aip.dev/193>) with
@@ -35,6 +51,63 @@ serviceusage.services.get GET /serviceusage/v1/projects/{}/services/{}
 serviceusage.services.list GET /serviceusage/v1/projects/{}/services
 serviceusage.operations.get GET /serviceusage/v1/operations/{}
 serviceusage.operations.list GET /serviceusage/v1/operations
+";
+
+/// IAM v1's service accounts and keys, from its REST reference.
+const IAM: &str = "\
+iam.projects.serviceAccounts.create POST /iam/v1/projects/{}/serviceAccounts
+iam.projects.serviceAccounts.delete DELETE /iam/v1/projects/{}/serviceAccounts/{}
+iam.projects.serviceAccounts.disable POST /iam/v1/projects/{}/serviceAccounts/{}:disable
+iam.projects.serviceAccounts.enable POST /iam/v1/projects/{}/serviceAccounts/{}:enable
+iam.projects.serviceAccounts.get GET /iam/v1/projects/{}/serviceAccounts/{}
+iam.projects.serviceAccounts.getIamPolicy POST /iam/v1/projects/{}/serviceAccounts/{}:getIamPolicy
+iam.projects.serviceAccounts.list GET /iam/v1/projects/{}/serviceAccounts
+iam.projects.serviceAccounts.patch PATCH /iam/v1/projects/{}/serviceAccounts/{}
+iam.projects.serviceAccounts.setIamPolicy POST /iam/v1/projects/{}/serviceAccounts/{}:setIamPolicy
+iam.projects.serviceAccounts.signBlob POST /iam/v1/projects/{}/serviceAccounts/{}:signBlob
+iam.projects.serviceAccounts.signJwt POST /iam/v1/projects/{}/serviceAccounts/{}:signJwt
+iam.projects.serviceAccounts.testIamPermissions POST /iam/v1/projects/{}/serviceAccounts/{}:testIamPermissions
+iam.projects.serviceAccounts.undelete POST /iam/v1/projects/{}/serviceAccounts/{}:undelete
+iam.projects.serviceAccounts.update PUT /iam/v1/projects/{}/serviceAccounts/{}
+iam.projects.serviceAccounts.keys.create POST /iam/v1/projects/{}/serviceAccounts/{}/keys
+iam.projects.serviceAccounts.keys.delete DELETE /iam/v1/projects/{}/serviceAccounts/{}/keys/{}
+iam.projects.serviceAccounts.keys.disable POST /iam/v1/projects/{}/serviceAccounts/{}/keys/{}:disable
+iam.projects.serviceAccounts.keys.enable POST /iam/v1/projects/{}/serviceAccounts/{}/keys/{}:enable
+iam.projects.serviceAccounts.keys.get GET /iam/v1/projects/{}/serviceAccounts/{}/keys/{}
+iam.projects.serviceAccounts.keys.list GET /iam/v1/projects/{}/serviceAccounts/{}/keys
+iam.projects.serviceAccounts.keys.patch PATCH /iam/v1/projects/{}/serviceAccounts/{}/keys/{}
+iam.projects.serviceAccounts.keys.upload POST /iam/v1/projects/{}/serviceAccounts/{}/keys:upload
+";
+
+/// Resource Manager's projects, v1 and v3, from its REST reference.
+const RESOURCE_MANAGER: &str = "\
+cloudresourcemanager.projects.clearOrgPolicy POST /cloudresourcemanager/v1/projects/{}:clearOrgPolicy
+cloudresourcemanager.projects.create POST /cloudresourcemanager/v1/projects
+cloudresourcemanager.projects.delete DELETE /cloudresourcemanager/v1/projects/{}
+cloudresourcemanager.projects.get GET /cloudresourcemanager/v1/projects/{}
+cloudresourcemanager.projects.getAncestry POST /cloudresourcemanager/v1/projects/{}:getAncestry
+cloudresourcemanager.projects.getEffectiveOrgPolicy POST /cloudresourcemanager/v1/projects/{}:getEffectiveOrgPolicy
+cloudresourcemanager.projects.getIamPolicy POST /cloudresourcemanager/v1/projects/{}:getIamPolicy
+cloudresourcemanager.projects.getOrgPolicy POST /cloudresourcemanager/v1/projects/{}:getOrgPolicy
+cloudresourcemanager.projects.list GET /cloudresourcemanager/v1/projects
+cloudresourcemanager.projects.listAvailableOrgPolicyConstraints POST /cloudresourcemanager/v1/projects/{}:listAvailableOrgPolicyConstraints
+cloudresourcemanager.projects.listOrgPolicies POST /cloudresourcemanager/v1/projects/{}:listOrgPolicies
+cloudresourcemanager.projects.setIamPolicy POST /cloudresourcemanager/v1/projects/{}:setIamPolicy
+cloudresourcemanager.projects.setOrgPolicy POST /cloudresourcemanager/v1/projects/{}:setOrgPolicy
+cloudresourcemanager.projects.testIamPermissions POST /cloudresourcemanager/v1/projects/{}:testIamPermissions
+cloudresourcemanager.projects.undelete POST /cloudresourcemanager/v1/projects/{}:undelete
+cloudresourcemanager.projects.update PUT /cloudresourcemanager/v1/projects/{}
+cloudresourcemanager.projects.create POST /cloudresourcemanager/v3/projects
+cloudresourcemanager.projects.delete DELETE /cloudresourcemanager/v3/projects/{}
+cloudresourcemanager.projects.get GET /cloudresourcemanager/v3/projects/{}
+cloudresourcemanager.projects.getIamPolicy POST /cloudresourcemanager/v3/projects/{}:getIamPolicy
+cloudresourcemanager.projects.list GET /cloudresourcemanager/v3/projects
+cloudresourcemanager.projects.move POST /cloudresourcemanager/v3/projects/{}:move
+cloudresourcemanager.projects.patch PATCH /cloudresourcemanager/v3/projects/{}
+cloudresourcemanager.projects.search GET /cloudresourcemanager/v3/projects:search
+cloudresourcemanager.projects.setIamPolicy POST /cloudresourcemanager/v3/projects/{}:setIamPolicy
+cloudresourcemanager.projects.testIamPermissions POST /cloudresourcemanager/v3/projects/{}:testIamPermissions
+cloudresourcemanager.projects.undelete POST /cloudresourcemanager/v3/projects/{}:undelete
 ";
 
 /// Whether one template segment matches one path segment: a literal, `{}` (any non-empty
@@ -61,6 +134,8 @@ pub fn method_for(method: &str, path: &str) -> Option<&'static str> {
     TABLE
         .lines()
         .chain(SERVICE_USAGE.lines())
+        .chain(IAM.lines())
+        .chain(RESOURCE_MANAGER.lines())
         .filter_map(|line| {
             let mut parts = line.split(' ');
             let (id, verb, template) = (parts.next()?, parts.next()?, parts.next()?);
@@ -199,6 +274,21 @@ mod tests {
         assert_eq!(
             method_for("GET", "/artifactregistry/v1/projects/p/locations/us"),
             Some("artifactregistry.projects.locations.get")
+        );
+        assert_eq!(
+            method_for(
+                "POST",
+                "/iam/v1/projects/p/serviceAccounts/a@p.iam.gserviceaccount.com:disable"
+            ),
+            Some("iam.projects.serviceAccounts.disable")
+        );
+        assert_eq!(
+            method_for("POST", "/cloudresourcemanager/v3/projects/p:move"),
+            Some("cloudresourcemanager.projects.move")
+        );
+        assert_eq!(
+            method_for("PUT", "/compute/v1/projects/p/global/networks/n"),
+            None
         );
         assert_eq!(method_for("GET", "/compute/v1/projects/p/nonsense"), None);
         assert_eq!(

@@ -126,14 +126,12 @@ impl GcpError {
         )
     }
 
-    /// 405 for a method the resource does not support.
-    pub fn method_not_allowed() -> GcpError {
-        GcpError::new(
-            405,
-            "UNIMPLEMENTED",
-            "httpMethodNotAllowed",
-            "HTTP method not allowed for this resource",
-        )
+    /// The answer of a handler whose route does not serve this method or custom verb: the front
+    /// door replaces it with what Google answers for the request's method and path
+    /// ([`crate::discovery::unserved`]: 501 for a method Google has there, else Google's 404), so
+    /// a handler need not know the path it was reached by. Never sent as it is.
+    pub fn unrouted() -> GcpError {
+        GcpError::new(405, "UNIMPLEMENTED", UNROUTED, "not served by this route")
     }
 
     /// The JSON body.
@@ -166,10 +164,22 @@ impl std::fmt::Display for GcpError {
     }
 }
 
+/// The reason of [`GcpError::unrouted`].
+const UNROUTED: &str = "unrouted";
+
+/// Marker on the response of [`GcpError::unrouted`], for the front door to replace.
+#[derive(Clone, Copy, Debug)]
+pub struct Unrouted;
+
 impl IntoResponse for GcpError {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, axum::Json(self.body())).into_response()
+        let unrouted = self.reason == UNROUTED;
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if unrouted {
+            response.extensions_mut().insert(Unrouted);
+        }
+        response
     }
 }
 

@@ -65,6 +65,7 @@ pub mod latency;
 pub mod lro;
 pub mod paging;
 pub mod persist;
+pub mod project_numbers;
 pub mod quotas;
 pub mod releases;
 pub mod resourcemanager;

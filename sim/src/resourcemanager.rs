@@ -129,11 +129,11 @@ async fn method(
     body: Bytes,
 ) -> GcpResult<Response> {
     let Some((project, verb)) = resource.split_once(':') else {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     };
     let body = http::parse_json(&body)?;
     if !matches!(verb, "getIamPolicy" | "setIamPolicy") {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     }
     if !plausible_project(project) {
         return Err(GcpError::new(

@@ -292,7 +292,9 @@ pub fn endpoint_template(path: &str) -> String {
     out.join("/")
 }
 
-async fn front_door(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+/// Logs, faults and answers every Google API request. It runs before routing, so it can name a
+/// project number's project in the path ([`crate::project_numbers`]) before the routes see it.
+async fn front_door(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     let method = req.method().to_string();
     let api = api_of(&path);
@@ -312,6 +314,7 @@ async fn front_door(State(shared): State<Arc<Shared>>, req: Request, next: Next)
         .filter(|k| k.applies_to_api(api))
         .collect();
     let decision = shared.faults.lock().decide(&request, &applicable);
+    let numbered = crate::project_numbers::resolve(&shared, &mut req);
     round_trip(&shared, "request.google").await;
     let mut entry = LogEntry {
         seq: 0,
@@ -329,6 +332,20 @@ async fn front_door(State(shared): State<Arc<Shared>>, req: Request, next: Next)
         _ => GcpError::unavailable().into_response(),
     })
     .await;
+    // A handler that does not serve this method or verb on its route answers as Google would.
+    let response = if response
+        .extensions()
+        .get::<crate::error::Unrouted>()
+        .is_some()
+    {
+        crate::discovery::unserved(&entry.method, &entry.path).into_response()
+    } else {
+        response
+    };
+    let response = match &numbered {
+        Some(resolved) => crate::project_numbers::echo(response, resolved).await,
+        None => response,
+    };
     shared.persist_if_dirty();
     entry.fault = fault;
     entry.status = response.status().as_u16();
@@ -343,15 +360,16 @@ pub fn dropped() -> Response {
     response
 }
 
-/// A request no route serves: 501 for a method Google's discovery documents list, Google's 404
-/// for any other URL ([`crate::discovery`]).
+/// A request no route serves, or a method its route does not serve (axum would answer an empty
+/// 405): 501 for a method Google's discovery documents list, Google's 404 for any other method
+/// and URL ([`crate::discovery`]).
 async fn fallback(req: Request) -> GcpError {
     crate::discovery::unserved(req.method().as_str(), req.uri().path())
 }
 
-/// The router for every Google API and the admin endpoint.
+/// The router for every Google API and the admin endpoint, behind the front door.
 pub fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .merge(compute::router())
         .merge(container::router())
         .merge(filestore::router())
@@ -364,6 +382,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(crate::releases::router())
         .merge(admin::router())
         .fallback(fallback)
+        .method_not_allowed_fallback(fallback)
         // Bodies are checked against the discovery documents before any handler runs.
         .layer(middleware::from_fn(crate::discovery::schema::check))
         // Inside the front door: a refused call is logged, and faults apply to it, as to any.
@@ -371,8 +390,12 @@ pub fn router(shared: Arc<Shared>) -> Router {
             shared.clone(),
             serviceusage::enforce::enforce,
         ))
-        .layer(middleware::from_fn_with_state(shared.clone(), front_door))
-        .with_state(shared)
+        .with_state(shared.clone());
+    // The front door wraps the routes whole, so it runs before routing (a layer on `routes`
+    // would run after it).
+    Router::new()
+        .fallback_service(routes)
+        .layer(middleware::from_fn_with_state(shared, front_door))
 }
 
 /// Serves one accepted connection (plain or TLS) with `router`; a response carrying

@@ -117,9 +117,9 @@ pub type Change = fn(&mut World, &Ctx, &Target, Value, Map<String, Value>) -> Gc
 /// What a collection may add to the standard behaviour; [`Hooks::NONE`] adds nothing.
 #[derive(Clone, Copy)]
 pub struct Hooks {
-    /// PATCH (`patch` method); absent = 405.
+    /// PATCH (`patch` method); absent: Google's answer for an unserved method ([`crate::discovery`]).
     pub patch: Option<Change>,
-    /// PUT (`update` method); absent = 405.
+    /// PUT (`update` method); absent: Google's answer for an unserved method ([`crate::discovery`]).
     pub update: Option<Change>,
     /// Resources with a `status` field visible during creation.
     pub statuses: Option<Statuses>,

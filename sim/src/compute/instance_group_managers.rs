@@ -17,16 +17,15 @@
 //! template as its version; one page holds them all (the group says `PAGELESS`).
 //!
 //! **Read-only.** A user's change to a GKE-managed group (resize, delete, insert, patch ...) is not
-//! simulated. The collection and item paths answer any method but GET with 405
-//! `httpMethodNotAllowed` (the simulator's answer for a method a resource does not support), and
-//! the custom verbs (`.../resize`, `.../deleteInstances` ...) are unknown URLs, 404 — so a caller
-//! that tries learns at once that the simulator does not do it, instead of a change that GKE's
-//! view of the pool would never show.
+//! simulated. Google's other methods on these paths (`delete`, `insert`, `.../resize`,
+//! `.../deleteInstances` ...) answer 501 "not simulated", and a method Google does not have there
+//! its 404 ([`crate::discovery`]) — so a caller that tries learns at once that the simulator does
+//! not do it, instead of a change that GKE's view of the pool would never show.
 
 use super::regions::stable_id;
 use super::{check_zone, link, list_body, not_found};
 use crate::container::instance_groups::{self, GroupManager};
-use crate::error::{GcpError, GcpResult};
+use crate::error::GcpResult;
 use crate::http::{self, Query};
 use crate::server::Shared;
 use axum::Router;
@@ -40,13 +39,9 @@ const SEGMENT: &str = "instanceGroupManagers";
 
 pub fn router() -> Router<Arc<Shared>> {
     let zone = "/compute/v1/projects/{project}/zones/{zone}";
-    let refuse = || async { GcpError::method_not_allowed() };
     Router::new()
-        .route(&format!("{zone}/{SEGMENT}"), get(list).fallback(refuse))
-        .route(
-            &format!("{zone}/{SEGMENT}/{{name}}"),
-            get(get_one).fallback(refuse),
-        )
+        .route(&format!("{zone}/{SEGMENT}"), get(list))
+        .route(&format!("{zone}/{SEGMENT}/{{name}}"), get(get_one))
         .route(
             &format!("{zone}/{SEGMENT}/{{name}}/listManagedInstances"),
             post(list_managed_instances),
@@ -55,14 +50,8 @@ pub fn router() -> Router<Arc<Shared>> {
             &format!("/compute/v1/projects/{{project}}/aggregated/{SEGMENT}"),
             get(aggregated),
         )
-        .route(
-            &format!("{zone}/instanceGroups"),
-            get(list_groups).fallback(refuse),
-        )
-        .route(
-            &format!("{zone}/instanceGroups/{{name}}"),
-            get(get_group).fallback(refuse),
-        )
+        .route(&format!("{zone}/instanceGroups"), get(list_groups))
+        .route(&format!("{zone}/instanceGroups/{{name}}"), get(get_group))
         .route(&format!("{zone}/autoscalers"), get(list_autoscalers))
 }
 

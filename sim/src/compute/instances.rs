@@ -32,16 +32,17 @@
 //!   type (A3, A4) has built in. That Compute lists built-in GPUs here is a guess (the
 //!   reference documents the field for attached GPUs only).
 //!
-//! **Read-only.** Like the groups, a node VM is GKE's: any method but GET on the collection or
-//! item paths answers 405 `httpMethodNotAllowed`, and custom verbs (`.../stop`, `.../setLabels`
-//! ...) are unknown URLs (404). On Google a user may delete or stop a MIG's VM (the group
-//! recreates it); the simulator does not model that, so such a call fails at once.
+//! **Read-only.** Like the groups, a node VM is GKE's: any other method of Google's on these paths
+//! (`instances.delete`, `.../stop`, `.../setLabels` ...) answers 501 "not simulated", and a method
+//! Google does not have there its 404 ([`crate::discovery`]). On Google a user may delete or stop a
+//! MIG's VM (the group recreates it); the simulator does not model that, so such a call fails at
+//! once.
 
 // GUESS(instance-built-in-gpus): an A3 or A4 instance lists the GPUs its machine type has built in under `guestAccelerators`
 use super::regions::stable_id;
 use super::{check_zone, link, not_found};
 use crate::container::instance_groups::{self, Vm};
-use crate::error::{GcpError, GcpResult};
+use crate::error::GcpResult;
 use crate::http::{self, Query};
 use crate::server::Shared;
 use axum::Router;
@@ -55,13 +56,9 @@ const SEGMENT: &str = "instances";
 
 pub fn router() -> Router<Arc<Shared>> {
     let zone = "/compute/v1/projects/{project}/zones/{zone}";
-    let refuse = || async { GcpError::method_not_allowed() };
     Router::new()
-        .route(&format!("{zone}/{SEGMENT}"), get(list).fallback(refuse))
-        .route(
-            &format!("{zone}/{SEGMENT}/{{name}}"),
-            get(get_one).fallback(refuse),
-        )
+        .route(&format!("{zone}/{SEGMENT}"), get(list))
+        .route(&format!("{zone}/{SEGMENT}/{{name}}"), get(get_one))
         .route(
             &format!("/compute/v1/projects/{{project}}/aggregated/{SEGMENT}"),
             get(aggregated),

@@ -756,7 +756,7 @@ pub async fn post_method(
     body: Bytes,
 ) -> GcpResult<Response> {
     let Some((name, method)) = segment.split_once(':') else {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     };
     let mut request = http::parse_json(&body)?;
     let table = match method {

@@ -856,7 +856,7 @@ pub async fn post_method(
     body: Bytes,
 ) -> GcpResult<Response> {
     let Some((pool_name, method)) = segment.split_once(':') else {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     };
     let mut request = http::parse_json(&body)?;
     let op_type = match method {

@@ -684,7 +684,7 @@ pub async fn post_method(
     Path((project, location, segment)): Path<(String, String, String)>,
 ) -> GcpResult<Response> {
     let Some((name, "cancel")) = segment.split_once(':') else {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     };
     shared.with_world(|world, cx| {
         let index = world

@@ -589,7 +589,7 @@ async fn get_account(
     Path((project, account)): Path<(String, String)>,
 ) -> GcpResult<Response> {
     if account.contains(':') && !account.contains('@') {
-        return Err(GcpError::method_not_allowed());
+        return Err(GcpError::unrouted());
     }
     shared.read_world(|world, _| {
         resolve_account(world, &project, &account, "iam.serviceAccounts.get")
@@ -620,7 +620,7 @@ async fn delete_account(
 /// `POST .../serviceAccounts/{account}:method`: none of the account methods (keys, disable,
 /// enable, signing, IAM policies) is served.
 async fn account_method() -> GcpError {
-    GcpError::method_not_allowed()
+    GcpError::unrouted()
 }
 
 async fn list(

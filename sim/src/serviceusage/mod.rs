@@ -598,7 +598,7 @@ async fn service_method(
     } else if let Some(service) = service.strip_suffix(":disable") {
         disable(&shared, &project, service, &body)
     } else {
-        Err(GcpError::method_not_allowed())
+        Err(GcpError::unrouted())
     }
 }
 

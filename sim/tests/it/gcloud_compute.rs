@@ -1640,8 +1640,9 @@ async fn node_pool_instance_groups_follow_the_pool_in_gcloud() {
     let (status, body) = http
         .delete(&format!("zones/us-central1-a/instanceGroupManagers/{in_a}"))
         .await;
-    assert_eq!(status, 405, "{body}");
-    assert_eq!(body["error"]["errors"][0]["reason"], "httpMethodNotAllowed");
+    // `instanceGroupManagers.delete` is Google's: not simulated (501), like the resize.
+    assert_eq!(status, 501, "{body}");
+    assert_eq!(body["error"]["errors"][0]["reason"], "notImplemented");
 
     // Delete the pool: its groups go with it.
     cli.run(&[

@@ -220,3 +220,279 @@ async fn an_unserved_google_method_is_501_and_an_unknown_url_404() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_method_a_served_path_lacks_is_501_when_google_has_it_else_google_404() {
+    let sim = start().await;
+    main_network(&sim, PROJECT, "us-central1").await;
+    let gke = format!("/container/v1/projects/{PROJECT}/locations/us-central1");
+    let (status, op) = call(
+        &sim,
+        reqwest::Method::POST,
+        &format!("{gke}/clusters"),
+        Some(
+            json!({"cluster": {"name": "c", "network": "main", "subnetwork": "main-sub",
+            "nodePools": [{"name": "p", "initialNodeCount": 1,
+                           "config": {"machineType": "e2-standard-4"}}]}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    let operation = op["name"].as_str().expect("an operation").to_string();
+    sim.advance_secs(3600.0);
+    let (_, vms) = call(
+        &sim,
+        reqwest::Method::GET,
+        &format!("/compute/v1/projects/{PROJECT}/aggregated/instances"),
+        None,
+    )
+    .await;
+    // A node's VM, by its link's path (`/compute/v1/projects/P/zones/Z/instances/N`).
+    let vm = vms["items"]
+        .as_object()
+        .into_iter()
+        .flat_map(|zones| zones.values())
+        .filter_map(|scope| scope["instances"][0]["selfLink"].as_str())
+        .find_map(|link| link.find("/compute/v1/").map(|at| link[at..].to_string()))
+        .expect("a node VM");
+    let compute = format!("/compute/v1/projects/{PROJECT}");
+    let before = sim.inventory();
+    // Methods Google lists at paths the simulator serves for other methods: not simulated.
+    for (method, path, id) in [
+        (
+            reqwest::Method::DELETE,
+            vm.clone(),
+            "compute.instances.delete",
+        ),
+        (
+            reqwest::Method::POST,
+            format!("{gke}/clusters/c:completeControlPlaneUpgrade"),
+            "container.projects.locations.clusters.completeControlPlaneUpgrade",
+        ),
+        (
+            reqwest::Method::POST,
+            format!(
+                "/iam/v1/projects/{PROJECT}/serviceAccounts/sa@{PROJECT}.iam.gserviceaccount.com:disable"
+            ),
+            "iam.projects.serviceAccounts.disable",
+        ),
+    ] {
+        let got = call(&sim, method.clone(), &path, Some(json!({}))).await;
+        assert_error(
+            &got,
+            501,
+            "UNIMPLEMENTED",
+            &format!(
+                "Method {id} ({method} {path}) is part of Google's API but is not simulated by a3ctl-sim."
+            ),
+        );
+    }
+    // Methods Google does not have there: its 404 for an unknown URL, not a bare 405.
+    for (method, path) in [
+        (
+            reqwest::Method::PUT,
+            format!("{compute}/global/networks/main"),
+        ),
+        (
+            reqwest::Method::DELETE,
+            format!("{gke}/operations/{operation}"),
+        ),
+        (reqwest::Method::POST, format!("{gke}/clusters/c:explode")),
+        (
+            reqwest::Method::PATCH,
+            format!("{compute}/zones/us-central1-a/instances"),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/cloudresourcemanager/v1/projects/{PROJECT}:explode"),
+        ),
+    ] {
+        let got = call(&sim, method.clone(), &path, Some(json!({}))).await;
+        assert_error(
+            &got,
+            404,
+            "NOT_FOUND",
+            &format!("The requested URL {path} was not found on this server."),
+        );
+    }
+    assert_eq!(sim.inventory(), before, "nothing changed");
+    // The log keeps the answer sent.
+    let counts = sim.request_counts();
+    assert_eq!(
+        counts.get("PUT /compute/v1/projects/{}/global/networks/{}"),
+        Some(&1),
+        "{counts:?}"
+    );
+    let log = sim.shared.log.lock();
+    let put = log
+        .entries
+        .iter()
+        .find(|e| e.method == "PUT" && e.path.ends_with("/networks/main"))
+        .expect("logged");
+    assert_eq!(put.status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_number_in_a_path_names_the_same_project_in_every_api() {
+    let sim = start().await;
+    main_network(&sim, PROJECT, "us-central1").await;
+    let by_id = |api: &str| format!("/{api}/projects/{PROJECT}");
+    let by_number = |api: &str| format!("/{api}/projects/{NUMBER}");
+    // One resource of each API, made by project id.
+    let (status, op) = call(
+        &sim,
+        reqwest::Method::POST,
+        &format!("{}/locations/us-central1/clusters", by_id("container/v1")),
+        Some(
+            json!({"cluster": {"name": "c", "network": "main", "subnetwork": "main-sub",
+            "nodePools": [{"name": "p", "initialNodeCount": 1,
+                           "config": {"machineType": "e2-standard-4"}}]}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    let (status, op) = call(
+        &sim,
+        reqwest::Method::POST,
+        &format!(
+            "{}/locations/us-central1-a/instances?instanceId=fs",
+            by_id("file/v1")
+        ),
+        Some(
+            json!({"tier": "BASIC_HDD", "networks": [{"network": "main"}],
+                    "fileShares": [{"name": "share", "capacityGb": "1024"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    let (status, op) = call(
+        &sim,
+        reqwest::Method::POST,
+        &format!(
+            "{}/locations/us-central1/repositories?repositoryId=r",
+            by_id("artifactregistry/v1")
+        ),
+        Some(json!({"format": "DOCKER"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    sim.advance_secs(3600.0);
+    // Read by number: the same answers as by id.
+    for path in [
+        "compute/v1|/global/networks/main",
+        "compute/v1|/global/networks",
+        "container/v1|/locations/us-central1/clusters/c",
+        "container/v1|/zones/-/clusters",
+        "container/v1|/locations/-/operations",
+        "file/v1|/locations/us-central1-a/instances/fs",
+        "artifactregistry/v1|/locations/us-central1/repositories",
+        "serviceusage/v1|/services/container.googleapis.com",
+        "cloudresourcemanager/v3|",
+    ] {
+        let (api, rest) = path.split_once('|').unwrap();
+        let (status, want) = call(
+            &sim,
+            reqwest::Method::GET,
+            &format!("{}{rest}", by_id(api)),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{path}: {want}");
+        let got = call(
+            &sim,
+            reqwest::Method::GET,
+            &format!("{}{rest}", by_number(api)),
+            None,
+        )
+        .await;
+        assert_eq!(got, (200, want), "{path}");
+    }
+    // Links keep each API's form: Compute's name the id, GKE's operation links the number.
+    let (_, network) = call(
+        &sim,
+        reqwest::Method::GET,
+        &format!("{}/global/networks/main", by_number("compute/v1")),
+        None,
+    )
+    .await;
+    assert!(
+        network["selfLink"]
+            .as_str()
+            .is_some_and(|l| l.ends_with(&format!("/projects/{PROJECT}/global/networks/main"))),
+        "{network}"
+    );
+    // A change by number changes the project's resource.
+    let (status, op) = call(
+        &sim,
+        reqwest::Method::POST,
+        &format!(
+            "{}/locations/us-central1/clusters/c:setResourceLabels",
+            by_number("container/v1")
+        ),
+        Some(json!({"resourceLabels": {"team": "ml"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{op}");
+    assert!(
+        op["selfLink"]
+            .as_str()
+            .is_some_and(|l| l.contains(&format!("/projects/{NUMBER}/locations/us-central1/"))),
+        "{op}"
+    );
+    sim.advance_secs(600.0);
+    let (_, cluster) = call(
+        &sim,
+        reqwest::Method::GET,
+        &format!("{}/locations/us-central1/clusters/c", by_id("container/v1")),
+        None,
+    )
+    .await;
+    assert_eq!(cluster["resourceLabels"]["team"], "ml", "{cluster}");
+    // An error names the project as the request did (AIP-2510).
+    let missing = call(
+        &sim,
+        reqwest::Method::GET,
+        &format!(
+            "{}/locations/us-central1/clusters/gone",
+            by_number("container/v1")
+        ),
+        None,
+    )
+    .await;
+    assert_error(
+        &missing,
+        404,
+        "NOT_FOUND",
+        &format!("Not found: projects/{NUMBER}/locations/us-central1/clusters/gone."),
+    );
+    // The request log keeps the path as sent.
+    assert!(
+        sim.shared.log.lock().entries.iter().any(|e| e.path
+            == format!("/container/v1/projects/{NUMBER}/locations/us-central1/clusters/gone")),
+        "the log names the number"
+    );
+    // gcloud sends the number it is given (`--project=NUMBER`) where it takes one: its compute,
+    // container, artifacts and iam commands refuse a number before sending anything ("The value
+    // of ``core/project'' property is set to project number"), filestore and services do not.
+    let gcloud = crate::gcloud_support::Gcloud::in_project(&sim, NUMBER);
+    let instances = gcloud
+        .json(&["filestore", "instances", "list", "--location=us-central1-a"])
+        .await;
+    assert_eq!(instances.as_array().map(Vec::len), Some(1), "{instances}");
+    assert!(
+        instances[0]["name"]
+            .as_str()
+            .is_some_and(|n| n.ends_with("/instances/fs")),
+        "{instances}"
+    );
+    assert!(
+        sim.shared
+            .log
+            .lock()
+            .entries
+            .iter()
+            .any(|e| e.path
+                == format!("/file/v1/projects/{NUMBER}/locations/us-central1-a/instances")),
+        "gcloud sent the number"
+    );
+}

@@ -52,6 +52,8 @@ pub struct Served {
 /// Clients and discovered kinds, per endpoint.
 pub struct Clients {
     auth: Auth,
+    /// Objects per page of every list ([`super::paging`]).
+    page_size: u32,
     clients: Mutex<HashMap<String, Cached>>,
     kinds: Mutex<HashMap<(String, String, String), Served>>,
 }
@@ -108,9 +110,15 @@ impl Clients {
         };
         Ok(Clients {
             auth,
+            page_size: super::paging::page_size_from_env(),
             clients: Mutex::new(HashMap::new()),
             kinds: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Objects per page of every list ([`super::paging`]).
+    pub fn page_size(&self) -> u32 {
+        self.page_size
     }
 
     async fn token(&self) -> CloudResult<String> {

@@ -26,7 +26,7 @@ use super::Desired;
 use super::errors::classify;
 use crate::cloud::{CloudError, CloudResult, ErrorClass, UpdateStep};
 use crate::resource::FieldDiff;
-use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Map, Value, json};
 
 /// Kueue's API group.
@@ -77,6 +77,8 @@ pub fn move_steps(object: &Value, diffs: &[FieldDiff]) -> Option<Vec<UpdateStep>
 pub struct Apis {
     pub flavors: KubeApi<DynamicObject>,
     pub queues: KubeApi<DynamicObject>,
+    /// Objects per page of a list ([`super::paging`]).
+    pub page_size: u32,
 }
 
 fn encode(object: &DynamicObject) -> CloudResult<Value> {
@@ -84,14 +86,12 @@ fn encode(object: &DynamicObject) -> CloudResult<Value> {
         .map_err(|e| CloudError::new(ErrorClass::Other, format!("cannot encode an object: {e}")))
 }
 
-/// Every ClusterQueue, as JSON.
+/// Every ClusterQueue, as JSON, page by page.
 async fn queues(apis: &Apis) -> CloudResult<Vec<Value>> {
-    let list = apis
-        .queues
-        .list(&ListParams::default())
+    let items = super::paging::list_all(&apis.queues, apis.page_size)
         .await
         .map_err(|e| classify(&e))?;
-    list.items.iter().map(encode).collect()
+    items.iter().map(encode).collect()
 }
 
 /// `queue`'s resource groups with the entry of flavor `from` replaced by `to(entry)`, or `None`

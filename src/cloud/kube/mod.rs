@@ -17,7 +17,7 @@
 //!
 //! Files: [`client`] (clients per endpoint, CA, token, discovery), [`conditions`] (readiness),
 //! [`errors`] (classification), [`flavor`] (moving a Kueue flavor), [`operation`] (the operation
-//! name), [`project`] (projection), [`release`] (upstream manifests applied as one resource, e.g.
+//! name), [`paging`] (every list, page by page), [`project`] (projection), [`release`] (upstream manifests applied as one resource, e.g.
 //! Kueue), [`read`] (direct reads and applies for `a3ctl verify`).
 //!
 //! A string value `${<address>.<output>}` anywhere in an object (e.g. a Filestore volume's IP,
@@ -30,6 +30,7 @@ pub mod conditions;
 pub mod errors;
 pub mod flavor;
 pub mod operation;
+pub mod paging;
 pub mod project;
 pub mod read;
 pub mod release;
@@ -400,7 +401,12 @@ impl KubeAdapter {
             .resolve(&client, &endpoint, &desired.api_version, "ClusterQueue")
             .await?;
         let queues = dynamic_api(client, &served, None);
-        Ok((desired, endpoint, flavor::Apis { flavors, queues }))
+        let apis = flavor::Apis {
+            flavors,
+            queues,
+            page_size: self.clients.page_size(),
+        };
+        Ok((desired, endpoint, apis))
     }
 
     /// A flavor move's first step ([`flavor`]): the queues hold, the flavor is deleted; waits

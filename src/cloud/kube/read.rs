@@ -7,9 +7,7 @@ use super::client::{Clients, is_unserved};
 use super::errors::classify;
 use super::{FIELD_MANAGER, dynamic_api, to_value};
 use crate::cloud::{CloudError, CloudResult, ErrorClass};
-use kube::api::{
-    Api as KubeApi, DeleteParams, DynamicObject, ListParams, LogParams, Patch, PatchParams,
-};
+use kube::api::{Api as KubeApi, DeleteParams, DynamicObject, LogParams, Patch, PatchParams};
 use serde_json::Value;
 
 /// One cluster's Kubernetes API.
@@ -53,8 +51,8 @@ impl<'a> ClusterApi<'a> {
         }
     }
 
-    /// Every object of a kind (in `namespace` for namespaced kinds); `None` when the kind is
-    /// not served.
+    /// Every object of a kind (in `namespace` for namespaced kinds), page by page
+    /// ([`super::paging`]); `None` when the kind is not served.
     pub async fn list(
         &self,
         api_version: &str,
@@ -64,11 +62,10 @@ impl<'a> ClusterApi<'a> {
         let Some(api) = self.api(api_version, kind, namespace).await? else {
             return Ok(None);
         };
-        let list = api
-            .list(&ListParams::default())
+        let items = super::paging::list_all(&api, self.clients.page_size())
             .await
             .map_err(|e| classify(&e))?;
-        list.items
+        items
             .iter()
             .map(to_value)
             .collect::<CloudResult<_>>()
