@@ -11,10 +11,6 @@ pub const POLL_INTERVAL_MS: &str = "A3CTL_POLL_INTERVAL_MS";
 /// Time scale of the sandbox simulator: real seconds per simulated second (default 0.0005: a
 /// 10-minute cluster creation takes 0.3 s).
 pub const SANDBOX_TIME_SCALE: &str = "A3CTL_SANDBOX_TIME_SCALE";
-/// Objects per page of every Kubernetes list a3ctl reads (default 500, client-go's pager's size);
-/// read once when a command builds its Kubernetes clients. The tests set 1 to prove that lists
-/// are followed to their last page.
-pub const KUBE_PAGE_SIZE: &str = "A3CTL_KUBE_PAGE_SIZE";
 /// Keep state in this Cloud Storage bucket (same as `--state-bucket`).
 pub const STATE_BUCKET: &str = "A3CTL_STATE_BUCKET";
 /// Object name prefix of a GCS state (same as `--state-prefix`).
@@ -24,3 +20,4 @@ pub use crate::cloud::gcp::env::{
     CONTAINER_ENDPOINT, FILESTORE_ENDPOINT, GITHUB_ENDPOINT, IAM_ENDPOINT,
     RESOURCEMANAGER_ENDPOINT, SERVICEUSAGE_ENDPOINT, STORAGE_ENDPOINT,
 };
+pub use crate::cloud::kube::paging::KUBE_PAGE_SIZE;

@@ -10,7 +10,7 @@
 //! kubernetes/client-go@tools/pager/pager.go), and so does [`collect`].
 //!
 //! Pages hold [`PAGE_SIZE`] objects (client-go's pager's `defaultPageSize`, 500); the environment
-//! variable `A3CTL_KUBE_PAGE_SIZE` ([`crate::env_vars::KUBE_PAGE_SIZE`]) sets another size, read
+//! variable `A3CTL_KUBE_PAGE_SIZE` ([`KUBE_PAGE_SIZE`]) sets another size, read
 //! once when the clients are built ([`super::client::Clients::new`]): the tests read with a page
 //! of one object to prove that nothing is missed.
 
@@ -22,9 +22,14 @@ use std::future::Future;
 /// Objects per page unless `A3CTL_KUBE_PAGE_SIZE` says otherwise.
 pub const PAGE_SIZE: u32 = 500;
 
+/// Objects per page of every Kubernetes list a3ctl reads (default [`PAGE_SIZE`]); read once when
+/// a command builds its Kubernetes clients. The tests set 1 to prove that lists are followed to
+/// their last page.
+pub const KUBE_PAGE_SIZE: &str = "A3CTL_KUBE_PAGE_SIZE";
+
 /// The page size `A3CTL_KUBE_PAGE_SIZE` sets (a positive number), else [`PAGE_SIZE`].
 pub fn page_size_from_env() -> u32 {
-    std::env::var(crate::env_vars::KUBE_PAGE_SIZE)
+    std::env::var(KUBE_PAGE_SIZE)
         .ok()
         .and_then(|v| v.trim().parse::<u32>().ok())
         .filter(|n| *n > 0)
