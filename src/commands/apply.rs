@@ -89,7 +89,7 @@ pub async fn run(
             if file.sandbox != global.sandbox {
                 let mut flags = global.clone();
                 flags.sandbox = file.sandbox;
-                let fix = format!("a3ctl apply {}{}", state_flags(&flags), target.display());
+                let fix = format!("a3ctl {}apply {}", state_flags(&flags), target.display());
                 return Err(if file.sandbox {
                     Failure::new(format!(
                         "The saved plan `{}` was made against the sandbox (--sandbox), not Google Cloud",

@@ -140,7 +140,7 @@ fn sandbox_access(id: &str, blueprint: &Path) -> Result<a3ctl_sim::kube::auth::A
             world.display()
         ))
         .hint(format!(
-            "run `a3ctl apply --sandbox {}` to make it again",
+            "run `a3ctl --sandbox apply {}` to make it again",
             blueprint.display()
         ))),
         Err(why) => Err(Failure::new("Cannot read the sandbox's world").cause(why)),

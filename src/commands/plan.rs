@@ -144,7 +144,7 @@ pub async fn run(global: &Global, printer: Printer, args: PlanArgs) -> Result<Ex
         })?;
         // The same flags: a sandbox plan applies in the sandbox, a GCS state is found again.
         printer.info(&format!(
-            "\nSaved the plan to `{}`. To carry it out exactly, run:\n    a3ctl apply {}{}",
+            "\nSaved the plan to `{}`. To carry it out exactly, run:\n    a3ctl {}apply {}",
             out.display(),
             super::session::state_flags(global),
             out.display()

@@ -71,7 +71,7 @@ async fn serve(global: &Global, printer: &Printer, args: ServeArgs) -> Result<Ex
         sim.base_url()
     );
     if clusters.is_empty() {
-        text.push_str("# No cluster yet: `a3ctl apply --sandbox BLUEPRINT` makes one (stop this first), or create one with gcloud.\n");
+        text.push_str("# No cluster yet: `a3ctl --sandbox apply BLUEPRINT` makes one (stop this first), or create one with gcloud.\n");
     }
     for c in &clusters {
         text.push_str(&format!(

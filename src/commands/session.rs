@@ -234,12 +234,7 @@ impl Session {
 
     /// A plan refused by [`planner::protect`], with what to do about it in this blueprint.
     pub fn protection_failure(&self, e: &planner::PlanError) -> Failure {
-        let flags = if self.sandbox.is_some() {
-            " --sandbox"
-        } else {
-            ""
-        };
-        Failure::new(e.to_string()).hint(e.hint(&self.blueprint_path.display().to_string(), flags))
+        Failure::new(e.to_string()).hint(e.hint(&self.blueprint_path.display().to_string()))
     }
 
     /// Reads every recorded resource from the cloud, up to 32 at once (an A3 Mega deployment
@@ -407,13 +402,8 @@ impl Session {
     /// A plan with a pool that no strategy moves without giving up its GPUs fails, naming the
     /// choices ([`crate::plan::moves::refusal`]).
     pub fn refuse_moves(&self, plan: &Plan) -> Result<(), Failure> {
-        let flags = if self.sandbox.is_some() {
-            " --sandbox"
-        } else {
-            ""
-        };
         let Some(refusal) =
-            crate::plan::moves::refusal(plan, flags, &self.blueprint_path.display().to_string())
+            crate::plan::moves::refusal(plan, &self.blueprint_path.display().to_string())
         else {
             return Ok(());
         };

@@ -281,7 +281,7 @@ pub fn choose(plan: &mut Plan, state: &State, options: &MoveOptions) {
 }
 
 /// The refusal of a plan with a pool no strategy can move, naming the choices.
-pub fn refusal(plan: &Plan, apply_flags: &str, blueprint: &str) -> Option<Refusal> {
+pub fn refusal(plan: &Plan, blueprint: &str) -> Option<Refusal> {
     let refused: Vec<&PoolMove> = plan
         .moves
         .iter()
@@ -322,7 +322,7 @@ pub fn refusal(plan: &Plan, apply_flags: &str, blueprint: &str) -> Option<Refusa
             );
         }
         hints.push(format!(
-            "or delete the old pool first, taking its {gpus} GPUs down until the new pool is up: a3ctl apply{apply_flags} --delete-first {} {blueprint}",
+            "or delete the old pool first, taking its {gpus} GPUs down until the new pool is up: `a3ctl apply --delete-first {} {blueprint}`",
             m.pool
         ));
     }

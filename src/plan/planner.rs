@@ -49,9 +49,9 @@ fn protected_list(items: &[(Addr, String)]) -> String {
 }
 
 impl PlanError {
-    /// What to do, in terms of the blueprint at `blueprint` and the command that applies it
-    /// (`a3ctl apply` plus `apply_flags`, e.g. ` --sandbox`).
-    pub fn hint(&self, blueprint: &str, apply_flags: &str) -> String {
+    /// What to do, in terms of the blueprint at `blueprint`; the command that applies it is
+    /// named with the blueprint alone, and `ui::invocation` adds the flags of the run.
+    pub fn hint(&self, blueprint: &str) -> String {
         match self {
             PlanError::PreventDestroy(_) => format!(
                 "set `prevent_destroy = false` for it in {blueprint} and apply that first, if destroying it is really intended"
@@ -63,7 +63,7 @@ impl PlanError {
                     ""
                 };
                 format!(
-                    "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {blueprint}, run `a3ctl apply{apply_flags} {blueprint}`{filestore}, then run this again"
+                    "if destroying it is really intended: set `deletion_protection = false` under `[cluster]` in {blueprint}, run `a3ctl apply {blueprint}`{filestore}, then run this again"
                 )
             }
         }

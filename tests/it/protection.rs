@@ -172,7 +172,7 @@ async fn the_sandbox_leaves_protection_off_unless_the_blueprint_asks() {
     assert!(
         refused
             .stderr
-            .contains(&format!("run `a3ctl apply --sandbox {MEGA}`")),
+            .contains(&format!("run `a3ctl --sandbox apply {MEGA}`")),
         "{}",
         refused.stderr
     );

@@ -381,7 +381,7 @@ async fn a_sandbox_plan_is_applied_with_sandbox_and_a_real_one_without() {
         .await
         .expect(0);
     assert!(
-        plan.stderr.contains("a3ctl apply --sandbox sandbox.plan"),
+        plan.stderr.contains("a3ctl --sandbox apply sandbox.plan"),
         "{}",
         plan.stderr
     );
@@ -395,7 +395,7 @@ async fn a_sandbox_plan_is_applied_with_sandbox_and_a_real_one_without() {
     );
     assert!(
         run.stderr
-            .contains("apply it in the sandbox: `a3ctl apply --sandbox sandbox.plan`"),
+            .contains("apply it in the sandbox: `a3ctl --sandbox apply sandbox.plan`"),
         "{}",
         run.stderr
     );

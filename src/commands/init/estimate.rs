@@ -198,7 +198,7 @@ pub fn outlook(printer: &Printer, blueprint: &Blueprint, path: &std::path::Path)
         Err(e) => {
             out.push_str(&format!(
                 "An apply would stop: {e}; {}.\n",
-                e.hint(&path.display().to_string(), "")
+                e.hint(&path.display().to_string())
             ));
             return Some(out);
         }
