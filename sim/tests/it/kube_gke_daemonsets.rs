@@ -265,3 +265,56 @@ async fn the_gpu_device_plugin_runs_on_gpu_nodes_and_a_resized_pool_gets_its_pod
         .await;
     assert_eq!(pods["items"].as_array().unwrap().len(), 1, "{pods}");
 }
+
+/// `kubectl -n kube-system get pods -l k8s-app=netd`: (name, phase) of each.
+async fn netd_pods(kubectl: &Kubectl) -> Vec<(String, String)> {
+    let pods = kubectl
+        .json(&["-n", "kube-system", "get", "pods", "-l", "k8s-app=netd"])
+        .await;
+    pods["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                p["status"]["phase"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The DaemonSet pass is skipped while nothing it reads has moved (the pods settled): a pod a
+/// client deletes then is still made again, under its name, running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_daemonset_pod_deleted_by_a_client_comes_back() {
+    let sim = start().await;
+    let cli = Gcloud::new(&sim);
+    main_network(&sim, PROJECT, REGION).await;
+    cluster(&cli, "plain", &[]).await;
+    sim.advance_secs(30.0);
+    let kubectl = Kubectl::new(&sim, "plain").await;
+    let before = netd_pods(&kubectl).await;
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0].1, "Running", "{before:?}");
+    // Settled: later passes at later times change nothing.
+    sim.advance_secs(60.0);
+    assert_eq!(netd_pods(&kubectl).await, before);
+    kubectl
+        .ok(&[
+            "-n",
+            "kube-system",
+            "delete",
+            "pod",
+            &before[0].0,
+            "--wait=false",
+        ])
+        .await;
+    assert_eq!(netd_pods(&kubectl).await, before);
+}
