@@ -1,11 +1,14 @@
 //! Desired specs and how each of their fields may change.
 //!
-//! A spec is a flat JSON object whose top-level fields are listed here per kind. Each field says
+//! A spec is a flat JSON object whose top-level fields are listed per kind (each kind's `FIELDS`,
+//! every field its spec serializes: a test holds the two together). Each field says
 //! whether a change is applied in place or forces replacement — following the Terraform Google
 //! provider's ForceNew knowledge (the `ForceNew` flags in hashicorp/terraform-provider-google
 //! `google/services/*/resource_*.go`) — and how live values are compared to desired ones (a
 //! version `1.32` is satisfied by a cluster running `1.32.9-gke.1130000`).
-//! Fields not listed are never diffed.
+//! A field that is not configuration (an input of the adapter, such as the GPU family a cluster's
+//! version is checked against) is listed too, as [`Compare::Never`], so that leaving a field out
+//! of a kind's table is always a mistake the test names.
 //!
 //! Ownership marks are not configuration: the `a3ctl-blueprint` label and the description a3ctl
 //! writes on Compute resources (which take no labels) only let an apply recognise its own objects
@@ -83,6 +86,10 @@ pub enum Compare {
     /// A node pool's upgrade settings: the strategy and the numbers it uses
     /// ([`crate::resource::kinds::node_pool::upgrade_matches`]).
     UpgradeSettings,
+    /// Not configuration: what the adapter or the apply reads from the desired spec (the GPU
+    /// family a cluster's version is checked against, the condition an object is waited for),
+    /// recorded with it and never a difference.
+    Never,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -114,6 +121,15 @@ pub(crate) const fn mark(change: Change) -> Field {
         name: "description",
         change,
         compare: Compare::OwnershipMark,
+    }
+}
+
+/// A field that is never diffed ([`Compare::Never`]).
+pub(crate) const fn not_diffed(name: &'static str) -> Field {
+    Field {
+        name,
+        change: InPlace,
+        compare: Compare::Never,
     }
 }
 
@@ -154,7 +170,7 @@ pub fn matches(field: &Field, desired: &Value, live: &Value) -> bool {
             }
             _ => desired == live,
         },
-        Compare::OwnershipMark => true,
+        Compare::OwnershipMark | Compare::Never => true,
         Compare::MaintenancePolicy => {
             crate::resource::kinds::cluster::policy_matches(desired, live)
         }

@@ -184,7 +184,12 @@ impl Env {
 
 /// Every spec field of `kind` matches as the planner compares it, and no field is extra.
 fn assert_matches(kind: Kind, desired: &Value, live: &Value) {
-    let names: Vec<&str> = spec::fields(kind).iter().map(|f| f.name).collect();
+    // Fields that are never diffed (e.g. `gpudirect_family`) are inputs to the adapter only.
+    let names: Vec<&str> = spec::fields(kind)
+        .iter()
+        .filter(|f| f.compare != spec::Compare::Never)
+        .map(|f| f.name)
+        .collect();
     for field in spec::fields(kind) {
         // a3ctl's own settings are not in the cloud: the planner puts the recorded ones back.
         if desired.get(field.name).is_none() || field.change == spec::Change::Local {
@@ -198,7 +203,6 @@ fn assert_matches(kind: Kind, desired: &Value, live: &Value) {
             live[field.name]
         );
     }
-    // Fields outside the diff table (e.g. `gpudirect_family`) are inputs to the adapter only.
     let diffed = |k: &&String| names.contains(&k.as_str());
     let desired_keys: Vec<&String> = desired.as_object().unwrap().keys().filter(diffed).collect();
     let live_keys: Vec<&String> = live.as_object().unwrap().keys().filter(diffed).collect();

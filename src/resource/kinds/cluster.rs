@@ -20,7 +20,7 @@
 use super::ShapeError;
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace, Local};
-use crate::resource::spec::{Compare, Field, f, labels};
+use crate::resource::spec::{Compare, Field, f, labels, not_diffed};
 use google_cloud_container_v1::model::Cluster;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -219,6 +219,9 @@ pub const FIELDS: &[Field] = &[
     f("gcsfuse_csi", InPlace),
     f("workload_pool", InPlace),
     f("bootstrap_pool", InPlace),
+    // The adapter's inputs for its GPUDirect version checks.
+    not_diffed("gpudirect_family"),
+    not_diffed("managed_gpu_networking"),
     f("deletion_protection", Local),
     Field {
         name: "maintenance_policy",

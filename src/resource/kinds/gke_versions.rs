@@ -13,7 +13,7 @@
 
 use super::ShapeError;
 use crate::resource::Observed;
-use crate::resource::spec::Change::InPlace;
+use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Field, f};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -43,7 +43,11 @@ pub fn id(project: &str, location: &str) -> String {
 }
 
 /// Never diffed: a3ctl does not change GKE's offer.
-pub const FIELDS: &[Field] = &[f("channels", InPlace)];
+pub const FIELDS: &[Field] = &[
+    f("location", ForceNew),
+    f("channels", InPlace),
+    f("unspecified", InPlace),
+];
 
 /// A location's GKE versions (`gke_versions`).
 pub const INFO: super::KindInfo = super::KindInfo {

@@ -10,7 +10,7 @@
 //! `metadata` with `name` and `labels` first, then the object's own fields as built.
 
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Compare, Field, f};
+use crate::resource::spec::{Compare, Field, f, not_diffed};
 use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 
@@ -25,8 +25,9 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: None,
 };
 
-/// How each field of a `k8s` spec may change: the cluster it lives in is fixed; the object or
-/// the release is applied again; `missing` (objects of a release not found) is reinstalled.
+/// How each field of a `k8s` spec ([`ObjectSpec`] or [`ReleaseSpec`]) may change: the cluster it
+/// lives in is fixed; the object or the release is applied again; `missing` (objects of a release
+/// not found) is reinstalled; `ready` is the condition the apply waits for, not a setting.
 pub const FIELDS: &[Field] = &[
     f("cluster", ForceNew),
     Field {
@@ -40,6 +41,7 @@ pub const FIELDS: &[Field] = &[
         compare: Compare::Deep,
     },
     f("missing", InPlace),
+    not_diffed("ready"),
 ];
 
 /// One object, applied server-side.

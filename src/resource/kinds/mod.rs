@@ -248,6 +248,9 @@ pub(crate) fn live_last(
 }
 
 #[cfg(test)]
+mod field_coverage;
+
+#[cfg(test)]
 mod registry_tests {
     use super::*;
 

@@ -246,6 +246,8 @@ pub const INFO: super::KindInfo = super::KindInfo {
 /// How each field of [`NodePoolSpec`] may change.
 pub const FIELDS: &[Field] = &[
     f("cluster", ForceNew),
+    // The cluster's location: a pool cannot move.
+    f("location", ForceNew),
     f("name", ForceNew),
     f("machine_type", ForceNew),
     f("locations", ForceNew),
@@ -262,7 +264,6 @@ pub const FIELDS: &[Field] = &[
     f("reservation", ForceNew),
     f("capacity", ForceNew),
     f("local_ssd_count", ForceNew),
-    f("max_pods", ForceNew),
     // GKE cannot change a pool's service account (`gcloud container node-pools update` has no
     // flag for it; terraform-provider-google marks `node_config.service_account` ForceNew).
     f("service_account", ForceNew),

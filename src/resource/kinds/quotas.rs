@@ -8,7 +8,7 @@
 
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
-use crate::resource::spec::Change::InPlace;
+use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Field, f};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -35,8 +35,8 @@ pub struct QuotasSpec {
     pub quotas: BTreeMap<String, Quota>,
 }
 
-/// Never diffed: a3ctl does not change quotas.
-pub const FIELDS: &[Field] = &[f("quotas", InPlace)];
+/// Never diffed: a3ctl does not change quotas (a read-only kind is never recorded).
+pub const FIELDS: &[Field] = &[f("name", ForceNew), f("quotas", InPlace)];
 
 /// A region's quotas (`region`).
 pub const REGION_INFO: super::KindInfo = super::KindInfo {
@@ -104,7 +104,11 @@ pub struct MachineTypeSpec {
 }
 
 /// Never diffed.
-pub const MACHINE_TYPE_FIELDS: &[Field] = &[f("guest_cpus", InPlace)];
+pub const MACHINE_TYPE_FIELDS: &[Field] = &[
+    f("name", ForceNew),
+    f("guest_cpus", InPlace),
+    f("accelerators", InPlace),
+];
 
 /// A zone's machine type (`machine_type`).
 pub const MACHINE_TYPE_INFO: super::KindInfo = super::KindInfo {
@@ -423,7 +427,13 @@ impl GpuFamilyQuotaSpec {
 }
 
 /// Never diffed.
-pub const GPU_FAMILY_FIELDS: &[Field] = &[f("limit", InPlace)];
+pub const GPU_FAMILY_FIELDS: &[Field] = &[
+    f("region", ForceNew),
+    f("family", ForceNew),
+    f("limit", InPlace),
+    f("usage", InPlace),
+    f("reserved", InPlace),
+];
 
 /// On-demand GPUs of a family in a region (`gpu_family_quota`).
 pub const GPU_FAMILY_INFO: super::KindInfo = super::KindInfo {

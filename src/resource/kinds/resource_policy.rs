@@ -6,7 +6,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::ForceNew;
-use crate::resource::spec::{Field, f};
+use crate::resource::spec::{Field, f, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -34,13 +34,12 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field may change. `max_distance` is not declared by any blueprint yet; a policy that
-/// has one differs from a spec without one only through a replacement.
+/// How each field of [`ResourcePolicySpec`] may change: a placement policy is never updated.
 pub const FIELDS: &[Field] = &[
     f("name", ForceNew),
     f("region", ForceNew),
     f("collocation", ForceNew),
-    f("max_distance", ForceNew),
+    mark(ForceNew),
 ];
 
 impl ResourcePolicySpec {

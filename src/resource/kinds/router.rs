@@ -7,7 +7,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f};
+use crate::resource::spec::{Field, f, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -52,6 +52,8 @@ pub const FIELDS: &[Field] = &[
     f("name", ForceNew),
     f("network", ForceNew),
     f("region", ForceNew),
+    // Never differs (the ownership mark), so how it would change does not matter.
+    mark(InPlace),
     f("nat", InPlace),
 ];
 
