@@ -15,6 +15,7 @@ pub mod retry;
 
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::spec::KindField;
 use crate::resource::{Addr, Lifecycle, Observed};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -122,19 +123,57 @@ pub struct UpdateStep {
 impl UpdateStep {
     /// One step per entry of `calls` (`(call name, the fields it changes)`, in call order) that
     /// has a changed field; fields whose change forces replacement are never updated in place.
-    pub fn per_call(diffs: &[FieldDiff], calls: &[(&str, &[&str])]) -> Vec<UpdateStep> {
+    pub fn per_call<F: KindField>(diffs: &[FieldDiff], calls: &[(&str, &[F])]) -> Vec<UpdateStep> {
         calls
             .iter()
             .filter_map(|(name, fields)| {
                 let changed: Vec<String> = diffs
                     .iter()
-                    .filter(|d| !d.forces_replacement && fields.contains(&d.field.as_str()))
+                    .filter(|d| {
+                        !d.forces_replacement
+                            && F::from_name(&d.field).is_some_and(|f| fields.contains(&f))
+                    })
                     .map(|d| d.field.clone())
                     .collect();
                 (!changed.is_empty()).then(|| UpdateStep {
                     name: name.to_string(),
                     fields: changed,
                     reaches: None,
+                })
+            })
+            .collect()
+    }
+
+    /// A step named `name` that changes `fields`.
+    pub fn of<F: KindField>(name: &str, fields: &[F]) -> UpdateStep {
+        UpdateStep {
+            name: name.to_string(),
+            fields: fields.iter().map(|f| f.as_str().to_string()).collect(),
+            reaches: None,
+        }
+    }
+
+    /// Whether this step changes `field`.
+    pub fn changes<F: KindField>(&self, field: F) -> bool {
+        self.fields.iter().any(|f| f == field.as_str())
+    }
+
+    /// The fields this step changes, as the kind's field values. A name that is not a field of
+    /// the kind is refused, never dropped: a call built from what is left would send nothing
+    /// for it and report success.
+    pub fn fields_of<F: KindField>(&self) -> CloudResult<Vec<F>> {
+        self.fields
+            .iter()
+            .map(|name| {
+                F::from_name(name).ok_or_else(|| {
+                    CloudError::new(
+                        ErrorClass::Invalid,
+                        format!(
+                            "the update `{}` names `{name}`, which is not a field of a {}",
+                            self.name,
+                            F::KIND
+                        ),
+                    )
                 })
             })
             .collect()
@@ -382,5 +421,58 @@ impl ReadOnly {
             format!("{} is read-only: {}", target.addr, self.why),
         )
         .with_hint(self.hint)
+    }
+}
+
+#[cfg(test)]
+mod update_step_tests {
+    use super::*;
+    use crate::resource::kinds::network::NetworkField;
+    use serde_json::json;
+
+    fn diff(field: &str, forces_replacement: bool) -> FieldDiff {
+        FieldDiff {
+            field: field.into(),
+            before: json!(1),
+            after: json!(2),
+            forces_replacement,
+        }
+    }
+
+    #[test]
+    fn steps_name_fields_as_the_kind_spells_them_and_refuse_other_names() {
+        let steps = UpdateStep::per_call(
+            &[
+                diff("routing_mode", false),
+                diff("name", true),
+                diff("mtu", false),
+            ],
+            &[("patch", &[NetworkField::Mtu, NetworkField::RoutingMode])],
+        );
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].fields, ["routing_mode", "mtu"]);
+        assert!(steps[0].changes(NetworkField::Mtu));
+        assert!(!steps[0].changes(NetworkField::Name));
+        assert_eq!(
+            steps[0].fields_of::<NetworkField>().unwrap(),
+            [NetworkField::RoutingMode, NetworkField::Mtu]
+        );
+        assert_eq!(
+            UpdateStep::of("patch", &[NetworkField::Mtu]).fields,
+            ["mtu"]
+        );
+        // A step naming what the kind does not have (a saved plan written by hand) is refused,
+        // not sent as an empty PATCH.
+        let typo = UpdateStep {
+            name: "patch".into(),
+            fields: vec!["mtu".into(), "routing_mod".into()],
+            reaches: None,
+        };
+        let err = typo.fields_of::<NetworkField>().unwrap_err();
+        assert_eq!(err.class, ErrorClass::Invalid);
+        assert_eq!(
+            err.message,
+            "the update `patch` names `routing_mod`, which is not a field of a network"
+        );
     }
 }

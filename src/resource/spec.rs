@@ -92,6 +92,119 @@ pub enum Compare {
     Never,
 }
 
+/// A kind's field names as values: an enum declared with [`kind_fields!`], whose variants name
+/// the top-level fields of the kind's spec. Update calls, patch bodies and the adapters' checks
+/// take these, so a name that is not a field of the kind does not compile; the plan's
+/// [`crate::resource::FieldDiff`] keeps the field's name as text (saved plans, `--json`), read
+/// back with [`KindField::from_name`].
+pub trait KindField: Copy + Eq + std::fmt::Debug + 'static {
+    /// The kind whose spec has these fields.
+    const KIND: Kind;
+    /// Every field, in the order of the kind's table.
+    const ALL: &'static [Self];
+    /// How this field may change and compares: its entry in the kind's table.
+    fn field(self) -> &'static Field;
+
+    /// The field's name in specs, plans and state (`routing_mode`).
+    fn as_str(self) -> &'static str {
+        self.field().name
+    }
+
+    /// The field of this kind named `name`, if there is one.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|f| f.as_str() == name)
+    }
+}
+
+/// Declares a kind's field enum, its table of [`Field`]s (one entry per variant, in order) and
+/// its [`KindField`]; a variant whose name is not its field's name in CamelCase
+/// (`RoutingMode` for `routing_mode`) does not compile.
+///
+/// ```ignore
+/// kind_fields! {
+///     /// The fields of [`NetworkSpec`].
+///     pub enum NetworkField for Network in FIELDS {
+///         Name => f("name", ForceNew),
+///         Mtu => f("mtu", InPlace),
+///     }
+/// }
+/// ```
+macro_rules! kind_fields {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident for $kind:ident in $table:ident {
+            $($(#[$vmeta:meta])* $variant:ident => $field:expr),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        #[doc = concat!("How each field of [`", stringify!($name), "`] may change, in its order.")]
+        $vis const $table: &[$crate::resource::spec::Field] = &[$($field),+];
+
+        impl $name {
+            /// The field's name in specs, plans and state.
+            pub const fn as_str(self) -> &'static str {
+                $table[self as usize].name
+            }
+        }
+
+        impl $crate::resource::spec::KindField for $name {
+            const KIND: $crate::resource::Kind = $crate::resource::Kind::$kind;
+            const ALL: &'static [Self] = &[$($name::$variant),+];
+            fn field(self) -> &'static $crate::resource::spec::Field {
+                &$table[self as usize]
+            }
+        }
+
+        $(
+            const _: () = assert!(
+                $crate::resource::spec::camel_names(
+                    stringify!($variant),
+                    $table[$name::$variant as usize].name,
+                ),
+                concat!(
+                    "the variant ",
+                    stringify!($name),
+                    "::",
+                    stringify!($variant),
+                    " does not name its field"
+                ),
+            );
+        )+
+    };
+}
+pub(crate) use kind_fields;
+
+/// Whether `camel` is `snake` in CamelCase: `RoutingMode` for `routing_mode`, `MasterIpv4Cidr`
+/// for `master_ipv4_cidr` (a const fn, for [`kind_fields!`]'s compile-time check).
+pub const fn camel_names(camel: &str, snake: &str) -> bool {
+    let (c, s) = (camel.as_bytes(), snake.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < c.len() {
+        let b = c[i];
+        if b.is_ascii_uppercase() {
+            if i > 0 {
+                if j >= s.len() || s[j] != b'_' {
+                    return false;
+                }
+                j += 1;
+            }
+            if j >= s.len() || s[j] != b.to_ascii_lowercase() {
+                return false;
+            }
+        } else if j >= s.len() || s[j] != b || b == b'_' {
+            return false;
+        }
+        i += 1;
+        j += 1;
+    }
+    j == s.len()
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Field {
     pub name: &'static str,
@@ -328,6 +441,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_variant_names_its_field_only_in_camel_case() {
+        assert!(camel_names("RoutingMode", "routing_mode"));
+        assert!(camel_names("MasterIpv4Cidr", "master_ipv4_cidr"));
+        assert!(camel_names("Mtu", "mtu"));
+        assert!(!camel_names("RoutingMode", "routingmode"));
+        assert!(!camel_names("RoutingMode", "routing_mod"));
+        assert!(!camel_names("RoutingMode", "routing_modes"));
+        assert!(!camel_names("Mtu", "mtu_"));
+        assert!(!camel_names("Mtu", "_mtu"));
+        assert!(!camel_names("Mtu", "Mtu"));
+    }
+
+    #[test]
     fn a_channel_moving_past_a_minor_pin_is_not_a_difference() {
         let version = Field {
             name: "version",
@@ -352,7 +478,7 @@ mod tests {
     use serde_json::json;
 
     fn field(kind: Kind, name: &str) -> Field {
-        *fields(kind).iter().find(|f| f.name == name).unwrap()
+        *kind.field(name).unwrap()
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::cloud::{CloudError, ErrorClass, Target, UpdateStep};
 use crate::plan::moves::{PoolMove, Strategy, retiring, successor};
 use crate::plan::{Action, Change, Plan};
 use crate::resource::Addr;
+use crate::resource::kinds::node_pool::NodePoolField;
 use crate::state::PendingAction;
 use std::sync::Arc;
 
@@ -179,11 +180,7 @@ impl Executor {
             dependencies: deps.to_vec(),
             lifecycle: sized.lifecycle.clone(),
         };
-        let step = UpdateStep {
-            name: "setSize".into(),
-            fields: vec!["node_count".into()],
-            reaches: None,
-        };
+        let step = UpdateStep::of("setSize", &[NodePoolField::NodeCount]);
         self.reporter
             .step_progress(&target.addr, &format!("setSize {nodes}"));
         let sized = &sized;

@@ -15,7 +15,7 @@ use crate::cloud::{
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
 use crate::resource::kinds::from_spec;
-use crate::resource::kinds::repository::RepositorySpec;
+use crate::resource::kinds::repository::{RepositoryField, RepositorySpec};
 use crate::resource::{Api, Observed};
 use google_cloud_artifactregistry_v1::client::ArtifactRegistry;
 use google_cloud_artifactregistry_v1::model::{Repository, UpdateRepositoryRequest};
@@ -126,24 +126,18 @@ impl crate::cloud::Provider for ArtifactRegistryAdapter {
     }
 
     fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        let fields: Vec<String> = diffs
-            .iter()
-            .filter(|d| d.field == "labels" || d.field == "description")
-            .map(|d| d.field.clone())
-            .collect();
-        if fields.is_empty() {
-            return vec![];
-        }
-        vec![UpdateStep {
-            name: "updateRepository".into(),
-            fields,
-            reaches: None,
-        }]
+        UpdateStep::per_call(
+            diffs,
+            &[(
+                "updateRepository",
+                &[RepositoryField::Labels, RepositoryField::Description],
+            )],
+        )
     }
 
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
         let spec: RepositorySpec = from_spec("repository", &target.spec)?;
-        let (repository, mask) = spec.patch(&target.id, &step.fields);
+        let (repository, mask) = spec.patch(&target.id, &step.fields_of()?);
         let request: UpdateRepositoryRequest = to_model(json!({
             "repository": repository,
             "updateMask": mask.join(","),

@@ -14,7 +14,7 @@ use crate::cloud::{
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
-use crate::resource::kinds::filestore::FilestoreSpec;
+use crate::resource::kinds::filestore::{FilestoreField, FilestoreSpec};
 use crate::resource::kinds::from_spec;
 use crate::resource::{Api, Observed};
 use google_cloud_filestore_v1::client::CloudFilestoreManager;
@@ -93,13 +93,17 @@ fn started(name: String) -> Started {
 }
 
 /// `(step, update mask, fields)`.
-const STEPS: &[(&str, &str, &[&str])] = &[
-    ("patch(file_shares)", "file_shares", &["capacity_gb"]),
-    ("patch(labels)", "labels", &["labels"]),
+const STEPS: &[(&str, &str, FilestoreField)] = &[
+    (
+        "patch(file_shares)",
+        "file_shares",
+        FilestoreField::CapacityGb,
+    ),
+    ("patch(labels)", "labels", FilestoreField::Labels),
     (
         "patch(deletion_protection_enabled)",
         "deletion_protection_enabled,deletion_protection_reason",
-        &["deletion_protection"],
+        FilestoreField::DeletionProtection,
     ),
 ];
 
@@ -130,21 +134,17 @@ impl crate::cloud::Provider for FilestoreAdapter {
     fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         STEPS
             .iter()
-            .filter(|(_, _, fields)| {
+            .filter(|(_, _, field)| {
                 diffs
                     .iter()
-                    .any(|d| !d.forces_replacement && fields.contains(&d.field.as_str()))
+                    .any(|d| !d.forces_replacement && d.field == field.as_str())
             })
-            .map(|(name, _, fields)| UpdateStep {
-                name: name.to_string(),
-                fields: fields.iter().map(|f| f.to_string()).collect(),
-                reaches: None,
-            })
+            .map(|(name, _, field)| UpdateStep::of(name, &[*field]))
             .collect()
     }
 
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
-        let Some((_, mask, _)) = STEPS.iter().find(|(name, _, _)| *name == step.name) else {
+        let Some((_, mask, field)) = STEPS.iter().find(|(name, _, _)| *name == step.name) else {
             return Err(CloudError::new(
                 ErrorClass::Invalid,
                 format!("unknown Filestore update `{}`", step.name),
@@ -152,12 +152,20 @@ impl crate::cloud::Provider for FilestoreAdapter {
         };
         let spec: FilestoreSpec = from_spec("Filestore instance", &target.spec)?;
         let mut instance = json!({"name": target.id});
-        match *mask {
-            "file_shares" => instance["fileShares"] = json!([spec.share_body()]),
-            "labels" => instance["labels"] = json!(spec.labels),
-            _ => {
+        match field {
+            FilestoreField::CapacityGb => instance["fileShares"] = json!([spec.share_body()]),
+            FilestoreField::Labels => instance["labels"] = json!(spec.labels),
+            FilestoreField::DeletionProtection => {
                 instance["deletionProtectionEnabled"] = json!(spec.deletion_protection);
                 instance["deletionProtectionReason"] = json!(spec.protection_reason());
+            }
+            // Replaced, never updated: no step names them.
+            FilestoreField::Name
+            | FilestoreField::Location
+            | FilestoreField::Tier
+            | FilestoreField::Share
+            | FilestoreField::Network => {
+                return Err(crate::cloud::gcp::compute::no_update(target, step));
             }
         }
         let request: UpdateInstanceRequest = typed(

@@ -21,7 +21,7 @@ use crate::cloud::{
 };
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::iam_member::{self, IamMemberSpec};
-use crate::resource::kinds::service_account::ServiceAccountSpec;
+use crate::resource::kinds::service_account::{ServiceAccountField, ServiceAccountSpec};
 use crate::resource::{Observed, OperationRef};
 use google_cloud_artifactregistry_v1::client::ArtifactRegistry;
 use google_cloud_iam_admin_v1::client::Iam;
@@ -100,7 +100,16 @@ impl Provider for ServiceAccountAdapter {
     }
 
     fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        UpdateStep::per_call(diffs, &[("patch", &["display_name", "description"])])
+        UpdateStep::per_call(
+            diffs,
+            &[(
+                "patch",
+                &[
+                    ServiceAccountField::DisplayName,
+                    ServiceAccountField::Description,
+                ],
+            )],
+        )
     }
 
     async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {

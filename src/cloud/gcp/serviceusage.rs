@@ -15,7 +15,7 @@ use crate::cloud::{
     CloudError, CloudResult, ErrorClass, FieldDiff, OpStatus, Provider, Settle, Started, Target,
     UpdateStep,
 };
-use crate::resource::kinds::service::ServiceSpec;
+use crate::resource::kinds::service::{ServiceField, ServiceSpec};
 use crate::resource::{Api, Observed, OperationRef};
 use google_cloud_api_serviceusage_v1::client::ServiceUsage;
 use serde_json::json;
@@ -86,7 +86,7 @@ impl Provider for ServiceAdapter {
 
     fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
         // Only `enabled` changes in place, and only ever to true.
-        UpdateStep::per_call(diffs, &[("enable", &["enabled"])])
+        UpdateStep::per_call(diffs, &[("enable", &[ServiceField::Enabled])])
     }
 
     async fn update(&self, target: &Target, _step: &UpdateStep) -> CloudResult<Started> {

@@ -20,7 +20,7 @@ use crate::cloud::{
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 use crate::resource::OperationRef;
-use crate::resource::kinds::bucket::BucketSpec;
+use crate::resource::kinds::bucket::{BucketField, BucketSpec};
 use crate::resource::kinds::from_spec;
 use crate::state::objects::{ObjectError, ObjectErrorKind, ObjectResult, ObjectStore};
 use google_cloud_auth::credentials::CacheableResource;
@@ -431,35 +431,32 @@ impl crate::cloud::Provider for StorageAdapter {
     }
 
     fn update_steps(&self, _target: &Target, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        let fields: Vec<String> = diffs
-            .iter()
-            .filter(|d| {
-                ["storage_class", "uniform_access", "versioning", "labels"]
-                    .contains(&d.field.as_str())
-            })
-            .map(|d| d.field.clone())
-            .collect();
-        if fields.is_empty() {
-            return vec![];
-        }
-        vec![UpdateStep {
-            name: "patch".into(),
-            fields,
-            reaches: None,
-        }]
+        UpdateStep::per_call(
+            diffs,
+            &[(
+                "patch",
+                &[
+                    BucketField::StorageClass,
+                    BucketField::UniformAccess,
+                    BucketField::Versioning,
+                    BucketField::Labels,
+                ],
+            )],
+        )
     }
 
     async fn update(&self, target: &Target, step: &UpdateStep) -> CloudResult<Started> {
         let name = bucket_name(target);
         let spec: BucketSpec = from_spec("bucket", &target.spec)?;
-        let live_labels = if step.fields.iter().any(|f| f == "labels") {
+        let fields = step.fields_of::<BucketField>()?;
+        let live_labels = if fields.contains(&BucketField::Labels) {
             self.get_bucket(name)
                 .await?
                 .map(|live| crate::resource::kinds::live_labels(&live))
         } else {
             None
         };
-        let body = spec.patch(&step.fields, live_labels.as_ref());
+        let body = spec.patch(&fields, live_labels.as_ref());
         self.json(
             self.request(Method::PATCH, &format!("b/{}", encode(name)))
                 .json(&body),

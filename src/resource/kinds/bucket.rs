@@ -6,7 +6,7 @@
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, labels};
+use crate::resource::spec::{f, kind_fields, labels};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -39,16 +39,18 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("storage-api.googleapis.com"),
 };
 
-/// How each field of [`BucketSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("hierarchical_namespace", ForceNew),
-    f("storage_class", InPlace),
-    f("uniform_access", InPlace),
-    f("versioning", InPlace),
-    labels(),
-];
+kind_fields! {
+    /// The fields of [`BucketSpec`].
+    pub enum BucketField for Bucket in FIELDS {
+        Name => f("name", ForceNew),
+        Location => f("location", ForceNew),
+        HierarchicalNamespace => f("hierarchical_namespace", ForceNew),
+        StorageClass => f("storage_class", InPlace),
+        UniformAccess => f("uniform_access", InPlace),
+        Versioning => f("versioning", InPlace),
+        Labels => labels(),
+    }
+}
 
 impl BucketSpec {
     /// The body of `buckets.insert`.
@@ -69,15 +71,17 @@ impl BucketSpec {
 
     /// The body of a `buckets.patch` that changes `fields`. PATCH merges label keys, so the live
     /// labels this spec does not have are sent as null to remove them.
-    pub fn patch(&self, fields: &[String], live_labels: Option<&super::Labels>) -> Value {
+    pub fn patch(&self, fields: &[BucketField], live_labels: Option<&super::Labels>) -> Value {
         let full = self.body();
         let mut body = Map::new();
         for field in fields {
-            let (key, value) = match field.as_str() {
-                "storage_class" => ("storageClass", full["storageClass"].clone()),
-                "uniform_access" => ("iamConfiguration", full["iamConfiguration"].clone()),
-                "versioning" => ("versioning", full["versioning"].clone()),
-                "labels" => {
+            let (key, value) = match field {
+                BucketField::StorageClass => ("storageClass", full["storageClass"].clone()),
+                BucketField::UniformAccess => {
+                    ("iamConfiguration", full["iamConfiguration"].clone())
+                }
+                BucketField::Versioning => ("versioning", full["versioning"].clone()),
+                BucketField::Labels => {
                     let mut labels: Map<String, Value> = self
                         .labels
                         .iter()
@@ -88,7 +92,10 @@ impl BucketSpec {
                     }
                     ("labels", Value::Object(labels))
                 }
-                _ => continue,
+                // Replaced, never patched.
+                BucketField::Name | BucketField::Location | BucketField::HierarchicalNamespace => {
+                    continue;
+                }
             };
             body.insert(key.into(), value);
         }
@@ -154,7 +161,7 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(
-            spec.patch(&["labels".into(), "versioning".into()], Some(&old)),
+            spec.patch(&[BucketField::Labels, BucketField::Versioning], Some(&old)),
             json!({"labels": {"a3ctl-blueprint": "x", "team": null}, "versioning": {"enabled": false}})
         );
         live.as_object_mut().unwrap().remove("storageClass");

@@ -20,7 +20,7 @@
 use super::ShapeError;
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace, Local};
-use crate::resource::spec::{Compare, Field, f, labels, not_diffed};
+use crate::resource::spec::{Compare, Field, f, kind_fields, labels, not_diffed};
 use google_cloud_container_v1::model::Cluster;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -191,44 +191,46 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("container.googleapis.com"),
 };
 
-/// How each field of [`ClusterSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("network", ForceNew),
-    f("subnetwork", ForceNew),
-    f("pods_range", ForceNew),
-    f("services_range", ForceNew),
-    f("datapath_provider", ForceNew),
-    f("multi_networking", ForceNew),
-    f("private_nodes", ForceNew),
-    f("master_ipv4_cidr", ForceNew),
-    f("release_channel", InPlace),
-    Field {
-        name: "version",
-        change: InPlace,
-        compare: Compare::VersionPrefix,
-    },
-    Field {
-        name: "authorized_networks",
-        change: InPlace,
-        compare: Compare::CidrBlocks,
-    },
-    labels(),
-    f("filestore_csi", InPlace),
-    f("gcsfuse_csi", InPlace),
-    f("workload_pool", InPlace),
-    f("bootstrap_pool", InPlace),
-    // The adapter's inputs for its GPUDirect version checks.
-    not_diffed("gpudirect_family"),
-    not_diffed("managed_gpu_networking"),
-    f("deletion_protection", Local),
-    Field {
-        name: "maintenance_policy",
-        change: InPlace,
-        compare: Compare::MaintenancePolicy,
-    },
-];
+kind_fields! {
+    /// The fields of [`ClusterSpec`].
+    pub enum ClusterField for Cluster in FIELDS {
+        Name => f("name", ForceNew),
+        Location => f("location", ForceNew),
+        Network => f("network", ForceNew),
+        Subnetwork => f("subnetwork", ForceNew),
+        PodsRange => f("pods_range", ForceNew),
+        ServicesRange => f("services_range", ForceNew),
+        DatapathProvider => f("datapath_provider", ForceNew),
+        MultiNetworking => f("multi_networking", ForceNew),
+        PrivateNodes => f("private_nodes", ForceNew),
+        MasterIpv4Cidr => f("master_ipv4_cidr", ForceNew),
+        ReleaseChannel => f("release_channel", InPlace),
+        Version => Field {
+            name: "version",
+            change: InPlace,
+            compare: Compare::VersionPrefix,
+        },
+        AuthorizedNetworks => Field {
+            name: "authorized_networks",
+            change: InPlace,
+            compare: Compare::CidrBlocks,
+        },
+        Labels => labels(),
+        FilestoreCsi => f("filestore_csi", InPlace),
+        GcsfuseCsi => f("gcsfuse_csi", InPlace),
+        WorkloadPool => f("workload_pool", InPlace),
+        BootstrapPool => f("bootstrap_pool", InPlace),
+        // The adapter's inputs for its GPUDirect version checks.
+        GpudirectFamily => not_diffed("gpudirect_family"),
+        ManagedGpuNetworking => not_diffed("managed_gpu_networking"),
+        DeletionProtection => f("deletion_protection", Local),
+        MaintenancePolicy => Field {
+            name: "maintenance_policy",
+            change: InPlace,
+            compare: Compare::MaintenancePolicy,
+        },
+    }
+}
 
 /// The last segment of a resource name or URL.
 fn last(value: &str) -> String {

@@ -7,7 +7,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, GrowOnly, InPlace};
-use crate::resource::spec::{Field, f, labels};
+use crate::resource::spec::{f, kind_fields, labels};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -51,17 +51,19 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("file.googleapis.com"),
 };
 
-/// How each field of [`FilestoreSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("tier", ForceNew),
-    f("share", ForceNew),
-    f("network", ForceNew),
-    f("capacity_gb", GrowOnly),
-    labels(),
-    f("deletion_protection", InPlace),
-];
+kind_fields! {
+    /// The fields of [`FilestoreSpec`].
+    pub enum FilestoreField for Filestore in FIELDS {
+        Name => f("name", ForceNew),
+        Location => f("location", ForceNew),
+        Tier => f("tier", ForceNew),
+        Share => f("share", ForceNew),
+        Network => f("network", ForceNew),
+        CapacityGb => f("capacity_gb", GrowOnly),
+        Labels => labels(),
+        DeletionProtection => f("deletion_protection", InPlace),
+    }
+}
 
 /// An int64 in the API's JSON: a string (proto3 JSON) or, from some clients, a number.
 fn int64(v: &Value) -> Option<u64> {

@@ -6,7 +6,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Compare, Field, f, mark, set};
+use crate::resource::spec::{Compare, Field, f, kind_fields, mark, set};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -47,20 +47,22 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field of [`FirewallSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("network", ForceNew),
-    f("direction", ForceNew),
-    mark(InPlace),
-    f("priority", InPlace),
-    Field {
-        name: "allowed",
-        change: InPlace,
-        compare: Compare::FirewallRules,
-    },
-    set("source_ranges", InPlace),
-];
+kind_fields! {
+    /// The fields of [`FirewallSpec`].
+    pub enum FirewallField for Firewall in FIELDS {
+        Name => f("name", ForceNew),
+        Network => f("network", ForceNew),
+        Direction => f("direction", ForceNew),
+        Description => mark(InPlace),
+        Priority => f("priority", InPlace),
+        Allowed => Field {
+            name: "allowed",
+            change: InPlace,
+            compare: Compare::FirewallRules,
+        },
+        SourceRanges => set("source_ranges", InPlace),
+    }
+}
 
 /// Compute's priority for a rule created without one.
 const DEFAULT_PRIORITY: u32 = 1000;
@@ -96,15 +98,16 @@ impl FirewallSpec {
     }
 
     /// The body of a `firewalls.patch` that changes `fields` (names of [`FIELDS`]).
-    pub fn patch(&self, fields: &[String]) -> Value {
+    pub fn patch(&self, fields: &[FirewallField]) -> Value {
         let mut body = serde_json::Map::new();
         for field in fields {
-            let (key, value) = match field.as_str() {
-                "description" => ("description", json!(self.description)),
-                "priority" => ("priority", json!(self.priority)),
-                "allowed" => ("allowed", self.allowed_body()),
-                "source_ranges" => ("sourceRanges", json!(self.source_ranges)),
-                _ => continue,
+            let (key, value) = match field {
+                FirewallField::Description => ("description", json!(self.description)),
+                FirewallField::Priority => ("priority", json!(self.priority)),
+                FirewallField::Allowed => ("allowed", self.allowed_body()),
+                FirewallField::SourceRanges => ("sourceRanges", json!(self.source_ranges)),
+                // Replaced, never patched.
+                FirewallField::Name | FirewallField::Network | FirewallField::Direction => continue,
             };
             body.insert(key.into(), value);
         }
@@ -190,7 +193,7 @@ mod tests {
         let observed = FirewallSpec::project(&live).unwrap();
         assert_eq!(observed.spec, super::super::to_spec(&spec));
         assert_eq!(
-            spec.patch(&["priority".into(), "allowed".into()]),
+            spec.patch(&[FirewallField::Priority, FirewallField::Allowed]),
             json!({"priority": 1000, "allowed": [{"IPProtocol": "icmp"}, {"IPProtocol": "tcp", "ports": ["0-65535"]}]})
         );
     }

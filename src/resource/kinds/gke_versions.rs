@@ -14,7 +14,7 @@
 use super::ShapeError;
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f};
+use crate::resource::spec::{f, kind_fields};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -42,12 +42,14 @@ pub fn id(project: &str, location: &str) -> String {
     format!("projects/{project}/locations/{location}/serverConfig")
 }
 
-/// Never diffed: a3ctl does not change GKE's offer.
-pub const FIELDS: &[Field] = &[
-    f("location", ForceNew),
-    f("channels", InPlace),
-    f("unspecified", InPlace),
-];
+kind_fields! {
+    /// The fields of [`GkeVersionsSpec`]; never diffed: a3ctl does not change GKE's offer.
+    pub enum GkeVersionsField for GkeVersions in FIELDS {
+        Location => f("location", ForceNew),
+        Channels => f("channels", InPlace),
+        Unspecified => f("unspecified", InPlace),
+    }
+}
 
 /// A location's GKE versions (`gke_versions`).
 pub const INFO: super::KindInfo = super::KindInfo {

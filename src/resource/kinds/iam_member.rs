@@ -10,7 +10,7 @@
 //! Its id is `RESOURCE#ROLE#MEMBER`. Every field forces a new member.
 
 use crate::resource::spec::Change::ForceNew;
-use crate::resource::spec::{Field, f};
+use crate::resource::spec::{f, kind_fields};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -36,12 +36,14 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("cloudresourcemanager.googleapis.com"),
 };
 
-/// How each field of [`IamMemberSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("resource", ForceNew),
-    f("role", ForceNew),
-    f("member", ForceNew),
-];
+kind_fields! {
+    /// The fields of [`IamMemberSpec`].
+    pub enum IamMemberField for IamMember in FIELDS {
+        Resource => f("resource", ForceNew),
+        Role => f("role", ForceNew),
+        Member => f("member", ForceNew),
+    }
+}
 
 impl IamMemberSpec {
     /// The id of the grant: `RESOURCE#ROLE#MEMBER`.

@@ -10,7 +10,7 @@
 //! `metadata` with `name` and `labels` first, then the object's own fields as built.
 
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Compare, Field, f, not_diffed};
+use crate::resource::spec::{Compare, Field, f, kind_fields, not_diffed};
 use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 
@@ -25,24 +25,26 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: None,
 };
 
-/// How each field of a `k8s` spec ([`ObjectSpec`] or [`ReleaseSpec`]) may change: the cluster it
-/// lives in is fixed; the object or the release is applied again; `missing` (objects of a release
-/// not found) is reinstalled; `ready` is the condition the apply waits for, not a setting.
-pub const FIELDS: &[Field] = &[
-    f("cluster", ForceNew),
-    Field {
-        name: "object",
-        change: InPlace,
-        compare: Compare::Deep,
-    },
-    Field {
-        name: "release",
-        change: InPlace,
-        compare: Compare::Deep,
-    },
-    f("missing", InPlace),
-    not_diffed("ready"),
-];
+kind_fields! {
+    /// The fields of a `k8s` spec ([`ObjectSpec`] or [`ReleaseSpec`]): the cluster it lives in is
+    /// fixed; the object or the release is applied again; `missing` (objects of a release not
+    /// found) is reinstalled; `ready` is the condition the apply waits for, not a setting.
+    pub enum KubernetesField for Kubernetes in FIELDS {
+        Cluster => f("cluster", ForceNew),
+        Object => Field {
+            name: "object",
+            change: InPlace,
+            compare: Compare::Deep,
+        },
+        Release => Field {
+            name: "release",
+            change: InPlace,
+            compare: Compare::Deep,
+        },
+        Missing => f("missing", InPlace),
+        Ready => not_diffed("ready"),
+    }
+}
 
 /// One object, applied server-side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

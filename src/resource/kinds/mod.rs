@@ -171,6 +171,13 @@ impl Kind {
     pub fn api(self) -> Api {
         self.info().api
     }
+
+    /// The field of this kind named `name` (as plans and state spell it), if it has one. Code
+    /// that knows the kind names its fields by the kind's enum instead
+    /// ([`crate::resource::spec::KindField`]).
+    pub fn field(self, name: &str) -> Option<&'static Field> {
+        self.info().fields.iter().find(|f| f.name == name)
+    }
 }
 
 impl std::fmt::Display for Kind {

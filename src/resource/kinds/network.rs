@@ -7,7 +7,7 @@
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, mark};
+use crate::resource::spec::{f, kind_fields, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -40,16 +40,18 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field of [`NetworkSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    mark(ForceNew),
-    f("auto_create_subnetworks", ForceNew),
-    f("mtu", InPlace),
-    f("routing_mode", InPlace),
-    // `networkProfile` is "set only at resource creation" (Compute's Network reference).
-    f("network_profile", ForceNew),
-];
+kind_fields! {
+    /// The fields of [`NetworkSpec`].
+    pub enum NetworkField for Network in FIELDS {
+        Name => f("name", ForceNew),
+        Description => mark(ForceNew),
+        AutoCreateSubnetworks => f("auto_create_subnetworks", ForceNew),
+        Mtu => f("mtu", InPlace),
+        RoutingMode => f("routing_mode", InPlace),
+        // `networkProfile` is "set only at resource creation" (Compute's Network reference).
+        NetworkProfile => f("network_profile", ForceNew),
+    }
+}
 
 /// Compute's MTU for a network created without one
 /// (<https://cloud.google.com/vpc/docs/mtu>).
@@ -71,21 +73,25 @@ impl NetworkSpec {
         body
     }
 
-    /// The body of a `networks.patch` that changes `fields` (names of [`FIELDS`]).
-    pub fn patch(&self, fields: &[String]) -> Value {
+    /// The body of a `networks.patch` that changes `fields`; a field that is never patched
+    /// (replaced, or the mark, which never differs) adds nothing.
+    pub fn patch(&self, fields: &[NetworkField]) -> Value {
         let mut body = serde_json::Map::new();
         for field in fields {
-            match field.as_str() {
-                "mtu" => {
+            match field {
+                NetworkField::Mtu => {
                     body.insert("mtu".into(), json!(self.mtu));
                 }
-                "routing_mode" => {
+                NetworkField::RoutingMode => {
                     body.insert(
                         "routingConfig".into(),
                         json!({"routingMode": self.routing_mode}),
                     );
                 }
-                _ => {}
+                NetworkField::Name
+                | NetworkField::Description
+                | NetworkField::AutoCreateSubnetworks
+                | NetworkField::NetworkProfile => {}
             }
         }
         Value::Object(body)
@@ -144,7 +150,7 @@ mod tests {
         assert_eq!(observed.spec, crate::resource::kinds::to_spec(&spec));
         assert_eq!(observed.outputs["id"], "123");
         assert_eq!(
-            spec.patch(&["mtu".into(), "name".into()]),
+            spec.patch(&[NetworkField::Mtu, NetworkField::Name]),
             json!({"mtu": 8244})
         );
     }

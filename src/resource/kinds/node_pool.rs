@@ -20,7 +20,7 @@
 use super::ShapeError;
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Compare, Field, f, labels, set};
+use crate::resource::spec::{Compare, Field, f, kind_fields, labels, set};
 use google_cloud_container_v1::model::NodePool;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -243,51 +243,53 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("container.googleapis.com"),
 };
 
-/// How each field of [`NodePoolSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("cluster", ForceNew),
-    // The cluster's location: a pool cannot move.
-    f("location", ForceNew),
-    f("name", ForceNew),
-    f("machine_type", ForceNew),
-    f("locations", ForceNew),
-    f("accelerator", ForceNew),
-    f("additional_networks", ForceNew),
-    // "Immutable" in GKE's NodeNetworkConfig reference.
-    f("accelerator_network_profile", ForceNew),
-    // `nodePools.update` with `labels` replaces the nodes' Kubernetes labels on the running nodes
-    // (https://cloud.google.com/kubernetes-engine/docs/how-to/update-existing-nodepools; the
-    // container v1 `UpdateNodePoolRequest.labels`): a pool of an earlier a3ctl gains
-    // `POOL_LABEL` without being replaced.
-    f("node_labels", InPlace),
-    f("placement_policy", ForceNew),
-    f("reservation", ForceNew),
-    f("capacity", ForceNew),
-    f("local_ssd_count", ForceNew),
-    // GKE cannot change a pool's service account (`gcloud container node-pools update` has no
-    // flag for it; terraform-provider-google marks `node_config.service_account` ForceNew).
-    f("service_account", ForceNew),
-    f("node_count", InPlace),
-    labels(),
-    set("taints", InPlace),
-    f("gvnic", InPlace),
-    f("image_type", InPlace),
-    f("disk_size_gb", InPlace),
-    f("auto_repair", InPlace),
-    f("auto_upgrade", InPlace),
-    Field {
-        name: "upgrade_settings",
-        change: InPlace,
-        compare: Compare::UpgradeSettings,
-    },
-    // `nodePools.update` with `nodeVersion`: GKE upgrades the nodes in place (surge or
-    // blue-green), never a new pool.
-    Field {
-        name: "version",
-        change: InPlace,
-        compare: Compare::VersionPrefix,
-    },
-];
+kind_fields! {
+    /// The fields of [`NodePoolSpec`].
+    pub enum NodePoolField for NodePool in FIELDS {
+        Cluster => f("cluster", ForceNew),
+        // The cluster's location: a pool cannot move.
+        Location => f("location", ForceNew),
+        Name => f("name", ForceNew),
+        MachineType => f("machine_type", ForceNew),
+        Locations => f("locations", ForceNew),
+        Accelerator => f("accelerator", ForceNew),
+        AdditionalNetworks => f("additional_networks", ForceNew),
+        // "Immutable" in GKE's NodeNetworkConfig reference.
+        AcceleratorNetworkProfile => f("accelerator_network_profile", ForceNew),
+        // `nodePools.update` with `labels` replaces the nodes' Kubernetes labels on the running nodes
+        // (https://cloud.google.com/kubernetes-engine/docs/how-to/update-existing-nodepools; the
+        // container v1 `UpdateNodePoolRequest.labels`): a pool of an earlier a3ctl gains
+        // `POOL_LABEL` without being replaced.
+        NodeLabels => f("node_labels", InPlace),
+        PlacementPolicy => f("placement_policy", ForceNew),
+        Reservation => f("reservation", ForceNew),
+        Capacity => f("capacity", ForceNew),
+        LocalSsdCount => f("local_ssd_count", ForceNew),
+        // GKE cannot change a pool's service account (`gcloud container node-pools update` has no
+        // flag for it; terraform-provider-google marks `node_config.service_account` ForceNew).
+        ServiceAccount => f("service_account", ForceNew),
+        NodeCount => f("node_count", InPlace),
+        Labels => labels(),
+        Taints => set("taints", InPlace),
+        Gvnic => f("gvnic", InPlace),
+        ImageType => f("image_type", InPlace),
+        DiskSizeGb => f("disk_size_gb", InPlace),
+        AutoRepair => f("auto_repair", InPlace),
+        AutoUpgrade => f("auto_upgrade", InPlace),
+        UpgradeSettings => Field {
+            name: "upgrade_settings",
+            change: InPlace,
+            compare: Compare::UpgradeSettings,
+        },
+        // `nodePools.update` with `nodeVersion`: GKE upgrades the nodes in place (surge or
+        // blue-green), never a new pool.
+        Version => Field {
+            name: "version",
+            change: InPlace,
+            compare: Compare::VersionPrefix,
+        },
+    }
+}
 
 fn last(value: &str) -> String {
     value.rsplit('/').next().unwrap_or(value).to_string()

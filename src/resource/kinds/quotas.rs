@@ -9,7 +9,7 @@
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f};
+use crate::resource::spec::{Field, f, kind_fields};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -103,12 +103,14 @@ pub struct MachineTypeSpec {
     pub accelerators: Vec<(String, u64)>,
 }
 
-/// Never diffed.
-pub const MACHINE_TYPE_FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("guest_cpus", InPlace),
-    f("accelerators", InPlace),
-];
+kind_fields! {
+    /// The fields of [`MachineTypeSpec`]; never diffed.
+    pub enum MachineTypeField for MachineType in MACHINE_TYPE_FIELDS {
+        Name => f("name", ForceNew),
+        GuestCpus => f("guest_cpus", InPlace),
+        Accelerators => f("accelerators", InPlace),
+    }
+}
 
 /// A zone's machine type (`machine_type`).
 pub const MACHINE_TYPE_INFO: super::KindInfo = super::KindInfo {
@@ -426,14 +428,16 @@ impl GpuFamilyQuotaSpec {
     }
 }
 
-/// Never diffed.
-pub const GPU_FAMILY_FIELDS: &[Field] = &[
-    f("region", ForceNew),
-    f("family", ForceNew),
-    f("limit", InPlace),
-    f("usage", InPlace),
-    f("reserved", InPlace),
-];
+kind_fields! {
+    /// The fields of [`GpuFamilyQuotaSpec`]; never diffed.
+    pub enum GpuFamilyQuotaField for GpuFamilyQuota in GPU_FAMILY_FIELDS {
+        Region => f("region", ForceNew),
+        Family => f("family", ForceNew),
+        Limit => f("limit", InPlace),
+        Usage => f("usage", InPlace),
+        Reserved => f("reserved", InPlace),
+    }
+}
 
 /// On-demand GPUs of a family in a region (`gpu_family_quota`).
 pub const GPU_FAMILY_INFO: super::KindInfo = super::KindInfo {

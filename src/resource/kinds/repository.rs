@@ -7,7 +7,7 @@
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, labels, mark};
+use crate::resource::spec::{f, kind_fields, labels, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -39,14 +39,16 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("artifactregistry.googleapis.com"),
 };
 
-/// How each field of [`RepositorySpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("location", ForceNew),
-    f("format", ForceNew),
-    mark(InPlace),
-    labels(),
-];
+kind_fields! {
+    /// The fields of [`RepositorySpec`].
+    pub enum RepositoryField for Repository in FIELDS {
+        Name => f("name", ForceNew),
+        Location => f("location", ForceNew),
+        Format => f("format", ForceNew),
+        Description => mark(InPlace),
+        Labels => labels(),
+    }
+}
 
 impl RepositorySpec {
     /// The `repository` of `CreateRepository` (the id and parent travel beside it).
@@ -60,20 +62,21 @@ impl RepositorySpec {
 
     /// The `repository` and update mask of an `UpdateRepository` that changes `fields`, named
     /// `name` (its full resource name).
-    pub fn patch(&self, name: &str, fields: &[String]) -> (Value, Vec<&'static str>) {
+    pub fn patch(&self, name: &str, fields: &[RepositoryField]) -> (Value, Vec<&'static str>) {
         let mut repository = json!({"name": name});
         let mut mask = Vec::new();
         for field in fields {
-            match field.as_str() {
-                "labels" => {
+            match field {
+                RepositoryField::Labels => {
                     repository["labels"] = json!(self.labels);
                     mask.push("labels");
                 }
-                "description" => {
+                RepositoryField::Description => {
                     repository["description"] = json!(self.description);
                     mask.push("description");
                 }
-                _ => {}
+                // Replaced, never updated.
+                RepositoryField::Name | RepositoryField::Location | RepositoryField::Format => {}
             }
         }
         (repository, mask)
@@ -122,7 +125,7 @@ mod tests {
             }
         );
         let spec: RepositorySpec = super::super::from_spec("repository", &o.spec).unwrap();
-        let (body, mask) = spec.patch("full/name", &["labels".into()]);
+        let (body, mask) = spec.patch("full/name", &[RepositoryField::Labels]);
         assert_eq!(body, json!({"name": "full/name", "labels": {}}));
         assert_eq!(mask, ["labels"]);
     }

@@ -11,7 +11,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, set};
+use crate::resource::spec::{f, kind_fields, set};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -57,18 +57,20 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field of [`ReservationSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("zone", ForceNew),
-    f("machine_type", ForceNew),
-    set("accelerators", ForceNew),
-    f("local_ssds", ForceNew),
-    f("specific_reservation_required", ForceNew),
-    f("deployment_type", ForceNew),
-    f("count", InPlace),
-    f("share_type", InPlace),
-];
+kind_fields! {
+    /// The fields of [`ReservationSpec`].
+    pub enum ReservationField for Reservation in FIELDS {
+        Name => f("name", ForceNew),
+        Zone => f("zone", ForceNew),
+        MachineType => f("machine_type", ForceNew),
+        Accelerators => set("accelerators", ForceNew),
+        LocalSsds => f("local_ssds", ForceNew),
+        SpecificReservationRequired => f("specific_reservation_required", ForceNew),
+        DeploymentType => f("deployment_type", ForceNew),
+        Count => f("count", InPlace),
+        ShareType => f("share_type", InPlace),
+    }
+}
 
 /// An int64 of Compute's JSON (a string) or a number.
 fn int64(v: &Value) -> Option<u64> {

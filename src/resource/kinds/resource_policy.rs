@@ -6,7 +6,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::ForceNew;
-use crate::resource::spec::{Field, f, mark};
+use crate::resource::spec::{f, kind_fields, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -34,13 +34,15 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field of [`ResourcePolicySpec`] may change: a placement policy is never updated.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("region", ForceNew),
-    f("collocation", ForceNew),
-    mark(ForceNew),
-];
+kind_fields! {
+    /// The fields of [`ResourcePolicySpec`]: a placement policy is never updated.
+    pub enum ResourcePolicyField for ResourcePolicy in FIELDS {
+        Name => f("name", ForceNew),
+        Region => f("region", ForceNew),
+        Collocation => f("collocation", ForceNew),
+        Description => mark(ForceNew),
+    }
+}
 
 impl ResourcePolicySpec {
     /// The body of `resourcePolicies.insert`.

@@ -7,7 +7,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, mark};
+use crate::resource::spec::{f, kind_fields, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -47,15 +47,17 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field of [`RouterSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("network", ForceNew),
-    f("region", ForceNew),
-    // Never differs (the ownership mark), so how it would change does not matter.
-    mark(InPlace),
-    f("nat", InPlace),
-];
+kind_fields! {
+    /// The fields of [`RouterSpec`].
+    pub enum RouterField for Router in FIELDS {
+        Name => f("name", ForceNew),
+        Network => f("network", ForceNew),
+        Region => f("region", ForceNew),
+        // Never differs (the ownership mark), so how it would change does not matter.
+        Description => mark(InPlace),
+        Nat => f("nat", InPlace),
+    }
+}
 
 impl Nat {
     /// The API's NAT gateway, on top of `current` (the live gateway of that name, whose other

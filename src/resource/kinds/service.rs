@@ -7,7 +7,7 @@
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f};
+use crate::resource::spec::{f, kind_fields};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -32,8 +32,13 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("serviceusage.googleapis.com"),
 };
 
-/// How each field of [`ServiceSpec`] may change.
-pub const FIELDS: &[Field] = &[f("name", ForceNew), f("enabled", InPlace)];
+kind_fields! {
+    /// The fields of [`ServiceSpec`].
+    pub enum ServiceField for Service in FIELDS {
+        Name => f("name", ForceNew),
+        Enabled => f("enabled", InPlace),
+    }
+}
 
 impl ServiceSpec {
     /// The live service (`projects/NUMBER/services/NAME` with `state` and `config.name`) as a

@@ -8,7 +8,7 @@
 use super::{ShapeError, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
-use crate::resource::spec::{Field, f, mark};
+use crate::resource::spec::{f, kind_fields, mark};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -35,12 +35,14 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("iam.googleapis.com"),
 };
 
-/// How each field of [`ServiceAccountSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("account_id", ForceNew),
-    f("display_name", InPlace),
-    mark(InPlace),
-];
+kind_fields! {
+    /// The fields of [`ServiceAccountSpec`].
+    pub enum ServiceAccountField for ServiceAccount in FIELDS {
+        AccountId => f("account_id", ForceNew),
+        DisplayName => f("display_name", InPlace),
+        Description => mark(InPlace),
+    }
+}
 
 /// `ID@PROJECT.iam.gserviceaccount.com`, the email IAM gives an account made in `project`.
 pub fn email(account_id: &str, project: &str) -> String {

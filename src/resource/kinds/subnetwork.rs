@@ -8,7 +8,7 @@
 use super::{ShapeError, live_last, live_str};
 use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, GrowOnly, InPlace};
-use crate::resource::spec::{Field, f, mark, set};
+use crate::resource::spec::{f, kind_fields, mark, set};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -47,16 +47,18 @@ pub const INFO: super::KindInfo = super::KindInfo {
     service: Some("compute.googleapis.com"),
 };
 
-/// How each field of [`SubnetworkSpec`] may change.
-pub const FIELDS: &[Field] = &[
-    f("name", ForceNew),
-    f("network", ForceNew),
-    f("region", ForceNew),
-    mark(ForceNew),
-    f("ip_cidr_range", GrowOnly),
-    set("secondary_ranges", InPlace),
-    f("private_ip_google_access", InPlace),
-];
+kind_fields! {
+    /// The fields of [`SubnetworkSpec`].
+    pub enum SubnetworkField for Subnetwork in FIELDS {
+        Name => f("name", ForceNew),
+        Network => f("network", ForceNew),
+        Region => f("region", ForceNew),
+        Description => mark(ForceNew),
+        IpCidrRange => f("ip_cidr_range", GrowOnly),
+        SecondaryRanges => set("secondary_ranges", InPlace),
+        PrivateIpGoogleAccess => f("private_ip_google_access", InPlace),
+    }
+}
 
 impl SubnetworkSpec {
     /// `secondaryIpRanges` as the API spells them.

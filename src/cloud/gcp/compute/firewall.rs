@@ -49,7 +49,7 @@ impl ComputeAdapter {
         request_id: String,
     ) -> CloudResult<model::Operation> {
         let spec: FirewallSpec = from_spec("firewall", &target.spec)?;
-        let body: Firewall = to_model(spec.patch(&step.fields))?;
+        let body: Firewall = to_model(spec.patch(&step.fields_of()?))?;
         gax(self
             .firewalls
             .patch()

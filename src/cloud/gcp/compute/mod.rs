@@ -31,8 +31,12 @@ use crate::cloud::{
 };
 use crate::resource::FieldDiff;
 use crate::resource::OperationRef;
+use crate::resource::kinds::firewall::FirewallField;
+use crate::resource::kinds::network::NetworkField;
 use crate::resource::kinds::quotas::{MachineTypeSpec, QuotasSpec};
 use crate::resource::kinds::reservation::ReservationSpec;
+use crate::resource::kinds::router::RouterField;
+use crate::resource::kinds::subnetwork::SubnetworkField;
 use crate::resource::{Api, Kind, Observed};
 use google_cloud_compute_v1::client::{
     Firewalls, GlobalOperations, MachineTypes, Networks, Projects, RegionOperations, Regions,
@@ -661,7 +665,10 @@ impl ComputeKind for NetworkAdapter {
         self.0.create_network(loc, target, rid).await
     }
     fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        UpdateStep::per_call(diffs, &[("patch", &["mtu", "routing_mode"])])
+        UpdateStep::per_call(
+            diffs,
+            &[("patch", &[NetworkField::Mtu, NetworkField::RoutingMode])],
+        )
     }
     async fn patch(
         &self,
@@ -708,8 +715,14 @@ impl ComputeKind for SubnetworkAdapter {
         UpdateStep::per_call(
             diffs,
             &[
-                ("expandIpCidrRange", &["ip_cidr_range"]),
-                ("patch", &["secondary_ranges", "private_ip_google_access"]),
+                ("expandIpCidrRange", &[SubnetworkField::IpCidrRange]),
+                (
+                    "patch",
+                    &[
+                        SubnetworkField::SecondaryRanges,
+                        SubnetworkField::PrivateIpGoogleAccess,
+                    ],
+                ),
             ],
         )
     }
@@ -760,7 +773,12 @@ impl ComputeKind for FirewallAdapter {
             diffs,
             &[(
                 "patch",
-                &["description", "priority", "allowed", "source_ranges"],
+                &[
+                    FirewallField::Description,
+                    FirewallField::Priority,
+                    FirewallField::Allowed,
+                    FirewallField::SourceRanges,
+                ],
             )],
         )
     }
@@ -806,7 +824,7 @@ impl ComputeKind for RouterAdapter {
         self.0.create_router(loc, target, rid).await
     }
     fn steps(&self, diffs: &[FieldDiff]) -> Vec<UpdateStep> {
-        UpdateStep::per_call(diffs, &[("patch", &["nat"])])
+        UpdateStep::per_call(diffs, &[("patch", &[RouterField::Nat])])
     }
     async fn patch(
         &self,

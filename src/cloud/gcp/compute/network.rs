@@ -10,7 +10,7 @@ use crate::cloud::{CloudError, CloudResult, ErrorClass, Target, UpdateStep};
 use crate::resource::Observed;
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::network::NetworkSpec;
-use crate::resource::kinds::subnetwork::SubnetworkSpec;
+use crate::resource::kinds::subnetwork::{SubnetworkField, SubnetworkSpec};
 use google_cloud_compute_v1::model::{self, Network, Subnetwork};
 use serde_json::{Map, Value, json};
 
@@ -55,7 +55,7 @@ impl ComputeAdapter {
         request_id: String,
     ) -> CloudResult<model::Operation> {
         let spec: NetworkSpec = from_spec("network", &target.spec)?;
-        let body: Network = to_model(spec.patch(&step.fields))?;
+        let body: Network = to_model(spec.patch(&step.fields_of()?))?;
         gax(self
             .networks
             .patch()
@@ -129,9 +129,9 @@ impl ComputeAdapter {
                 .await);
         }
         let mut patch = Map::new();
-        for field in &step.fields {
-            match field.as_str() {
-                "secondary_ranges" => {
+        for field in step.fields_of::<SubnetworkField>()? {
+            match field {
+                SubnetworkField::SecondaryRanges => {
                     let ranges = spec.secondary_body();
                     if ranges.is_empty() {
                         // The client leaves an empty list out of the body, which PATCH reads as
@@ -147,13 +147,18 @@ impl ComputeAdapter {
                     }
                     patch.insert("secondaryIpRanges".into(), Value::Array(ranges));
                 }
-                "private_ip_google_access" => {
+                SubnetworkField::PrivateIpGoogleAccess => {
                     patch.insert(
                         "privateIpGoogleAccess".into(),
                         json!(spec.private_ip_google_access),
                     );
                 }
-                _ => {}
+                // `expandIpCidrRange` above; the rest are replaced, or never differ (the mark).
+                SubnetworkField::IpCidrRange
+                | SubnetworkField::Name
+                | SubnetworkField::Network
+                | SubnetworkField::Region
+                | SubnetworkField::Description => {}
             }
         }
         // PATCH needs the current fingerprint; retry once if it moved under us.

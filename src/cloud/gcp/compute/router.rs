@@ -10,7 +10,7 @@ use crate::cloud::{CloudError, CloudResult, ErrorClass, Target, UpdateStep};
 use crate::resource::Observed;
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::resource_policy::ResourcePolicySpec;
-use crate::resource::kinds::router::RouterSpec;
+use crate::resource::kinds::router::{RouterField, RouterSpec};
 use google_cloud_compute_v1::model::{self, ResourcePolicy, Router};
 use serde_json::json;
 
@@ -61,7 +61,7 @@ impl ComputeAdapter {
         step: &UpdateStep,
         request_id: String,
     ) -> CloudResult<model::Operation> {
-        if !step.fields.iter().any(|f| f == "nat") {
+        if !step.changes(RouterField::Nat) {
             return Err(super::no_update(target, step));
         }
         let current = self.get_router(loc).await?.ok_or_else(|| {

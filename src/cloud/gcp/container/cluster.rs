@@ -18,7 +18,9 @@ use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateS
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 pub use crate::resource::kinds::cluster::BOOTSTRAP_POOL;
-use crate::resource::kinds::cluster::{AuthorizedNetwork, ClusterSpec, MaintenancePolicy};
+use crate::resource::kinds::cluster::{
+    AuthorizedNetwork, ClusterField, ClusterSpec, MaintenancePolicy,
+};
 use crate::resource::kinds::from_spec;
 use crate::resource::kinds::gke_versions::{minor_of, minors_between};
 use crate::resource::spec::OWNERSHIP_LABEL as LABEL;
@@ -125,24 +127,33 @@ fn addons(spec: &ClusterSpec) -> Value {
 }
 
 /// `(step name, fields)` for every in-place cluster field.
-const STEPS: &[(&str, &[&str])] = &[
-    ("updateCluster(desiredReleaseChannel)", &["release_channel"]),
-    ("updateCluster(desiredMasterVersion)", &["version"]),
+const STEPS: &[(&str, &[ClusterField])] = &[
+    (
+        "updateCluster(desiredReleaseChannel)",
+        &[ClusterField::ReleaseChannel],
+    ),
+    (
+        "updateCluster(desiredMasterVersion)",
+        &[ClusterField::Version],
+    ),
     (
         "updateCluster(desiredMasterAuthorizedNetworksConfig)",
-        &["authorized_networks"],
+        &[ClusterField::AuthorizedNetworks],
     ),
     (
         "updateCluster(desiredAddonsConfig)",
-        &["filestore_csi", "gcsfuse_csi"],
+        &[ClusterField::FilestoreCsi, ClusterField::GcsfuseCsi],
     ),
     (
         "updateCluster(desiredWorkloadIdentityConfig)",
-        &["workload_pool"],
+        &[ClusterField::WorkloadPool],
     ),
-    ("setResourceLabels", &["labels"]),
-    ("setMaintenancePolicy", &["maintenance_policy"]),
-    ("deleteNodePool(a3ctl-bootstrap)", &["bootstrap_pool"]),
+    ("setResourceLabels", &[ClusterField::Labels]),
+    ("setMaintenancePolicy", &[ClusterField::MaintenancePolicy]),
+    (
+        "deleteNodePool(a3ctl-bootstrap)",
+        &[ClusterField::BootstrapPool],
+    ),
 ];
 
 /// One `clusters.update` per field group, labels last (GKE takes one field per update). A
@@ -151,8 +162,10 @@ const STEPS: &[(&str, &[&str])] = &[
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
     let mut steps = Vec::new();
     for step in UpdateStep::per_call(diffs, STEPS) {
-        let version = diffs.iter().find(|d| d.field == "version");
-        if let (true, Some(diff)) = (step.fields == ["version"], version) {
+        let version = diffs
+            .iter()
+            .find(|d| d.field == ClusterField::Version.as_str());
+        if let (true, Some(diff)) = (step.changes(ClusterField::Version), version) {
             let (live, target) = (
                 diff.before.as_str().unwrap_or(""),
                 diff.after.as_str().unwrap_or(""),
@@ -391,36 +404,58 @@ impl ContainerAdapter {
         let path = ClusterPath::parse(&target.id)?;
         let spec: ClusterSpec = from_spec("cluster", &target.spec)?;
         // `UpdateStep::per_call` never makes a step without fields.
-        let field = step.fields.first().map(String::as_str).unwrap_or("");
+        let Some(&field) = step.fields_of::<ClusterField>()?.first() else {
+            return Err(crate::cloud::gcp::compute::no_update(target, step));
+        };
         let update = match field {
             // Boxed: a read then a call each; the client futures are large, and this path runs
             // deep in the executor.
-            "labels" => return Box::pin(self.set_labels(&path, &spec)).await,
-            "maintenance_policy" => {
+            ClusterField::Labels => return Box::pin(self.set_labels(&path, &spec)).await,
+            ClusterField::MaintenancePolicy => {
                 return Box::pin(self.set_maintenance_policy(&path, &spec)).await;
             }
-            "bootstrap_pool" => return Box::pin(self.delete_bootstrap_pool(&path)).await,
-            "release_channel" => {
+            ClusterField::BootstrapPool => {
+                return Box::pin(self.delete_bootstrap_pool(&path)).await;
+            }
+            ClusterField::ReleaseChannel => {
                 json!({"desiredReleaseChannel": {"channel": spec.release_channel}})
             }
-            "version" => {
+            ClusterField::Version => {
                 // Boxed: the client futures are large, and this path runs deep in the executor.
                 match Box::pin(self.master_version_step(&path, &spec, step)).await? {
                     Some(version) => json!({"desiredMasterVersion": version}),
                     None => return Ok(Started::Done),
                 }
             }
-            "authorized_networks" => json!({
+            ClusterField::AuthorizedNetworks => json!({
                 "desiredMasterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
             }),
-            "filestore_csi" | "gcsfuse_csi" => json!({"desiredAddonsConfig": addons(&spec)}),
-            "workload_pool" => json!({
+            ClusterField::FilestoreCsi | ClusterField::GcsfuseCsi => {
+                json!({"desiredAddonsConfig": addons(&spec)})
+            }
+            ClusterField::WorkloadPool => json!({
                 "desiredWorkloadIdentityConfig": {"workloadPool": spec.workload_pool},
             }),
-            other => {
+            // Replaced, a3ctl's own (deletion protection), or never a difference.
+            ClusterField::Name
+            | ClusterField::Location
+            | ClusterField::Network
+            | ClusterField::Subnetwork
+            | ClusterField::PodsRange
+            | ClusterField::ServicesRange
+            | ClusterField::DatapathProvider
+            | ClusterField::MultiNetworking
+            | ClusterField::PrivateNodes
+            | ClusterField::MasterIpv4Cidr
+            | ClusterField::GpudirectFamily
+            | ClusterField::ManagedGpuNetworking
+            | ClusterField::DeletionProtection => {
                 return Err(CloudError::new(
                     ErrorClass::Invalid,
-                    format!("cluster field `{other}` cannot be updated in place"),
+                    format!(
+                        "cluster field `{}` cannot be updated in place",
+                        field.as_str()
+                    ),
                 ));
             }
         };

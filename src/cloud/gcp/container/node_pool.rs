@@ -31,7 +31,7 @@ use crate::cloud::{CloudError, CloudResult, ErrorClass, Started, Target, UpdateS
 use crate::resource::FieldDiff;
 use crate::resource::Observed;
 use crate::resource::kinds::from_spec;
-use crate::resource::kinds::node_pool::{NodePoolSpec, UpgradeSettings};
+use crate::resource::kinds::node_pool::{NodePoolField, NodePoolSpec, UpgradeSettings};
 use base64::Engine;
 use google_cloud_container_v1::model::{NodeManagement, NodePool, UpdateNodePoolRequest};
 use serde_json::{Value, json};
@@ -169,18 +169,27 @@ fn node_version(wanted: &str, master: &str, valid: &[String]) -> CloudResult<Str
 
 /// Field groups of node-pool updates: `setSize`, one `nodePools.update`, `setManagement`, and the
 /// upgrade settings as a `nodePools.update` of their own (`update(upgradeSettings)`).
-const STEPS: &[(&str, &[&str])] = &[
+const STEPS: &[(&str, &[NodePoolField])] = &[
     // First: nodes added by a resize would come up on the old version and be upgraded again.
-    ("update(nodeVersion)", &["version"]),
-    ("setSize", &["node_count"]),
+    ("update(nodeVersion)", &[NodePoolField::Version]),
+    ("setSize", &[NodePoolField::NodeCount]),
     (
         "update",
-        &["labels", "taints", "gvnic", "image_type", "disk_size_gb"],
+        &[
+            NodePoolField::Labels,
+            NodePoolField::Taints,
+            NodePoolField::Gvnic,
+            NodePoolField::ImageType,
+            NodePoolField::DiskSizeGb,
+        ],
     ),
-    ("setManagement", &["auto_repair", "auto_upgrade"]),
-    ("update(upgradeSettings)", &["upgrade_settings"]),
+    (
+        "setManagement",
+        &[NodePoolField::AutoRepair, NodePoolField::AutoUpgrade],
+    ),
+    ("update(upgradeSettings)", &[NodePoolField::UpgradeSettings]),
     // The nodes' Kubernetes labels, replaced as a whole on the running nodes.
-    ("update(labels)", &["node_labels"]),
+    ("update(labels)", &[NodePoolField::NodeLabels]),
 ];
 
 pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
@@ -188,22 +197,42 @@ pub(super) fn update_steps(diffs: &[FieldDiff]) -> Vec<UpdateStep> {
 }
 
 /// The `UpdateNodePoolRequest` for the fields of an `update` step.
-fn update_body(id: &str, spec: &NodePoolSpec, fields: &[String]) -> Value {
+fn update_body(id: &str, spec: &NodePoolSpec, fields: &[NodePoolField]) -> Value {
     let mut request = json!({"name": id});
     for field in fields {
-        match field.as_str() {
-            "labels" => request["resourceLabels"] = json!({"labels": spec.labels}),
-            "taints" => request["taints"] = json!({"taints": spec.taints}),
-            "gvnic" => request["gvnic"] = json!({"enabled": spec.gvnic}),
-            "image_type" => request["imageType"] = json!(spec.image_type),
-            "disk_size_gb" => request["diskSizeGb"] = json!(spec.disk_size_gb),
-            "node_labels" => request["labels"] = json!({"labels": spec.node_labels}),
-            "upgrade_settings" => {
+        match field {
+            NodePoolField::Labels => request["resourceLabels"] = json!({"labels": spec.labels}),
+            NodePoolField::Taints => request["taints"] = json!({"taints": spec.taints}),
+            NodePoolField::Gvnic => request["gvnic"] = json!({"enabled": spec.gvnic}),
+            NodePoolField::ImageType => request["imageType"] = json!(spec.image_type),
+            NodePoolField::DiskSizeGb => request["diskSizeGb"] = json!(spec.disk_size_gb),
+            NodePoolField::NodeLabels => {
+                request["labels"] = json!({"labels": spec.node_labels});
+            }
+            NodePoolField::UpgradeSettings => {
                 if let Some(settings) = &spec.upgrade_settings {
                     request["upgradeSettings"] = upgrade_settings(settings);
                 }
             }
-            _ => {}
+            // Changed by calls of their own (`update(nodeVersion)`, `setSize`,
+            // `setManagement`), or replaced: never in an `update` body.
+            NodePoolField::Version
+            | NodePoolField::NodeCount
+            | NodePoolField::AutoRepair
+            | NodePoolField::AutoUpgrade
+            | NodePoolField::Cluster
+            | NodePoolField::Location
+            | NodePoolField::Name
+            | NodePoolField::MachineType
+            | NodePoolField::Locations
+            | NodePoolField::Accelerator
+            | NodePoolField::AdditionalNetworks
+            | NodePoolField::AcceleratorNetworkProfile
+            | NodePoolField::PlacementPolicy
+            | NodePoolField::Reservation
+            | NodePoolField::Capacity
+            | NodePoolField::LocalSsdCount
+            | NodePoolField::ServiceAccount => {}
         }
     }
     request
@@ -442,7 +471,7 @@ impl ContainerAdapter {
             "update" | "update(upgradeSettings)" | "update(labels)" => {
                 let request: UpdateNodePoolRequest = typed(
                     "node pool update",
-                    update_body(&target.id, &spec, &step.fields),
+                    update_body(&target.id, &spec, &step.fields_of()?),
                 )?;
                 self.client
                     .update_node_pool()
@@ -564,7 +593,7 @@ mod tests {
             }),
         )
         .unwrap();
-        let body = update_body("x", &spec, &steps[1].fields);
+        let body = update_body("x", &spec, &steps[1].fields_of().unwrap());
         assert_eq!(body["resourceLabels"], json!({"labels": {"a": "b"}}));
         assert_eq!(body["gvnic"], json!({"enabled": true}));
         // The nodes' Kubernetes labels: a call of their own, the whole set.
@@ -572,7 +601,7 @@ mod tests {
         assert_eq!(steps[1].name, "update(labels)");
         let mut spec = spec;
         spec.node_labels = [("a3ctl.dev/pool".to_string(), "p".to_string())].into();
-        let body = update_body("x", &spec, &steps[1].fields);
+        let body = update_body("x", &spec, &steps[1].fields_of().unwrap());
         assert_eq!(body["labels"], json!({"labels": {"a3ctl.dev/pool": "p"}}));
         assert!(body["resourceLabels"].is_null());
     }
