@@ -14,7 +14,6 @@ use a3ctl::graph::ResourceGraph;
 use a3ctl::plan::planner::{Refreshed, plan};
 use a3ctl::state::State;
 use a3ctl_sim::SimConfig;
-use a3ctl_sim::latency::LatencyProfile;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,9 +57,10 @@ async fn bench(name: &str) {
     let state = State::new(&blueprint.name, "bench".into());
     let the_plan = plan(graph.resources(), &state, &Refreshed::new(), false).expect("plan");
 
-    // Lower bounds from the graph with the profile's mean durations.
+    // Lower bounds from the graph with the typical durations' means (the simulator's profile has
+    // the same figures).
     let steps = schedule::steps(&the_plan, &state);
-    let bounds = estimate::estimate(&LatencyProfile::realistic(), &the_plan, &steps);
+    let bounds = estimate::estimate(&the_plan, &steps);
     let (critical, laned) = (bounds.critical_path, bounds.seconds());
 
     let options = Options {

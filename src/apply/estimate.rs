@@ -1,9 +1,9 @@
 //! How long an apply should take, worked out from the plan alone: no cloud, no simulator run.
 //!
-//! Each step is weighted with the mean duration the simulator's realistic latency profile
-//! (`a3ctl_sim::latency::LatencyProfile::realistic`, taken from field figures) gives its operation,
-//! a GPU pool's stretched by its nodes as the simulator stretches it
-//! (`a3ctl_sim::latency::pool_size_factor`). Two lower
+//! Each step is weighted with the mean of its operation's typical duration
+//! ([`crate::resource::durations`], taken from field figures; the simulator's realistic latency
+//! profile has the same), a GPU pool's stretched by its nodes as the simulator stretches it
+//! ([`durations::pool_size_factor`]). Two lower
 //! bounds follow from the step graph ([`super::schedule`]): its critical path, and the critical
 //! path once GKE's rule of one operation at a time per cluster serialises the cluster and its node
 //! pools. The larger is the estimate. `a3ctl init` prints it and `cargo bench --bench apply`
@@ -12,8 +12,7 @@
 
 use super::schedule::{self, Step, StepKind};
 use crate::plan::Plan;
-use crate::resource::Kind;
-use a3ctl_sim::latency::{LatencyProfile, Span};
+use crate::resource::{Kind, durations};
 
 /// The two lower bounds of an apply, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,9 +30,9 @@ impl Estimate {
     }
 }
 
-/// The mean simulated duration, in seconds, of carrying out `step` of `plan` (creates only;
-/// other steps weigh nothing).
-pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
+/// The mean typical duration, in seconds, of carrying out `step` of `plan` (creates only; other
+/// steps weigh nothing).
+pub fn expected_secs(plan: &Plan, step: &Step) -> f64 {
     if step.kind != StepKind::Create {
         return 0.0;
     }
@@ -44,7 +43,7 @@ pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 
         .is_some_and(|s| s["accelerator"].is_object());
     // A GPU pool's create grows with its nodes, as the simulator's does.
     let factor = if step.addr.kind == Kind::NodePool && gpu {
-        a3ctl_sim::latency::pool_size_factor(pool_nodes(change.after.as_ref()))
+        durations::pool_size_factor(pool_nodes(change.after.as_ref()))
     } else {
         1.0
     };
@@ -55,11 +54,7 @@ pub fn expected_secs(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 
             None => return 0.0,
         },
     };
-    let mean = |key: &str| match profile.spans.get(key) {
-        Some(Span::Fixed(s)) => *s,
-        Some(Span::Range([a, b])) => (a + b) / 2.0,
-        None => 0.0,
-    };
+    let mean = |key: &str| durations::mean(key).unwrap_or(0.0);
     // A cluster is created with a bootstrap pool that is deleted before it is usable.
     let extra = if step.addr.kind == Kind::Cluster {
         mean("container.nodePool.delete")
@@ -77,9 +72,9 @@ pub fn pool_nodes(spec: Option<&serde_json::Value>) -> u64 {
     })
 }
 
-/// Both bounds of applying `steps` of `plan` under `profile`.
-pub fn estimate(profile: &LatencyProfile, plan: &Plan, steps: &[Step]) -> Estimate {
-    estimate_by(steps, |s| expected_secs(profile, plan, s))
+/// Both bounds of applying `steps` of `plan`.
+pub fn estimate(plan: &Plan, steps: &[Step]) -> Estimate {
+    estimate_by(steps, |s| expected_secs(plan, s))
 }
 
 /// Both bounds of applying `steps`, each weighing `weight` seconds (`a3ctl init` weighs updates,
@@ -130,7 +125,7 @@ mod tests {
         let state = State::new(&blueprint.name, "estimate".into());
         let plan = plan(graph.resources(), &state, &Refreshed::new(), false).expect("plan");
         let steps = schedule::steps(&plan, &state);
-        estimate(&LatencyProfile::realistic(), &plan, &steps)
+        estimate(&plan, &steps)
     }
 
     #[test]

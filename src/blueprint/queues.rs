@@ -367,7 +367,7 @@ fn balanced(
         };
         f.push(finding.help(format!(
             "over a pool's queues, `gpus` must add up to its GPUs: more would admit jobs onto GPUs that are not there, fewer would leave GPUs no queue can use; {fix} (a queue in a cohort may still borrow unused ones), or set the pool's `nodes` to {}",
-            if sum % u64::from(per_node) == 0 {
+            if sum.is_multiple_of(u64::from(per_node)) {
                 format!("{}", sum / u64::from(per_node))
             } else {
                 format!("match (a multiple of {per_node} GPUs)")

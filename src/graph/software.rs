@@ -19,7 +19,7 @@ use crate::resource::kinds::kubernetes::ObjectSpec;
 use crate::resource::kinds::to_spec;
 use crate::resource::{Addr, Desired, Kind, Lifecycle};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{DynamicObject, TypeMeta};
+use kube_core::{DynamicObject, TypeMeta};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

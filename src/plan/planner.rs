@@ -683,7 +683,7 @@ mod tests {
             Kind::Kubernetes,
             "clusterqueue/-/a3-queue",
             json!({"quota": 256}),
-            &[release.addr.clone()],
+            std::slice::from_ref(&release.addr),
         );
         let mut state = State::new("bp", "l".into());
         for d in [&cluster, &pool, &release, &queue] {

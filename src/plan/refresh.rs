@@ -97,7 +97,7 @@ pub async fn discover(
         .filter(|d| !state.resources.contains_key(&d.addr) && state.pending_for(&d.addr).is_none())
         .collect();
     let mut looked = look(provider, &unrecorded, state, concurrency, false).await;
-    Ok(desired
+    desired
         .iter()
         .filter_map(|d| {
             let mut observed = match looked.remove(&d.addr)? {
@@ -116,7 +116,7 @@ pub async fn discover(
                 lifecycle: d.lifecycle.clone(),
             }))
         })
-        .collect::<Result<Vec<_>, _>>()?)
+        .collect::<Result<Vec<_>, _>>()
 }
 
 /// What looking for one resource under its blueprint identity gave.

@@ -7,6 +7,7 @@
 //! layer shares (a field's difference, an operation's handle, the ownership mark in
 //! [`spec::OWNERSHIP_LABEL`]) live here so that the layers above only point down.
 
+pub mod durations;
 pub mod kinds;
 pub mod spec;
 

@@ -1,7 +1,8 @@
 //! `GPU pools replaced:` the section of a plan that says, for each GPU node pool it replaces, how
 //! it moves ([`crate::plan::moves`]: create before destroy, in batches, delete first, or
 //! refused), how many GPUs are at risk, in which order, for about how long (the means of the
-//! simulator's realistic latency profile, `a3ctl_sim::latency`), and whether the new pool's
+//! typical durations, [`crate::resource::durations`], which the simulator's realistic latency
+//! profile shares), and whether the new pool's
 //! capacity is confirmed: GPUs are scarce.
 
 use super::Printer;
@@ -153,14 +154,9 @@ fn render_one(out: &mut String, r: &GpuReplacement) {
     let _ = writeln!(out, "    capacity for the new pool: {capacity}");
 }
 
-/// The mean of a span of the simulator's realistic latency profile, in seconds.
+/// The mean typical duration of an operation, in seconds.
 fn mean(key: &str) -> f64 {
-    use a3ctl_sim::latency::{LatencyProfile, Span};
-    match LatencyProfile::realistic().spans.get(key) {
-        Some(Span::Fixed(s)) => *s,
-        Some(Span::Range([a, b])) => (a + b) / 2.0,
-        None => 0.0,
-    }
+    crate::resource::durations::mean(key).unwrap_or(0.0)
 }
 
 fn minutes(key: &str) -> String {

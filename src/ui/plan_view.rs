@@ -274,18 +274,10 @@ fn count(n: u64, what: &str) -> String {
     }
 }
 
-/// Seconds one batch of a node upgrade takes: the mean of the realistic latency profile's
-/// `container.nodePool.update`, the figure the simulator uses for a node pool update.
+/// Seconds one batch of a node upgrade takes: the mean typical `container.nodePool.update`
+/// ([`crate::resource::durations`]), the figure the simulator uses for a node pool update.
 fn per_batch_secs() -> f64 {
-    use a3ctl_sim::latency::{LatencyProfile, Span};
-    match LatencyProfile::realistic()
-        .spans
-        .get("container.nodePool.update")
-    {
-        Some(Span::Fixed(s)) => *s,
-        Some(Span::Range([a, b])) => (a + b) / 2.0,
-        None => 180.0,
-    }
+    crate::resource::durations::mean("container.nodePool.update").unwrap_or(180.0)
 }
 
 /// The human view of a refresh-only plan: what changed outside a3ctl, and what accepting it does.

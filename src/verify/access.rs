@@ -180,8 +180,7 @@ pub fn judge(probe: &Probe, pod: &Value, events: &[Value]) -> Option<Check> {
                 .iter()
                 .filter(|e| e["involvedObject"]["name"] == name && e["reason"] == "Failed")
                 .filter_map(|e| e["message"].as_str())
-                .filter(|m| m.starts_with("Failed to pull image"))
-                .next_back()
+                .rfind(|m| m.starts_with("Failed to pull image"))
                 .map(str::to_string)
                 .or_else(|| event(events, name, "Failed"))
                 .unwrap_or(message);

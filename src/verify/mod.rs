@@ -226,7 +226,7 @@ impl Expected {
             networks,
             min_networks: if managed { 0 } else { bp.family.gpu_nics() },
             kueue,
-            jobset: bp.software.jobset.enabled.then(|| ExpectedJobSet {
+            jobset: bp.software.jobset.enabled.then_some(ExpectedJobSet {
                 kueue: bp.software.kueue.enabled,
             }),
             rdma,

@@ -20,6 +20,7 @@ mod cli;
 mod compat;
 mod converge;
 mod docs_facts;
+mod durations;
 mod endpoints;
 mod files;
 mod guards;

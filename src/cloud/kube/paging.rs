@@ -108,15 +108,15 @@ mod tests {
         })))
     }
 
+    /// The `limit` and `continue` token of one list request.
+    type Asked = (Option<u32>, Option<String>);
+
     /// Runs [`collect`] against scripted answers; returns its result and the `(limit, continue)`
     /// of each request.
     fn run(
         page_size: u32,
         answers: Vec<Result<ObjectList<String>, kube::Error>>,
-    ) -> (
-        Result<Vec<String>, kube::Error>,
-        Vec<(Option<u32>, Option<String>)>,
-    ) {
+    ) -> (Result<Vec<String>, kube::Error>, Vec<Asked>) {
         let asked = RefCell::new(vec![]);
         let answers = RefCell::new(answers.into_iter());
         let result = futures_util::FutureExt::now_or_never(collect(page_size, |params| {

@@ -6,12 +6,13 @@
 //! (no refresh, no cloud call; `a3ctl plan` is the word on drift). Otherwise, including a state kept
 //! in GCS, which is not read here, the plan is a fresh deployment's.
 //!
-//! **How long.** Each step is weighted with the mean duration of its operation in the simulator's
-//! realistic latency profile, as [`crate::apply::estimate`] does for creates; updates and deletes
-//! use the profile's update (`patch`) and delete keys, a GPU pool whose size changes its
-//! `setSize.gpu`. A GPU pool's create (a resize's added nodes) takes longer as it grows past 8
-//! nodes, by the simulator's own [`a3ctl_sim::latency::pool_size_factor`] (16 nodes 1.5×, 32
-//! nodes 2×), so this estimate and the sandbox the user then watches use one source of durations.
+//! **How long.** Each step is weighted with the mean typical duration of its operation
+//! ([`crate::resource::durations`], the figures of the simulator's realistic latency profile), as
+//! [`crate::apply::estimate`] does for creates; updates and deletes use the update (`patch`) and
+//! delete keys, a GPU pool whose size changes its `setSize.gpu`. A GPU pool's create (a resize's
+//! added nodes) takes longer as it grows past 8 nodes, by [`durations::pool_size_factor`] (16
+//! nodes 1.5×, 32 nodes 2×), the simulator's own model, so this estimate and the sandbox the user
+//! then watches agree (`tests/it/durations.rs`).
 //! The steps are then bounded as in [`crate::apply::estimate`]: the critical path, and GKE's one
 //! operation at a time per cluster.
 //!
@@ -25,15 +26,14 @@ use crate::commands::session::SANDBOX_DIR;
 use crate::graph::ResourceGraph;
 use crate::plan::planner::{Refreshed, plan};
 use crate::plan::{Action, Plan};
-use crate::resource::Kind;
+use crate::resource::{Kind, durations};
 use crate::state::State;
 use crate::state::store::LocalStore;
 use crate::ui::{Printer, plan_view};
-use a3ctl_sim::latency::{LatencyProfile, Span};
 use schedule::{Step, StepKind};
 use std::path::{Path, PathBuf};
 
-use a3ctl_sim::latency::pool_size_factor as size_factor;
+use durations::pool_size_factor as size_factor;
 use estimate::pool_nodes as nodes_of;
 
 /// Where the plan's starting point came from.
@@ -89,38 +89,27 @@ fn recorded(blueprint: &Blueprint) -> (Baseline, Option<State>, Option<String>) 
     (Baseline::Fresh, None, None)
 }
 
-fn mean(profile: &LatencyProfile, key: &str) -> f64 {
-    match profile.spans.get(key) {
-        Some(Span::Fixed(s)) => *s,
-        Some(Span::Range([a, b])) => (a + b) / 2.0,
-        None => 0.0,
-    }
+fn mean(key: &str) -> f64 {
+    durations::mean(key).unwrap_or(0.0)
 }
 
 fn is_gpu(spec: Option<&serde_json::Value>) -> bool {
     spec.is_some_and(|s| s["accelerator"].is_object())
 }
 
-/// The profile key of an operation other than a create, derived from the kind's create key
-/// (`compute.network.insert` → `compute.network.patch`), when the profile has one.
-fn sibling(profile: &LatencyProfile, create: &str, verb: &str) -> Option<String> {
-    let (stem, _) = create.rsplit_once('.')?;
-    let compute = create.starts_with("compute.");
-    let verb = match (verb, compute) {
-        ("update", true) => "patch",
-        (verb, _) => verb,
-    };
-    let key = format!("{stem}.{verb}");
-    profile.spans.contains_key(&key).then_some(key)
+/// The key of an operation other than a create, derived from the kind's create key
+/// (`compute.network.insert` → `compute.network.patch`), when it has a typical duration.
+fn sibling(create: &str, verb: &str) -> Option<String> {
+    durations::sibling_key(create, verb).filter(|key| durations::mean(key).is_some())
 }
 
 /// The expected seconds of one step, with GPU pools growing with their nodes.
-pub fn weight(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
+pub fn weight(plan: &Plan, step: &Step) -> f64 {
     let change = &plan.changes[step.change];
     let kind = step.addr.kind;
     match step.kind {
         // A GPU pool's grows with its nodes there.
-        StepKind::Create => estimate::expected_secs(profile, plan, step),
+        StepKind::Create => estimate::expected_secs(plan, step),
         StepKind::Update if kind == Kind::NodePool => {
             let resized = change.diffs.iter().any(|d| d.field == "node_count");
             let gpu = is_gpu(change.after.as_ref());
@@ -129,27 +118,27 @@ pub fn weight(profile: &LatencyProfile, plan: &Plan, step: &Step) -> f64 {
                 let added = nodes_of(change.after.as_ref())
                     .saturating_sub(nodes_of(change.before.as_ref()));
                 secs += if gpu {
-                    mean(profile, "container.nodePool.setSize.gpu") * size_factor(added)
+                    mean("container.nodePool.setSize.gpu") * size_factor(added)
                 } else {
-                    mean(profile, "container.nodePool.setSize")
+                    mean("container.nodePool.setSize")
                 };
             }
             if change.diffs.iter().any(|d| d.field != "node_count") {
-                secs += mean(profile, "container.nodePool.update");
+                secs += mean("container.nodePool.update");
             }
             secs
         }
         StepKind::Update => kind
             .info()
             .create_latency
-            .and_then(|create| sibling(profile, create, "update"))
-            .map_or(0.0, |key| mean(profile, &key)),
-        StepKind::Delete if kind == Kind::NodePool => mean(profile, "container.nodePool.delete"),
+            .and_then(|create| sibling(create, "update"))
+            .map_or(0.0, |key| mean(&key)),
+        StepKind::Delete if kind == Kind::NodePool => mean("container.nodePool.delete"),
         StepKind::Delete => kind
             .info()
             .create_latency
-            .and_then(|create| sibling(profile, create, "delete"))
-            .map_or(0.0, |key| mean(profile, &key)),
+            .and_then(|create| sibling(create, "delete"))
+            .map_or(0.0, |key| mean(&key)),
         StepKind::DeletedWith | StepKind::Forget | StepKind::Resume => 0.0,
     }
 }
@@ -211,8 +200,7 @@ pub fn outlook(printer: &Printer, blueprint: &Blueprint, path: &std::path::Path)
         return Some(out);
     }
     let steps = schedule::steps(&plan, &state);
-    let profile = LatencyProfile::realistic();
-    let bounds = estimate::estimate_by(&steps, |s| weight(&profile, &plan, s));
+    let bounds = estimate::estimate_by(&steps, |s| weight(&plan, s));
     let time = estimate::human(bounds.seconds());
     let creates_cluster = plan.changes.iter().any(|c| {
         c.addr.kind == Kind::Cluster && matches!(c.action, Action::Create | Action::Replace)
@@ -256,15 +244,14 @@ mod tests {
 
     #[test]
     fn update_and_delete_keys_follow_the_create_key() {
-        let profile = LatencyProfile::realistic();
         assert_eq!(
-            sibling(&profile, "container.cluster.create", "update").as_deref(),
+            sibling("container.cluster.create", "update").as_deref(),
             Some("container.cluster.update")
         );
         assert_eq!(
-            sibling(&profile, "file.instance.create", "delete").as_deref(),
+            sibling("file.instance.create", "delete").as_deref(),
             Some("file.instance.delete")
         );
-        assert_eq!(sibling(&profile, "nothing.here.create", "delete"), None);
+        assert_eq!(sibling("nothing.here.create", "delete"), None);
     }
 }

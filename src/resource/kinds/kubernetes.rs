@@ -1,7 +1,7 @@
 //! Objects inside a cluster (kind `k8s`): one Kubernetes object applied server-side
 //! ([`ObjectSpec`]), or a release, a set of upstream manifests such as Kueue's ([`ReleaseSpec`]).
 //!
-//! An object is a `kube` [`DynamicObject`]: custom resources (Kueue's queues, GKE's `Network`
+//! An object is a `kube-core` [`DynamicObject`]: custom resources (Kueue's queues, GKE's `Network`
 //! objects) have no Rust type, and built-in kinds are checked against their `k8s-openapi` type
 //! when the graph builds them ([`ObjectSpec::check_builtin`]). The object is diffed as a whole,
 //! leaf by leaf; a release by what it installs and by the objects of it found missing.
@@ -11,7 +11,7 @@
 
 use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Compare, Field, f, kind_fields, not_diffed};
-use kube::api::DynamicObject;
+use kube_core::DynamicObject;
 use serde::{Deserialize, Serialize};
 
 /// What a3ctl knows about the kind.
@@ -145,7 +145,7 @@ pub struct ReleaseSpec {
 
 /// The JSON layout of an object in a spec.
 mod layout {
-    use kube::api::DynamicObject;
+    use kube_core::DynamicObject;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use serde_json::{Map, Value};
 

@@ -94,7 +94,7 @@ pub struct KindInfo {
     pub fields: &'static [Field],
     /// How long one of its operations may run before an apply gives up on it.
     pub deadline_minutes: u64,
-    /// The simulator's latency-profile key of its create, for time estimates (`None`: instant).
+    /// The key of its create in [`super::durations`], for time estimates (`None`: instant).
     pub create_latency: Option<&'static str>,
     /// The Google service that serves it (for "enable the API" hints); `None` inside a cluster.
     pub service: Option<&'static str>,

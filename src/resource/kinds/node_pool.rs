@@ -6,7 +6,7 @@
 //! Every pool's nodes carry [`POOL_LABEL`].
 //!
 //! The spec is built by the graph; the GKE adapter (`cloud::gcp::container::node_pool`) turns it
-//! into a `NodePool`; [`NodePoolSpec::project`] reads the live pool back:
+//! into a `NodePool` and reads the live pool back (`cloud::gcp::container::project::node_pool`):
 //! - `labels` are the VMs' GCP labels (`config.resourceLabels`); GKE's own `goog-gke-*` labels
 //!   are left out.
 //! - `capacity`: `spot` ↔ `config.spot`, `flex-start` ↔ `config.flexStart`, `reservation` ↔
@@ -17,16 +17,10 @@
 //!   (their `targetSize`), and `initialNodeCount` stands only for a pool GKE has made no group
 //!   for yet.
 
-use super::ShapeError;
-use crate::resource::Observed;
 use crate::resource::spec::Change::{ForceNew, InPlace};
 use crate::resource::spec::{Compare, Field, f, kind_fields, labels, set};
-use google_cloud_container_v1::model::NodePool;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::collections::BTreeMap;
-
-const KIND: &str = "GKE node pool";
 
 /// The Kubernetes node label a3ctl puts on the nodes of every pool it makes, set to the
 /// blueprint's pool name: a stable identity that outlives the GKE pool name
@@ -228,7 +222,8 @@ pub struct NodePoolSpec {
     pub node_labels: BTreeMap<String, String>,
 }
 
-fn default_account() -> String {
+/// The service account of a pool that names none: the Compute default one.
+pub fn default_account() -> String {
     "default".into()
 }
 
@@ -291,192 +286,12 @@ kind_fields! {
     }
 }
 
-fn last(value: &str) -> String {
-    value.rsplit('/').next().unwrap_or(value).to_string()
-}
-
 impl NodePoolSpec {
     /// The reservation the pool consumes, when its capacity is `reservation`.
     pub fn consumed_reservation(&self) -> Option<&Reservation> {
         self.reservation
             .as_ref()
             .filter(|_| self.capacity == "reservation")
-    }
-
-    /// The live pool of cluster `cluster` in `location` (project `project`) as a spec plus
-    /// outputs; `nodes_per_zone` is the size read from the pool's instance groups, `None` while it
-    /// has none (then `initialNodeCount`, the size its create asked for). A pool
-    /// without its node config or machine type is an error: GKE always returns them.
-    // `statusMessage` is deprecated in favour of `conditions` but GKE still fills it in.
-    #[allow(deprecated)]
-    pub fn project(
-        project: &str,
-        cluster: &str,
-        location: &str,
-        pool: &NodePool,
-        nodes_per_zone: Option<u64>,
-    ) -> Result<Observed, ShapeError> {
-        let missing = |field| ShapeError::Live {
-            kind: KIND,
-            name: pool.name.clone(),
-            field,
-        };
-        let config = pool.config.as_ref().ok_or_else(|| missing("config"))?;
-        if config.machine_type.is_empty() {
-            return Err(missing("config.machineType"));
-        }
-        let accelerator = config.accelerators.first().map(|a| Accelerator {
-            kind: a.accelerator_type.clone(),
-            count: a.accelerator_count,
-            driver: a
-                .gpu_driver_installation_config
-                .as_ref()
-                .and_then(|d| d.gpu_driver_version.as_ref())
-                .and_then(|v| v.name())
-                .unwrap_or("GPU_DRIVER_VERSION_UNSPECIFIED")
-                .to_string(),
-        });
-        let additional_networks = pool
-            .network_config
-            .iter()
-            .flat_map(|n| n.additional_node_network_configs.iter())
-            .map(|n| AdditionalNetwork {
-                network: last(&n.network),
-                subnetwork: last(&n.subnetwork),
-            })
-            .collect();
-        let placement_policy = pool
-            .placement_policy
-            .as_ref()
-            .filter(|p| p.r#type.name() == Some("COMPACT") && !p.policy_name.is_empty())
-            .map(|p| last(&p.policy_name));
-        let reservation = config
-            .reservation_affinity
-            .as_ref()
-            .filter(|a| a.consume_reservation_type.name() == Some("SPECIFIC_RESERVATION"))
-            .and_then(|a| a.values.first())
-            .map(|v| Reservation::from_value(project, v));
-        let capacity = if reservation.is_some() {
-            "reservation"
-        } else if config.spot {
-            "spot"
-        } else if config.flex_start == Some(true) {
-            "flex-start"
-        } else {
-            "on-demand"
-        };
-        let management = pool.management.as_ref();
-        let spec = NodePoolSpec {
-            cluster: cluster.to_string(),
-            location: location.to_string(),
-            name: pool.name.clone(),
-            machine_type: config.machine_type.clone(),
-            locations: pool.locations.clone(),
-            node_count: nodes_per_zone.unwrap_or(pool.initial_node_count.max(0) as u64),
-            accelerator,
-            additional_networks,
-            placement_policy,
-            reservation,
-            capacity: capacity.into(),
-            local_ssd_count: config
-                .ephemeral_storage_local_ssd_config
-                .as_ref()
-                .map_or(0, |c| c.local_ssd_count.max(0) as u64),
-            labels: config
-                .resource_labels
-                .iter()
-                .filter(|(k, _)| !k.starts_with("goog-gke-"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            taints: config
-                .taints
-                .iter()
-                .map(|t| Taint {
-                    key: t.key.clone(),
-                    value: t.value.clone(),
-                    effect: t.effect.name().unwrap_or("EFFECT_UNSPECIFIED").to_string(),
-                })
-                .collect(),
-            gvnic: config.gvnic.as_ref().is_some_and(|g| g.enabled),
-            image_type: config.image_type.clone(),
-            disk_size_gb: config.disk_size_gb.into(),
-            auto_repair: management.is_some_and(|m| m.auto_repair),
-            auto_upgrade: management.is_some_and(|m| m.auto_upgrade),
-            service_account: match config.service_account.as_str() {
-                "" => default_account(),
-                email => email.to_string(),
-            },
-            upgrade_settings: Some(project_upgrade(pool)),
-            version: pool.version.clone(),
-            accelerator_network_profile: pool
-                .network_config
-                .as_ref()
-                .map(|n| n.accelerator_network_profile.clone())
-                .filter(|p| !p.is_empty()),
-            node_labels: config
-                .labels
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        };
-        let outputs = json!({
-            "status": pool.status.name().unwrap_or("STATUS_UNSPECIFIED"),
-            "status_message": pool.status_message,
-            "self_link": pool.self_link,
-            "version": pool.version,
-            "initial_node_count": pool.initial_node_count,
-            "instance_group_urls": pool.instance_group_urls,
-        });
-        Ok(Observed {
-            spec: super::to_spec(&spec),
-            outputs,
-        })
-    }
-}
-
-/// The live `upgradeSettings`; absent fields are GKE's defaults (surge, 1 extra node, 0 down).
-fn project_upgrade(pool: &NodePool) -> UpgradeSettings {
-    use google_cloud_container_v1::model::blue_green_settings::RolloutPolicy;
-    use google_cloud_container_v1::model::blue_green_settings::standard_rollout_policy::UpdateBatchSize;
-    let Some(settings) = pool.upgrade_settings.as_ref() else {
-        return UpgradeSettings {
-            strategy: "SURGE".into(),
-            max_surge: 1,
-            max_unavailable: 0,
-            blue_green: None,
-        };
-    };
-    let strategy = match settings.strategy.as_ref().and_then(|s| s.name()) {
-        Some("BLUE_GREEN") => "BLUE_GREEN",
-        _ => "SURGE",
-    };
-    let seconds = |d: &Option<google_cloud_wkt::Duration>| {
-        d.as_ref().map_or(0, |d| d.seconds().max(0) as u64)
-    };
-    let blue_green = settings.blue_green_settings.as_ref().map(|bg| {
-        let standard = match &bg.rollout_policy {
-            Some(RolloutPolicy::StandardRolloutPolicy(p)) => Some(p),
-            _ => None,
-        };
-        let (batch_node_count, batch_percent) = match standard
-            .and_then(|p| p.update_batch_size.as_ref())
-        {
-            Some(UpdateBatchSize::BatchNodeCount(n)) => (Some((*n).max(0) as u32), None),
-            Some(UpdateBatchSize::BatchPercentage(p)) => (None, Some((p * 100.0).round() as u32)),
-            _ => (None, None),
-        };
-        BlueGreenSettings {
-            batch_node_count,
-            batch_percent,
-            batch_soak_seconds: standard.map_or(0, |p| seconds(&p.batch_soak_duration)),
-            pool_soak_seconds: seconds(&bg.node_pool_soak_duration),
-        }
-    });
-    UpgradeSettings {
-        strategy: strategy.into(),
-        max_surge: settings.max_surge.max(0) as u32,
-        max_unavailable: settings.max_unavailable.max(0) as u32,
-        blue_green,
     }
 }
 
@@ -501,106 +316,5 @@ mod tests {
             reservation("res", Some("b1")).value("p"),
             "projects/p/reservations/res/reservationBlocks/b1"
         );
-    }
-
-    fn live() -> NodePool {
-        serde_json::from_value(json!({
-            "name": "a3mega",
-            "locations": ["us-central1-a"],
-            "initialNodeCount": 2,
-            "config": {
-                "machineType": "a3-megagpu-8g",
-                "imageType": "COS_CONTAINERD",
-                "diskSizeGb": 200,
-                "accelerators": [{"acceleratorType": "nvidia-h100-mega-80gb", "acceleratorCount": "8",
-                    "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}],
-                "reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION",
-                    "key": "compute.googleapis.com/reservation-name",
-                    "values": ["projects/p/reservations/res"]},
-                "resourceLabels": {"goog-gke-node-pool-provisioning-model": "reservation", "a3ctl-blueprint": "a3mega"},
-                "ephemeralStorageLocalSsdConfig": {"localSsdCount": 16},
-                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
-            },
-            "networkConfig": {"additionalNodeNetworkConfigs": [
-                {"network": "projects/p/global/networks/n0", "subnetwork": "projects/p/regions/r/subnetworks/s0"}]},
-            "placementPolicy": {"type": "COMPACT", "policyName": "projects/p/regions/r/resourcePolicies/pp"},
-            "status": "RUNNING",
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn the_live_pool_projects_onto_the_spec() {
-        let observed = NodePoolSpec::project("p", "c", "r", &live(), Some(4)).unwrap();
-        let spec: NodePoolSpec = super::super::from_spec("node pool", &observed.spec).unwrap();
-        assert_eq!(spec.node_count, 4);
-        assert_eq!(spec.capacity, "reservation");
-        assert_eq!(
-            spec.reservation,
-            Some(Reservation {
-                name: "res".into(),
-                block: None
-            })
-        );
-        assert_eq!(spec.placement_policy.as_deref(), Some("pp"));
-        assert_eq!(spec.additional_networks[0].subnetwork, "s0");
-        assert_eq!(spec.accelerator.as_ref().unwrap().driver, "LATEST");
-        assert_eq!(spec.local_ssd_count, 16);
-        assert_eq!(spec.taints[0].effect, "NO_SCHEDULE");
-        assert_eq!(spec.labels.keys().collect::<Vec<_>>(), ["a3ctl-blueprint"]);
-        // Without instance groups yet, the size GKE was asked for.
-        let observed = NodePoolSpec::project("p", "c", "r", &live(), None).unwrap();
-        assert_eq!(observed.spec["node_count"], 2);
-    }
-
-    #[test]
-    fn a_pool_without_its_config_is_an_error() {
-        let mut pool = live();
-        pool.config = None;
-        assert_eq!(
-            NodePoolSpec::project("p", "c", "r", &pool, None)
-                .unwrap_err()
-                .to_string(),
-            "the GKE node pool `a3mega` the API returned has no `config`"
-        );
-    }
-
-    #[test]
-    fn upgrade_settings_project_and_compare_by_strategy() {
-        // Absent: GKE's default surge.
-        let observed = NodePoolSpec::project("p", "c", "r", &live(), None).unwrap();
-        assert_eq!(
-            observed.spec["upgrade_settings"],
-            json!({"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0})
-        );
-        let mut pool = live();
-        pool.upgrade_settings = serde_json::from_value(json!({
-            "maxUnavailable": 1, "strategy": "BLUE_GREEN",
-            "blueGreenSettings": {"standardRolloutPolicy": {"batchPercentage": 0.25, "batchSoakDuration": "600s"}, "nodePoolSoakDuration": "3600s"},
-        }))
-        .unwrap();
-        let live_settings = NodePoolSpec::project("p", "c", "r", &pool, None)
-            .unwrap()
-            .spec["upgrade_settings"]
-            .clone();
-        let desired = json!({"strategy": "BLUE_GREEN", "max_surge": 0, "max_unavailable": 1,
-            "blue_green": {"batch_percent": 25, "batch_soak_seconds": 600, "pool_soak_seconds": 3600}});
-        assert!(upgrade_matches(&desired, &live_settings), "{live_settings}");
-        // Surge numbers do not matter to blue-green, the batches do.
-        let mut other = desired.clone();
-        other["max_surge"] = json!(3);
-        assert!(upgrade_matches(&other, &live_settings));
-        other["blue_green"]["batch_soak_seconds"] = json!(0);
-        assert!(!upgrade_matches(&other, &live_settings));
-        let surge = json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1});
-        assert!(!upgrade_matches(&surge, &live_settings));
-        assert!(upgrade_matches(
-            &surge,
-            &json!({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1, "blue_green": {"batch_soak_seconds": 1, "pool_soak_seconds": 1}})
-        ));
-        let settings: UpgradeSettings = serde_json::from_value(surge).unwrap();
-        assert_eq!(settings.batches(4), (1, 4));
-        let bg: UpgradeSettings = serde_json::from_value(desired).unwrap();
-        assert_eq!(bg.batches(32), (8, 4));
     }
 }

@@ -280,7 +280,10 @@ impl ContainerAdapter {
 
     pub(super) async fn read_cluster(&self, target: &Target) -> CloudResult<Option<Observed>> {
         let cluster = absent_or(self.client.get_cluster().set_name(&target.id).send().await)?;
-        Ok(cluster.as_ref().map(ClusterSpec::project).transpose()?)
+        Ok(cluster
+            .as_ref()
+            .map(super::project::observed_cluster)
+            .transpose()?)
     }
 
     /// The cluster as GKE has it now (a 404 is an error: the caller acts on a cluster that must

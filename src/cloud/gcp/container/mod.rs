@@ -8,11 +8,13 @@
 //! Files: [`cluster`] (create with a bootstrap pool, projection, one-field updates, version
 //! resolution), [`node_pool`] (create, projection, updates, the live size from the pool's Compute
 //! instance groups, the Ready nodes a pool move waits for), [`operations`]
-//! (polling, failure classification, removal of the bootstrap pool after a cluster create).
+//! (polling, failure classification, removal of the bootstrap pool after a cluster create),
+//! [`project`] (the live cluster and pool read back onto their specs).
 
 mod cluster;
 mod node_pool;
 mod operations;
+mod project;
 
 pub(crate) use operations::rpc_code_name;
 

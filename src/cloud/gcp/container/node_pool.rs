@@ -284,7 +284,7 @@ impl ContainerAdapter {
             return Ok(None);
         };
         let per_zone = self.nodes_per_zone(&pool).await?;
-        Ok(Some(NodePoolSpec::project(
+        Ok(Some(super::project::observed_pool(
             &path.project,
             &path.name,
             &path.location,
