@@ -137,6 +137,11 @@ fn container_mutations(cx: &TestContext) -> u64 {
         .sum()
 }
 
+/// The smallest shipped blueprint: the sandbox's default (`commands/session.rs`) is a setting of
+/// the blueprint's `[cluster]`, the same whatever the blueprint builds, and the destroy is refused
+/// from the plan, before any call; an A3 Mega here cost two sandbox applies of 32 GPU nodes.
+const MINIMAL: &str = "blueprints/minimal.toml";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sandbox_leaves_protection_off_unless_the_blueprint_asks() {
     let cx = TestContext::new().await;
@@ -145,10 +150,15 @@ async fn the_sandbox_leaves_protection_off_unless_the_blueprint_asks() {
         all.extend_from_slice(args);
         all.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    let args = sandbox(&["apply", MEGA, "--auto-approve"]);
+    let text = std::fs::read_to_string(cx.path(MINIMAL)).unwrap();
+    assert!(
+        !text.contains("deletion_protection"),
+        "the shipped blueprint sets deletion protection itself"
+    );
+    let args = sandbox(&["apply", MINIMAL, "--auto-approve"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     cx.run(&args).await.expect(0);
-    let args = sandbox(&["destroy", MEGA, "--auto-approve"]);
+    let args = sandbox(&["destroy", MINIMAL, "--auto-approve"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let destroyed = cx.run(&args).await.expect(0);
     assert!(
@@ -158,21 +168,21 @@ async fn the_sandbox_leaves_protection_off_unless_the_blueprint_asks() {
     );
 
     // Asked for explicitly, it holds in the sandbox too.
-    let text = std::fs::read_to_string(cx.path(MEGA)).unwrap();
+    assert!(!text.contains("[cluster]"), "{text}");
     cx.write(
-        MEGA,
-        &text.replace("[cluster]\n", "[cluster]\ndeletion_protection = true\n"),
+        MINIMAL,
+        &format!("{text}\n[cluster]\ndeletion_protection = true\n"),
     );
-    let args = sandbox(&["apply", MEGA, "--auto-approve"]);
+    let args = sandbox(&["apply", MINIMAL, "--auto-approve"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     cx.run(&args).await.expect(0);
-    let args = sandbox(&["destroy", MEGA, "--auto-approve"]);
+    let args = sandbox(&["destroy", MINIMAL, "--auto-approve"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let refused = cx.run(&args).await.expect(1);
     assert!(
         refused
             .stderr
-            .contains(&format!("run `a3ctl --sandbox apply {MEGA}`")),
+            .contains(&format!("run `a3ctl --sandbox apply {MINIMAL}`")),
         "{}",
         refused.stderr
     );

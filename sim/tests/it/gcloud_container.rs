@@ -34,17 +34,8 @@ impl Cli {
     }
 
     async fn run(&self, args: &[&str]) -> Output {
-        let env = self.env.clone();
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        tokio::task::spawn_blocking(move || {
-            std::process::Command::new("gcloud")
-                .args(&args)
-                .envs(env)
-                .output()
-                .expect("gcloud runs")
-        })
-        .await
-        .expect("join")
+        crate::gcloud_support::gcloud_output(args, self.env.clone()).await
     }
 
     /// Runs a gcloud command with `--format=json` that must succeed; a one-item list is unwrapped.

@@ -88,6 +88,9 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Wall time of the whole trial.
     pub real: Duration,
+    /// Transient faults the simulator injected, by `api.kind` (its `/_sim/faults` counts, summed
+    /// over the trial's runs).
+    pub injected: BTreeMap<String, u64>,
     /// What went wrong, for the report.
     pub notes: Vec<String>,
 }
@@ -385,6 +388,7 @@ pub async fn trial(trial: &Trial, sim: SimConfig, pace: Pace) -> Outcome {
             let first = bench.run(destroy, true).await;
             out.interrupted |= first == Run::Interrupted || !sim.tripped().is_empty();
             // The tripwire is spent; held requests are released with it.
+            add_injected(&sim, &mut out.injected).await;
             sim.set_faults(faults.clone());
             runs.push(first);
         }
@@ -409,6 +413,7 @@ pub async fn trial(trial: &Trial, sim: SimConfig, pace: Pace) -> Outcome {
             converged = false;
         }
         // Look without faults.
+        add_injected(&sim, &mut out.injected).await;
         sim.set_faults(FaultConfig::default());
         let live = inventory(&sim, &blueprint.project, &blueprint.region).await;
         let state = LocalStore::new(&bench.state_path)
@@ -472,6 +477,22 @@ pub async fn trial(trial: &Trial, sim: SimConfig, pace: Pace) -> Outcome {
     out.real = started.elapsed();
     drop(sim);
     out
+}
+
+/// Adds the transient faults injected since the fault configuration was last set (`api.kind`
+/// counts of `/_sim/faults`; the counts start over with each configuration).
+async fn add_injected(sim: &SimHandle, into: &mut BTreeMap<String, u64>) {
+    let faults: Value = reqwest::get(format!("{}/_sim/faults", sim.base_url()))
+        .await
+        .expect("the simulator's fault counts")
+        .json()
+        .await
+        .expect("the fault counts' JSON");
+    for (key, n) in faults["injected"].as_object().cloned().unwrap_or_default() {
+        if !key.starts_with("tripwire#") {
+            *into.entry(key).or_default() += n.as_u64().unwrap_or(0);
+        }
+    }
 }
 
 fn last_segment(id: &str) -> String {
