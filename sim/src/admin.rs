@@ -13,7 +13,7 @@ use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
 use crate::http::{Query, json};
 use crate::kube::controllers::runs::WorkloadSpec;
-use crate::server::{RequestLog, Shared};
+use crate::shared::{RequestLog, Shared};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -38,7 +38,7 @@ pub fn router() -> Router<Arc<Shared>> {
 }
 
 async fn inventory(State(shared): State<Arc<Shared>>) -> Response {
-    json(shared.read_world(|w, _| w.inventory()))
+    json(shared.inventory())
 }
 
 async fn requests(State(shared): State<Arc<Shared>>) -> Response {

@@ -10,7 +10,7 @@
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
 use crate::lro::{LroApi, Operations};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::world::World;
 use axum::Router;
 use axum::extract::{Path, State as AxumState};

@@ -23,18 +23,18 @@ use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
 use crate::geo;
 use crate::http::{self, Query};
-use crate::iam::policy::{self as iam_policy, Policy};
+use crate::iam::policy::{self as iam_policy};
 use crate::lro::{self, LroApi, Operations};
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+pub use crate::state::artifactregistry::{Pending, State};
+use crate::world::World;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::response::Response;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Multi-region locations Artifact Registry accepts besides regions.
@@ -127,31 +127,6 @@ pub const LRO: LroApi = LroApi {
     detailed_metadata: false,
     resource_enums: REPOSITORY_ENUMS,
 };
-
-/// What a running operation does when it finishes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pending {
-    /// The repository appears, or the operation fails with `error`.
-    Create {
-        repository: Value,
-        error: Option<(i32, String)>,
-    },
-    /// The repository is removed.
-    Delete,
-}
-
-/// Everything Artifact Registry holds.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    /// Repositories by full name, stored with enum names.
-    pub repositories: BTreeMap<String, Value>,
-    pub operations: Operations,
-    pub pending: BTreeMap<String, Pending>,
-    /// IAM policies that were set, by repository name; absent from worlds saved before them.
-    #[serde(default)]
-    pub policies: BTreeMap<String, Policy>,
-}
 
 /// Routes of this API (full paths, including the simulator's prefix).
 pub fn router() -> Router<Arc<Shared>> {

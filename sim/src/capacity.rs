@@ -51,57 +51,13 @@
 //! operations get freed capacity in the order they started, before any new request. Changing a
 //! pool's machine type is not checked against capacity (a simplification).
 
-use crate::compute::{self, Life};
+pub use crate::clock::go_duration;
+pub use crate::config::capacity::{CapacityConfig, DEFAULT_STOCKOUT_WAIT_SECS, ZoneCapacity};
 use crate::geo;
 use crate::quotas;
+use crate::state::compute::{Failure, Life, RESERVATION};
 use crate::world::World;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// The default stockout wait: the duration GKE prints in its instance-group failures
-/// (`35m4.033429035s`).
-pub const DEFAULT_STOCKOUT_WAIT_SECS: f64 = 2104.033429035;
-
-fn default_wait() -> f64 {
-    DEFAULT_STOCKOUT_WAIT_SECS
-}
-
-/// Zone capacity limits and the stockout wait: `SimConfig::capacity`, or the `[capacity]` table of
-/// a world file. The default is unlimited capacity everywhere.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CapacityConfig {
-    /// Simulated seconds a GKE create or resize that is short of capacity waits for it before
-    /// failing with `GCE_STOCKOUT` (counted from the operation's start).
-    #[serde(default = "default_wait")]
-    pub stockout_wait_secs: f64,
-    /// Limits per zone and machine type; a zone and machine type not listed is unlimited.
-    #[serde(default)]
-    pub zones: Vec<ZoneCapacity>,
-}
-
-impl Default for CapacityConfig {
-    fn default() -> Self {
-        CapacityConfig {
-            stockout_wait_secs: DEFAULT_STOCKOUT_WAIT_SECS,
-            zones: vec![],
-        }
-    }
-}
-
-/// The capacity of one zone for one machine type, in VMs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ZoneCapacity {
-    pub zone: String,
-    pub machine_type: String,
-    /// On-demand VMs (reservations included); unset = unlimited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub on_demand: Option<u64>,
-    /// Spot and preemptible VMs; unset = unlimited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spot: Option<u64>,
-}
 
 /// How a VM is provisioned, for capacity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -238,13 +194,13 @@ pub fn used(world: &World, zone: &str, machine_type: &str, model: Model) -> u64 
     if model == Model::OnDemand {
         let failing = quotas::failing_creates(world);
         for (path, resource) in &world.compute.resources {
-            if resource.kind != compute::reservations::KIND || zone_of_path(path) != Some(zone) {
+            if resource.kind != RESERVATION || zone_of_path(path) != Some(zone) {
                 continue;
             }
             if resource.state == Life::Creating && failing.contains(path.as_str()) {
                 continue;
             }
-            let held = compute::reservations::held_body(world, path, &resource.body);
+            let held = quotas::held_body(world, path, &resource.body);
             let (machine, count) = reservation_vms(held);
             if machine == machine_type {
                 total += count;
@@ -291,8 +247,8 @@ pub fn fits(
 
 /// Compute's failure for an insert that asks for more than the zone has:
 /// `ZONE_RESOURCE_POOL_EXHAUSTED`, 503, with the troubleshooting link Compute attaches.
-pub fn compute_exhausted(project: &str, zone: &str) -> compute::operations::Failure {
-    compute::operations::Failure {
+pub fn compute_exhausted(project: &str, zone: &str) -> Failure {
+    Failure {
         http_status: 503,
         http_message: "SERVICE UNAVAILABLE".into(),
         code: "ZONE_RESOURCE_POOL_EXHAUSTED".into(),
@@ -306,31 +262,6 @@ pub fn compute_exhausted(project: &str, zone: &str) -> compute::operations::Fail
                 "url": "https://cloud.google.com/compute/docs/resource-error",
             }]}
         }])),
-    }
-}
-
-/// A duration of simulated seconds as Go prints a `time.Duration` (`35m4.033429035s`, `10m0s`,
-/// `1h0m0s`, `14.691006793s`), to nanoseconds.
-pub fn go_duration(secs: f64) -> String {
-    let nanos = (secs.max(0.0) * 1e9).round() as u128;
-    if nanos == 0 {
-        return "0s".into();
-    }
-    let hours = nanos / 3_600_000_000_000;
-    let minutes = (nanos / 60_000_000_000) % 60;
-    let rest = nanos % 60_000_000_000;
-    let whole = rest / 1_000_000_000;
-    let fraction = rest % 1_000_000_000;
-    let mut seconds = whole.to_string();
-    if fraction > 0 {
-        let digits = format!("{fraction:09}");
-        seconds.push('.');
-        seconds.push_str(digits.trim_end_matches('0'));
-    }
-    match (hours, minutes) {
-        (0, 0) => format!("{seconds}s"),
-        (0, m) => format!("{m}m{seconds}s"),
-        (h, m) => format!("{h}h{m}m{seconds}s"),
     }
 }
 

@@ -7,9 +7,23 @@
 //!
 //! Durations in the latency profile are always simulated; the scale is applied here and only here.
 
+use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
+
+/// The instant simulated time zero stands for in a fresh world whose world file names no
+/// `start_time`, unless the configuration asks for the wall clock ([`Start::WallClock`]): a fixed
+/// Monday morning, 2026-03-02T09:00:00Z. Tests get it by default, so what they see never depends on
+/// the date or the time of day they run at; a test about a time of day pins its own start.
+pub const DEFAULT_START: &str = "2026-03-02T09:00:00Z";
+
+/// [`DEFAULT_START`] as a time.
+pub fn default_start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(DEFAULT_START)
+        .expect("DEFAULT_START is an RFC 3339 time")
+        .with_timezone(&Utc)
+}
 
 /// Simulated milliseconds since the world's epoch.
 #[derive(
@@ -123,5 +137,30 @@ mod tests {
         );
         let manual = Clock::new(ClockMode::Manual, SimTime(0));
         assert_eq!(manual.real_duration(10), None);
+    }
+}
+
+/// A duration of simulated seconds as Go prints a `time.Duration` (`35m4.033429035s`, `10m0s`,
+/// `1h0m0s`, `14.691006793s`), to nanoseconds.
+pub fn go_duration(secs: f64) -> String {
+    let nanos = (secs.max(0.0) * 1e9).round() as u128;
+    if nanos == 0 {
+        return "0s".into();
+    }
+    let hours = nanos / 3_600_000_000_000;
+    let minutes = (nanos / 60_000_000_000) % 60;
+    let rest = nanos % 60_000_000_000;
+    let whole = rest / 1_000_000_000;
+    let fraction = rest % 1_000_000_000;
+    let mut seconds = whole.to_string();
+    if fraction > 0 {
+        let digits = format!("{fraction:09}");
+        seconds.push('.');
+        seconds.push_str(digits.trim_end_matches('0'));
+    }
+    match (hours, minutes) {
+        (0, 0) => format!("{seconds}s"),
+        (0, m) => format!("{m}m{seconds}s"),
+        (h, m) => format!("{h}h{m}m{seconds}s"),
     }
 }

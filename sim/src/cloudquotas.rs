@@ -32,7 +32,7 @@ use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::http::{self, Query};
 use crate::quotas::{self, FAMILIES, Key, Metric, Place, QuotaConfig};
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;

@@ -40,11 +40,37 @@
 //! by [`world::World::tick`] the next time anyone looks, so nothing runs in the background and a
 //! test can drive a manual clock instead of waiting.
 //!
+//! Every API is one declaration in the registry ([`apis::ALL`], how to add one is there): its
+//! routes, its tick, its inventory, the collection names of its paths and its endpoint variables.
+//! The router, the front door, ticking, the inventory and the environment for gcloud and a3ctl go
+//! through the list.
+//!
+//! # Layers
+//!
+//! Imports point down (`tests/it/layers.rs` fails on any cycle among the top-level modules):
+//!
+//! 1. foundations: [`clock`], [`error`], [`faults`], [`geo`], [`latency`], [`enums`],
+//!    [`discovery`], [`http`];
+//! 2. [`state`], every API's serialisable state (types only), and [`config`], the configuration
+//!    and the world file's types;
+//! 3. [`world`], the states side by side with ids, times and project numbers; [`persist`];
+//! 4. [`shared`]: the [`shared::Shared`] state, the [`shared::Ctx`] a handler or a tick gets (the
+//!    time, the latency profile, faults, quota and capacity settings: not the server), the
+//!    [`shared::Api`] declaration type, the request log and running a request under its faults;
+//! 5. what several APIs read: [`instance_groups`] (the VMs of GKE's node pools), [`quotas`],
+//!    [`capacity`], [`lro`], [`aip151`], [`paging`];
+//! 6. the APIs, each importing only APIs below it: IAM below Cloud Storage below Artifact Registry,
+//!    Service Usage's check above IAM and Cloud Storage; Compute and Kubernetes below GKE (GKE
+//!    consumes Compute's reservations and drives its clusters' API servers);
+//! 7. [`apis`] (the registry) and [`worldspec`] (checking and seeding a world file);
+//! 8. [`server`]: the router, the front door, [`start`] and [`SimHandle`]. Nothing imports it.
+//!
 //! The simulator shares no code with a3ctl: it fakes Google's and Kubernetes' APIs from their
 //! published shapes, not from our client.
 
 pub mod admin;
 pub mod aip151;
+pub mod apis;
 pub mod artifactregistry;
 pub mod capacity;
 pub mod clock;
@@ -60,6 +86,7 @@ pub mod filestore;
 pub mod geo;
 pub mod http;
 pub mod iam;
+pub mod instance_groups;
 pub mod kube;
 pub mod latency;
 pub mod lro;
@@ -71,6 +98,8 @@ pub mod releases;
 pub mod resourcemanager;
 pub mod server;
 pub mod serviceusage;
+pub mod shared;
+pub mod state;
 pub mod storage;
 pub mod world;
 pub mod worldspec;

@@ -13,10 +13,10 @@ use crate::clock::SimTime;
 use crate::enums::{self, EnumTable};
 use crate::error::{GcpError, GcpResult};
 use crate::http::Query;
-use crate::world::{Ctx, World};
-use serde::{Deserialize, Serialize};
+use crate::shared::Ctx;
+pub use crate::state::lro::{Operation, Operations, Outcome};
+use crate::world::World;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 
 /// `@type` of `google.protobuf.Empty`, the response of every delete.
 pub const EMPTY_TYPE: &str = "type.googleapis.com/google.protobuf.Empty";
@@ -33,33 +33,6 @@ pub struct LroApi {
     pub detailed_metadata: bool,
     /// Enum table of the resource in `response`, for integer enum encoding.
     pub resource_enums: EnumTable,
-}
-
-/// How a finished operation ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The operation's result (without `@type`); `None` for `google.protobuf.Empty`.
-    Response(Option<Value>),
-    /// A `google.rpc.Status`.
-    Error { code: i32, message: String },
-}
-
-/// One operation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Operation {
-    /// Full name, `projects/P/locations/L/operations/operation-...`.
-    pub name: String,
-    /// Resource the operation works on (full name).
-    pub target: String,
-    /// `create`, `update` or `delete`.
-    pub verb: String,
-    pub created: SimTime,
-    /// When the operation is due to finish.
-    pub done_at: SimTime,
-    pub ended: Option<SimTime>,
-    pub cancel_requested: bool,
-    pub outcome: Option<Outcome>,
 }
 
 impl Operation {
@@ -171,12 +144,6 @@ pub fn new_operation(
         cancel_requested: false,
         outcome: None,
     }
-}
-
-/// All operations of one API, by full name.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Operations {
-    pub by_name: BTreeMap<String, Operation>,
 }
 
 impl Operations {

@@ -31,7 +31,7 @@
 // GUESS(paging-default-sizes): the default and maximum page sizes of Filestore, Artifact Registry and the AIP-151 operations lists
 use crate::error::{GcpError, GcpResult};
 use crate::http::Query;
-use crate::server::Shared;
+use crate::shared::Shared;
 use base64::Engine;
 
 /// How one API pages its lists.

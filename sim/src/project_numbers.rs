@@ -23,7 +23,7 @@
 //! without modification" (AIP-2510): an error body names the project as the request did.
 // GUESS(project-number-compute-errors): Compute's errors for a request by project number name the project by that number, as AIP-2510 asks of newer APIs
 
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::Uri;

@@ -52,7 +52,7 @@
 //! counts nothing more. The VMs are GKE nodes (the simulator has no Compute instances): a pool
 //! counts, per zone, the larger of the nodes its instance group has and the group's `targetSize`
 //! (the nodes an unfailed create or resize is bringing it to), the numbers
-//! `instanceGroupManagers.get` serves ([`crate::container::instance_groups`]). Not simulated: a
+//! `instanceGroupManagers.get` serves ([`crate::instance_groups`]). Not simulated: a
 //! pool with `ANY_RESERVATION` affinity never lands in an open reservation (it counts on demand),
 //! a Spot VM in a project whose preemptible limit is 0 still counts against the preemptible
 //! metric (Compute would take standard quota), and calendar-mode reservations (v1 `Reservation`
@@ -66,14 +66,14 @@
 //! the operation when the instance groups create the VMs (`[GCE_QUOTA_EXCEEDED]`). See
 //! `docs/simulator.md` for the texts and their sources.
 
-use crate::compute::{self, Kind, Life};
-use crate::container::instance_groups;
-use crate::container::{Cluster, NodePool};
+pub use crate::config::quotas::{QuotaConfig, QuotaLimit};
 use crate::error::GcpError;
 use crate::geo;
+use crate::instance_groups;
+use crate::state::compute::{Effect, Failure, Kind, Life, RESERVATION};
+use crate::state::container::{Cluster, NodePool};
 use crate::world::World;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a metric's limit applies.
@@ -348,34 +348,6 @@ impl Key {
 // ---------------------------------------------------------------------------------------------
 // Limits.
 
-/// Limits that replace the defaults: `SimConfig::quotas`, or the `--quotas` TOML file
-/// (`[[limits]] metric = "NETWORKS" limit = 2`); a world file's `[[quotas]]` entries
-/// ([`crate::worldspec`]) are added after these.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QuotaConfig {
-    #[serde(default)]
-    pub limits: Vec<QuotaLimit>,
-}
-
-/// One override. Unset `project`, `region`, `gpu_family` match every value; the most specific
-/// matching override wins (the later one among equally specific ones).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QuotaLimit {
-    /// A metric of [`METRICS`]: `CPUS`, `NETWORKS`, `GPUS_PER_GPU_FAMILY` ...
-    pub metric: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-    /// Regional metrics only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region: Option<String>,
-    /// `GPUS_PER_GPU_FAMILY` only: `NVIDIA_H100`, `NVIDIA_H100_MEGA`, `NVIDIA_H200`, `NVIDIA_B200`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_family: Option<String>,
-    pub limit: f64,
-}
-
 impl QuotaConfig {
     fn push(
         mut self,
@@ -619,17 +591,34 @@ pub fn pool_shape(pool: &Value) -> VmShape {
     }
 }
 
+/// The metric one resource of each Compute collection takes (by [`Kind`]; the collection's
+/// declared `quota`, [`crate::compute::collection::Quota`], names the same: a unit test there
+/// keeps them equal). A reservation takes its VMs' CPUs, GPUs and local SSDs instead
+/// ([`insert_demand`]).
+pub const KIND_METRICS: &[(&str, &str)] = &[
+    ("Network", "NETWORKS"),
+    ("Subnetwork", "SUBNETWORKS"),
+    ("Firewall", "FIREWALLS"),
+    ("Router", "ROUTERS"),
+    ("ResourcePolicy", "RESOURCE_POLICIES"),
+    ("Reservation", "CPUS"),
+];
+
 /// What a Compute insert of `body` into collection `kind` at `path` asks for: a reservation its
 /// VMs, any other resource one of its collection's metric.
 pub fn insert_demand(kind: Kind, path: &str, body: &Value) -> Vec<(Key, f64)> {
     let mut out = vec![];
     let region = region_of_path(path);
-    if kind == compute::reservations::KIND {
+    if kind == RESERVATION {
         let (shape, count) = reservation_shape(body);
         shape.uses(region.unwrap_or(""), count, &mut out);
         return out;
     }
-    if let Some(metric) = metric_named(kind.quota.metric) {
+    if let Some(metric) = KIND_METRICS
+        .iter()
+        .find(|(k, _)| *k == kind.0)
+        .and_then(|(_, m)| metric_named(m))
+    {
         let key = match (metric.place, region) {
             (Place::Region, Some(r)) => Key::regional(metric.name, r),
             _ => Key::global(metric.name),
@@ -669,8 +658,8 @@ pub fn usage(world: &World, project: &str) -> BTreeMap<Key, f64> {
         if resource.state == Life::Creating && failing.contains(path.as_str()) {
             continue;
         }
-        let body = if resource.kind == compute::reservations::KIND {
-            compute::reservations::held_body(world, path, &resource.body)
+        let body = if resource.kind == RESERVATION {
+            held_body(world, path, &resource.body)
         } else {
             &resource.body
         };
@@ -699,11 +688,7 @@ pub fn failing_creates(world: &World) -> BTreeSet<&str> {
         .compute
         .operations
         .values()
-        .filter(|op| {
-            !op.finished
-                && op.failure.is_some()
-                && matches!(op.effect, compute::operations::Effect::Create(_))
-        })
+        .filter(|op| !op.finished && op.failure.is_some() && matches!(op.effect, Effect::Create(_)))
         .map(|op| op.target.as_str())
         .collect()
 }
@@ -776,9 +761,9 @@ pub fn check(
 }
 
 /// Compute's failure for an exceeded quota, the one the scripted `quota_exceeded` fault gives too.
-pub fn compute_failure(exceeded: &Exceeded) -> compute::operations::Failure {
+pub fn compute_failure(exceeded: &Exceeded) -> Failure {
     let metric = exceeded.key.metric();
-    compute::operations::quota_exceeded(
+    quota_exceeded(
         metric.name,
         metric.quota_id,
         exceeded.limit,
@@ -882,22 +867,70 @@ pub fn legacy_quotas(
         .collect()
 }
 
+/// The body the reservation at `path` holds quota and capacity for: the one an unfinished resize
+/// that grows it leaves (its VMs are held from the resize's start), else `body`.
+pub fn held_body<'a>(world: &'a World, path: &str, body: &'a Value) -> &'a Value {
+    let count = |b: &Value| {
+        b["specificReservation"]
+            .get("count")
+            .and_then(|c| match c {
+                Value::String(s) => s.parse::<i64>().ok(),
+                other => other.as_i64(),
+            })
+            .unwrap_or(0)
+    };
+    world
+        .compute
+        .operations
+        .values()
+        .filter(|op| !op.finished && op.failure.is_none() && op.target == path)
+        .filter_map(|op| match &op.effect {
+            Effect::Replace(next) => Some(next),
+            _ => None,
+        })
+        .filter(|next| count(next) > count(body))
+        .max_by_key(|next| count(next))
+        .unwrap_or(body)
+}
+
+/// Compute's failure for an exceeded quota: `Quota '<metric>' exceeded.  Limit: <limit> in region
+/// <region>.` (`globally.` for a project-wide quota), `QUOTA_EXCEEDED`, 403, and the `quotaInfo`
+/// error detail (`metricName` `compute.googleapis.com/<metric in lowercase>`, `limitName`, the
+/// dimensions `region` and, for the GPU family quota, `gpu_family`, and `limit`). Shared by the
+/// scripted `quota_exceeded` fault and the real check ([`crate::quotas`]).
+pub fn quota_exceeded(
+    metric: &str,
+    limit_name: &str,
+    limit: f64,
+    region: Option<&str>,
+    gpu_family: Option<&str>,
+) -> Failure {
+    let (place, mut dimensions) = match region {
+        Some(r) => (format!("in region {r}"), json!({ "region": r })),
+        None => ("globally".to_string(), json!({ "global": "global" })),
+    };
+    if let Some(family) = gpu_family {
+        dimensions["gpu_family"] = json!(family);
+    }
+    Failure {
+        http_status: 403,
+        http_message: "FORBIDDEN".into(),
+        code: "QUOTA_EXCEEDED".into(),
+        message: format!("Quota '{metric}' exceeded.  Limit: {limit:.1} {place}."),
+        details: Some(json!([{
+            "quotaInfo": {
+                "metricName": format!("compute.googleapis.com/{}", metric.to_lowercase()),
+                "limitName": limit_name,
+                "dimensions": dimensions,
+                "limit": limit,
+            }
+        }])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn declared_network_limits_are_the_defaults() {
-        for c in compute::COLLECTIONS {
-            if c.name == "Reservation" {
-                continue;
-            }
-            let m = metric_named(c.quota.metric).expect("collection metric is kept");
-            assert_eq!(m.default, c.quota.limit, "{}", c.name);
-            assert_eq!(m.quota_id, c.quota.limit_name, "{}", c.name);
-            assert_eq!(m.place == Place::Region, c.quota.regional, "{}", c.name);
-        }
-    }
 
     #[test]
     fn shipped_blueprints_fit_the_defaults() {

@@ -27,7 +27,7 @@
 //! Unknown repositories, files or tags answer 404 `Not Found`, as GitHub does. Documents are JSON
 //! (a YAML 1.2 subset) separated by `---`.
 
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};

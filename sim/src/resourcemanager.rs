@@ -41,7 +41,7 @@
 use crate::error::{GcpError, GcpResult};
 use crate::http;
 use crate::iam::{self, policy};
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};

@@ -1,51 +1,59 @@
 //! The simulated world: every resource of every API, in one serialisable value.
 //!
-//! Handlers reach it through [`crate::server::Shared::with_world`], which takes the lock, brings the
-//! world up to the current simulated time with [`World::tick`], and hands over a [`Ctx`] for
-//! drawing durations and consulting scripted faults. Modules own their own state structs; the world
-//! only holds them side by side and ticks them in dependency order (Compute before GKE before
-//! Kubernetes), so a GKE cluster that becomes RUNNING during a tick has its Kubernetes objects
-//! updated in the same tick. Compute and GKE operations finish in one time order, since both
-//! take from the zones' capacity ([`crate::capacity`]).
+//! Handlers reach it through [`crate::shared::Shared::with_world`], which takes the lock, brings
+//! the world up to the current simulated time with [`World::tick`], and hands over a
+//! [`crate::shared::Ctx`] for drawing durations and consulting scripted faults. Modules own their
+//! own state structs; the world only holds them side by side. Ticking and the inventory go
+//! through the list of APIs ([`crate::apis`], [`crate::shared::Tick`]): Compute before GKE before
+//! Kubernetes, so a GKE cluster that becomes RUNNING during a tick has its Kubernetes objects
+//! updated in the same tick; Compute and GKE operations finish in one time order, since both take
+//! from the zones' capacity ([`crate::capacity`]).
 
 use crate::clock::SimTime;
-use crate::faults::{self, FaultAction, NamedFault};
-use crate::server::Shared;
-use crate::{artifactregistry, compute, container, filestore, iam, kube, serviceusage, storage};
+use crate::state::{
+    artifactregistry, compute, container, filestore, iam, kube, serviceusage, storage,
+};
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What a handler or a tick needs besides the world itself.
-pub struct Ctx<'a> {
-    pub now: SimTime,
-    pub shared: &'a Shared,
+/// A stable 12-digit project number for a project id: the number of a project the configuration
+/// gives none ([`World::project_number`] is the number in force).
+pub fn project_number(project: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in project.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (100_000_000_000 + hash % 900_000_000_000).to_string()
 }
 
-impl Ctx<'_> {
-    /// Counts one mutation of `kind` and returns its scripted fault, if one is configured.
-    ///
-    /// The drop actions never reach the modules: `drop_after` lets the mutation happen (None) and
-    /// `drop_before` refuses it with an error; both mark the request so that its front door
-    /// closes the connection instead of answering.
-    pub fn scripted_fault(&self, kind: &str, verb: &str) -> Option<FaultAction> {
-        let action = self.shared.faults.lock().scripted(kind, verb);
-        match action {
-            Some(FaultAction::Named(NamedFault::DropAfter)) => {
-                faults::request_drop(NamedFault::DropAfter);
-                None
-            }
-            Some(FaultAction::Named(NamedFault::DropBefore)) => {
-                faults::request_drop(NamedFault::DropBefore);
-                Some(FaultAction::Http {
-                    status: 503,
-                    reason: "backendError".into(),
-                    message: "dropped by a scripted fault".into(),
-                })
-            }
-            other => other,
+/// The project number of a project key without a configured number: a key of digits is a number
+/// already, an id gets the simulator's stable number for it ([`project_number`]).
+pub fn number_of(project: &str) -> String {
+    if !project.is_empty() && project.bytes().all(|b| b.is_ascii_digit()) {
+        project.to_string()
+    } else {
+        project_number(project)
+    }
+}
+
+impl serviceusage::State {
+    /// The key of the project a path names: its id, or for a project number the id of a project
+    /// Service Usage knows with that number (the number itself when none is known). Project ids
+    /// cannot be all digits, so a number is never mistaken for an id.
+    pub fn resolve(&self, segment: &str) -> String {
+        if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
+            return segment.to_string();
         }
+        self.projects
+            .keys()
+            .chain(self.last_used.keys())
+            .chain(self.operations.values().map(|o| &o.project))
+            .find(|key| number_of(key) == segment)
+            .cloned()
+            .unwrap_or_else(|| segment.to_string())
     }
 }
 
@@ -103,7 +111,7 @@ impl World {
     }
 
     /// The number of project `id`: the configured one, else the simulator's stable number for the
-    /// id ([`crate::storage::buckets::project_number`]); a key of digits is a number already. Every
+    /// id ([`project_number`]); a key of digits is a number already. Every
     /// answer that names a project by number uses it.
     pub fn project_number(&self, id: &str) -> String {
         if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
@@ -111,8 +119,22 @@ impl World {
         }
         match self.project_numbers.get(id) {
             Some(number) => number.clone(),
-            None => crate::storage::buckets::project_number(id),
+            None => project_number(id),
         }
+    }
+
+    /// The key of the project a path names (`segment`: an id or a number): the project a
+    /// configured number belongs to, else [`serviceusage::State::resolve`] — which never maps a
+    /// number to a project whose configured number is another.
+    pub fn resolve_project(&self, segment: &str) -> String {
+        if let Some(id) = self.configured_project(segment) {
+            return id.to_string();
+        }
+        let key = self.serviceusage.resolve(segment);
+        if key != segment && self.project_number(&key) != segment {
+            return segment.to_string();
+        }
+        key
     }
 
     /// The project whose configured number is `number`, if any.
@@ -163,51 +185,12 @@ impl World {
             .with_timezone(&pacific)
             .to_rfc3339_opts(SecondsFormat::Millis, false)
     }
+}
 
-    /// Draws the simulated duration of an operation in milliseconds: the latency profile's value
-    /// for `key` plus any extra latency injected for it.
-    pub fn duration_ms(&mut self, cx: &Ctx, key: &str) -> u64 {
-        let base = cx.shared.latency.sample_ms(key, &mut self.rng);
-        base + cx.shared.faults.lock().extra_latency_ms(key)
-    }
-
-    /// Brings every module up to `cx.now`: finishes due operations and moves statuses along.
-    /// Returns true if anything changed.
-    pub fn tick(&mut self, cx: &Ctx) -> bool {
-        let mut changed = false;
-        changed |= serviceusage::tick(self, cx);
-        // Compute and GKE share the zones' capacity (a reservation deleted frees VMs a node pool
-        // waits for), so their operations finish in one time order.
-        while let Some(at) = [
-            compute::next_due(self, cx.now),
-            container::next_due(self, cx.now),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        {
-            changed |= compute::tick_until(self, cx, at);
-            changed |= container::tick_until(self, cx, at);
-        }
-        compute::ticked(self, cx.now);
-        container::ticked(self, cx.now);
-        changed |= filestore::tick(self, cx);
-        changed |= artifactregistry::tick(self, cx);
-        changed |= kube::tick(self, cx);
-        changed
-    }
-
-    /// The whole inventory, for the admin endpoint and tests.
-    pub fn inventory(&self) -> serde_json::Value {
-        serde_json::json!({
-            "compute": compute::inventory(self),
-            "container": container::inventory(self),
-            "file": filestore::inventory(self),
-            "artifactregistry": artifactregistry::inventory(self),
-            "storage": storage::inventory(self),
-            "kube": kube::inventory(self),
-            "serviceusage": serviceusage::inventory(self),
-            "iam": iam::inventory(self),
-        })
-    }
+/// The email of project `project`'s Compute Engine default service account.
+pub fn compute_default_email(world: &World, project: &str) -> String {
+    format!(
+        "{}-compute@developer.gserviceaccount.com",
+        world.project_number(project)
+    )
 }

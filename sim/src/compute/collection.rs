@@ -36,8 +36,9 @@ use crate::error::GcpResult;
 use crate::geo;
 use crate::http::{self, Query};
 use crate::quotas;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
@@ -55,26 +56,6 @@ pub enum Placement {
     Regional,
     /// `projects/p/zones/z/<segment>`, zonal operations, an aggregated list by zone.
     Zonal,
-}
-
-/// Simulated seconds `(min, max)` an operation of each verb takes (latency keys
-/// `compute.<word>.insert|delete|patch`; PUT and special verbs use `patch`).
-#[derive(Debug, Clone, Copy)]
-pub struct Latency {
-    pub insert: (f64, f64),
-    pub delete: (f64, f64),
-    pub patch: (f64, f64),
-}
-
-impl Latency {
-    /// One span for every verb.
-    pub const fn all(min: f64, max: f64) -> Latency {
-        Latency {
-            insert: (min, max),
-            delete: (min, max),
-            patch: (min, max),
-        }
-    }
 }
 
 /// The quota an insert counts against: the metric of [`crate::quotas`] that one resource of the
@@ -179,7 +160,6 @@ pub struct Collection {
     /// The word of `The <word> resource '...' is already being used by '...'` (`resource_policy`).
     pub in_use_word: &'static str,
     pub placement: Placement,
-    pub latency: Latency,
     pub quota: Quota,
     pub build: Build,
     pub hooks: Hooks,
@@ -396,8 +376,8 @@ fn insert(
         }
         let target_id = str_field(&resource, "id").unwrap_or("").to_string();
         // What the new resource takes must fit the project's quotas; the operation fails if not.
-        let demand = quotas::insert_demand(Kind(c), &target.path, &resource);
-        let failure = quotas::check(world, &cx.shared.config.quotas, &target.project, &demand)
+        let demand = quotas::insert_demand(Kind(c.name), &target.path, &resource);
+        let failure = quotas::check(world, &cx.quotas, &target.project, &demand)
             .first()
             .map(quotas::compute_failure)
             .or_else(|| (c.hooks.insert_failure)(world, cx, &target, &resource));
@@ -407,7 +387,7 @@ fn insert(
             Start {
                 project: &target.project,
                 scope: target.scope.clone(),
-                kind: Kind(c),
+                kind: Kind(c.name),
                 verb: Verb::Insert,
                 target: target.path.clone(),
                 target_id,
@@ -446,7 +426,7 @@ fn list(
         let prefix = format!("{collection}/");
         let items: Vec<(String, Value)> = world
             .compute
-            .visible_under(Kind(c), &prefix)
+            .visible_under(Kind(c.name), &prefix)
             .map(|(path, r)| (path.clone(), r.body.clone()))
             .collect();
         super::list_page(
@@ -485,7 +465,7 @@ fn aggregated(
                 let prefix = format!("projects/{project}/{scope}/{}/", c.segment);
                 let found: Vec<(String, Value)> = world
                     .compute
-                    .visible_under(Kind(c), &prefix)
+                    .visible_under(Kind(c.name), &prefix)
                     .map(|(path, r)| (path.clone(), r.body.clone()))
                     .collect();
                 (scope, found)
@@ -541,7 +521,7 @@ fn delete(
             Start {
                 project: &target.project,
                 scope: target.scope.clone(),
-                kind: Kind(c),
+                kind: Kind(c.name),
                 verb: Verb::Delete,
                 target: path.clone(),
                 target_id,
@@ -585,7 +565,7 @@ pub fn change(
             Start {
                 project: &target.project,
                 scope: target.scope.clone(),
-                kind: Kind(c),
+                kind: Kind(c.name),
                 verb,
                 target: path.clone(),
                 target_id,

@@ -6,12 +6,13 @@
 //! logging off.
 
 use super::cidr::Cidr;
-use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
+use super::collection::{Collection, Hooks, Placement, Quota, Target};
 use super::{
     Kind, array_field, invalid_field, link, referenced_network, required_field, str_field,
 };
 use crate::error::GcpResult;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 use serde_json::{Map, Value, json};
 
 /// The `firewalls` collection.
@@ -21,7 +22,6 @@ pub static COLLECTION: Collection = Collection {
     segment: "firewalls",
     in_use_word: "firewall",
     placement: Placement::Global,
-    latency: Latency::all(5.0, 15.0),
     quota: Quota {
         metric: "FIREWALLS",
         limit: 200.0,
@@ -36,7 +36,7 @@ pub static COLLECTION: Collection = Collection {
     },
 };
 
-pub const KIND: Kind = Kind(&COLLECTION);
+pub const KIND: Kind = Kind(COLLECTION.name);
 
 /// The fields a client may set on a firewall rule.
 const SETTABLE: &[&str] = &[

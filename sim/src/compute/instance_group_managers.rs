@@ -6,7 +6,7 @@
 //! autoscaler is not a Compute `Autoscaler`, so a node pool's group has none).
 //!
 //! The groups are not stored: each read derives them from the world's node pools
-//! ([`crate::container::instance_groups`]), so they follow a pool through create, resize
+//! ([`crate::instance_groups`]), so they follow a pool through create, resize
 //! (`setSize`), upgrade and delete, and vanish with it or with its cluster. A group is v1
 //! `InstanceGroupManager` (`compute#instanceGroupManager`: `id`, `creationTimestamp`, `name`,
 //! `zone` as a URL, `instanceTemplate`, `versions`, `instanceGroup`, `baseInstanceName`,
@@ -24,10 +24,10 @@
 
 use super::regions::stable_id;
 use super::{check_zone, link, list_body, not_found};
-use crate::container::instance_groups::{self, GroupManager};
 use crate::error::GcpResult;
 use crate::http::{self, Query};
-use crate::server::Shared;
+use crate::instance_groups::{self, GroupManager};
+use crate::shared::Shared;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;

@@ -4,7 +4,7 @@
 //!
 //! Every GKE node is a Compute instance in its pool's managed instance group
 //! ([`super::instance_group_managers`]); like the groups, the instances are not stored but derived
-//! from the world's node pools on each read ([`crate::container::instance_groups::vms`]), so they
+//! from the world's node pools on each read ([`crate::instance_groups::vms`]), so they
 //! follow a pool through create, resize, an upgrade's surge nodes and delete. An instance is v1
 //! `Instance` (`compute#instance`) per the v1 discovery document (revision 20261106), with what a
 //! user reads of a node:
@@ -41,10 +41,10 @@
 // GUESS(instance-built-in-gpus): an A3 or A4 instance lists the GPUs its machine type has built in under `guestAccelerators`
 use super::regions::stable_id;
 use super::{check_zone, link, not_found};
-use crate::container::instance_groups::{self, Vm};
 use crate::error::GcpResult;
 use crate::http::{self, Query};
-use crate::server::Shared;
+use crate::instance_groups::{self, Vm};
+use crate::shared::Shared;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;

@@ -23,7 +23,7 @@ use super::{check_zone, link, not_found};
 use crate::error::GcpResult;
 use crate::geo;
 use crate::http::{self, Query};
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;

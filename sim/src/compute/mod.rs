@@ -36,8 +36,9 @@ pub mod regions;
 /// Declares the collections this API serves: each `module` is `pub(crate) mod module;` (GKE reads
 /// reservations through [`reservations`]) and its
 /// `pub static COLLECTION` ([`Collection`]) joins [`COLLECTIONS`], which routes it, ticks it,
-/// inventories it, loads its saved resources and gives its latency keys. Adding a collection is
-/// one module and one name here.
+/// inventories it, loads its saved resources and names its latency keys. Adding a collection is
+/// one module and one name here, its name in [`crate::state::compute::KINDS`] (what saved worlds
+/// may name) and its latency rows in [`crate::latency::DEFAULTS`] (unit tests below check both).
 macro_rules! collections {
     ($($module:ident),* $(,)?) => {
         $(pub(crate) mod $module;)*
@@ -58,109 +59,45 @@ collections! {
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::http;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::Router;
 use base64::Engine;
 use collection::Collection;
 use md5::{Digest, Md5};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Canonical prefix of every Compute self link.
 pub const API_BASE: &str = "https://www.googleapis.com/compute/v1/";
 
-/// The collection a stored resource belongs to. Saved worlds name it by [`Collection::name`]
-/// (`"Network"`, `"Subnetwork"`, ...), which is how `Kind` was written when it was an enum.
-#[derive(Clone, Copy)]
-pub struct Kind(pub &'static Collection);
+pub use crate::state::compute::{Kind, Life, Resource, State};
 
 impl Kind {
     /// The collection whose [`Collection::name`] is `name`.
     pub fn named(name: &str) -> Option<Kind> {
-        COLLECTIONS.iter().find(|c| c.name == name).map(|c| Kind(c))
+        COLLECTIONS
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| Kind(c.name))
     }
 }
 
+/// A kind is its collection's declaration.
 impl std::ops::Deref for Kind {
     type Target = Collection;
     fn deref(&self) -> &Collection {
-        self.0
-    }
-}
-
-impl PartialEq for Kind {
-    fn eq(&self, other: &Kind) -> bool {
-        self.0.name == other.0.name
-    }
-}
-
-impl Eq for Kind {}
-
-impl std::fmt::Debug for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name)
-    }
-}
-
-impl Serialize for Kind {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0.name)
-    }
-}
-
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Kind, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        Kind::named(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown Compute kind `{name}`")))
+        COLLECTIONS
+            .iter()
+            .find(|c| c.name == self.0)
+            .expect("every kind names a collection (state::compute::KINDS)")
     }
 }
 
 /// True when `segment` is the URL segment of a Compute collection (the next segment is a name).
 pub fn is_collection_segment(segment: &str) -> bool {
     COLLECTIONS.iter().any(|c| c.segment == segment)
-}
-
-/// The realistic latency of every Compute collection (`compute.<word>.<verb>`, min and max
-/// simulated seconds), from their declarations.
-pub fn latency_defaults() -> Vec<(String, f64, f64)> {
-    COLLECTIONS
-        .iter()
-        .flat_map(|c| {
-            let l = c.latency;
-            [
-                ("insert", l.insert),
-                ("delete", l.delete),
-                ("patch", l.patch),
-            ]
-            .map(|(verb, (min, max))| (c.latency_key(verb), min, max))
-        })
-        .collect()
-}
-
-/// Where a resource is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Life {
-    /// Its insert operation is not DONE yet: the name is taken but GET says 404.
-    Creating,
-    Ready,
-    /// Its delete operation is not DONE yet: still visible.
-    Deleting,
-}
-
-/// One stored resource.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Resource {
-    pub kind: Kind,
-    pub state: Life,
-    /// The API JSON, as GET returns it.
-    pub body: Value,
-    /// A subnetwork created by an auto-mode network (deleted with it, not on its own).
-    #[serde(default)]
-    pub auto_created: bool,
 }
 
 impl Resource {
@@ -183,21 +120,6 @@ impl Resource {
     pub fn is_visible(&self) -> bool {
         self.state != Life::Creating || self.kind.hooks.statuses.is_some()
     }
-}
-
-/// Everything this API holds.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    /// Resources by relative path (`projects/p/regions/r/subnetworks/s`).
-    pub resources: BTreeMap<String, Resource>,
-    /// Operations by relative path (`projects/p/global/operations/operation-...`).
-    pub operations: BTreeMap<String, operations::Operation>,
-    /// `project/requestId` → operation path, for idempotent retries.
-    pub request_ids: BTreeMap<String, String>,
-    /// Simulated time of the last tick: unfinished operations are RUNNING once it passes their
-    /// start.
-    #[serde(default)]
-    pub last_tick: crate::clock::SimTime,
 }
 
 /// Routes of this API (full paths, including the simulator's prefix).
@@ -235,7 +157,7 @@ pub fn ticked(world: &mut World, now: crate::clock::SimTime) {
 pub fn inventory(world: &World) -> Value {
     let mut out = Map::new();
     for c in COLLECTIONS {
-        let kind = Kind(c);
+        let kind = Kind(c.name);
         let items: Vec<Value> = world
             .compute
             .resources
@@ -711,6 +633,56 @@ fn apply_effect(world: &mut World, target: &str, effect: operations::Effect, fai
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_collection_has_its_latencies() {
+        for c in COLLECTIONS {
+            for verb in ["insert", "delete", "patch"] {
+                let key = c.latency_key(verb);
+                assert!(
+                    crate::latency::DEFAULTS.iter().any(|(k, _, _)| *k == key),
+                    "{key} is not in latency::DEFAULTS"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn declared_network_limits_are_the_defaults() {
+        for c in COLLECTIONS {
+            if c.name == "Reservation" {
+                continue;
+            }
+            let m = crate::quotas::metric_named(c.quota.metric).expect("collection metric is kept");
+            assert_eq!(m.default, c.quota.limit, "{}", c.name);
+            assert_eq!(m.quota_id, c.quota.limit_name, "{}", c.name);
+            assert_eq!(
+                m.place == crate::quotas::Place::Region,
+                c.quota.regional,
+                "{}",
+                c.name
+            );
+        }
+    }
+
+    #[test]
+    fn quotas_count_each_collection_against_its_metric() {
+        let declared: Vec<(&str, &str)> = COLLECTIONS
+            .iter()
+            .map(|c| (c.name, c.quota.metric))
+            .collect();
+        assert_eq!(declared, crate::quotas::KIND_METRICS);
+        assert_eq!(reservations::KIND, crate::state::compute::RESERVATION);
+    }
+
+    #[test]
+    fn saved_kinds_are_the_collections() {
+        let names: Vec<&str> = COLLECTIONS.iter().map(|c| c.name).collect();
+        assert_eq!(names, crate::state::compute::KINDS);
+        for c in COLLECTIONS {
+            assert_eq!(Kind::named(c.name).map(|k| k.segment), Some(c.segment));
+        }
+    }
 
     #[test]
     fn references_resolve_to_relative_paths() {

@@ -41,7 +41,7 @@ use super::{link, list_body, not_found, relative_path};
 use crate::error::GcpResult;
 use crate::geo;
 use crate::http::{self, Query};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::world::World;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -396,7 +396,7 @@ mod tests {
     #[test]
     fn a_networks_zone_comes_from_its_profile() {
         use crate::compute::{Life, Resource, networks};
-        let mut world = World::new(1, crate::config::default_start());
+        let mut world = World::new(1, crate::clock::default_start());
         let mut add = |name: &str, body: Value| {
             world.compute.resources.insert(
                 format!("projects/p/global/networks/{name}"),

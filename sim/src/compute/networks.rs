@@ -24,13 +24,14 @@
 //! several is not published; the simulator names the first subnetwork, else firewall rule, else
 //! router, else VM.
 
-use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
+use super::collection::{Collection, Hooks, Placement, Quota, Target};
 use super::{
     Kind, Life, Resource, invalid_field, link, network_profiles, str_field, subnetworks,
 };
 use crate::error::GcpResult;
 use crate::geo;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 use serde_json::{Map, Value, json};
 
 /// The `networks` collection.
@@ -40,11 +41,6 @@ pub static COLLECTION: Collection = Collection {
     segment: "networks",
     in_use_word: "network",
     placement: Placement::Global,
-    latency: Latency {
-        insert: (20.0, 40.0),
-        delete: (20.0, 40.0),
-        patch: (5.0, 15.0),
-    },
     quota: Quota {
         metric: "NETWORKS",
         limit: 15.0,
@@ -62,7 +58,7 @@ pub static COLLECTION: Collection = Collection {
     },
 };
 
-pub const KIND: Kind = Kind(&COLLECTION);
+pub const KIND: Kind = Kind(COLLECTION.name);
 
 /// Default and bounds of `mtu`.
 pub const DEFAULT_MTU: i64 = 1460;
@@ -293,7 +289,7 @@ fn user_of(world: &World, path: &str) -> Option<String> {
             return Some(user.clone());
         }
     }
-    crate::container::instance_groups::vms(world)
+    crate::instance_groups::vms(world)
         .iter()
         .find(|vm| vm.nics.iter().any(|nic| nic.network == path))
         .map(super::instances::path_of)

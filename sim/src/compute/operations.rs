@@ -10,8 +10,11 @@ use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
 use crate::geo;
 use crate::http::{self, Query};
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+pub use crate::quotas::quota_exceeded;
+use crate::shared::Ctx;
+use crate::shared::Shared;
+pub use crate::state::compute::{Effect, Failure, Operation};
+use crate::world::World;
 use axum::Router;
 use axum::extract::{Path, State as AxumState};
 use axum::http::StatusCode;
@@ -79,45 +82,6 @@ impl Verb {
             Verb::Patch | Verb::Update | Verb::Special(_) => "patch",
         }
     }
-}
-
-/// What happens to the target when the operation is DONE.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Effect {
-    /// The resource (already reserved as `Creating`) becomes visible.
-    Create(Value),
-    /// The resource is removed.
-    Delete,
-    /// The resource's body is replaced.
-    Replace(Value),
-    None,
-}
-
-/// How a failed operation reports its error.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Failure {
-    pub http_status: u16,
-    pub http_message: String,
-    pub code: String,
-    pub message: String,
-    #[serde(default)]
-    pub details: Option<Value>,
-}
-
-/// One operation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Operation {
-    /// Order of creation, for lists.
-    pub seq: u64,
-    /// The fixed part of the JSON (kind, id, name, operationType, targetLink, ...).
-    pub body: Value,
-    pub target: String,
-    pub effect: Effect,
-    pub created_at: SimTime,
-    pub running_at: SimTime,
-    pub done_at: SimTime,
-    pub finished: bool,
-    pub failure: Option<Failure>,
 }
 
 impl Operation {
@@ -211,41 +175,6 @@ fn quota_failure(kind: Kind, scope: &Scope) -> Failure {
         region.filter(|_| quota.regional),
         None,
     )
-}
-
-/// Compute's failure for an exceeded quota: `Quota '<metric>' exceeded.  Limit: <limit> in region
-/// <region>.` (`globally.` for a project-wide quota), `QUOTA_EXCEEDED`, 403, and the `quotaInfo`
-/// error detail (`metricName` `compute.googleapis.com/<metric in lowercase>`, `limitName`, the
-/// dimensions `region` and, for the GPU family quota, `gpu_family`, and `limit`). Shared by the
-/// scripted `quota_exceeded` fault and the real check ([`crate::quotas`]).
-pub fn quota_exceeded(
-    metric: &str,
-    limit_name: &str,
-    limit: f64,
-    region: Option<&str>,
-    gpu_family: Option<&str>,
-) -> Failure {
-    let (place, mut dimensions) = match region {
-        Some(r) => (format!("in region {r}"), json!({ "region": r })),
-        None => ("globally".to_string(), json!({ "global": "global" })),
-    };
-    if let Some(family) = gpu_family {
-        dimensions["gpu_family"] = json!(family);
-    }
-    Failure {
-        http_status: 403,
-        http_message: "FORBIDDEN".into(),
-        code: "QUOTA_EXCEEDED".into(),
-        message: format!("Quota '{metric}' exceeded.  Limit: {limit:.1} {place}."),
-        details: Some(json!([{
-            "quotaInfo": {
-                "metricName": format!("compute.googleapis.com/{}", metric.to_lowercase()),
-                "limitName": limit_name,
-                "dimensions": dimensions,
-                "limit": limit,
-            }
-        }])),
-    }
 }
 
 fn named_failure(fault: NamedFault, kind: Kind, project: &str, scope: &Scope) -> Failure {

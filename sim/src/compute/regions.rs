@@ -18,7 +18,7 @@ use crate::error::GcpResult;
 use crate::geo;
 use crate::http::{self, Query};
 use crate::quotas;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::world::World;
 use axum::Router;
 use axum::extract::{Path, State};

@@ -54,7 +54,7 @@
 //! for reservations could not be confirmed). Nodes of a pool whose reservation was deleted anyway
 //! (not possible for a specific one) keep running and book nothing.
 
-use super::collection::{self, Collection, Hooks, Latency, Placement, Quota, Statuses, Target};
+use super::collection::{self, Collection, Hooks, Placement, Quota, Statuses, Target};
 use super::operations::{Scope, Verb};
 use super::{
     Kind, Life, State, array_field, body_object, invalid_field, last_segment, link,
@@ -65,8 +65,9 @@ use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::http::Query;
 use crate::quotas;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Shared;
+use crate::shared::Ctx;
+use crate::world::World;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
@@ -82,7 +83,6 @@ pub static COLLECTION: Collection = Collection {
     segment: "reservations",
     in_use_word: "reservation",
     placement: Placement::Zonal,
-    latency: Latency::all(10.0, 30.0),
     // A reservation holds its VMs' resources against the region's quota, so it fails on CPUS.
     quota: Quota {
         metric: "CPUS",
@@ -192,14 +192,14 @@ fn change_failure(
     let mut demand = vec![];
     shape.uses(target.region(), more, &mut demand);
     if let Some(exceeded) =
-        quotas::check(world, &cx.shared.config.quotas, &target.project, &demand).first()
+        quotas::check(world, &cx.quotas, &target.project, &demand).first()
     {
         return Some(quotas::compute_failure(exceeded));
     }
     let Scope::Zone(zone) = &target.scope else {
         return None;
     };
-    let config = &cx.shared.config.capacity;
+    let config = &cx.capacity;
     (!capacity::fits(world, config, zone, &shape.machine, Model::OnDemand, more as u64))
         .then(|| capacity::compute_exhausted(&target.project, zone))
 }
@@ -211,31 +211,8 @@ fn carry(current: &Value, next: &mut Value) {
     }
 }
 
-/// The body the reservation at `path` holds quota and capacity for: the one an unfinished resize
-/// that grows it leaves (its VMs are held from the resize's start), else `body`.
-pub fn held_body<'a>(world: &'a World, path: &str, body: &'a Value) -> &'a Value {
-    let count = |b: &Value| {
-        b["specificReservation"]
-            .get("count")
-            .and_then(int64)
-            .unwrap_or(0)
-    };
-    world
-        .compute
-        .operations
-        .values()
-        .filter(|op| !op.finished && op.failure.is_none() && op.target == path)
-        .filter_map(|op| match &op.effect {
-            super::operations::Effect::Replace(next) => Some(next),
-            _ => None,
-        })
-        .filter(|next| count(next) > count(body))
-        .max_by_key(|next| count(next))
-        .unwrap_or(body)
-}
-
 /// The kind of stored reservations.
-pub const KIND: Kind = Kind(&COLLECTION);
+pub const KIND: Kind = Kind(COLLECTION.name);
 
 /// A specifically targeted reservation is used by the first node (else instance group) of a GKE
 /// pool that holds some of it; an automatically consumed one can always be deleted.
@@ -259,7 +236,7 @@ fn insert_failure(
         return None;
     };
     let (machine, count) = capacity::reservation_vms(resource);
-    let config = &cx.shared.config.capacity;
+    let config = &cx.capacity;
     (!capacity::fits(world, config, zone, &machine, Model::OnDemand, count))
         .then(|| capacity::compute_exhausted(&target.project, zone))
 }

@@ -14,10 +14,11 @@
 //! the API's error catalogue words other kinds in snake case).
 
 // GUESS(placement-policy-in-use): a placement policy its VMs use is refused by the DELETE itself, worded like the subnetwork's refusal
-use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
+use super::collection::{Collection, Hooks, Placement, Quota, Target};
 use super::{invalid_field, link};
 use crate::error::{GcpError, GcpResult};
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 use serde_json::{Map, Value, json};
 
 /// The `resourcePolicies` collection.
@@ -27,7 +28,6 @@ pub static COLLECTION: Collection = Collection {
     segment: "resourcePolicies",
     in_use_word: "resource_policy",
     placement: Placement::Regional,
-    latency: Latency::all(5.0, 10.0),
     quota: Quota {
         metric: "RESOURCE_POLICIES",
         limit: 10.0,
@@ -44,7 +44,7 @@ pub static COLLECTION: Collection = Collection {
 /// The first node VM placed by the policy at `path`, else the instance group of a pool that
 /// names it and has no node now.
 fn user_of(world: &World, path: &str) -> Option<String> {
-    use crate::container::instance_groups;
+    use crate::instance_groups;
     let vms = instance_groups::vms(world);
     if let Some(vm) = vms
         .iter()
@@ -56,7 +56,7 @@ fn user_of(world: &World, path: &str) -> Option<String> {
         cluster.pools.iter().find_map(|pool| {
             let named = pool.resource["placementPolicy"]["policyName"].as_str()?;
             let wanted = path.rsplit('/').next()?;
-            let region = crate::container::region_of(&cluster.location);
+            let region = crate::instance_groups::region_of(&cluster.location);
             let same = path.starts_with(&format!("projects/{}/regions/{region}/", cluster.project))
                 && named.rsplit('/').next() == Some(wanted);
             if !same {

@@ -2,13 +2,14 @@
 //! insert, get, list, aggregated list, patch, update (PUT), delete. `gcloud compute routers nats
 //! create` reads the router and PATCHes it with the new `nats[]`.
 
-use super::collection::{Collection, Hooks, Latency, Placement, Quota, Target};
+use super::collection::{Collection, Hooks, Placement, Quota, Target};
 use super::{
     Kind, array_field, check_name, invalid_field, link, referenced_network, relative_path,
     required_field, str_field, subnetwork_path,
 };
 use crate::error::GcpResult;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 use serde_json::{Map, Value, json};
 
 /// The `routers` collection.
@@ -18,7 +19,6 @@ pub static COLLECTION: Collection = Collection {
     segment: "routers",
     in_use_word: "router",
     placement: Placement::Regional,
-    latency: Latency::all(10.0, 20.0),
     quota: Quota {
         metric: "ROUTERS",
         limit: 20.0,
@@ -33,7 +33,7 @@ pub static COLLECTION: Collection = Collection {
     },
 };
 
-pub const KIND: Kind = Kind(&COLLECTION);
+pub const KIND: Kind = Kind(COLLECTION.name);
 
 /// Validates the NAT gateways of a router in `region` on `network_link` and fills the defaults
 /// Compute adds.

@@ -14,7 +14,7 @@
 //! with `googleapi: Error 400: … resourceInUseByAnotherResource`, not in an operation).
 
 use super::cidr::{Cidr, CidrError};
-use super::collection::{self, Collection, Hooks, Latency, Placement, Quota, Target};
+use super::collection::{self, Collection, Hooks, Placement, Quota, Target};
 use super::networks::AUTO_MODE_RANGE;
 use super::operations::Verb;
 use super::{
@@ -24,8 +24,9 @@ use super::{
 };
 use crate::error::{GcpError, GcpResult};
 use crate::http::Query;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Shared;
+use crate::shared::Ctx;
+use crate::world::World;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -41,11 +42,6 @@ pub static COLLECTION: Collection = Collection {
     segment: "subnetworks",
     in_use_word: "subnetwork",
     placement: Placement::Regional,
-    latency: Latency {
-        insert: (10.0, 25.0),
-        delete: (10.0, 25.0),
-        patch: (5.0, 15.0),
-    },
     quota: Quota {
         metric: "SUBNETWORKS",
         limit: 175.0,
@@ -63,7 +59,7 @@ pub static COLLECTION: Collection = Collection {
     },
 };
 
-pub const KIND: Kind = Kind(&COLLECTION);
+pub const KIND: Kind = Kind(COLLECTION.name);
 
 /// `expandIpCidrRange`.
 fn routes() -> Router<Arc<Shared>> {
@@ -474,7 +470,7 @@ fn user_of(world: &World, path: &str) -> Option<String> {
         let network = str_field(&subnet.body, "network").and_then(relative_path)?;
         return Some(network.to_string());
     }
-    if let Some(vm) = crate::container::instance_groups::vms(world)
+    if let Some(vm) = crate::instance_groups::vms(world)
         .iter()
         .find(|vm| vm.nics.iter().any(|nic| nic.subnetwork == path))
     {

@@ -31,8 +31,8 @@ use super::rules::{self, last_segment};
 use super::{bad_request, region_of, string_list};
 use crate::compute::network_profiles;
 use crate::error::GcpResult;
+pub use crate::state::container::PoolNic;
 use crate::world::World;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// The only value `acceleratorNetworkProfile` takes.
@@ -41,23 +41,10 @@ pub const AUTO: &str = "auto";
 /// The first GKE version with GKE-managed GPU networking.
 pub const MIN_PROFILE_VERSION: &str = "1.34.1-gke.1829001";
 
-/// The label GKE's DRA network driver selects nodes by; pools with an accelerator network
-/// profile set it (cluster-toolkit `modules/compute/gke-node-pool`, xpk `src/xpk/core/nodepool.py`).
-pub const DRA_DRIVER_LABEL: &str = "cloud.google.com/gke-networking-dra-driver";
+pub use crate::kube::controllers::dranet::DRA_DRIVER_LABEL;
 
 /// The gVNIC and MRDMA NICs of a machine type with MRDMA NICs ([`crate::geo::is_rdma_machine`]).
 const RDMA_MACHINE_NICS: (u32, u32) = (2, 8);
-
-/// One extra NIC of a pool's nodes, in order after `eth0`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PoolNic {
-    pub network: String,
-    pub subnetwork: String,
-    /// `GVNIC` or `MRDMA`.
-    pub nic_type: String,
-    /// The subnetwork's primary range, where the NIC's address comes from.
-    pub cidr: String,
-}
 
 /// The MRDMA NICs of a machine type (0 for most).
 pub fn mrdma_nics(machine: &str) -> u32 {

@@ -30,7 +30,8 @@ use super::server_config::{Offer, Schedule};
 use super::skew::Version;
 use super::{Cluster, node_pools};
 use crate::clock::SimTime;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -232,10 +233,7 @@ pub fn start_until(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
             cluster.location.clone(),
             cluster.name.clone(),
         );
-        let cx_t = Ctx {
-            now: t,
-            shared: cx.shared,
-        };
+        let cx_t = Ctx { now: t, ..*cx };
         match step {
             Step::Master(version) => {
                 let mut patch = json!({"currentMasterVersion": version});

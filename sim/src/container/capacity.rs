@@ -16,7 +16,8 @@ use super::operations::{Effect, OpError, Operation};
 use super::rules::count_of;
 use crate::capacity::{self, CapacityConfig};
 use crate::clock::SimTime;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 
 /// Grants, in every zone of the stored pool `pool_name` of cluster `key`, the VMs it needs to have
 /// `wanted` there (what it holds counts), as far as the zone's capacity goes. Returns whether every
@@ -101,7 +102,7 @@ pub fn book_op(world: &mut World, config: &CapacityConfig, op: &Operation) -> (b
 /// waits past its own duration and now has everything ends at `at`. Returns true if anything was
 /// granted.
 pub fn retry(world: &mut World, cx: &Ctx, at: SimTime) -> bool {
-    let config = &cx.shared.config.capacity;
+    let config = &cx.capacity;
     let short: Vec<usize> = world
         .container
         .operations

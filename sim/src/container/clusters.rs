@@ -16,8 +16,9 @@ use super::{
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
 use crate::kube;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -176,7 +177,7 @@ pub async fn create(
         let mut complete = true;
         if failure.is_none() {
             for (pool, wanted) in pools {
-                let config = &cx.shared.config.capacity;
+                let config = &cx.capacity;
                 complete &= capacity::book(world, config, &key, &pool, wanted).0;
             }
         }

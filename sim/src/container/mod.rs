@@ -27,7 +27,6 @@ mod capacity;
 mod clusters;
 pub mod enum_tables;
 pub mod enums;
-pub mod instance_groups;
 pub mod maintenance;
 pub mod node_addresses;
 mod node_pools;
@@ -41,109 +40,18 @@ pub mod upgrades;
 mod zonal;
 
 use crate::error::GcpError;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+pub use crate::state::container::{Cluster, NodeGroup, NodePool, Reserved, State};
+use crate::world::World;
 use axum::Router;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use crate::instance_groups::{self, fingerprint, region_of, string_list};
 pub use node_pools::sync_nodes;
 pub use operations::{Effect, Operation};
-
-/// Everything GKE holds.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    /// By key `projects/P/locations/L/clusters/C`.
-    pub clusters: BTreeMap<String, Cluster>,
-    /// Every operation, oldest first.
-    pub operations: Vec<Operation>,
-    /// The world file's `[gke]` schedule of releases (seeded into a fresh world, kept with it);
-    /// `None`: the fixed offer of time zero and no auto-upgrades.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<server_config::Schedule>,
-    /// Simulated time of the last tick (the offer's time for handlers).
-    #[serde(default)]
-    pub last_tick: crate::clock::SimTime,
-    /// Auto-upgrades were decided up to this time.
-    #[serde(default)]
-    pub auto_checked: crate::clock::SimTime,
-    /// Clusters whose auto-upgrade step could not start at that instant (a scripted fault on the
-    /// pool update): not retried at the same instant, so the tick ends.
-    #[serde(skip)]
-    pub auto_failed: BTreeMap<String, crate::clock::SimTime>,
-}
-
-/// One cluster.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Cluster {
-    pub project: String,
-    pub location: String,
-    pub name: String,
-    /// The `Cluster` resource without `nodePools`.
-    pub resource: Value,
-    pub pools: Vec<NodePool>,
-}
-
-/// One node pool.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct NodePool {
-    pub name: String,
-    /// The `NodePool` resource.
-    pub resource: Value,
-    /// Nodes per zone that exist now (the API only shows `initialNodeCount`).
-    pub node_count: u32,
-    /// Per zone: the instance group's 8-hex hash and the 4-character suffixes of its nodes.
-    pub groups: BTreeMap<String, NodeGroup>,
-    /// Bumped on every change; the `etag` derives from it.
-    pub generation: u64,
-    /// Per zone, the Compute reservation a `SPECIFIC_RESERVATION` pool consumes there (empty for
-    /// other pools; absent from worlds saved before pools consumed reservations).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub reserved: BTreeMap<String, Reserved>,
-    /// Per zone, the VMs of the zone's capacity the instance group holds: its nodes, plus those
-    /// being created (see [`crate::capacity`]). Empty for pools that consume a reservation; absent
-    /// from worlds saved before zone capacity, whose groups hold their nodes.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub granted: BTreeMap<String, u32>,
-    /// Nodes (by name) whose version differs from the pool's `version`: those an upgrade has
-    /// replaced so far ([`upgrades`]). Absent from worlds saved before upgrades ran in batches.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub node_versions: BTreeMap<String, String>,
-    /// Nodes (by name) an upgrade has cordoned.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
-    pub cordoned: std::collections::BTreeSet<String>,
-    /// The NICs its nodes have after `eth0` (its additional node networks, checked when it was
-    /// created); absent from worlds saved before pools carried them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nics: Vec<accelerator_networks::PoolNic>,
-}
-
-/// What a pool's instance group in one zone holds of a Compute reservation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reserved {
-    /// `projects/Q/zones/Z/reservations/R`.
-    pub reservation: String,
-    /// The reservation's `id`: a reservation deleted and created again under the same name is
-    /// another one, and is not touched.
-    pub id: String,
-    /// VMs counted in the reservation's `inUseCount`: the group's nodes, plus those being created.
-    pub count: u32,
-}
-
-/// The managed instance group of a node pool in one zone.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct NodeGroup {
-    pub hash: String,
-    pub suffixes: Vec<String>,
-    /// Per node (by suffix), its VM's internal addresses, one per NIC in
-    /// [`node_addresses::pool_subnetworks`] order; absent from worlds saved before nodes were
-    /// VMs (their nodes get addresses at the pool's next change).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub addresses: BTreeMap<String, Vec<String>>,
-}
 
 impl Cluster {
     pub fn key(&self) -> String {
@@ -253,13 +161,6 @@ pub fn is_zone(location: &str) -> bool {
     crate::geo::zone_exists(location)
 }
 
-/// The region of a zone or region.
-pub fn region_of(location: &str) -> String {
-    crate::geo::region_of_zone(location)
-        .unwrap_or(location)
-        .to_string()
-}
-
 /// GKE's canonical link for a resource path `projects/P/locations/L/...`: zonal resources use
 /// `/zones/Z/`, regional ones `/locations/R/`.
 pub fn self_link(path: &str) -> String {
@@ -268,28 +169,6 @@ pub fn self_link(path: &str) -> String {
         parts[2] = "zones";
     }
     format!("https://container.googleapis.com/v1/{}", parts.join("/"))
-}
-
-/// 8 hex digits derived from `text` (label fingerprints, etags).
-pub fn fingerprint(text: &str) -> String {
-    let mut hash: u32 = 0x811c_9dc5;
-    for byte in text.bytes() {
-        hash ^= u32::from(byte);
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    format!("{hash:08x}")
-}
-
-/// The strings of a JSON list (missing = empty).
-pub fn string_list(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Merges `patch` into `target`: objects recursively, everything else replaced.

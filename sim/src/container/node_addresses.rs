@@ -12,46 +12,9 @@
 //! internal address); a full range leaves the NIC without an address instead of failing the VM.
 
 // GUESS(node-address-order): a new node takes the lowest free address of each of its subnetworks after the four Compute reserves
-use super::{Cluster, NodePool, region_of};
+pub use crate::instance_groups::{pool_subnetworks, primary_subnetwork};
 use crate::world::World;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// `(subnetwork path, primary range)` of each NIC of `pool`'s VMs, `nic0` first: the cluster's
-/// subnetwork, then the pool's additional node networks.
-pub fn pool_subnetworks(
-    world: &World,
-    cluster: &Cluster,
-    pool: &NodePool,
-) -> Vec<(String, String)> {
-    let primary = primary_subnetwork(cluster);
-    let cidr = world
-        .compute
-        .resources
-        .get(&primary)
-        .and_then(|r| r.body["ipCidrRange"].as_str())
-        .unwrap_or("")
-        .to_string();
-    let region = region_of(&cluster.location);
-    let mut out = vec![(primary, cidr)];
-    out.extend(pool.nics.iter().map(|nic| {
-        (
-            format!(
-                "projects/{}/regions/{region}/subnetworks/{}",
-                cluster.project, nic.subnetwork
-            ),
-            nic.cidr.clone(),
-        )
-    }));
-    out
-}
-
-/// The relative path of the cluster's own subnetwork (`networkConfig.subnetwork`).
-pub fn primary_subnetwork(cluster: &Cluster) -> String {
-    cluster.resource["networkConfig"]["subnetwork"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
-}
 
 /// Gives every node of `pool_name` that has none its addresses, and forgets those of nodes that
 /// are gone.

@@ -18,9 +18,11 @@ use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
 use crate::geo;
 use crate::http::{self, Query};
+pub use crate::instance_groups::node_service_account;
 use crate::quotas::{self, Exceeded, Key, Shortfall};
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -226,15 +228,6 @@ fn fill_defaults(pool: &mut Value, cx: &PoolContext) {
     }
 }
 
-/// The email of the service account a pool's nodes run as: its `config.serviceAccount`, with
-/// `default` (or nothing) standing for the project's Compute Engine default service account.
-pub fn node_service_account(world: &World, project: &str, config: &Value) -> String {
-    match config["serviceAccount"].as_str() {
-        None | Some("" | "default") => crate::iam::compute_default_email(world, project),
-        Some(email) => email.to_string(),
-    }
-}
-
 /// A pool's nodes need their service account to exist (a user-managed account of IAM, or a
 /// Compute Engine default account that was not deleted): else GKE refuses the create with 400
 /// `Service account "EMAIL" does not exist.` — its text for a node pool
@@ -413,7 +406,7 @@ pub fn quota_check(
     node: &str,
     vms: u64,
 ) -> GcpResult<Option<OpError>> {
-    let exceeded = quotas::check(world, &cx.shared.config.quotas, project, demand);
+    let exceeded = quotas::check(world, &cx.quotas, project, demand);
     let (now, later) = quotas::gke_split(exceeded);
     if !now.is_empty() {
         let shortfalls: Vec<Shortfall> = now.iter().map(Shortfall::from).collect();
@@ -538,13 +531,7 @@ pub async fn create(
         }
         // Or they take them from the zones' capacity; too few make the operation wait for more.
         let (complete, _) = if failure.is_none() && shortfall.is_none() {
-            capacity::book(
-                world,
-                &cx.shared.config.capacity,
-                &key,
-                &name,
-                per_zone as u32,
-            )
+            capacity::book(world, &cx.capacity, &key, &name, per_zone as u32)
         } else {
             (true, false)
         };
@@ -1012,7 +999,7 @@ fn resize_quota(
             .unwrap_or_default(),
         have + 1
     );
-    quotas::check(world, &cx.shared.config.quotas, project, &demand)
+    quotas::check(world, &cx.quotas, project, &demand)
         .first()
         .map(|first| quota_op_error(first, &node, wanted - have))
 }
@@ -1043,7 +1030,7 @@ fn grow(
         if over_quota {
             return;
         }
-        let config = &cx.shared.config.capacity;
+        let config = &cx.capacity;
         let (complete, _) = capacity::book(world, config, &key, pool_name, count);
         if !complete {
             operations::wait_for_capacity(world, cx, op);

@@ -4,26 +4,13 @@
 
 use super::rules::count_of;
 use super::{NodePool, fingerprint, region_of};
+pub use crate::instance_groups::node_prefix;
 use crate::kube::{NodeNic, NodeSpec};
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::world::World;
 use rand::Rng;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-/// `gke-<cluster>-<pool>` with cluster and pool names shortened to 32 characters together, as
-/// GKE shortens instance-group and node names.
-pub fn node_prefix(cluster: &str, pool: &str) -> String {
-    let (mut c, mut p) = (cluster.len(), pool.len());
-    while c + p > 32 {
-        if c >= p {
-            c -= 1;
-        } else {
-            p -= 1;
-        }
-    }
-    let trim = |s: &str, n: usize| s[..n].trim_end_matches('-').to_string();
-    format!("gke-{}-{}", trim(cluster, c), trim(pool, p))
-}
 
 /// Brings a pool's instance groups to its node count and tells Kubernetes about its nodes.
 pub fn sync_nodes(world: &mut World, cx: &Ctx, key: &str, pool_name: &str) {

@@ -6,92 +6,14 @@ use crate::clock::SimTime;
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
 use crate::kube;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+pub use crate::state::container::{Effect, OpError, Operation};
+use crate::world::World;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// One GKE operation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Operation {
-    /// `operation-<millis>-<uuid>`.
-    pub name: String,
-    pub project: String,
-    pub location: String,
-    /// `CREATE_CLUSTER`, `SET_NODE_POOL_SIZE` ...
-    pub op_type: String,
-    /// `RUNNING` or `DONE`.
-    pub status: String,
-    /// Path of the target resource (`projects/P/locations/L/clusters/C[/nodePools/NP]`).
-    pub target: String,
-    pub cluster_key: String,
-    pub start: SimTime,
-    pub done_at: SimTime,
-    pub end: Option<SimTime>,
-    pub effect: Effect,
-    /// Set when the operation was scripted to fail; becomes `error` when it ends.
-    pub failure: Option<OpError>,
-    pub error: Option<OpError>,
-    /// The failure is a reservation that had too few VMs left: the nodes it gave stay
-    /// ([`fail_later`]). Absent from worlds saved before.
-    #[serde(default)]
-    pub keeps_nodes: bool,
-    /// Set when the operation's VMs did not all fit their zones' capacity: until then it waits
-    /// for more, after it fails with `GCE_STOCKOUT` ([`wait_for_capacity`]). Absent from worlds
-    /// saved before zone capacity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity_deadline: Option<SimTime>,
-    /// The operation's own duration has passed and it is waiting for capacity (its `done_at` is
-    /// then the deadline).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub waiting: bool,
-    /// A node-pool upgrade replacing nodes batch by batch: while it has steps left, `done_at` is
-    /// when the next is due ([`super::upgrades`]). Absent from other operations and from worlds
-    /// saved before upgrades ran in batches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upgrade: Option<super::upgrades::Run>,
-}
-
-/// Why an operation failed (a `google.rpc.Status` plus the deprecated condition code).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpError {
-    /// `google.rpc.Code` number.
-    pub code: i32,
-    /// `google.rpc.Code` name, e.g. `RESOURCE_EXHAUSTED`.
-    pub canonical: String,
-    pub message: String,
-    /// `StatusCondition.Code`, e.g. `GCE_STOCKOUT`.
-    pub condition: String,
-}
-
-/// What happens when an operation finishes successfully.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Effect {
-    CreateCluster,
-    DeleteCluster,
-    /// Replace these top-level fields of the cluster (computed in full when it started).
-    UpdateCluster {
-        patch: Value,
-    },
-    /// Replace these top-level fields of a pool (and recompute its nodes).
-    UpdateNodePool {
-        pool: String,
-        patch: Value,
-    },
-    CreateNodePool {
-        pool: String,
-    },
-    DeleteNodePool {
-        pool: String,
-    },
-    SetNodePoolSize {
-        pool: String,
-        count: u32,
-    },
-}
 
 /// Starts an operation and returns it as the API shows it.
 #[allow(clippy::too_many_arguments)]
@@ -177,7 +99,7 @@ pub fn fail_later(world: &mut World, cx: &Ctx, op: &Value, error: OpError) {
 /// unless it already fails for another reason.
 pub fn wait_for_capacity(world: &mut World, cx: &Ctx, op: &Value) {
     let name = op["name"].as_str().unwrap_or("");
-    let wait = cx.shared.config.capacity.wait_ms();
+    let wait = cx.capacity.wait_ms();
     if let Some(stored) = world
         .container
         .operations
@@ -384,7 +306,7 @@ fn finish(world: &mut World, cx: &Ctx, index: usize, forced: Option<OpError>) {
     if failure.is_none()
         && let Some(deadline) = op.capacity_deadline
     {
-        let config = &cx.shared.config.capacity;
+        let config = &cx.capacity;
         let (complete, _) = capacity::book_op(world, config, &op);
         if !complete {
             if op.done_at < deadline {
@@ -453,7 +375,7 @@ fn succeed(world: &mut World, cx: &Ctx, key: &str, effect: &Effect) {
                     reservations::release(world, pool);
                 }
             }
-            kube::deprovision(cx.shared, world, key);
+            kube::deprovision(cx.kube_servers, world, key);
         }
         Effect::UpdateCluster { patch } => {
             let Some(cluster) = world.container.clusters.get_mut(key) else {

@@ -13,6 +13,7 @@
 use super::{Cluster, bad_request, string_list};
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
+pub use crate::instance_groups::{count_of, last_segment};
 use crate::world::World;
 use serde_json::{Value, json};
 
@@ -49,11 +50,6 @@ pub fn check_location(location: &str) -> GcpResult<()> {
             "Location \"{location}\" does not exist."
         )))
     }
-}
-
-/// The last segment of a name or resource path (`projects/p/global/networks/n` → `n`).
-pub fn last_segment(value: &str) -> &str {
-    value.rsplit('/').next().unwrap_or(value)
 }
 
 /// Finds network `name` (a name or a path) of `project`.
@@ -181,14 +177,6 @@ pub fn check_machine(config: &mut Value, zones: &[String]) -> GcpResult<()> {
         }
     }
     Ok(())
-}
-
-/// An int64 field that may be a JSON string or number.
-pub fn count_of(value: &Value) -> u64 {
-    match value {
-        Value::String(s) => s.parse().unwrap_or(0),
-        other => other.as_u64().unwrap_or(0),
-    }
 }
 
 /// Whether the cluster (resource JSON) has multi-networking on.

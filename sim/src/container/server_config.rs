@@ -11,12 +11,12 @@ use super::enum_tables;
 use crate::clock::SimTime;
 use crate::error::GcpResult;
 use crate::http::{self, Query};
-use crate::server::Shared;
+use crate::shared::Shared;
+pub use crate::state::container::{Release, Schedule};
 use crate::world::World;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -85,39 +85,6 @@ fn version_key(version: &str) -> Vec<u64> {
 /// Every valid master version at time zero, newest first.
 pub fn master_versions() -> Vec<String> {
     Offer::at_zero().master_versions()
-}
-
-/// One release of a [`Schedule`]: a build that becomes valid in a channel, and optionally its
-/// default (and auto-upgrade target), at given simulated times.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Release {
-    /// `RAPID`, `REGULAR`, `STABLE` or `EXTENDED`.
-    pub channel: String,
-    /// A GKE build, `1.33.6-gke.1100000`.
-    pub version: String,
-    /// Simulated seconds after time zero from which the channel offers the build.
-    #[serde(default)]
-    pub valid_after_secs: u64,
-    /// Simulated seconds after time zero from which the build is the channel's default and
-    /// `upgradeTargetVersion`; unset: never.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_after_secs: Option<u64>,
-}
-
-/// The `[gke]` table of the world file: builds that release channels publish over simulated
-/// time, and each minor's end of support. A world with a schedule (even an empty one) also
-/// auto-upgrades its clusters ([`super::auto_upgrade`]); a world without one keeps the fixed
-/// offer of time zero and never auto-upgrades.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Schedule {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub releases: Vec<Release>,
-    /// Per minor (`"1.33"`), the RFC 3339 instant its support ends; a minor not listed ends
-    /// [`DEFAULT_SUPPORT_DAYS`] after the world's time zero.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub end_of_support: BTreeMap<String, String>,
 }
 
 /// GKE supports a minor for 14 months in the standard channels

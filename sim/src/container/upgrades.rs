@@ -91,9 +91,10 @@ use crate::clock::SimTime;
 use crate::compute::reservations as compute_reservations;
 use crate::error::GcpResult;
 use crate::faults::{FaultAction, NamedFault};
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+pub use crate::state::container::{Phase, Run, Strategy};
+use crate::world::World;
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -107,76 +108,6 @@ const RETRY_MS: u64 = 60_000;
 const MAX_PARALLEL: u32 = 20;
 /// `nodePoolSoakDuration` when unset.
 const DEFAULT_POOL_SOAK_MS: u64 = 3_600_000;
-
-/// How a pool's nodes are replaced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Strategy {
-    Surge {
-        max_surge: u32,
-        max_unavailable: u32,
-    },
-    BlueGreen {
-        /// Blue nodes drained per batch.
-        batch: u32,
-        batch_soak_ms: u64,
-        pool_soak_ms: u64,
-    },
-}
-
-/// Where a run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
-    /// Next step starts a batch (surge) or the green pool (blue-green).
-    Start,
-    /// Surge VMs are being created.
-    Surging,
-    /// Cordoned old nodes are being drained.
-    Draining,
-    /// VMs of drained nodes are being recreated with the new version.
-    Recreating,
-    /// Green nodes are being created.
-    CreatingGreen,
-    /// Blue nodes are drained batch by batch.
-    DrainingBlue,
-    /// All blue nodes drained: the pool soaks.
-    PoolSoaking,
-    /// Blue nodes are being deleted.
-    DeletingBlue,
-    /// Over (the operation ends at its `done_at`).
-    Done,
-}
-
-/// A node-pool upgrade in progress, kept in its operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
-    pub pool: String,
-    /// The version nodes are upgraded to.
-    pub version: String,
-    pub strategy: Strategy,
-    /// Nodes to replace.
-    pub total: u32,
-    /// Nodes replaced (blue-green: blue nodes drained).
-    pub done: u32,
-    pub phase: Phase,
-    /// Zone of the current batch.
-    #[serde(default)]
-    pub zone: String,
-    /// Old nodes of the current batch (names).
-    #[serde(default)]
-    pub batch: Vec<String>,
-    /// Surge VMs booked for the current batch, or green VMs still to be had.
-    #[serde(default)]
-    pub vms: u32,
-    /// New nodes still to be created in the current batch (Recreating), or wanted (waiting).
-    #[serde(default)]
-    pub wanted: u32,
-    /// Nodes this run created (they are not replaced again).
-    #[serde(default)]
-    pub fresh: BTreeSet<String>,
-    /// Waiting for VMs until then.
-    #[serde(default)]
-    pub deadline: Option<SimTime>,
-}
 
 /// Parses a google-duration (`"10s"`, `"1.5s"`) into milliseconds.
 pub fn parse_duration(text: &str) -> Option<u64> {
@@ -491,14 +422,7 @@ fn book(world: &mut World, cx: &Ctx, key: &str, pool_name: &str, zone: &str, wan
         return take;
     }
     let held = pool.held_in(zone);
-    super::capacity::take_from_zone(
-        world,
-        &cx.shared.config.capacity,
-        (key, pool_name),
-        zone,
-        held,
-        want,
-    )
+    super::capacity::take_from_zone(world, &cx.capacity, (key, pool_name), zone, held, want)
 }
 
 /// Gives back `n` VMs of the group in `zone` (nodes deleted).
@@ -527,11 +451,7 @@ fn release(world: &mut World, key: &str, pool_name: &str, zone: &str, n: u32) {
 
 /// The failure a scripted `upgrade` fault on a batch asks for, if any.
 fn batch_fault(cx: &Ctx, project: &str, zone: &str, node: &str, vms: u32) -> Option<OpError> {
-    let action = cx
-        .shared
-        .faults
-        .lock()
-        .scripted("container.nodePool", "upgrade")?;
+    let action = cx.faults.lock().scripted("container.nodePool", "upgrade")?;
     match action {
         FaultAction::Named(NamedFault::DropBefore | NamedFault::DropAfter) => None,
         FaultAction::Named(NamedFault::Stockout) => Some(super::node_pools::stockout_error(
@@ -540,7 +460,7 @@ fn batch_fault(cx: &Ctx, project: &str, zone: &str, node: &str, vms: u32) -> Opt
             node,
             u64::from(vms.max(1)),
             0,
-            &crate::capacity::go_duration(cx.shared.config.capacity.stockout_wait_secs),
+            &crate::capacity::go_duration(cx.capacity.stockout_wait_secs),
         )),
         FaultAction::Named(NamedFault::QuotaExceeded) => Some(OpError {
             code: 8,
@@ -549,7 +469,7 @@ fn batch_fault(cx: &Ctx, project: &str, zone: &str, node: &str, vms: u32) -> Opt
                 "Google Compute Engine: Not all instances running in IGM after {}. Expected {n}, \
                  running 0, transitioning {n}. Current errors: [GCE_QUOTA_EXCEEDED]: Instance \
                  '{node}' creation failed: Quota 'CPUS' exceeded.  Limit: 0.0 in region {}.",
-                crate::capacity::go_duration(cx.shared.config.capacity.stockout_wait_secs),
+                crate::capacity::go_duration(cx.capacity.stockout_wait_secs),
                 super::region_of(zone),
                 n = vms.max(1),
             ),
@@ -616,7 +536,7 @@ fn short_of_vms(
         node_prefix(&cluster_name, &pool.name),
         pool.groups.get(zone).map_or(0, |g| g.suffixes.len()) + 1
     );
-    let after = crate::capacity::go_duration(cx.shared.config.capacity.stockout_wait_secs);
+    let after = crate::capacity::go_duration(cx.capacity.stockout_wait_secs);
     if pool.reserved.is_empty() {
         return super::node_pools::stockout_error(
             &project,
@@ -660,7 +580,7 @@ fn wait_for_vms(
 ) -> (SimTime, Option<OpError>) {
     let deadline = *run
         .deadline
-        .get_or_insert(at.plus_ms(cx.shared.config.capacity.wait_ms()));
+        .get_or_insert(at.plus_ms(cx.capacity.wait_ms()));
     if at < deadline {
         return (at.plus_ms(RETRY_MS).min(deadline), None);
     }

@@ -28,7 +28,7 @@
 use super::{clusters, node_pools, operations, server_config};
 use crate::error::{GcpError, GcpResult};
 use crate::http::Query;
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};

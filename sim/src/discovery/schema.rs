@@ -503,4 +503,4 @@ pub async fn check(req: Request, next: Next) -> Response {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

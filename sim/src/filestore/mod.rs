@@ -14,22 +14,22 @@ use crate::enums;
 use crate::error::{GcpError, GcpResult};
 use crate::faults::{FaultAction, NamedFault};
 use crate::geo;
+pub use crate::state::filestore::{Pending, State};
 use rules::*;
 pub use rules::{INSTANCE_ENUMS, LIST_ENUMS, capacity_bands, check_capacity};
 
 mod rules;
 use crate::http::{self, Query};
 use crate::lro::{self, LroApi, Operations};
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::response::Response;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Type URLs of Filestore operations.
@@ -43,30 +43,6 @@ pub const LRO: LroApi = LroApi {
     detailed_metadata: true,
     resource_enums: INSTANCE_ENUMS,
 };
-
-/// What a running operation does when it finishes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pending {
-    /// The instance becomes READY, or is removed and the operation fails with `error`.
-    Create { error: Option<(i32, String)> },
-    /// The instance takes this new value.
-    Update { resource: Value },
-    /// The instance is removed.
-    Delete,
-}
-
-/// Everything Filestore holds.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    /// Instances by full name, stored with enum names.
-    pub instances: BTreeMap<String, Value>,
-    pub operations: Operations,
-    /// Work of running operations, by operation name.
-    pub pending: BTreeMap<String, Pending>,
-    /// Counter behind the reserved IP ranges handed out to instances.
-    pub ip_blocks: u32,
-}
 
 /// Routes of this API (full paths, including the simulator's prefix).
 pub fn router() -> Router<Arc<Shared>> {

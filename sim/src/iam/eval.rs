@@ -47,8 +47,9 @@
 //! `iam.gke.io/gcp-service-account` annotation) is that account's business: ask about
 //! `Principal::Member("serviceAccount:...")` too.
 
-use super::policy::Policy;
+use super::policy::{Binding, Policy};
 use super::{project_key, project_policy};
+use crate::state::storage::Bucket;
 use crate::world::World;
 use serde_json::Value;
 
@@ -164,6 +165,32 @@ pub fn has_any_role(
         .any(|g| g.condition.is_none())
 }
 
+/// Whether the bucket has uniform bucket-level access.
+pub fn uniform(bucket: &Bucket) -> bool {
+    bucket.resource["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"] == true
+}
+
+/// The policy a bucket has now (its etag the bucket's).
+pub fn bucket_policy(bucket: &Bucket) -> Policy {
+    let mut policy = bucket.iam.clone().unwrap_or_else(|| {
+        let p = &bucket.project;
+        let owners = [format!("projectEditor:{p}"), format!("projectOwner:{p}")];
+        let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+        let viewer = format!("projectViewer:{p}");
+        let mut bindings = vec![
+            Binding::new("roles/storage.legacyBucketOwner", &owners),
+            Binding::new("roles/storage.legacyBucketReader", &[&viewer]),
+        ];
+        if uniform(bucket) {
+            bindings.push(Binding::new("roles/storage.legacyObjectOwner", &owners));
+            bindings.push(Binding::new("roles/storage.legacyObjectReader", &[&viewer]));
+        }
+        Policy::with_bindings(bindings, String::new())
+    });
+    policy.etag = crate::state::storage::etag(None, bucket.metageneration);
+    policy
+}
+
 /// The resource's own policy (None for a project) and its project's key; None if it does not
 /// exist.
 fn policies(world: &World, resource: &Resource) -> Option<(Option<Policy>, String)> {
@@ -172,7 +199,7 @@ fn policies(world: &World, resource: &Resource) -> Option<(Option<Policy>, Strin
         Resource::Bucket(name) => {
             let bucket = world.storage.buckets.get(name)?;
             Some((
-                Some(crate::storage::iam::bucket_policy(bucket)),
+                Some(bucket_policy(bucket)),
                 project_key(world, &bucket.project),
             ))
         }
@@ -331,7 +358,7 @@ fn ksa_matches(world: &World, ksa: &KubernetesServiceAccount, member: &str) -> b
 mod tests {
     use super::*;
     use crate::iam::policy::Binding;
-    use crate::storage::Bucket;
+    use crate::state::storage::Bucket;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -356,7 +383,7 @@ mod tests {
     }
 
     fn world_with(bucket_policy: Vec<Binding>, project_bindings: Vec<Binding>) -> World {
-        let mut world = World::new(1, crate::config::default_start());
+        let mut world = World::new(1, crate::clock::default_start());
         world.storage.buckets.insert(
             "data".into(),
             Bucket {
@@ -375,7 +402,7 @@ mod tests {
 
     #[test]
     fn workload_identity_forms() {
-        let world = World::new(1, crate::config::default_start());
+        let world = World::new(1, crate::clock::default_start());
         let pool = pool(&world);
         let yes = [
             format!("principal:{pool}/subject/ns/team-a/sa/trainer"),
@@ -432,7 +459,7 @@ mod tests {
 
     #[test]
     fn members_users_domains_and_anonymous() {
-        let world = World::new(1, crate::config::default_start());
+        let world = World::new(1, crate::clock::default_start());
         let alice = Principal::Member("user:Alice@Example.com".into());
         assert!(matches(&world, &alice, "user:alice@example.com"));
         assert!(matches(&world, &alice, "domain:example.com"));
@@ -458,7 +485,7 @@ mod tests {
         let runner = "serviceAccount:runner@my-project.iam.gserviceaccount.com";
         let condition = json!({"title": "t", "expression": "true"});
         let world = {
-            let mut w = World::new(1, crate::config::default_start());
+            let mut w = World::new(1, crate::clock::default_start());
             let pool = pool(&w);
             w = world_with(
                 vec![
@@ -535,7 +562,7 @@ mod tests {
 
     #[test]
     fn grants_on_repositories() {
-        let mut world = World::new(1, crate::config::default_start());
+        let mut world = World::new(1, crate::clock::default_start());
         let name = format!("projects/{P}/locations/us-central1/repositories/images");
         world
             .artifactregistry

@@ -67,21 +67,21 @@ pub mod policy;
 
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
-use crate::server::Shared;
-use crate::serviceusage;
+use crate::shared::Shared;
+pub use crate::state::iam::{ServiceAccount, State};
 use crate::world::World;
+pub use crate::world::compute_default_email;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::response::Response;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 pub use eval::{
-    Grant, KubernetesServiceAccount, Principal, Resource, grants, has_any_role, has_role,
+    Grant, KubernetesServiceAccount, Principal, Resource, bucket_policy, grants, has_any_role,
+    has_role, uniform,
 };
 pub use policy::{Binding, Policy};
 
@@ -109,19 +109,6 @@ const PAGING: crate::paging::Rules = crate::paging::Rules {
     bad_token: |token| bad_request(format!("Invalid page token \"{token}\".")),
 };
 
-/// One user-managed service account.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ServiceAccount {
-    /// The project id (the key of the project, as [`serviceusage::resolve`] gives it).
-    pub project: String,
-    pub email: String,
-    pub unique_id: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub display_name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-}
-
 impl ServiceAccount {
     /// The resource as the API answers it.
     pub fn to_json(&self) -> Value {
@@ -143,21 +130,6 @@ impl ServiceAccount {
     }
 }
 
-/// Everything IAM holds. Worlds saved before it existed load empty.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    /// User-managed service accounts by email.
-    #[serde(default)]
-    pub accounts: BTreeMap<String, ServiceAccount>,
-    /// Compute Engine default service accounts that were deleted, by email.
-    #[serde(default)]
-    pub deleted_defaults: BTreeSet<String>,
-    /// Project IAM policies that were written (Resource Manager's `setIamPolicy`), by project key;
-    /// the others are [`default_project_policy`].
-    #[serde(default)]
-    pub project_policies: BTreeMap<String, Policy>,
-}
-
 /// The owner of every project's default policy.
 pub const DEFAULT_OWNER: &str = "user:sim-owner@example.com";
 
@@ -165,7 +137,7 @@ pub const DEFAULT_OWNER: &str = "user:sim-owner@example.com";
 /// project it belongs to when one is known (configured, or seen by Service Usage, IAM, Cloud
 /// Storage or Artifact Registry), else the number itself.
 pub fn project_key(world: &World, segment: &str) -> String {
-    let key = serviceusage::resolve(world, segment);
+    let key = world.resolve_project(segment);
     if key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
         return key;
     }
@@ -252,14 +224,6 @@ fn fnv(text: &str) -> u64 {
 /// The user-managed account with this email, if it exists.
 pub fn find_account<'a>(world: &'a World, email: &str) -> Option<&'a ServiceAccount> {
     world.iam.accounts.get(email)
-}
-
-/// The email of project `project`'s Compute Engine default service account.
-pub fn compute_default_email(world: &World, project: &str) -> String {
-    format!(
-        "{}-compute@developer.gserviceaccount.com",
-        world.project_number(project)
-    )
 }
 
 /// The Compute Engine default service account an email names, unless it was deleted. Its project
@@ -707,7 +671,7 @@ mod tests {
 
     #[test]
     fn every_project_has_a_compute_default_account() {
-        let mut world = World::new(1, crate::config::default_start());
+        let mut world = World::new(1, crate::clock::default_start());
         let email = compute_default_email(&world, "sim-proj");
         let account = default_account(&world, &email).expect("exists");
         assert_eq!(account.display_name, COMPUTE_DEFAULT_NAME);
@@ -720,7 +684,7 @@ mod tests {
 
     #[test]
     fn worlds_saved_before_iam_load_without_accounts() {
-        let world = World::new(1, crate::config::default_start());
+        let world = World::new(1, crate::clock::default_start());
         let mut saved = serde_json::to_value(&world).unwrap();
         saved.as_object_mut().unwrap().remove("iam");
         let loaded: World = serde_json::from_value(saved).unwrap();

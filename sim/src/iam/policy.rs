@@ -86,10 +86,10 @@
 //! documentation describes; a new account with the same email is not granted the old roles.
 
 use crate::error::{GcpError, GcpResult};
+pub use crate::state::iam::{Binding, Policy};
 use crate::world::World;
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// The etag of a policy that has never been written.
@@ -97,16 +97,6 @@ pub const EMPTY_ETAG: &str = "ACAB";
 
 /// Where the IAM documentation sends readers about versions.
 const VERSIONS_URL: &str = "https://cloud.google.com/iam/docs/policies#versions";
-
-/// One role binding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Binding {
-    pub role: String,
-    pub members: Vec<String>,
-    /// The `Expr`, as sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<Value>,
-}
 
 impl Binding {
     pub fn new(role: &str, members: &[&str]) -> Binding {
@@ -116,17 +106,6 @@ impl Binding {
             condition: None,
         }
     }
-}
-
-/// A stored allow policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Policy {
-    #[serde(default)]
-    pub bindings: Vec<Binding>,
-    pub etag: String,
-    /// `auditConfigs` of a project policy, as sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audit_configs: Option<Value>,
 }
 
 impl Default for Policy {
@@ -941,7 +920,7 @@ mod tests {
     use super::*;
 
     fn world() -> World {
-        World::new(1, crate::config::default_start())
+        World::new(1, crate::clock::default_start())
     }
 
     fn incoming(bindings: Vec<Binding>, version: i64, etag: Option<&str>) -> Incoming {

@@ -40,78 +40,22 @@ pub mod resources;
 pub mod selectors;
 pub mod server;
 pub mod status;
-pub mod store;
+
 pub mod table;
 pub mod tls;
 pub mod verbs;
 pub mod watch;
 
 use crate::clock::SimTime;
-use crate::server::Shared;
-use crate::world::{Ctx, World};
-use serde::{Deserialize, Serialize};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+pub use crate::state::kube::{Addons, KubeCluster, NodeEdits, NodeNic, NodeSpec, State, store};
+use crate::world::World;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use server::ServerHandle;
-
-/// Every simulated cluster's Kubernetes side.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    pub clusters: BTreeMap<String, KubeCluster>,
-}
-
-/// One cluster's API server state.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct KubeCluster {
-    pub name: String,
-    pub location: String,
-    pub version: String,
-    pub multi_networking: bool,
-    /// The Kubernetes beta APIs the cluster enabled (`enableK8sBetaApis.enabledApis`, e.g.
-    /// `resource.k8s.io/v1beta1/deviceclasses`); the `resource.k8s.io` ones are served
-    /// ([`dra::served`]). Absent from worlds saved before clusters carried them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub beta_apis: Vec<String>,
-    /// `127.0.0.1:PORT`.
-    pub endpoint: String,
-    pub certs: tls::ClusterCerts,
-    /// The control plane answers (cluster RUNNING).
-    pub ready: bool,
-    pub addons: Addons,
-    /// Nodes by node pool.
-    pub nodes: BTreeMap<String, Vec<NodeSpec>>,
-    /// What clients wrote on GKE's Node objects (`kubectl cordon`, `kubectl taint`), by node
-    /// name, kept over GKE's own spec of the node ([`controllers::nodes::client_edit`]).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub node_edits: BTreeMap<String, NodeEdits>,
-    /// When each pool's nodes appeared, for driver-installation delays.
-    pub nodes_since: BTreeMap<String, SimTime>,
-    /// When each node appeared (node name → time).
-    #[serde(default)]
-    pub node_since: BTreeMap<String, SimTime>,
-    /// The email of the IAM service account each node pool's nodes run as (the pool's
-    /// `config.serviceAccount`, `default` resolved to the project's Compute Engine default
-    /// account), by pool; a pool not listed (not made by GKE, or saved before pools carried it)
-    /// runs as that default account.
-    #[serde(default)]
-    pub pool_accounts: BTreeMap<String, String>,
-    /// The project the cluster lives in (from its key).
-    #[serde(default)]
-    pub project: String,
-    /// Every Kubernetes object of the cluster.
-    #[serde(default)]
-    pub store: store::Store,
-    /// What the simulated controllers remember.
-    #[serde(default)]
-    pub controllers: controllers::ControllerState,
-    /// The simulated time and store version after the last controller pass, cleared by every
-    /// change made from outside the store (readiness, nodes, add-ons). A pass at the same time
-    /// over the same objects would change nothing, so it is skipped.
-    #[serde(skip)]
-    pub ticked: Option<(SimTime, u64)>,
-}
 
 impl KubeCluster {
     /// The project id, for provider IDs.
@@ -146,103 +90,6 @@ pub struct Provisioned {
     pub endpoint: String,
     /// PEM of the cluster CA; GKE returns it base64-encoded as `masterAuth.clusterCaCertificate`.
     pub ca_pem: String,
-}
-
-/// A node of a node pool, as GKE creates it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NodeSpec {
-    pub name: String,
-    pub pool: String,
-    pub machine_type: String,
-    pub zone: String,
-    /// GKE's labels: `cloud.google.com/gke-nodepool`, `cloud.google.com/gke-accelerator`,
-    /// `node.kubernetes.io/instance-type`, `topology.kubernetes.io/zone`, placement topology ...
-    pub labels: BTreeMap<String, String>,
-    /// `(key, value, effect)`, e.g. `("nvidia.com/gpu", "present", "NoSchedule")`.
-    pub taints: Vec<(String, String, String)>,
-    /// GPUs on the machine (8 for A3); allocatable only once a driver is installed.
-    pub gpus: u32,
-    /// GKE installs the driver itself (`gpuDriverInstallationConfig` DEFAULT or LATEST).
-    pub managed_driver: bool,
-    pub cpu: String,
-    pub memory: String,
-    /// The node's own GKE version (its kubelet's); empty: the control plane's. Absent from worlds
-    /// saved before nodes carried it.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub version: String,
-    /// Cordoned (`spec.unschedulable`), as an upgrade leaves a node it is about to drain.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unschedulable: bool,
-    /// The address of the node's VM on its primary NIC (`nic0`, in the cluster's subnetwork):
-    /// its `InternalIP`. Empty in worlds saved before nodes were VMs.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub internal_ip: String,
-    /// The node's NICs after `eth0` (the pool's `additionalNodeNetworkConfigs`, in order: `eth1`,
-    /// `eth2` ...), which GKE shows in the node's `networking.gke.io/nic-info` annotation and,
-    /// once a Network object refers to their VPC, as `networking.gke.io.networks/<Network>`
-    /// resources ([`controllers::nodes`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nics: Vec<NodeNic>,
-    /// RDMA NICs GKE manages itself for the pool's `acceleratorNetworkProfile` (GKE-managed
-    /// DRANET): published as devices of a ResourceSlice ([`controllers::dranet`]); 0 for none.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub managed_rdma_nics: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-/// What a client set on a GKE node's spec beyond what GKE sets: a cordon, and its own taints.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NodeEdits {
-    /// `spec.unschedulable` set by a client (`kubectl cordon`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unschedulable: bool,
-    /// Taints a client added (`kubectl taint nodes`), as written.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub taints: Vec<serde_json::Value>,
-}
-
-/// One additional NIC of a node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NodeNic {
-    /// The VPC network's name.
-    pub network: String,
-    /// The subnetwork's name.
-    pub subnetwork: String,
-    /// `GVNIC`, or `MRDMA` on a network with a RoCE network profile.
-    pub nic_type: String,
-    /// The NIC's address in its subnetwork.
-    pub ip: String,
-}
-
-/// Cluster add-ons and settings whose Kubernetes side the simulator models (the CSI drivers'
-/// objects, and the DaemonSets GKE runs for them: [`controllers::gke_daemonsets`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Addons {
-    pub filestore_csi: bool,
-    pub gcs_fuse_csi: bool,
-    /// The rest is absent from worlds saved before GKE's DaemonSets were simulated. `from_gke`:
-    /// GKE told these settings (a cluster provisioned without GKE, or saved before, runs none of
-    /// GKE's DaemonSets).
-    #[serde(default)]
-    pub from_gke: bool,
-    /// `addonsConfig.gcePersistentDiskCsiDriverConfig.enabled`.
-    #[serde(default)]
-    pub pd_csi: bool,
-    /// `networkConfig.datapathProvider: ADVANCED_DATAPATH`.
-    #[serde(default)]
-    pub dataplane_v2: bool,
-    /// `workloadIdentityConfig.workloadPool` set.
-    #[serde(default)]
-    pub workload_identity: bool,
-    /// `loggingService` other than `none`.
-    #[serde(default)]
-    pub logging: bool,
-    /// `monitoringService` other than `none`.
-    #[serde(default)]
-    pub monitoring: bool,
 }
 
 impl State {
@@ -375,8 +222,12 @@ pub fn provision(
 }
 
 /// Stops a cluster's API server and forgets its objects.
-pub fn deprovision(shared: &Shared, world: &mut World, key: &str) {
-    if let Some(handle) = shared.kube_servers.lock().remove(key) {
+pub fn deprovision(
+    servers: &parking_lot::Mutex<BTreeMap<String, ServerHandle>>,
+    world: &mut World,
+    key: &str,
+) {
+    if let Some(handle) = servers.lock().remove(key) {
         handle.stop();
     }
     world.kube.clusters.remove(key);

@@ -6,7 +6,8 @@
 use super::admission::GuardingHook;
 use super::status::Status;
 use crate::faults::{RequestInfo, TransientKind};
-use crate::server::{LogEntry, Shared, endpoint_template, run_request, serve_connection};
+pub use crate::shared::ServerHandle;
+use crate::shared::{LogEntry, Shared, run_request, serve_connection};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
@@ -23,23 +24,10 @@ pub struct KubeCtx {
     pub key: Arc<str>,
 }
 
-/// A running API server; dropping or stopping it closes the listener.
-#[derive(Debug)]
-pub struct ServerHandle {
-    stop: watch::Sender<bool>,
-    pub port: u16,
-}
-
-impl ServerHandle {
-    pub fn stop(self) {
-        let _ = self.stop.send(true);
-    }
-}
-
 async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     let method = req.method().clone();
-    let endpoint = endpoint_template(&path);
+    let endpoint = cx.shared.endpoint_template(&path);
     let mut entry = LogEntry {
         seq: 0,
         at: cx.shared.clock.now(),
@@ -98,7 +86,7 @@ async fn gate(State(cx): State<KubeCtx>, req: Request, next: Next) -> Response {
             endpoint: &endpoint,
         };
         let decision = cx.shared.faults.lock().decide(&request, &applicable);
-        crate::server::round_trip(&cx.shared, "request.kube").await;
+        crate::shared::round_trip(&cx.shared, "request.kube").await;
         let (response, fault) = run_request(&cx.shared, decision, req, next, |kind| {
             transient_response(kind, guard.as_ref())
         })
@@ -209,5 +197,5 @@ pub fn spawn(
             }
         }
     });
-    Ok(ServerHandle { stop, port })
+    Ok(ServerHandle::new(stop, port))
 }

@@ -4,23 +4,14 @@
 //! Clients verify the server against the CA exactly as they would against GKE's
 //! `masterAuth.clusterCaCertificate`; nothing here lets a client skip verification.
 
+pub use crate::state::kube::ClusterCerts;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-
-/// PEM material of one cluster's CA and serving certificate.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ClusterCerts {
-    pub ca_cert_pem: String,
-    pub ca_key_pem: String,
-    pub server_cert_pem: String,
-    pub server_key_pem: String,
-}
 
 /// Generates a CA named after the cluster and a serving certificate signed by it.
 pub fn generate(cluster_name: &str) -> Result<ClusterCerts, rcgen::Error> {

@@ -12,7 +12,7 @@ use super::selectors::{FieldSelector, LabelSelector};
 use super::status::Status;
 use super::verbs::present;
 use crate::http::Query;
-use crate::server::Shared;
+use crate::shared::Shared;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;

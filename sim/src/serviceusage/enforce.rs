@@ -36,7 +36,7 @@
 use super::catalogue;
 use crate::error::GcpError;
 use crate::http::Query;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::world::World;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn consumers_of_iam_paths() {
-        let world = World::new(1, crate::config::default_start());
+        let world = World::new(1, crate::clock::default_start());
         let q = Query::default();
         let seg = |path: &str| consumer_segment(&world, path, &q);
         assert_eq!(

@@ -84,17 +84,17 @@ pub use catalogue::{CATALOGUE, DEFAULT_ENABLED, ServiceInfo, dependents, info, w
 use crate::clock::SimTime;
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
-use crate::server::Shared;
-use crate::storage::buckets::project_number;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+pub use crate::state::serviceusage::{Method, Operation, State};
+use crate::world::World;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::response::Response;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Latency key of enable and batchEnable operations.
@@ -117,53 +117,10 @@ const DISABLE_RESPONSE: &str =
 const BATCH_RESPONSE: &str =
     "type.googleapis.com/google.api.serviceusage.v1.BatchEnableServicesResponse";
 
-/// The method an operation carries out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    Enable,
-    Disable,
-    BatchEnable,
-}
-
 impl Method {
     fn enables(self) -> bool {
         self != Method::Disable
     }
-}
-
-/// One enable or disable operation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Operation {
-    /// `operations/acf.p2-...`.
-    pub name: String,
-    /// The project (key, see [`State::resolve`]).
-    pub project: String,
-    pub method: Method,
-    /// The services the request named.
-    pub requested: Vec<String>,
-    /// Every service whose state the operation sets (with dependencies or dependents).
-    pub changes: Vec<String>,
-    /// Creation order, for finishing operations due at the same time.
-    pub seq: u64,
-    pub created: SimTime,
-    pub done_at: SimTime,
-    pub done: bool,
-}
-
-/// Everything Service Usage holds. Worlds saved before it existed load with every project at
-/// [`DEFAULT_ENABLED`].
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct State {
-    /// Enabled services of each project whose services were changed, by project key.
-    #[serde(default)]
-    pub projects: BTreeMap<String, BTreeSet<String>>,
-    /// When each project last called each API, by project key then service.
-    #[serde(default)]
-    pub last_used: BTreeMap<String, BTreeMap<String, SimTime>>,
-    /// Operations by name.
-    #[serde(default)]
-    pub operations: BTreeMap<String, Operation>,
 }
 
 /// The number of a project in `world`: its configured number, else [`number_of`].
@@ -171,47 +128,14 @@ pub fn number(world: &World, project: &str) -> String {
     world.project_number(project)
 }
 
-/// The key of the project a path names (`segment`: an id or a number): the project a configured
-/// number belongs to, else [`State::resolve`] — which never maps a number to a project whose
-/// configured number is another.
+/// The key of the project a path names ([`World::resolve_project`]).
 pub fn resolve(world: &World, segment: &str) -> String {
-    if let Some(id) = world.configured_project(segment) {
-        return id.to_string();
-    }
-    let key = world.serviceusage.resolve(segment);
-    if key != segment && world.project_number(&key) != segment {
-        return segment.to_string();
-    }
-    key
+    world.resolve_project(segment)
 }
 
-/// The project number of a project key without a configured number: a key of digits is a number
-/// already, an id gets the simulator's stable number for it ([`project_number`]).
-pub fn number_of(project: &str) -> String {
-    if !project.is_empty() && project.bytes().all(|b| b.is_ascii_digit()) {
-        project.to_string()
-    } else {
-        project_number(project)
-    }
-}
+pub use crate::world::number_of;
 
 impl State {
-    /// The key of the project a path names: its id, or for a project number the id of a known
-    /// project with that number (the number itself when none is known). Project ids cannot be
-    /// all digits, so a number is never mistaken for an id.
-    pub fn resolve(&self, segment: &str) -> String {
-        if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
-            return segment.to_string();
-        }
-        self.projects
-            .keys()
-            .chain(self.last_used.keys())
-            .chain(self.operations.values().map(|o| &o.project))
-            .find(|key| number_of(key) == segment)
-            .cloned()
-            .unwrap_or_else(|| segment.to_string())
-    }
-
     /// The services `project` has enabled now.
     pub fn enabled(&self, project: &str) -> BTreeSet<String> {
         match self.projects.get(project) {
@@ -825,7 +749,7 @@ mod tests {
 
     #[test]
     fn worlds_saved_before_service_usage_load_with_defaults() {
-        let world = World::new(1, crate::config::default_start());
+        let world = World::new(1, crate::clock::default_start());
         let mut saved = serde_json::to_value(&world).unwrap();
         saved.as_object_mut().unwrap().remove("serviceusage");
         let loaded: World = serde_json::from_value(saved).unwrap();

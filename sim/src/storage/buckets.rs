@@ -10,8 +10,9 @@ use super::{
 use crate::error::{GcpError, GcpResult};
 use crate::geo;
 use crate::http::{self, Query};
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::http::StatusCode;
@@ -96,16 +97,7 @@ fn location_type(location: &str) -> Option<&'static str> {
     }
 }
 
-/// A stable 12-digit project number for a project id: the number of a project the configuration
-/// gives none ([`crate::world::World::project_number`] is the number in force).
-pub fn project_number(project: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in project.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    (100_000_000_000 + hash % 900_000_000_000).to_string()
-}
+pub use crate::world::project_number;
 
 /// Merges `patch` into `target` as a JSON merge patch (`null` removes a field).
 pub fn merge(target: &mut Value, patch: &Value) {

@@ -19,42 +19,18 @@
 //! `projectOwner:`/`projectEditor:`/`projectViewer:` members. Unknown JSON names are ignored, as
 //! Cloud Storage ignores `kind` and `resourceId` on input.
 
-use super::{Bucket, no_such_bucket};
+use super::no_such_bucket;
 use crate::error::GcpResult;
 use crate::http::{self, Query};
-use crate::iam::policy::{self, Api, Binding, Policy, Target};
-use crate::server::Shared;
+use crate::iam::policy::{self, Api, Policy, Target};
+use crate::shared::Shared;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::response::Response;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// Whether the bucket has uniform bucket-level access.
-pub fn uniform(bucket: &Bucket) -> bool {
-    bucket.resource["iamConfiguration"]["uniformBucketLevelAccess"]["enabled"] == true
-}
-
-/// The policy a bucket has now (its etag the bucket's).
-pub fn bucket_policy(bucket: &Bucket) -> Policy {
-    let mut policy = bucket.iam.clone().unwrap_or_else(|| {
-        let p = &bucket.project;
-        let owners = [format!("projectEditor:{p}"), format!("projectOwner:{p}")];
-        let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-        let viewer = format!("projectViewer:{p}");
-        let mut bindings = vec![
-            Binding::new("roles/storage.legacyBucketOwner", &owners),
-            Binding::new("roles/storage.legacyBucketReader", &[&viewer]),
-        ];
-        if uniform(bucket) {
-            bindings.push(Binding::new("roles/storage.legacyObjectOwner", &owners));
-            bindings.push(Binding::new("roles/storage.legacyObjectReader", &[&viewer]));
-        }
-        Policy::with_bindings(bindings, String::new())
-    });
-    policy.etag = super::etag(None, bucket.metageneration);
-    policy
-}
+pub use crate::iam::{bucket_policy, uniform};
 
 fn answer(name: &str, policy: &Policy, requested: i64) -> Value {
     let body = policy.to_json(requested);
@@ -129,6 +105,7 @@ pub async fn set_iam(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Bucket;
     use super::*;
     use std::collections::BTreeMap;
 
@@ -162,9 +139,10 @@ mod tests {
         saved.as_object_mut().unwrap().remove("iam");
         let loaded: Bucket = serde_json::from_value(saved).unwrap();
         assert!(loaded.iam.is_none());
-        let mut saved = serde_json::to_value(crate::artifactregistry::State::default()).unwrap();
+        let mut saved =
+            serde_json::to_value(crate::state::artifactregistry::State::default()).unwrap();
         saved.as_object_mut().unwrap().remove("policies");
-        let state: crate::artifactregistry::State = serde_json::from_value(saved).unwrap();
+        let state: crate::state::artifactregistry::State = serde_json::from_value(saved).unwrap();
         assert!(state.policies.is_empty());
     }
 }

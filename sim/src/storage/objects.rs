@@ -13,7 +13,7 @@ use super::{
 };
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::world::World;
 use axum::body::{Body, Bytes};
 use axum::extract::State as AxumState;

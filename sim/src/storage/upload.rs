@@ -14,8 +14,9 @@ use super::{
 };
 use crate::error::{GcpError, GcpResult};
 use crate::http::{self, Query};
-use crate::server::Shared;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+use crate::shared::Shared;
+use crate::world::World;
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxumState};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

@@ -40,3 +40,4 @@ mod kube_pods;
 mod kube_runs;
 mod kube_surface;
 mod kube_tls;
+mod layers;

@@ -16,11 +16,14 @@
 
 use super::Clock;
 use super::housekeeping::create;
-use crate::container::accelerator_networks::DRA_DRIVER_LABEL;
 use crate::kube::KubeCluster;
 use crate::kube::dra::GROUP;
 use serde_json::json;
 use std::collections::BTreeMap;
+
+/// The label GKE's DRA network driver selects nodes by; pools with an accelerator network
+/// profile set it (cluster-toolkit `modules/compute/gke-node-pool`, xpk `src/xpk/core/nodepool.py`).
+pub const DRA_DRIVER_LABEL: &str = "cloud.google.com/gke-networking-dra-driver";
 
 /// The DeviceClass GKE creates, and the driver its devices come from.
 pub const DEVICE_CLASS: &str = "mrdma.google.com";

@@ -43,58 +43,14 @@ use crate::clock::SimTime;
 use crate::kube::KubeCluster;
 use crate::kube::admission;
 use crate::kube::store::{object_key, split_key};
-use serde::{Deserialize, Serialize};
+pub use crate::state::kube::{Counted, Finish, JobRun};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The finalizer that keeps a Job's pod until the controller counted it.
 pub const FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 /// Kueue's queue label.
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
-
-/// What the Job controller remembers about one Job (persisted with the world).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JobRun {
-    pub uid: String,
-    /// When the Job started running: made unsuspended, or unsuspended later.
-    #[serde(default)]
-    pub started: Option<SimTime>,
-    /// When it was last suspended, if it is.
-    #[serde(default)]
-    pub suspended: Option<SimTime>,
-    /// When it was last resumed after a suspension.
-    #[serde(default)]
-    pub resumed: Option<SimTime>,
-    /// Pods counted, by uid.
-    #[serde(default)]
-    pub counted: BTreeMap<String, Counted>,
-    /// Pods made so far (what their names are drawn from).
-    #[serde(default)]
-    pub made: u64,
-    /// How the Job finished.
-    #[serde(default)]
-    pub finished: Option<Finish>,
-    /// Kueue's admission: the ClusterQueue and the quota it holds while the Job runs.
-    #[serde(default)]
-    pub admission: Option<super::kueue::Admission>,
-}
-
-/// A pod the controller counted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Counted {
-    pub index: Option<u32>,
-    pub at: SimTime,
-    pub succeeded: bool,
-}
-
-/// A Job's end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finish {
-    pub at: SimTime,
-    pub complete: bool,
-    pub reason: String,
-    pub message: String,
-}
 
 /// What the API server adds to a Job it creates (the Job strategy's `generateSelector`: the
 /// selector on the Job's uid and the four labels on its pod template; the 1.32 defaults), and

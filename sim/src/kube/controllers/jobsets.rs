@@ -60,12 +60,11 @@
 // GUESS(jobset-kueue-config-read): Kueue's `kueue-manager-config` is read at every tick, not once at Kueue's start
 // GUESS(jobset-pending-message): the message of a JobSet's Workload still waiting for quota
 use super::jobs::QUEUE_LABEL;
-use super::kueue::Admission;
 use super::{Clock, generation_since, set_status};
 use crate::clock::SimTime;
 use crate::kube::KubeCluster;
 use crate::kube::store::{object_key, split_key};
-use serde::{Deserialize, Serialize};
+pub use crate::state::kube::JobSetRun;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -75,26 +74,6 @@ const JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
 const RESTARTS: &str = "jobset.sigs.k8s.io/restart-attempt";
 /// Kueue's poll for an integration's API that was not served at its start.
 const KUEUE_API_RETRY_MS: u64 = 20_000;
-
-/// What the JobSet controller (and Kueue's admission) did with one JobSet (persisted).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JobSetRun {
-    pub uid: String,
-    /// Kueue's admission: the ClusterQueue and the quota the JobSet holds while it runs.
-    #[serde(default)]
-    pub admission: Option<Admission>,
-    /// How it ended: `(at, completed, reason, message)`.
-    #[serde(default)]
-    pub finished: Option<(SimTime, bool, String, String)>,
-    /// Restarts done so far.
-    #[serde(default)]
-    pub restarts: u32,
-    /// When it was last suspended and resumed.
-    #[serde(default)]
-    pub suspended: Option<SimTime>,
-    #[serde(default)]
-    pub resumed: Option<SimTime>,
-}
 
 fn available_since(cluster: &KubeCluster, namespace: &str, name: &str) -> Option<SimTime> {
     let key = object_key("apps", "deployments", namespace, name);

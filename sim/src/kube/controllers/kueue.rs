@@ -70,7 +70,7 @@ use super::{Clock, generation_since, set_status};
 use crate::clock::SimTime;
 use crate::kube::KubeCluster;
 use crate::kube::store::{object_key, split_key};
-use serde::{Deserialize, Serialize};
+pub use crate::state::kube::Admission;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -278,16 +278,6 @@ fn missing_flavors(queue: &Value, flavors: &[String]) -> Vec<String> {
         .collect();
     missing.dedup();
     missing
-}
-
-/// The quota a Job holds from its admission until it ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Admission {
-    pub cluster_queue: String,
-    pub local_queue: String,
-    /// `flavor/resource` → amount.
-    pub usage: BTreeMap<String, f64>,
-    pub at: SimTime,
 }
 
 /// A queued Job (or JobSet) as Kueue sees it.

@@ -33,44 +33,12 @@ pub mod workloads;
 use super::KubeCluster;
 use super::store::Store;
 use crate::clock::SimTime;
-use crate::world::{Ctx, World};
+use crate::shared::Ctx;
+pub use crate::state::kube::{ControllerState, Rollout};
+use crate::world::World;
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
-
-/// What the controllers remember between ticks (persisted with the world).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ControllerState {
-    /// Object key → the rollout of its current generation.
-    pub delays: BTreeMap<String, Rollout>,
-    /// Deployment key → when its pods became available (kept across rollouts).
-    pub available_since: BTreeMap<String, SimTime>,
-    /// Deployment key → how long after becoming available its pods answer webhook calls.
-    pub webhook_delay: BTreeMap<String, u64>,
-    /// DaemonSet key → nodes that had a ready pod of the previous generation when it changed.
-    pub previous_ready: BTreeMap<String, BTreeSet<String>>,
-    /// Node pool → driver installation delay for GKE-managed drivers.
-    pub driver_delay: BTreeMap<String, u64>,
-    /// Pod key → how far the scheduler and the kubelet have brought it; absent from worlds
-    /// saved before pods were run.
-    #[serde(default)]
-    pub pods: BTreeMap<String, pods::PodRun>,
-    /// Job key → what the Job controller (and Kueue's admission) did with it.
-    #[serde(default)]
-    pub jobs: BTreeMap<String, jobs::JobRun>,
-    /// Declared fault outcome → how many containers it decided ([`outcomes`]).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub outcome_uses: BTreeMap<String, u32>,
-    /// JobSet key → what the JobSet controller (and Kueue's admission) did with it.
-    #[serde(default)]
-    pub jobsets: BTreeMap<String, jobsets::JobSetRun>,
-    /// The (nodes, DaemonSets, pods) revisions after the last DaemonSet pass, and the moment a
-    /// rollout moves on by itself (none: never): until one of them moves (or a change from
-    /// outside the store), the next pass would change nothing ([`daemonset_pods::sync`]).
-    #[serde(skip)]
-    pub ds_pods_settled: Option<((u64, u64, u64), Option<SimTime>)>,
-}
+use std::collections::BTreeSet;
 
 impl ControllerState {
     /// When the pods of a Deployment answer on their ports (available + webhook delay).
@@ -89,16 +57,6 @@ impl ControllerState {
             2 + (h >> 16) % 250
         )
     }
-}
-
-/// One generation of a workload (or a CRD) on its way to ready.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Rollout {
-    pub generation: i64,
-    /// When the generation was written.
-    pub since: SimTime,
-    /// How long its pods take to become ready.
-    pub delay_ms: u64,
 }
 
 /// FNV-1a, for stable names and addresses.

@@ -48,31 +48,9 @@
 // GUESS(outcome-nvidia-smi-duration): `nvidia-smi` takes 1 s
 
 use crate::clock::SimTime;
-use serde::{Deserialize, Serialize};
+pub use crate::config::workloads::Declared;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// One declared outcome (see the module doc).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Declared {
-    /// The container's image: equal, or its repository when this has no tag or digest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    /// Text found in the container's command and args, joined by spaces.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// Seconds from the container's start to its end.
-    pub duration_secs: f64,
-    #[serde(default)]
-    pub exit_code: i32,
-    /// Its whole log.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub log: String,
-    /// A fault: only the first N matching containers of each cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub times: Option<u32>,
-}
 
 impl Declared {
     /// An entry names an image or a command, lasts a finite, non-negative time and exits 0–255.

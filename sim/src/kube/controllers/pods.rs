@@ -66,63 +66,16 @@ use super::access::{self, Gke};
 use super::events::{self, Occurrence, Source};
 use super::nodes::parse_quantity;
 use super::pod_status;
-use super::runs::{self, End};
+use super::runs::{self};
 use super::{Clock, hash, set_status};
 use crate::clock::SimTime;
 use crate::kube::KubeCluster;
 use crate::kube::selectors::{node_selected, untolerated_taint};
 use crate::kube::store::split_key;
+pub use crate::state::kube::{PodRun, Stage};
 use crate::world::World;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// How far one pod has come (persisted with the world).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PodRun {
-    /// The pod's uid: a pod deleted and made again under its name starts over.
-    pub uid: String,
-    /// The scheduler's failures.
-    #[serde(default)]
-    pub scheduling: Stage,
-    /// The node the scheduler bound the pod to (or its own `nodeName`), and when.
-    #[serde(default)]
-    pub node: Option<String>,
-    #[serde(default)]
-    pub scheduled: Option<SimTime>,
-    /// Volume mounts.
-    #[serde(default)]
-    pub mount: Stage,
-    /// Image pulls, by container name (init containers included).
-    #[serde(default)]
-    pub pulls: BTreeMap<String, Stage>,
-    /// Image pull and container start, after a successful pull.
-    #[serde(default)]
-    pub start_delay_ms: u64,
-    /// How long an NCCL test runs once every host is up ([`super::runs`]).
-    #[serde(default)]
-    pub test_ms: u64,
-    /// Containers that ended, by name ([`super::runs`]).
-    #[serde(default)]
-    pub ends: BTreeMap<String, End>,
-}
-
-/// A step that is retried until it succeeds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stage {
-    /// What the last attempt failed with (one message per failing item), and the attempt at which
-    /// those failures began.
-    #[serde(default)]
-    pub failing: Vec<String>,
-    #[serde(default)]
-    pub failing_since: SimTime,
-    /// The last tick that found it failing.
-    #[serde(default)]
-    pub checked: Option<SimTime>,
-    /// The attempt that succeeded.
-    #[serde(default)]
-    pub done: Option<SimTime>,
-}
 
 /// Attempts at `start`, then after gaps of `first_ms` doubling up to `cap_ms`.
 #[derive(Debug, Clone, Copy)]
@@ -474,7 +427,7 @@ fn backoff_syncs(
 }
 
 /// Brings every pod of the cluster (key `key`) to `clock.now`.
-pub fn pods(world: &mut World, cx: &crate::world::Ctx, key: &str, cluster: &mut KubeCluster) {
+pub fn pods(world: &mut World, cx: &crate::shared::Ctx, key: &str, cluster: &mut KubeCluster) {
     let clock = Clock {
         epoch: world.epoch,
         now: cx.now,
@@ -538,7 +491,7 @@ pub fn pods(world: &mut World, cx: &crate::world::Ctx, key: &str, cluster: &mut 
     for pod_key in &keys {
         tick_pod(world, &gke, cluster, &clock, pod_key);
     }
-    let config = cx.shared.workloads.lock().clone();
+    let config = cx.workloads.lock().clone();
     runs::decide_ends(cluster, &config, cx.now);
     for pod_key in &keys {
         report_pod(cluster, &clock, pod_key);
@@ -844,7 +797,7 @@ fn container_events(
         );
         let started = pulled.plus_ms(delay_ms);
         if started <= now {
-            let took = crate::capacity::go_duration(delay_ms as f64 / 1000.0);
+            let took = crate::clock::go_duration(delay_ms as f64 / 1000.0);
             let size = 20_000_000 + hash(image) % 900_000_000;
             due.push(
                 event(

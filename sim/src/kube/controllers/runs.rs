@@ -43,10 +43,11 @@
 //! mean of the 2G, 4G and 8G rows — the figure a3ctl and Cluster Health Scanner judge — so a
 //! 1K–8G run's footer is about 0.39 of it.
 
-use super::outcomes::{self, Declared, Host};
+use super::outcomes::{self, Host};
 use crate::clock::SimTime;
+pub use crate::config::workloads::{WorkloadConfig, WorkloadSpec};
 use crate::kube::KubeCluster;
-use serde::{Deserialize, Serialize};
+pub use crate::state::kube::End;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -56,55 +57,6 @@ pub const JOB_INDEX: &str = "batch.kubernetes.io/job-completion-index";
 pub const JOB_UID: &str = "batch.kubernetes.io/controller-uid";
 /// The node label that names a GPU node's accelerator.
 pub const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
-
-/// The bus bandwidths NCCL tests report (world file `[workloads]`, `GET`/`PUT /_sim/workloads`):
-/// each is the mean bus bandwidth of a test's 2G–8G rows; smaller sizes get less
-/// ([`bus_bandwidth_at`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadConfig {
-    /// GB/s an NCCL test reports between nodes of one accelerator
-    /// (`cloud.google.com/gke-accelerator`) over their GPU NICs.
-    pub nccl_bus_bandwidth_gbps: BTreeMap<String, f64>,
-    /// GB/s it reports over plain TCP on eth0 (no device Networks, or an accelerator without an
-    /// entry above).
-    pub tcp_bus_bandwidth_gbps: f64,
-    /// How other containers end, first match first ([`super::outcomes`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outcomes: Vec<Declared>,
-}
-
-impl Default for WorkloadConfig {
-    /// Illustrative values, not measurements: above a3ctl's floors (Cluster Health Scanner's 60
-    /// GB/s A3 High, 150 GB/s A3 Mega, 250 GB/s A3 Ultra and A4) as a healthy GPUDirect pair
-    /// would be, and TCP far below all of them.
-    fn default() -> Self {
-        WorkloadConfig {
-            nccl_bus_bandwidth_gbps: BTreeMap::from([
-                ("nvidia-h100-80gb".to_string(), 80.0),
-                ("nvidia-h100-mega-80gb".to_string(), 180.0),
-                ("nvidia-h200-141gb".to_string(), 320.0),
-                ("nvidia-b200".to_string(), 360.0),
-            ]),
-            tcp_bus_bandwidth_gbps: 2.5,
-            outcomes: vec![],
-        }
-    }
-}
-
-/// What a world file or an admin request sets: entries given replace the defaults' entries for
-/// the same accelerators (the others keep theirs).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadSpec {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub nccl_bus_bandwidth_gbps: BTreeMap<String, f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_bus_bandwidth_gbps: Option<f64>,
-    /// Declared outcomes of other containers ([`super::outcomes`]); replace the (empty) default.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outcomes: Vec<Declared>,
-}
 
 impl WorkloadSpec {
     /// Every bandwidth must be a positive number.
@@ -203,15 +155,6 @@ pub fn nccl_benchmark(pod: &Value, container: &Value) -> Option<&'static str> {
     }
     text.contains("run-allgather.sh")
         .then_some("all_gather_perf")
-}
-
-/// How a container ended (persisted with the pod's run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct End {
-    pub at: SimTime,
-    pub exit_code: i32,
-    /// Its whole log.
-    pub log: String,
 }
 
 impl End {

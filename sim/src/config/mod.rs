@@ -1,28 +1,23 @@
 //! The simulator's configuration: where it listens, how time moves, latencies, faults, quotas,
-//! zone capacity, the world file, persistence.
+//! zone capacity, the world file, persistence. The types only, below every API: what they
+//! configure is the business of the modules each names.
 
-use crate::capacity::CapacityConfig;
+pub mod capacity;
+pub mod quotas;
+pub mod workloads;
+pub mod world;
+
 use crate::clock::ClockMode;
 use crate::faults::FaultConfig;
 use crate::latency::LatencyProfile;
-use crate::quotas::QuotaConfig;
-use crate::worldspec::WorldSpec;
+use capacity::CapacityConfig;
 use chrono::{DateTime, Utc};
+use quotas::QuotaConfig;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use world::WorldSpec;
 
-/// The instant simulated time zero stands for in a fresh world whose world file names no
-/// `start_time`, unless the configuration asks for the wall clock ([`Start::WallClock`]): a fixed
-/// Monday morning, 2026-03-02T09:00:00Z. Tests get it by default, so what they see never depends on
-/// the date or the time of day they run at; a test about a time of day pins its own start.
-pub const DEFAULT_START: &str = "2026-03-02T09:00:00Z";
-
-/// [`DEFAULT_START`] as a time.
-pub fn default_start() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(DEFAULT_START)
-        .expect("DEFAULT_START is an RFC 3339 time")
-        .with_timezone(&Utc)
-}
+pub use crate::clock::{DEFAULT_START, default_start};
 
 /// Where a fresh world's simulated time starts when its world file names no `start_time`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The Compute managed instance groups (MIGs) behind a node pool, and their VMs (one per node,
+//! The Compute managed instance groups (MIGs) behind a GKE node pool, and their VMs (one per node,
 //! [`pool_vms`]): one group per zone of the pool, named
 //! as the pool's `instanceGroupUrls` name them (`gke-<cluster>-<pool>-<hash>-grp`), derived from
 //! the pool each time they are read — never stored — so they cannot drift from it. Compute serves
@@ -13,10 +13,9 @@
 //! operation ends. A scripted failure makes the simulator's operation keep nothing, so its target
 //! is not shown (Compute's group would keep retrying; the simulator's groups do not retry).
 
-use super::operations::Effect;
-use super::rules::count_of;
-use super::{Cluster, NodePool, nodes::node_prefix};
-use crate::world::World;
+use crate::state::container::{Cluster, Effect, NodePool, Operation};
+use crate::world::{World, compute_default_email};
+use serde_json::Value;
 
 /// One zone's managed instance group of a node pool.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +56,7 @@ impl GroupManager {
 /// The groups of `pool` of `cluster`, one per zone, in zone order.
 pub fn managers(world: &World, cluster: &Cluster, pool: &NodePool) -> Vec<GroupManager> {
     let key = cluster.key();
-    let running: Vec<&super::Operation> = world
+    let running: Vec<&Operation> = world
         .container
         .operations
         .iter()
@@ -173,13 +172,13 @@ pub struct Vm {
 
 /// The VMs of `pool` of `cluster`: one per node, in zone then suffix order.
 pub fn pool_vms(world: &World, cluster: &Cluster, pool: &NodePool) -> Vec<Vm> {
-    let subnets = super::node_addresses::pool_subnetworks(world, cluster, pool);
+    let subnets = pool_subnetworks(world, cluster, pool);
     let primary_network = cluster.resource["networkConfig"]["network"]
         .as_str()
         .unwrap_or("")
         .to_string();
     let config = &pool.resource["config"];
-    let region = super::region_of(&cluster.location);
+    let region = region_of(&cluster.location);
     let networks: Vec<(String, String)> = std::iter::once((primary_network, "GVNIC".to_string()))
         .chain(pool.nics.iter().map(|nic| {
             (
@@ -196,7 +195,7 @@ pub fn pool_vms(world: &World, cluster: &Cluster, pool: &NodePool) -> Vec<Vm> {
         (
             kind.to_string(),
             affinity["key"].as_str().unwrap_or("").to_string(),
-            super::string_list(&affinity["values"]),
+            string_list(&affinity["values"]),
         )
     });
     let placement_policy = pool.resource["placementPolicy"]["policyName"]
@@ -206,17 +205,12 @@ pub fn pool_vms(world: &World, cluster: &Cluster, pool: &NodePool) -> Vec<Vm> {
             format!(
                 "projects/{}/regions/{region}/resourcePolicies/{}",
                 cluster.project,
-                super::rules::last_segment(name)
+                last_segment(name)
             )
         });
-    let account =
-        super::node_pools::node_service_account(world, &cluster.project, &pool.resource["config"]);
+    let account = node_service_account(world, &cluster.project, &pool.resource["config"]);
     let cluster_id = cluster.resource["id"].as_str().unwrap_or(&cluster.name);
-    let tag = format!(
-        "gke-{}-{}-node",
-        cluster.name,
-        super::fingerprint(cluster_id)
-    );
+    let tag = format!("gke-{}-{}-node", cluster.name, fingerprint(cluster_id));
     let created = cluster.resource["createTime"]
         .as_str()
         .unwrap_or("1970-01-01T00:00:00Z")
@@ -297,4 +291,107 @@ pub fn vms_in_zone(world: &World, project: &str, zone: &str) -> Vec<Vm> {
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// `gke-<cluster>-<pool>` with cluster and pool names shortened to 32 characters together, as
+/// GKE shortens instance-group and node names.
+pub fn node_prefix(cluster: &str, pool: &str) -> String {
+    let (mut c, mut p) = (cluster.len(), pool.len());
+    while c + p > 32 {
+        if c >= p {
+            c -= 1;
+        } else {
+            p -= 1;
+        }
+    }
+    let trim = |s: &str, n: usize| s[..n].trim_end_matches('-').to_string();
+    format!("gke-{}-{}", trim(cluster, c), trim(pool, p))
+}
+
+/// The last segment of a name or resource path (`projects/p/global/networks/n` → `n`).
+pub fn last_segment(value: &str) -> &str {
+    value.rsplit('/').next().unwrap_or(value)
+}
+
+/// An int64 field that may be a JSON string or number.
+pub fn count_of(value: &Value) -> u64 {
+    match value {
+        Value::String(s) => s.parse().unwrap_or(0),
+        other => other.as_u64().unwrap_or(0),
+    }
+}
+
+/// The region of a zone or region.
+pub fn region_of(location: &str) -> String {
+    crate::geo::region_of_zone(location)
+        .unwrap_or(location)
+        .to_string()
+}
+
+/// 8 hex digits derived from `text` (label fingerprints, etags).
+pub fn fingerprint(text: &str) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in text.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    format!("{hash:08x}")
+}
+
+/// The strings of a JSON list (missing = empty).
+pub fn string_list(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `(subnetwork path, primary range)` of each NIC of `pool`'s VMs, `nic0` first: the cluster's
+/// subnetwork, then the pool's additional node networks.
+pub fn pool_subnetworks(
+    world: &World,
+    cluster: &Cluster,
+    pool: &NodePool,
+) -> Vec<(String, String)> {
+    let primary = primary_subnetwork(cluster);
+    let cidr = world
+        .compute
+        .resources
+        .get(&primary)
+        .and_then(|r| r.body["ipCidrRange"].as_str())
+        .unwrap_or("")
+        .to_string();
+    let region = region_of(&cluster.location);
+    let mut out = vec![(primary, cidr)];
+    out.extend(pool.nics.iter().map(|nic| {
+        (
+            format!(
+                "projects/{}/regions/{region}/subnetworks/{}",
+                cluster.project, nic.subnetwork
+            ),
+            nic.cidr.clone(),
+        )
+    }));
+    out
+}
+
+/// The relative path of the cluster's own subnetwork (`networkConfig.subnetwork`).
+pub fn primary_subnetwork(cluster: &Cluster) -> String {
+    cluster.resource["networkConfig"]["subnetwork"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The email of the service account a pool's nodes run as: its `config.serviceAccount`, with
+/// `default` (or nothing) standing for the project's Compute Engine default service account.
+pub fn node_service_account(world: &World, project: &str, config: &Value) -> String {
+    match config["serviceAccount"].as_str() {
+        None | Some("" | "default") => compute_default_email(world, project),
+        Some(email) => email.to_string(),
+    }
 }
