@@ -116,30 +116,6 @@ impl Clock {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn manual_clock_moves_only_when_advanced() {
-        let clock = Clock::new(ClockMode::Manual, SimTime(5));
-        assert_eq!(clock.now(), SimTime(5));
-        clock.advance(1000);
-        assert_eq!(clock.now(), SimTime(1005));
-    }
-
-    #[test]
-    fn scaled_clock_scales_real_durations() {
-        let clock = Clock::new(ClockMode::Scaled { scale: 0.001 }, SimTime(0));
-        assert_eq!(
-            clock.real_duration(360_000),
-            Some(Duration::from_millis(360))
-        );
-        let manual = Clock::new(ClockMode::Manual, SimTime(0));
-        assert_eq!(manual.real_duration(10), None);
-    }
-}
-
 /// A duration of simulated seconds as Go prints a `time.Duration` (`35m4.033429035s`, `10m0s`,
 /// `1h0m0s`, `14.691006793s`), to nanoseconds.
 pub fn go_duration(secs: f64) -> String {
@@ -162,5 +138,29 @@ pub fn go_duration(secs: f64) -> String {
         (0, 0) => format!("{seconds}s"),
         (0, m) => format!("{m}m{seconds}s"),
         (h, m) => format!("{h}h{m}m{seconds}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manual_clock_moves_only_when_advanced() {
+        let clock = Clock::new(ClockMode::Manual, SimTime(5));
+        assert_eq!(clock.now(), SimTime(5));
+        clock.advance(1000);
+        assert_eq!(clock.now(), SimTime(1005));
+    }
+
+    #[test]
+    fn scaled_clock_scales_real_durations() {
+        let clock = Clock::new(ClockMode::Scaled { scale: 0.001 }, SimTime(0));
+        assert_eq!(
+            clock.real_duration(360_000),
+            Some(Duration::from_millis(360))
+        );
+        let manual = Clock::new(ClockMode::Manual, SimTime(0));
+        assert_eq!(manual.real_duration(10), None);
     }
 }

@@ -31,6 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use tokio::sync::watch;
 use tower::ServiceExt;
 
+/// An API's part of the admin inventory, from the world.
+pub type InventoryFn = fn(&World) -> serde_json::Value;
+
 /// What one API declares to the simulator: one entry of [`crate::apis::ALL`].
 pub struct Api {
     /// The API's name in the request log and in fault configurations (`compute`, `container`,
@@ -46,7 +49,7 @@ pub struct Api {
     /// How it brings its state up to the current simulated time ([`World::tick`]).
     pub tick: Tick,
     /// Its key and part in the admin inventory ([`World::inventory`]): `(key, part)`.
-    pub inventory: Option<(&'static str, fn(&World) -> serde_json::Value)>,
+    pub inventory: Option<(&'static str, InventoryFn)>,
     /// Collection names after which a path segment is a resource name in its paths, for the
     /// request log's endpoints ([`endpoint_template`]).
     pub collections: &'static [&'static str],

@@ -377,7 +377,7 @@ fn insert(
         let target_id = str_field(&resource, "id").unwrap_or("").to_string();
         // What the new resource takes must fit the project's quotas; the operation fails if not.
         let demand = quotas::insert_demand(Kind(c.name), &target.path, &resource);
-        let failure = quotas::check(world, &cx.quotas, &target.project, &demand)
+        let failure = quotas::check(world, cx.quotas, &target.project, &demand)
             .first()
             .map(quotas::compute_failure)
             .or_else(|| (c.hooks.insert_failure)(world, cx, &target, &resource));

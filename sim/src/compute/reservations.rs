@@ -192,7 +192,7 @@ fn change_failure(
     let mut demand = vec![];
     shape.uses(target.region(), more, &mut demand);
     if let Some(exceeded) =
-        quotas::check(world, &cx.quotas, &target.project, &demand).first()
+        quotas::check(world, cx.quotas, &target.project, &demand).first()
     {
         return Some(quotas::compute_failure(exceeded));
     }

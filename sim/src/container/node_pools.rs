@@ -406,7 +406,7 @@ pub fn quota_check(
     node: &str,
     vms: u64,
 ) -> GcpResult<Option<OpError>> {
-    let exceeded = quotas::check(world, &cx.quotas, project, demand);
+    let exceeded = quotas::check(world, cx.quotas, project, demand);
     let (now, later) = quotas::gke_split(exceeded);
     if !now.is_empty() {
         let shortfalls: Vec<Shortfall> = now.iter().map(Shortfall::from).collect();
@@ -531,7 +531,7 @@ pub async fn create(
         }
         // Or they take them from the zones' capacity; too few make the operation wait for more.
         let (complete, _) = if failure.is_none() && shortfall.is_none() {
-            capacity::book(world, &cx.capacity, &key, &name, per_zone as u32)
+            capacity::book(world, cx.capacity, &key, &name, per_zone as u32)
         } else {
             (true, false)
         };
@@ -999,7 +999,7 @@ fn resize_quota(
             .unwrap_or_default(),
         have + 1
     );
-    quotas::check(world, &cx.quotas, project, &demand)
+    quotas::check(world, cx.quotas, project, &demand)
         .first()
         .map(|first| quota_op_error(first, &node, wanted - have))
 }

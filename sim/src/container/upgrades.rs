@@ -422,7 +422,7 @@ fn book(world: &mut World, cx: &Ctx, key: &str, pool_name: &str, zone: &str, wan
         return take;
     }
     let held = pool.held_in(zone);
-    super::capacity::take_from_zone(world, &cx.capacity, (key, pool_name), zone, held, want)
+    super::capacity::take_from_zone(world, cx.capacity, (key, pool_name), zone, held, want)
 }
 
 /// Gives back `n` VMs of the group in `zone` (nodes deleted).
