@@ -445,12 +445,6 @@ impl Source {
         format!("{}:{line}", self.path.display())
     }
 
-    /// The code's lines.
-    fn lines(&self) -> Vec<String> {
-        let text: String = self.code.iter().collect();
-        text.lines().map(String::from).collect()
-    }
-
     /// (crate, place) of each use of an external crate outside test code.
     fn externals(&self, crates: &BTreeSet<String>) -> Vec<(String, String)> {
         external_uses(&self.code, crates)
@@ -501,9 +495,19 @@ fn sources() -> Vec<Source> {
 
 /// The top-level module names a piece of code imports through `crate::`.
 fn imported(code: &str) -> Vec<String> {
+    imported_at(code)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// [`imported`] with the byte offset of each name's `crate::` in `code`. A `use crate::{…}` group
+/// may span lines (rustfmt wraps long ones), so this reads the whole code, not a line.
+fn imported_at(code: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(at) = rest.find("crate::") {
+        let offset = code.len() - rest.len() + at;
         rest = &rest[at + "crate::".len()..];
         if let Some(group) = rest.strip_prefix('{') {
             // Names at depth 1 of the group, each the first segment of a path.
@@ -515,14 +519,14 @@ fn imported(code: &str) -> Vec<String> {
                     '{' => depth += 1,
                     '}' if depth == 1 => {
                         if !name.is_empty() {
-                            out.push(std::mem::take(&mut name));
+                            out.push((std::mem::take(&mut name), offset));
                         }
                         depth -= 1;
                     }
                     '}' => depth -= 1,
                     ',' if depth == 1 => {
                         if !name.is_empty() {
-                            out.push(std::mem::take(&mut name));
+                            out.push((std::mem::take(&mut name), offset));
                         }
                         expect_name = true;
                     }
@@ -530,7 +534,7 @@ fn imported(code: &str) -> Vec<String> {
                         name.push(c)
                     }
                     _ if depth == 1 && expect_name && !name.is_empty() => {
-                        out.push(std::mem::take(&mut name));
+                        out.push((std::mem::take(&mut name), offset));
                         expect_name = false;
                     }
                     _ => {}
@@ -540,7 +544,7 @@ fn imported(code: &str) -> Vec<String> {
                 }
             }
             if !name.is_empty() {
-                out.push(name);
+                out.push((name, offset));
             }
         } else {
             let name: String = rest
@@ -548,7 +552,7 @@ fn imported(code: &str) -> Vec<String> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             if !name.is_empty() {
-                out.push(name);
+                out.push((name, offset));
             }
         }
     }
@@ -560,16 +564,16 @@ fn imports() -> Imports {
     let modules: BTreeSet<String> = sources.iter().map(|s| s.module.clone()).collect();
     let mut graph = Imports::new();
     for source in &sources {
-        for (n, line) in source.lines().iter().enumerate() {
-            for target in imported(line) {
-                if target != source.module && modules.contains(&target) {
-                    let place = format!("{}:{}", source.path.display(), n + 1);
-                    graph
-                        .entry(source.module.clone())
-                        .or_default()
-                        .entry(target)
-                        .or_insert(place);
-                }
+        let text: String = source.code.iter().collect();
+        for (target, at) in imported_at(&text) {
+            if target != source.module && modules.contains(&target) {
+                let line = text[..at].matches('\n').count() + 1;
+                let place = format!("{}:{line}", source.path.display());
+                graph
+                    .entry(source.module.clone())
+                    .or_default()
+                    .entry(target)
+                    .or_insert(place);
             }
         }
     }
@@ -708,6 +712,16 @@ fn the_checker_sees_imports_and_cycles() {
         ["cloud", "state", "plan"]
     );
     assert_eq!(imported("crate::resource::Addr::new(x)"), ["resource"]);
+    // A group rustfmt wrapped over lines, placed where its `crate::` is.
+    let wrapped = "fn a() {}\nuse crate::{\n    cloud::{A,\n        B},\n    state,\n};";
+    let found = imported_at(wrapped);
+    let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["cloud", "state"]);
+    assert!(
+        found
+            .iter()
+            .all(|(_, at)| wrapped[..*at].matches('\n').count() == 1)
+    );
     assert!(imported(&code("let a = 1; // crate::ui\nlet b = \"crate::ui\";")).is_empty());
     let mut graph = Imports::new();
     for (a, b) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
