@@ -98,6 +98,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "console",
             "dialoguer",
             "ini",
+            // The process's TLS provider, installed before any client (`commands::main`).
+            "rustls",
             "serde_saphyr",
             "sha2",
             "strsim",
@@ -110,7 +112,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("cli", &["a3ctl_sim", "clap", "clap_complete"]),
-    ("main", &["a3ctl_sim", "clap", "rustls", "tokio"]),
+    ("main", &[]),
     ("lib", &[]),
 ];
 
